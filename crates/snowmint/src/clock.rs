@@ -1,0 +1,156 @@
+//! Where time comes from.
+//!
+//! The generator reads time only through [`Clock`], so that tests can drive
+//! it by hand ([`ManualClock`]) and services can shift it ([`OffsetClock`]).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A source of wall-clock time in Unix milliseconds.
+///
+/// Implementations must be cheap: the generator reads the clock once per ID.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{Clock, SystemClock};
+///
+/// let now = SystemClock.now_ms();
+/// assert!(now > 1_700_000_000_000);
+/// ```
+pub trait Clock: Send + Sync {
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    fn now_ms(&self) -> i64;
+}
+
+/// The operating system's wall clock (`SystemTime`), which can step
+/// backwards when NTP or a person corrects it.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{Clock, SystemClock};
+///
+/// let a = SystemClock.now_ms();
+/// let b = SystemClock.now_ms();
+/// assert!(b >= a - 1000); // usually b >= a; the wall clock may step back
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    #[inline]
+    fn now_ms(&self) -> i64 {
+        match SystemTime::now().duration_since(UNIX_EPOCH) {
+            // Fits until the year 292 million.
+            Ok(since) => since.as_millis() as i64,
+            Err(before) => -(before.duration().as_millis() as i64),
+        }
+    }
+}
+
+/// A clock that only moves when told to; clones share the same time.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{Clock, ManualClock};
+///
+/// let clock = ManualClock::new(1_700_000_000_000);
+/// let handle = clock.clone();
+/// handle.advance(5);
+/// assert_eq!(clock.now_ms(), 1_700_000_000_005);
+/// handle.set(1_699_999_999_000); // backwards, like an NTP step
+/// assert_eq!(clock.now_ms(), 1_699_999_999_000);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ManualClock {
+    now_ms: Arc<AtomicI64>,
+}
+
+impl ManualClock {
+    /// A clock that reads `now_ms` until changed.
+    pub fn new(now_ms: i64) -> ManualClock {
+        ManualClock {
+            now_ms: Arc::new(AtomicI64::new(now_ms)),
+        }
+    }
+
+    /// Sets the time, forwards or backwards.
+    pub fn set(&self, now_ms: i64) {
+        // SeqCst: tests set the clock from one thread and expect every other
+        // thread's next read to see it.
+        self.now_ms.store(now_ms, Ordering::SeqCst);
+    }
+
+    /// Moves the time by `delta_ms` (negative moves it back).
+    pub fn advance(&self, delta_ms: i64) {
+        self.now_ms.fetch_add(delta_ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.now_ms.load(Ordering::SeqCst)
+    }
+}
+
+/// Another clock shifted by a fixed number of milliseconds.
+///
+/// Used to run a node whose clock is known to be off, for example in tests
+/// of what happens when a node with a slow clock takes over a slot.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{Clock, ManualClock, OffsetClock};
+///
+/// let clock = OffsetClock::new(ManualClock::new(10_000), -3_000);
+/// assert_eq!(clock.now_ms(), 7_000);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct OffsetClock<C> {
+    inner: C,
+    offset_ms: i64,
+}
+
+impl<C: Clock> OffsetClock<C> {
+    /// `inner`'s time plus `offset_ms`.
+    pub fn new(inner: C, offset_ms: i64) -> OffsetClock<C> {
+        OffsetClock { inner, offset_ms }
+    }
+
+    /// The shift, in milliseconds.
+    pub fn offset_ms(&self) -> i64 {
+        self.offset_ms
+    }
+}
+
+impl<C: Clock> Clock for OffsetClock<C> {
+    #[inline]
+    fn now_ms(&self) -> i64 {
+        self.inner.now_ms().saturating_add(self.offset_ms)
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for Arc<C> {
+    #[inline]
+    fn now_ms(&self) -> i64 {
+        (**self).now_ms()
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for &C {
+    #[inline]
+    fn now_ms(&self) -> i64 {
+        (**self).now_ms()
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for Box<C> {
+    #[inline]
+    fn now_ms(&self) -> i64 {
+        (**self).now_ms()
+    }
+}

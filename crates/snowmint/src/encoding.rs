@@ -1,0 +1,287 @@
+//! Text encodings of an ID: decimal, hexadecimal, Crockford base32, base58.
+//!
+//! Decimal is the canonical form (what `Display` and `FromStr` use). The
+//! others are for places where a shorter or case-insensitive token helps:
+//!
+//! | encoding | alphabet | width |
+//! |---|---|---|
+//! | `decimal` | `0-9` | 1 to 19 digits, no padding |
+//! | `hex` | `0-9a-f` (any case read, `0x` prefix allowed) | always 16 digits |
+//! | `base32` | Crockford: `0-9A-Z` without `I L O U` (any case read; `I`/`L` read as 1, `O` as 0) | always 13 digits |
+//! | `base58` | Bitcoin: `1-9A-Za-z` without `0 O I l` | 1 to 11 digits, no padding |
+//!
+//! Hex and base32 are written at a fixed width so that sorting the text sorts
+//! the IDs. Every parser accepts shorter input (leading zeros may be left
+//! out) and rejects values above 2^63-1.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, InvalidIdKind, MAX_ID, echo};
+
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const BASE58: &[u8; 58] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+
+/// Fixed widths of the padded encodings (63 bits in 4-bit and 5-bit digits).
+const HEX_WIDTH: usize = 16;
+const BASE32_WIDTH: usize = 13;
+
+/// A text encoding for IDs.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{Encoding, SnowflakeId};
+///
+/// let id = SnowflakeId::from_u64(1724551110457221119)?;
+/// assert_eq!(id.encode(Encoding::Hex).to_string(), "17eed6190fcedfff");
+/// assert_eq!(SnowflakeId::parse(Encoding::Hex, "17eed6190fcedfff")?, id);
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum Encoding {
+    /// Base 10, the canonical form.
+    #[default]
+    Decimal,
+    /// Base 16, lower case, 16 digits.
+    Hex,
+    /// Crockford's base 32, upper case, 13 digits.
+    Base32,
+    /// Base 58 with the Bitcoin alphabet.
+    Base58,
+}
+
+impl Encoding {
+    /// All encodings, in the order they are usually listed.
+    pub const ALL: [Encoding; 4] = [
+        Encoding::Decimal,
+        Encoding::Hex,
+        Encoding::Base32,
+        Encoding::Base58,
+    ];
+
+    /// The encoding's name as used on command lines and in APIs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(snowmint::Encoding::Base58.name(), "base58");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Encoding::Decimal => "decimal",
+            Encoding::Hex => "hex",
+            Encoding::Base32 => "base32",
+            Encoding::Base58 => "base58",
+        }
+    }
+
+    /// Writes `value` in this encoding (used for the ranges in messages).
+    pub(crate) fn display_u64(self, value: u64) -> Encoded {
+        Encoded::new(self, value)
+    }
+
+    /// Reads an integer in this encoding, without the 2^63-1 limit applied.
+    fn parse_u64(self, text: &str) -> Result<u64, InvalidIdKind> {
+        if text.is_empty() {
+            return Err(InvalidIdKind::Empty);
+        }
+        match self {
+            Encoding::Decimal => parse_radix(text, 10, |b| match b {
+                b'0'..=b'9' => Some(b - b'0'),
+                _ => None,
+            }),
+            Encoding::Hex => {
+                let digits = text
+                    .strip_prefix("0x")
+                    .or_else(|| text.strip_prefix("0X"))
+                    .unwrap_or(text);
+                if digits.is_empty() {
+                    return Err(InvalidIdKind::Empty);
+                }
+                let offset = text.len() - digits.len();
+                parse_radix(digits, 16, |b| (b as char).to_digit(16).map(|d| d as u8))
+                    .map_err(|kind| shift_position(kind, offset))
+            }
+            Encoding::Base32 => parse_radix(text, 32, crockford_value),
+            Encoding::Base58 => parse_radix(text, 58, |b| {
+                BASE58.iter().position(|&c| c == b).map(|p| p as u8)
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Encoding {
+    type Err = String;
+
+    /// Reads an encoding name: `decimal` (or `dec`), `hex`, `base32`, `base58`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "decimal" | "dec" => Ok(Encoding::Decimal),
+            "hex" => Ok(Encoding::Hex),
+            "base32" => Ok(Encoding::Base32),
+            "base58" => Ok(Encoding::Base58),
+            _ => Err(format!(
+                "unknown encoding {:?} (expected decimal, hex, base32 or base58)",
+                echo(s)
+            )),
+        }
+    }
+}
+
+/// Parses ID text in `encoding`, checking the range 0 ..= 2^63-1.
+pub(crate) fn parse_id(encoding: Encoding, text: &str) -> Result<u64, Error> {
+    // A leading minus on an otherwise valid number is a value, not a typo:
+    // say that it is out of range rather than that '-' is not a digit.
+    if let Some(rest) = text.strip_prefix('-')
+        && matches!(encoding, Encoding::Decimal | Encoding::Hex)
+        && encoding.parse_u64(rest).is_ok_and(|v| v != 0)
+    {
+        return Err(Error::invalid_id(text, encoding, InvalidIdKind::OutOfRange));
+    }
+    match encoding.parse_u64(text) {
+        Ok(v) if v <= MAX_ID => Ok(v),
+        Ok(_) => Err(Error::invalid_id(text, encoding, InvalidIdKind::OutOfRange)),
+        Err(kind) => Err(Error::invalid_id(text, encoding, kind)),
+    }
+}
+
+fn shift_position(kind: InvalidIdKind, by: usize) -> InvalidIdKind {
+    match kind {
+        InvalidIdKind::InvalidDigit {
+            character,
+            position,
+        } => InvalidIdKind::InvalidDigit {
+            character,
+            position: position + by,
+        },
+        other => other,
+    }
+}
+
+/// Accumulates digits; any bad character wins over overflow, so that
+/// `99999999999999999999x` is reported for its `x`.
+fn parse_radix(
+    text: &str,
+    radix: u64,
+    digit: impl Fn(u8) -> Option<u8>,
+) -> Result<u64, InvalidIdKind> {
+    let mut value: u64 = 0;
+    let mut overflow = false;
+    for (position, character) in text.chars().enumerate() {
+        let d =
+            u8::try_from(character)
+                .ok()
+                .and_then(&digit)
+                .ok_or(InvalidIdKind::InvalidDigit {
+                    character,
+                    position,
+                })?;
+        match value
+            .checked_mul(radix)
+            .and_then(|v| v.checked_add(d.into()))
+        {
+            Some(v) => value = v,
+            None => overflow = true,
+        }
+    }
+    if overflow {
+        Err(InvalidIdKind::OutOfRange)
+    } else {
+        Ok(value)
+    }
+}
+
+fn crockford_value(b: u8) -> Option<u8> {
+    let upper = b.to_ascii_uppercase();
+    match upper {
+        b'O' => Some(0),
+        b'I' | b'L' => Some(1),
+        _ => CROCKFORD.iter().position(|&c| c == upper).map(|p| p as u8),
+    }
+}
+
+/// An ID written in one encoding, held on the stack.
+///
+/// Returned by [`SnowflakeId::encode`](crate::SnowflakeId::encode); it
+/// implements `Display` and `as_str`, so writing many IDs allocates nothing.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{Encoding, SnowflakeId};
+///
+/// let id = SnowflakeId::from_u64(42)?;
+/// assert_eq!(id.encode(Encoding::Base32).as_str(), "000000000001A");
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct Encoded {
+    buf: [u8; 20],
+    start: u8,
+}
+
+impl Encoded {
+    pub(crate) fn new(encoding: Encoding, mut value: u64) -> Encoded {
+        let mut buf = [b'0'; 20];
+        let mut at = buf.len();
+        let (radix, alphabet, width): (u64, &[u8], usize) = match encoding {
+            Encoding::Decimal => (10, b"0123456789", 1),
+            Encoding::Hex => (16, HEX_DIGITS, HEX_WIDTH),
+            Encoding::Base32 => (32, CROCKFORD, BASE32_WIDTH),
+            Encoding::Base58 => (58, BASE58, 1),
+        };
+        loop {
+            at -= 1;
+            buf[at] = alphabet[(value % radix) as usize];
+            value /= radix;
+            if value == 0 {
+                break;
+            }
+        }
+        let padded = buf.len() - width;
+        if at > padded {
+            // The pad digit is the alphabet's zero: '0' in all of these
+            // except base58, which is never padded.
+            buf[padded..at].fill(alphabet[0]);
+            at = padded;
+        }
+        Encoded {
+            buf,
+            start: at as u8,
+        }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII from the alphabets above is ever written.
+        std::str::from_utf8(&self.buf[self.start as usize..]).unwrap_or_default()
+    }
+}
+
+impl fmt::Display for Encoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl AsRef<str> for Encoded {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}

@@ -1,0 +1,296 @@
+//! Reading and writing instants: Unix milliseconds and RFC 3339.
+//!
+//! IDs carry milliseconds, so this module works in Unix milliseconds (`i64`)
+//! and needs no date library: the calendar arithmetic is the proleptic
+//! Gregorian one of RFC 3339, without leap seconds (as Unix time).
+
+use std::fmt;
+
+use crate::error::Error;
+
+const MS_PER_DAY: i64 = 86_400_000;
+
+/// Reads an instant: Unix milliseconds (`1700000000000`, `-5`) or an RFC 3339
+/// time (`2023-11-14T22:13:20Z`, `2023-11-14T23:13:20.5+01:00`).
+///
+/// - Fractional seconds may have any number of digits; they are cut to
+///   milliseconds (toward the past), as IDs hold no more.
+/// - `T` may be `t` or a space; `Z` may be `z`; any offset `±HH:MM` is allowed.
+/// - Seconds run 0..=59 (Unix time has no leap seconds; `:60` is rejected).
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::parse_time;
+///
+/// assert_eq!(parse_time("1700000000000")?, 1_700_000_000_000);
+/// assert_eq!(parse_time("2023-11-14T22:13:20Z")?, 1_700_000_000_000);
+/// assert_eq!(parse_time("2023-11-14T23:13:20.0009+01:00")?, 1_700_000_000_000);
+/// assert!(parse_time("2023-02-29T00:00:00Z").is_err());
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+pub fn parse_time(input: &str) -> Result<i64, Error> {
+    let bytes = input.as_bytes();
+    if bytes.is_empty() {
+        return Err(Error::invalid_time(input, "it is empty"));
+    }
+    let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
+    if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
+        return input
+            .parse::<i64>()
+            .map_err(|_| Error::invalid_time(input, "the number does not fit 64 bits"));
+    }
+    parse_rfc3339(input)
+}
+
+fn parse_rfc3339(input: &str) -> Result<i64, Error> {
+    let mut cursor = Cursor {
+        bytes: input.as_bytes(),
+        at: 0,
+    };
+    let bad = |reason| Error::invalid_time(input, reason);
+
+    let year = cursor
+        .number(4)
+        .ok_or_else(|| bad("the year needs 4 digits"))?;
+    cursor
+        .expect(b"-")
+        .ok_or_else(|| bad("expected '-' after the year"))?;
+    let month = cursor
+        .number(2)
+        .ok_or_else(|| bad("the month needs 2 digits"))?;
+    cursor
+        .expect(b"-")
+        .ok_or_else(|| bad("expected '-' after the month"))?;
+    let day = cursor
+        .number(2)
+        .ok_or_else(|| bad("the day needs 2 digits"))?;
+    cursor
+        .expect(b"Tt ")
+        .ok_or_else(|| bad("expected 'T' between the date and the time"))?;
+    let hour = cursor
+        .number(2)
+        .ok_or_else(|| bad("the hour needs 2 digits"))?;
+    cursor
+        .expect(b":")
+        .ok_or_else(|| bad("expected ':' after the hour"))?;
+    let minute = cursor
+        .number(2)
+        .ok_or_else(|| bad("the minute needs 2 digits"))?;
+    cursor
+        .expect(b":")
+        .ok_or_else(|| bad("expected ':' after the minute"))?;
+    let second = cursor
+        .number(2)
+        .ok_or_else(|| bad("the second needs 2 digits"))?;
+
+    let mut millis = 0;
+    if cursor.expect(b".").is_some() {
+        let start = cursor.at;
+        let mut scale = 100;
+        while let Some(d) = cursor.digit() {
+            millis += d * scale;
+            scale /= 10;
+        }
+        if cursor.at == start {
+            return Err(bad("expected digits after the decimal point"));
+        }
+    }
+
+    let offset_minutes = match cursor.next() {
+        Some(b'Z' | b'z') => 0,
+        Some(sign @ (b'+' | b'-')) => {
+            let hours = cursor
+                .number(2)
+                .ok_or_else(|| bad("the offset hours need 2 digits"))?;
+            cursor
+                .expect(b":")
+                .ok_or_else(|| bad("expected ':' in the offset"))?;
+            let minutes = cursor
+                .number(2)
+                .ok_or_else(|| bad("the offset minutes need 2 digits"))?;
+            if hours > 23 || minutes > 59 {
+                return Err(bad("the offset is out of range (-23:59..=+23:59)"));
+            }
+            let total = hours * 60 + minutes;
+            if sign == b'-' { -total } else { total }
+        }
+        _ => {
+            return Err(bad(
+                "expected 'Z' or an offset such as +01:00 after the time",
+            ));
+        }
+    };
+    if cursor.at != cursor.bytes.len() {
+        return Err(bad("unexpected text after the offset"));
+    }
+
+    if !(1..=12).contains(&month) {
+        return Err(bad("the month is out of range (01..=12)"));
+    }
+    if day < 1 || day > days_in_month(year, month) {
+        return Err(bad("the day does not exist in that month"));
+    }
+    if hour > 23 {
+        return Err(bad("the hour is out of range (00..=23)"));
+    }
+    if minute > 59 {
+        return Err(bad("the minute is out of range (00..=59)"));
+    }
+    if second > 59 {
+        return Err(bad("the second is out of range (00..=59)"));
+    }
+
+    let days = days_from_civil(year, month, day);
+    let seconds = ((days * 24 + hour) * 60 + minute - offset_minutes) * 60 + second;
+    Ok(seconds * 1000 + millis)
+}
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn next(&mut self) -> Option<u8> {
+        let b = *self.bytes.get(self.at)?;
+        self.at += 1;
+        Some(b)
+    }
+
+    fn digit(&mut self) -> Option<i64> {
+        let b = *self.bytes.get(self.at)?;
+        if b.is_ascii_digit() {
+            self.at += 1;
+            Some(i64::from(b - b'0'))
+        } else {
+            None
+        }
+    }
+
+    /// Exactly `width` digits.
+    fn number(&mut self, width: usize) -> Option<i64> {
+        (0..width).try_fold(0, |acc, _| Some(acc * 10 + self.digit()?))
+    }
+
+    /// One byte out of `choices`.
+    fn expect(&mut self, choices: &[u8]) -> Option<()> {
+        let b = *self.bytes.get(self.at)?;
+        if choices.contains(&b) {
+            self.at += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+}
+
+fn is_leap(year: i64) -> bool {
+    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if is_leap(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+/// algorithm: eras of 400 years, years starting in March).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let shifted_month = (month + 9) % 12; // March = 0
+    let day_of_year = (153 * shifted_month + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// The inverse of [`days_from_civil`]: (year, month, day).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// An instant written as RFC 3339 in UTC with milliseconds, such as
+/// `2023-11-14T22:13:20.000Z`; see [`format_time`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rfc3339(i64);
+
+/// Writes Unix milliseconds as RFC 3339 in UTC with milliseconds. Years
+/// beyond 0000..=9999 get a sign and at least 6 digits (ISO 8601 extended).
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::format_time;
+///
+/// assert_eq!(format_time(1_700_000_000_000).to_string(), "2023-11-14T22:13:20.000Z");
+/// assert_eq!(format_time(-1).to_string(), "1969-12-31T23:59:59.999Z");
+/// ```
+pub fn format_time(unix_ms: i64) -> Rfc3339 {
+    Rfc3339(unix_ms)
+}
+
+impl fmt::Display for Rfc3339 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let days = self.0.div_euclid(MS_PER_DAY);
+        let ms_of_day = self.0.rem_euclid(MS_PER_DAY);
+        let (year, month, day) = civil_from_days(days);
+        if (0..=9999).contains(&year) {
+            write!(f, "{year:04}")?;
+        } else {
+            write!(f, "{year:+07}")?;
+        }
+        write!(
+            f,
+            "-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+            ms_of_day / 3_600_000,
+            ms_of_day / 60_000 % 60,
+            ms_of_day / 1000 % 60,
+            ms_of_day % 1000
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_round_trip_over_many_centuries() {
+        for days in (-1_000_000..1_000_000).step_by(7) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days, "{y}-{m}-{d}");
+        }
+    }
+
+    #[test]
+    fn known_dates() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(format_time(0).to_string(), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            format_time(1_288_834_974_657).to_string(),
+            "2010-11-04T01:42:54.657Z"
+        );
+    }
+}
