@@ -17,10 +17,16 @@ fn tiny_layout() -> Layout {
 
 fn generator() -> Arc<Generator<snowmint::ManualClock>> {
     Arc::new(
-        Generator::builder(tiny_layout(), Node { datacenter: 1, machine: 0 })
-            .clock(snowmint::ManualClock::new(0))
-            .build()
-            .expect("valid generator"),
+        Generator::builder(
+            tiny_layout(),
+            Node {
+                datacenter: 1,
+                machine: 0,
+            },
+        )
+        .clock(snowmint::ManualClock::new(0))
+        .build()
+        .expect("valid generator"),
     )
 }
 
@@ -31,10 +37,18 @@ fn run(times: [&'static [i64]; 2]) -> Vec<Vec<Result<SnowflakeId, Error>>> {
         .into_iter()
         .map(|times| {
             let generator = Arc::clone(&generator);
-            thread::spawn(move || times.iter().map(|&t| generator.next_id_at(t)).collect::<Vec<_>>())
+            thread::spawn(move || {
+                times
+                    .iter()
+                    .map(|&t| generator.next_id_at(t))
+                    .collect::<Vec<_>>()
+            })
         })
         .collect();
-    handles.into_iter().map(|h| h.join().expect("thread")).collect()
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("thread"))
+        .collect()
 }
 
 fn check(results: &[Vec<Result<SnowflakeId, Error>>], times: [&[i64]; 2]) {
@@ -46,7 +60,11 @@ fn check(results: &[Vec<Result<SnowflakeId, Error>>], times: [&[i64]; 2]) {
                 Ok(id) => {
                     assert!(seen.insert(*id), "{id:?} issued twice");
                     assert!(last < Some(*id), "thread {thread}: {id:?} after {last:?}");
-                    assert_eq!(tiny_layout().timestamp_ms(*id), t, "ID carries the clock reading");
+                    assert_eq!(
+                        tiny_layout().timestamp_ms(*id),
+                        t,
+                        "ID carries the clock reading"
+                    );
                     last = Some(*id);
                 }
                 // Another thread may legitimately have moved to a later

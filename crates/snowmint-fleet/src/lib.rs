@@ -1,0 +1,127 @@
+//! Node identity and durability for snowmint.
+//!
+//! Two nodes with the same (datacenter, machine) pair issue colliding IDs,
+//! and a node that restarts with its clock set back could issue an ID it
+//! already issued. This crate answers the two questions a service asks
+//! before handing out an ID:
+//!
+//! - *Which node am I, and may I issue right now?* A [`SlotSource`]
+//!   publishes the node's [`NodeState`]: a [`Claim`] on a slot (from flags, a
+//!   hostname ordinal, or a coordination service) or a fenced state in which
+//!   no ID may be issued.
+//! - *Up to when may I already have issued IDs?* The high-water mark, kept
+//!   durably and reserved ahead of the clock, so that after a crash or a
+//!   take-over no ID at or below it is issued again.
+//!
+//! A slot numbers a node: `slot = datacenter * 32 + machine` in the Twitter
+//! layout (see [`snowmint::Layout::node_from_slot`]).
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Instant;
+
+use snowmint::Node;
+use tokio::sync::watch;
+
+/// A boxed future, so that [`SlotSource`] stays object-safe.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The right to issue IDs as one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The slot held.
+    pub slot: u64,
+    /// The (datacenter, machine) pair of that slot.
+    pub node: Node,
+    /// Counts claims made by this source (starting at 1), so that a holder
+    /// can tell a renewed claim from a new one: when it changes, the
+    /// generator is rebuilt.
+    pub generation: u64,
+    /// Until when the claim is known to be held; `None` for identities that
+    /// cannot be lost (flags, hostname). Past this instant the node must not
+    /// issue IDs, whatever the state says.
+    pub valid_until: Option<Instant>,
+    /// A mark left by earlier holders of the slot (Unix ms): no ID at or
+    /// below it may be issued under this claim.
+    pub floor_ms: Option<i64>,
+    /// What to show about the claim (`/v1/node`): coordinator, lease id...
+    pub details: BTreeMap<String, String>,
+}
+
+/// What a node may do right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeState {
+    /// Holds a slot and may issue IDs (until `valid_until`, if set).
+    Active(Claim),
+    /// Must not issue IDs: starting, claim lost, coordinator unreachable,
+    /// all slots taken...
+    Fenced {
+        /// Why, for logs, `/readyz` and 503 answers.
+        reason: String,
+    },
+}
+
+impl NodeState {
+    /// The claim, if active and not past its deadline at `now`.
+    pub fn claim_at(&self, now: Instant) -> Option<&Claim> {
+        match self {
+            NodeState::Active(claim) if claim.valid_until.is_none_or(|d| now < d) => Some(claim),
+            _ => None,
+        }
+    }
+}
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FleetError {
+    /// The node's identity is not valid for the layout.
+    #[error(transparent)]
+    Id(#[from] snowmint::Error),
+    /// Reading or writing local state failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done, with the path.
+        context: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The coordination service failed or could not be reached.
+    #[error("coordinator {coordinator}: {message}")]
+    Coordinator {
+        /// Which coordinator (its URL).
+        coordinator: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The node holds no valid claim.
+    #[error("no slot is held: {reason}")]
+    Fenced {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Where a node's identity comes from, and what keeps it.
+///
+/// Static identities (flags, hostname ordinal) never change; coordinated
+/// ones (etcd, ZooKeeper) can be lost and claimed again, possibly as another
+/// slot.
+pub trait SlotSource: Send + Sync + 'static {
+    /// A short name for logs and `/v1/node`: `static`, `hostname`, `etcd`,
+    /// `zookeeper`.
+    fn kind(&self) -> &'static str;
+
+    /// The current state; every change is published on this channel.
+    fn state(&self) -> watch::Receiver<NodeState>;
+
+    /// Records, durably and where other holders of the slot will see it,
+    /// that IDs up to `mark_ms` may be issued under the claim of
+    /// `generation`. Must complete before such IDs are handed out. Sources
+    /// without shared storage return `Ok` at once.
+    fn reserve(&self, generation: u64, mark_ms: i64) -> BoxFuture<'_, Result<(), FleetError>>;
+
+    /// Gives the claim up (clean shutdown), so that the slot frees at once.
+    fn release(&self) -> BoxFuture<'_, ()>;
+}
