@@ -21,6 +21,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// ```
 pub trait Clock: Send + Sync {
     /// Milliseconds since 1970-01-01T00:00:00Z.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Clock, ManualClock};
+    ///
+    /// assert_eq!(ManualClock::new(7).now_ms(), 7);
+    /// ```
     fn now_ms(&self) -> i64;
 }
 
@@ -71,6 +79,14 @@ pub struct ManualClock {
 
 impl ManualClock {
     /// A clock that reads `now_ms` until changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Clock, ManualClock};
+    ///
+    /// assert_eq!(ManualClock::new(42).now_ms(), 42);
+    /// ```
     pub fn new(now_ms: i64) -> ManualClock {
         ManualClock {
             now_ms: Arc::new(AtomicI64::new(now_ms)),
@@ -78,6 +94,16 @@ impl ManualClock {
     }
 
     /// Sets the time, forwards or backwards.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Clock, ManualClock};
+    ///
+    /// let clock = ManualClock::new(100);
+    /// clock.set(50);
+    /// assert_eq!(clock.now_ms(), 50);
+    /// ```
     pub fn set(&self, now_ms: i64) {
         // SeqCst: tests set the clock from one thread and expect every other
         // thread's next read to see it.
@@ -85,6 +111,16 @@ impl ManualClock {
     }
 
     /// Moves the time by `delta_ms` (negative moves it back).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Clock, ManualClock};
+    ///
+    /// let clock = ManualClock::new(100);
+    /// clock.advance(-30);
+    /// assert_eq!(clock.now_ms(), 70);
+    /// ```
     pub fn advance(&self, delta_ms: i64) {
         self.now_ms.fetch_add(delta_ms, Ordering::SeqCst);
     }
@@ -117,11 +153,28 @@ pub struct OffsetClock<C> {
 
 impl<C: Clock> OffsetClock<C> {
     /// `inner`'s time plus `offset_ms`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Clock, OffsetClock, SystemClock};
+    ///
+    /// let behind = OffsetClock::new(SystemClock, -3_600_000);
+    /// assert!(behind.now_ms() < SystemClock.now_ms());
+    /// ```
     pub fn new(inner: C, offset_ms: i64) -> OffsetClock<C> {
         OffsetClock { inner, offset_ms }
     }
 
     /// The shift, in milliseconds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{OffsetClock, SystemClock};
+    ///
+    /// assert_eq!(OffsetClock::new(SystemClock, -5).offset_ms(), -5);
+    /// ```
     pub fn offset_ms(&self) -> i64 {
         self.offset_ms
     }

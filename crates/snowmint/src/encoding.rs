@@ -56,6 +56,12 @@ pub enum Encoding {
 
 impl Encoding {
     /// All encodings, in the order they are usually listed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(snowmint::Encoding::ALL.len(), 4);
+    /// ```
     pub const ALL: [Encoding; 4] = [
         Encoding::Decimal,
         Encoding::Hex,
@@ -262,6 +268,14 @@ impl Encoded {
     }
 
     /// The text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Encoding, SnowflakeId};
+    ///
+    /// assert_eq!(SnowflakeId::MAX.encode(Encoding::Hex).as_str(), "7fffffffffffffff");
+    /// ```
     pub fn as_str(&self) -> &str {
         // Only ASCII from the alphabets above is ever written.
         std::str::from_utf8(&self.buf[self.start as usize..]).unwrap_or_default()

@@ -36,8 +36,20 @@ pub struct SnowflakeId(u64);
 
 impl SnowflakeId {
     /// The smallest ID, 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(snowmint::SnowflakeId::MIN.as_u64(), 0);
+    /// ```
     pub const MIN: SnowflakeId = SnowflakeId(0);
     /// The largest ID, 2^63 - 1.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(snowmint::SnowflakeId::MAX.to_string(), "9223372036854775807");
+    /// ```
     pub const MAX: SnowflakeId = SnowflakeId(MAX_ID);
 
     /// Builds an ID from a `u64`, checking that it is at most 2^63-1.

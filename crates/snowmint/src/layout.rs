@@ -97,8 +97,16 @@ pub struct Layout {
 }
 
 /// Twitter's epoch, 2010-11-04T01:42:54.657Z, in Unix milliseconds.
+///
+/// ```
+/// assert_eq!(snowmint::format_time(snowmint::TWITTER_EPOCH_MS).to_string(), "2010-11-04T01:42:54.657Z");
+/// ```
 pub const TWITTER_EPOCH_MS: i64 = 1_288_834_974_657;
 /// Discord's epoch, 2015-01-01T00:00:00Z, in Unix milliseconds.
+///
+/// ```
+/// assert_eq!(snowmint::format_time(snowmint::DISCORD_EPOCH_MS).to_string(), "2015-01-01T00:00:00.000Z");
+/// ```
 pub const DISCORD_EPOCH_MS: i64 = 1_420_070_400_000;
 
 /// The named layouts, for lookup by name.
@@ -107,6 +115,15 @@ const PRESETS: [(&str, Layout); 2] = [("twitter", Layout::TWITTER), ("discord", 
 impl Layout {
     /// Twitter's layout: 41-bit timestamp, 5-bit datacenter, 5-bit machine,
     /// 12-bit sequence, epoch 1288834974657.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    ///
+    /// assert_eq!(Layout::TWITTER.to_string(), "twitter");
+    /// assert_eq!(Layout::TWITTER.node_count(), 1024);
+    /// ```
     pub const TWITTER: Layout = Layout {
         epoch_ms: TWITTER_EPOCH_MS,
         timestamp_bits: 41,
@@ -116,6 +133,16 @@ impl Layout {
     };
 
     /// Discord's layout: Twitter's widths with the epoch 1420070400000.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Layout, SnowflakeId};
+    ///
+    /// let id: SnowflakeId = "175928847299117063".parse()?;
+    /// assert_eq!(Layout::DISCORD.timestamp_ms(id), 1462015105796); // 2016-04-30T11:18:25.796Z
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
     pub const DISCORD: Layout = Layout {
         epoch_ms: DISCORD_EPOCH_MS,
         ..Layout::TWITTER

@@ -231,6 +231,13 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 
 /// An instant written as RFC 3339 in UTC with milliseconds, such as
 /// `2023-11-14T22:13:20.000Z`; see [`format_time`].
+///
+/// # Examples
+///
+/// ```
+/// let text: snowmint::Rfc3339 = snowmint::format_time(0);
+/// assert_eq!(text.to_string(), "1970-01-01T00:00:00.000Z");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rfc3339(i64);
 
