@@ -557,7 +557,8 @@ impl<C: Clock> Generator<C> {
                         });
                     }
                     self.exhaustion_waits.fetch_add(1, Ordering::Relaxed);
-                    self.wait_for(until, None);
+                    // Without a deadline the wait only ends when the clock arrives.
+                    let _ = self.wait_for(until, None);
                     next = self.next.load(Ordering::Acquire);
                 }
                 Plan::Behind { until } => {
@@ -572,7 +573,11 @@ impl<C: Clock> Generator<C> {
                         }
                         _ => None,
                     };
-                    if deadline.is_none_or(|d| !self.wait_for(until, Some(d))) {
+                    let waited = match deadline {
+                        Some(deadline) => self.wait_for(until, Some(deadline)),
+                        None => Err(now_ms),
+                    };
+                    if let Err(now_ms) = waited {
                         self.refusals.fetch_add(1, Ordering::Relaxed);
                         return Err(Error::ClockBehind {
                             last_ms: self.layout.epoch_ms() + ((next - 1) >> sequence_bits) as i64,
@@ -594,20 +599,23 @@ impl<C: Clock> Generator<C> {
 
     /// Waits until the clock reaches offset `until`: spins for short waits,
     /// yields, and sleeps when the gap is more than a couple of
-    /// milliseconds. Returns false if `deadline` passed first.
-    fn wait_for(&self, until: u64, deadline: Option<Instant>) -> bool {
+    /// milliseconds. If `deadline` passes first, returns the last reading.
+    fn wait_for(&self, until: u64, deadline: Option<Instant>) -> Result<(), i64> {
         let target_ms = self.layout.epoch_ms() + until as i64;
         let mut spins = 0u32;
         loop {
-            let gap = target_ms - self.clock.now_ms();
+            let now_ms = self.clock.now_ms();
+            let gap = target_ms - now_ms;
             if gap <= 0 {
-                return true;
+                return Ok(());
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return false;
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|left| left.is_zero()) {
+                return Err(now_ms);
             }
             if gap > 2 {
-                thread::sleep(Duration::from_millis(gap as u64 - 1));
+                let nap = Duration::from_millis(gap as u64 - 1);
+                thread::sleep(left.map_or(nap, |left| left.min(nap)));
             } else if spins < 256 {
                 spins += 1;
                 hint::spin_loop();
