@@ -3,16 +3,11 @@
 //!
 //! `snowmint decode` is meant to chew through files of millions of IDs, so a
 //! record is assembled byte by byte: the ID by the core's stack encoder,
-//! numbers by [`push_decimal`], and the time by [`TimeWriter`], which keeps
-//! the date of the last day it wrote (IDs in a file are mostly from the same
-//! day) and asks the core's calendar only when the day changes.
-
-use std::io::Write;
+//! numbers by [`push_decimal`], and the time by the core's
+//! [`Rfc3339::write_to`].
 
 use clap::ValueEnum;
-use snowmint::{Encoding, Layout, SnowflakeId};
-
-const MS_PER_DAY: i64 = 86_400_000;
+use snowmint::{Encoding, Layout, Rfc3339, SnowflakeId, format_time};
 
 /// How decoded IDs are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -48,7 +43,6 @@ pub struct RecordWriter {
     header: bool,
     /// How many records were written, to separate text blocks.
     written: u64,
-    time: TimeWriter,
 }
 
 impl RecordWriter {
@@ -61,7 +55,6 @@ impl RecordWriter {
             encoding,
             header,
             written: 0,
-            time: TimeWriter::default(),
         }
     }
 
@@ -87,7 +80,7 @@ impl RecordWriter {
                 record.extend_from_slice(b"\ntimestamp   ");
                 push_decimal(record, timestamp_ms);
                 record.extend_from_slice(b"\ntime        ");
-                self.time.push(record, parts.timestamp_ms);
+                push_time(record, parts.timestamp_ms);
                 record.extend_from_slice(b"\ndatacenter  ");
                 push_decimal(record, parts.datacenter);
                 record.extend_from_slice(b"\nmachine     ");
@@ -103,7 +96,7 @@ impl RecordWriter {
                 record.extend_from_slice(b"\",\"timestamp_ms\":");
                 push_decimal(record, timestamp_ms);
                 record.extend_from_slice(b",\"time\":\"");
-                self.time.push(record, parts.timestamp_ms);
+                push_time(record, parts.timestamp_ms);
                 record.extend_from_slice(b"\",\"datacenter\":");
                 push_decimal(record, parts.datacenter);
                 record.extend_from_slice(b",\"machine\":");
@@ -118,7 +111,7 @@ impl RecordWriter {
                 record.push(separator);
                 push_decimal(record, timestamp_ms);
                 record.push(separator);
-                self.time.push(record, parts.timestamp_ms);
+                push_time(record, parts.timestamp_ms);
                 record.push(separator);
                 push_decimal(record, parts.datacenter);
                 record.push(separator);
@@ -169,101 +162,16 @@ pub fn push_decimal(buf: &mut Vec<u8>, mut value: u64) {
     buf.extend_from_slice(&digits[at..]);
 }
 
-/// Writes instants as RFC 3339 in UTC with milliseconds, the same text as
-/// [`snowmint::format_time`], remembering the date of the last day seen.
-#[derive(Debug)]
-pub struct TimeWriter {
-    /// Days since 1970-01-01 of `date`.
-    day: i64,
-    /// That day as `YYYY-MM-DD` (or with an extended year), from the core.
-    date: Vec<u8>,
-}
-
-impl Default for TimeWriter {
-    fn default() -> Self {
-        TimeWriter {
-            // No day: the first instant fills the cache.
-            day: i64::MIN,
-            date: Vec::with_capacity(24),
-        }
-    }
-}
-
-impl TimeWriter {
-    /// Appends `unix_ms` as RFC 3339.
-    #[inline]
-    pub fn push(&mut self, buf: &mut Vec<u8>, unix_ms: i64) {
-        let day = unix_ms.div_euclid(MS_PER_DAY);
-        if day != self.day {
-            self.remember(day);
-        }
-        let ms_of_day = unix_ms.rem_euclid(MS_PER_DAY) as u64;
-        let (hour, minute) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60);
-        let (second, milli) = (ms_of_day / 1000 % 60, ms_of_day % 1000);
-        buf.extend_from_slice(&self.date);
-        buf.extend_from_slice(&[
-            b'T',
-            b'0' + (hour / 10) as u8,
-            b'0' + (hour % 10) as u8,
-            b':',
-            b'0' + (minute / 10) as u8,
-            b'0' + (minute % 10) as u8,
-            b':',
-            b'0' + (second / 10) as u8,
-            b'0' + (second % 10) as u8,
-            b'.',
-            b'0' + (milli / 100) as u8,
-            b'0' + (milli / 10 % 10) as u8,
-            b'0' + (milli % 10) as u8,
-            b'Z',
-        ]);
-    }
-
-    #[cold]
-    fn remember(&mut self, day: i64) {
-        self.date.clear();
-        // Writing to a Vec cannot fail.
-        let _ = write!(self.date, "{}", snowmint::format_time(day * MS_PER_DAY));
-        let date_len = self
-            .date
-            .iter()
-            .position(|&b| b == b'T')
-            .unwrap_or(self.date.len());
-        self.date.truncate(date_len);
-        self.day = day;
-    }
+/// Appends `unix_ms` as RFC 3339 in UTC with milliseconds.
+#[inline]
+pub fn push_time(buf: &mut Vec<u8>, unix_ms: i64) {
+    let mut text = [0; Rfc3339::MAX_LEN];
+    buf.extend_from_slice(format_time(unix_ms).write_to(&mut text).as_bytes());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn time_writer_matches_the_core_across_days_and_years() {
-        let mut writer = TimeWriter::default();
-        let mut buf = Vec::new();
-        // A spread of instants, with repeats of a day and jumps between days,
-        // from 1970 through the end of the 41-bit range and beyond 9999.
-        let mut instants: Vec<i64> = (0..2000)
-            .map(|i| i * 9_876_543_211 % 4_000_000_000_000)
-            .collect();
-        instants.extend([
-            0,
-            86_399_999,
-            86_400_000,
-            1_700_000_000_000,
-            3_487_858_230_208,
-        ]);
-        instants.push(253_402_300_800_000); // the year 10000
-        for unix_ms in instants {
-            buf.clear();
-            writer.push(&mut buf, unix_ms);
-            assert_eq!(
-                std::str::from_utf8(&buf).unwrap(),
-                snowmint::format_time(unix_ms).to_string()
-            );
-        }
-    }
 
     #[test]
     fn decimals() {
