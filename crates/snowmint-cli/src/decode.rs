@@ -39,11 +39,13 @@ Examples:
   machine     13
   sequence    4095
 
-  $ snowmint decode --format json 1724551110457221119
-  {\"id\":\"1724551110457221119\",\"timestamp_ms\":1700000000000,\"time\":\"2023-11-14T22:13:20.000Z\",\"datacenter\":7,\"machine\":13,\"sequence\":4095}
+  $ snowmint decode --format csv 1724551110457221119
+  id,timestamp_ms,time,datacenter,machine,sequence
+  1724551110457221119,1700000000000,2023-11-14T22:13:20.000Z,7,13,4095
 
   $ snowmint decode --input hex --format csv 17eed6190fcedfff
-  $ grep -o 'order_id=[0-9]*' app.log | cut -d= -f2 | snowmint decode --format tsv > orders.tsv
+  $ grep -o 'order_id=[0-9]*' app.log | cut -d= -f2 \\
+      | snowmint decode --format json > orders.jsonl
   $ snowmint decode --layout discord 175928847299117063
 
 Standard input is read when no ID is given, or where an ID is `-`: one ID per
@@ -128,7 +130,7 @@ impl<W: Write> Decoder<W> {
                     self.flush()?;
                 }
             }
-            Err(error) => self.report(line, error),
+            Err(error) => self.report(line, &error)?,
         }
         Ok(())
     }
@@ -184,11 +186,10 @@ impl<W: Write> Decoder<W> {
     fn decode_line(&mut self, line: &[u8], too_long: bool, number: u64) -> io::Result<()> {
         if too_long {
             self.seen += 1;
-            self.failed += 1;
-            eprintln!(
-                "error: line {number}: longer than {MAX_LINE} bytes; expected one ID per line"
+            return self.report(
+                Some(number),
+                &format_args!("longer than {MAX_LINE} bytes; expected one ID per line"),
             );
-            return Ok(());
         }
         let line = line.trim_ascii();
         if line.is_empty() {
@@ -202,13 +203,17 @@ impl<W: Write> Decoder<W> {
         }
     }
 
+    /// Reports a bad ID on stderr, after what was decoded before it, so
+    /// that a terminal shows both in the order of the input.
     #[cold]
-    fn report(&mut self, line: Option<u64>, error: snowmint::Error) {
+    fn report(&mut self, line: Option<u64>, error: &dyn std::fmt::Display) -> io::Result<()> {
         self.failed += 1;
+        self.flush()?;
         match line {
             Some(number) => eprintln!("error: line {number}: {error}"),
             None => eprintln!("error: {error}"),
         }
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {

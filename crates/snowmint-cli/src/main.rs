@@ -39,7 +39,8 @@ mod values;
     after_help = "\
 Examples:
   snowmint decode 1724551110457221119
-  snowmint encode --timestamp 2023-11-14T22:13:20Z --datacenter 7 --machine 13 --sequence 4095
+  snowmint encode --timestamp 2023-11-14T22:13:20Z \\
+                  --datacenter 7 --machine 13 --sequence 4095
   snowmint range --from 2024-01-01T00:00:00Z --to 2024-01-31T23:59:59.999Z
   snowmint generate --datacenter 1 --machine 2 --count 5
   grep -o '[0-9]\\{19\\}' app.log | snowmint decode --format tsv"
@@ -60,6 +61,7 @@ struct Global {
         global = true,
         default_value = "twitter",
         env = "SNOWMINT_LAYOUT",
+        help_heading = "Layout",
         value_parser = values::layout_name
     )]
     layout: String,
@@ -70,6 +72,7 @@ struct Global {
         env = "SNOWMINT_EPOCH",
         value_name = "MS",
         allow_negative_numbers = true,
+        help_heading = "Layout",
         value_parser = values::epoch_ms
     )]
     epoch: Option<i64>,

@@ -20,7 +20,8 @@ Examples:
   min   1724551110456246272
   max   1724551114650550271
 
-  $ snowmint range --from 2024-01-01T00:00:00Z --to 2024-01-31T23:59:59.999Z --format json
+  $ snowmint range --format json \\
+                   --from 2024-01-01T00:00:00Z --to 2024-01-31T23:59:59.999Z
   $ snowmint range --from 1700000000000 --to now
 
 Both ends are included, to the millisecond: every ID made in the window is
