@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use snowmint::{Encoding, Field, Generator, Node};
+use snowmint::{Clock, Encoding, Field, Generator, Node, SystemClock};
 
 use crate::Global;
 use crate::failure::BadInput;
@@ -18,6 +18,10 @@ use crate::values::{self, IdEncoding};
 
 /// Output chunk size.
 const CHUNK: usize = 256 * 1024;
+
+/// Most IDs taken from the generator at once: a millisecond's worth in the
+/// default layout, and a bound on memory in layouts with wider sequences.
+const RUN: usize = 4096;
 
 /// From this many IDs on, a progress bar is worth showing (on a terminal).
 const PROGRESS_FROM: u64 = 1_000_000;
@@ -67,23 +71,28 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let encoding = Encoding::from(args.output);
 
     let progress = progress_bar(count);
+    let written = write_ids(&generator, count, encoding, progress.as_ref());
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    written?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `count` new IDs to stdout, a line each.
+fn write_ids(
+    generator: &Generator,
+    count: u64,
+    encoding: Encoding,
+    progress: Option<&ProgressBar>,
+) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
-    let mut chunk = Vec::with_capacity(CHUNK + 32 * layout.ids_per_ms() as usize);
+    let mut chunk = Vec::with_capacity(CHUNK + RUN * 32);
     let mut left = count;
     while left > 0 {
-        let want = usize::try_from(left).unwrap_or(usize::MAX);
-        let run = generator.next_run(want).map_err(|error| match error {
-            // The clock is outside what the layout (or --epoch) can hold:
-            // a matter of the arguments.
-            snowmint::Error::TimestampBeforeEpoch { .. }
-            | snowmint::Error::TimestampPastEnd { .. } => {
-                anyhow::Error::new(BadInput::from(error).with_hint(format!(
-                    "the clock reads {}",
-                    snowmint::format_time(snowmint::Clock::now_ms(&snowmint::SystemClock))
-                )))
-            }
-            other => anyhow::Error::new(other),
-        })?;
+        let run = generator
+            .next_run(left.min(RUN as u64) as usize)
+            .map_err(clock_outside_layout)?;
         left -= run.len() as u64;
         for id in run {
             chunk.extend_from_slice(id.encode(encoding).as_str().as_bytes());
@@ -91,18 +100,27 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
         }
         if chunk.len() >= CHUNK {
             out.write_all(&chunk)?;
-            if let Some(bar) = &progress {
+            chunk.clear();
+            if let Some(bar) = progress {
                 bar.set_position(count - left);
             }
-            chunk.clear();
         }
     }
     out.write_all(&chunk)?;
     out.flush()?;
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
+    Ok(())
+}
+
+/// A clock outside what the layout (or `--epoch`) can hold is a matter of
+/// the arguments; other generator errors (the clock went back) are not.
+fn clock_outside_layout(error: snowmint::Error) -> anyhow::Error {
+    match error {
+        snowmint::Error::TimestampBeforeEpoch { .. } | snowmint::Error::TimestampPastEnd { .. } => {
+            let now = snowmint::format_time(SystemClock.now_ms());
+            anyhow::Error::new(BadInput::from(error).with_hint(format!("the clock reads {now}")))
+        }
+        other => anyhow::Error::new(other),
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// A progress bar on stderr, when the run is long and someone is watching.
