@@ -55,7 +55,7 @@ struct Cli {
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]
 struct Global {
-    /// The ID layout: twitter, discord, or widths T/D/M/S[@EPOCH].
+    /// The ID layout: twitter, discord, or widths T/D/M/S, each optionally with @EPOCH.
     #[arg(
         long,
         global = true,
