@@ -1,16 +1,236 @@
 //! `snowmint decode`.
+//!
+//! IDs come from the arguments or, in bulk, from standard input, one per
+//! line. Bulk mode runs in constant memory: lines are read out of a fixed
+//! buffer (one longer than [`MAX_LINE`] is reported, not stored), records are
+//! appended to one output buffer that is written out in big chunks, and
+//! nothing is allocated per line. A bad line is reported on stderr with its
+//! number; the others still go through, and the exit code says at the end
+//! that something failed.
 
+use std::io::{self, BufRead, BufReader, Write};
 use std::process::ExitCode;
 
 use clap::Args;
+use snowmint::{Encoding, SnowflakeId};
 
 use crate::Global;
+use crate::failure::BAD_INPUT;
+use crate::records::{RecordFormat, RecordWriter};
+use crate::values::IdEncoding;
+
+/// Input and output chunk size: big enough that system calls cost nothing
+/// next to the work, small enough to stay in cache.
+const CHUNK: usize = 64 * 1024;
+
+/// Longest line taken as a possible ID; anything longer is reported as bad
+/// without being kept in memory.
+const MAX_LINE: usize = 1024;
 
 /// Arguments of `snowmint decode`.
 #[derive(Debug, Args)]
-pub struct DecodeArgs {}
+#[command(after_help = "\
+Examples:
+  $ snowmint decode 1724551110457221119
+  id          1724551110457221119
+  timestamp   1700000000000
+  time        2023-11-14T22:13:20.000Z
+  datacenter  7
+  machine     13
+  sequence    4095
+
+  $ snowmint decode --format csv 1724551110457221119
+  id,timestamp_ms,time,datacenter,machine,sequence
+  1724551110457221119,1700000000000,2023-11-14T22:13:20.000Z,7,13,4095
+
+  $ snowmint decode --input hex --format csv 17eed6190fcedfff
+  $ grep -o 'order_id=[0-9]*' app.log | cut -d= -f2 \\
+      | snowmint decode --format json > orders.jsonl
+  $ snowmint decode --layout discord 175928847299117063
+
+Standard input is read when no ID is given, or where an ID is `-`: one ID per
+line, blank lines skipped. A bad line is reported on stderr with its line
+number and the rest still goes through; the exit code is then 2.")]
+pub struct DecodeArgs {
+    /// IDs to decode; none, or `-`, reads one ID per line from standard
+    /// input.
+    #[arg(value_name = "ID", allow_negative_numbers = true)]
+    ids: Vec<String>,
+    /// How to write each decoded ID.
+    #[arg(long, value_enum, default_value_t)]
+    format: RecordFormat,
+    /// The encoding the IDs are written in.
+    #[arg(long, value_enum, value_name = "ENCODING", default_value_t)]
+    input: IdEncoding,
+    /// The encoding to write the IDs in.
+    #[arg(long, value_enum, value_name = "ENCODING", default_value_t)]
+    output: IdEncoding,
+    /// Leave out the header line of TSV and CSV.
+    #[arg(long)]
+    no_header: bool,
+}
 
 /// Runs `snowmint decode`.
-pub fn run(_args: DecodeArgs, _global: &Global) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("snowmint decode is not built yet")
+pub fn run(args: DecodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
+    let layout = global.layout()?;
+    let mut decoder = Decoder {
+        input: args.input.into(),
+        records: RecordWriter::new(args.format, layout, args.output.into(), !args.no_header),
+        pending: Vec::with_capacity(CHUNK + MAX_LINE),
+        out: io::stdout().lock(),
+        seen: 0,
+        failed: 0,
+    };
+    if args.ids.is_empty() {
+        decoder.decode_lines(io::stdin().lock())?;
+    }
+    for text in &args.ids {
+        if text == "-" {
+            decoder.decode_lines(io::stdin().lock())?;
+        } else {
+            decoder.decode_text(text, None)?;
+        }
+    }
+    decoder.flush()?;
+
+    if decoder.failed == 0 {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if decoder.seen > 1 {
+        eprintln!(
+            "error: {} of {} IDs could not be decoded",
+            decoder.failed, decoder.seen
+        );
+    }
+    Ok(ExitCode::from(BAD_INPUT))
+}
+
+/// The state of one `decode` run.
+struct Decoder<W: Write> {
+    input: Encoding,
+    records: RecordWriter,
+    /// Records not yet written out.
+    pending: Vec<u8>,
+    out: W,
+    /// IDs (non-blank lines and arguments) seen so far.
+    seen: u64,
+    /// How many of them could not be decoded.
+    failed: u64,
+}
+
+impl<W: Write> Decoder<W> {
+    /// Decodes one ID, from an argument or from line `line` of the input.
+    #[inline]
+    fn decode_text(&mut self, text: &str, line: Option<u64>) -> io::Result<()> {
+        self.seen += 1;
+        match SnowflakeId::parse(self.input, text) {
+            Ok(id) => {
+                self.records.write(id, &mut self.pending);
+                if self.pending.len() >= CHUNK {
+                    self.flush()?;
+                }
+            }
+            Err(error) => self.report(line, &error)?,
+        }
+        Ok(())
+    }
+
+    /// Decodes every line of `reader`.
+    fn decode_lines(&mut self, reader: impl BufRead) -> io::Result<()> {
+        let mut reader = BufReader::with_capacity(CHUNK, reader);
+        // A line split across two reads of the buffer, kept here.
+        let mut partial: Vec<u8> = Vec::with_capacity(MAX_LINE);
+        let mut too_long = false;
+        let mut line_number = 0u64;
+        loop {
+            if reader.buffer().is_empty() {
+                // The next read may block (a terminal, `tail -f`): show what
+                // is decoded so far first.
+                self.flush()?;
+            }
+            let available = match reader.fill_buf() {
+                Ok(available) => available,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(error),
+            };
+            if available.is_empty() {
+                if !partial.is_empty() || too_long {
+                    line_number += 1;
+                    self.decode_line(&partial, too_long, line_number)?;
+                }
+                return Ok(());
+            }
+            match available.iter().position(|&b| b == b'\n') {
+                Some(end) => {
+                    line_number += 1;
+                    if partial.is_empty() && !too_long {
+                        self.decode_line(&available[..end], false, line_number)?;
+                    } else {
+                        too_long |= keep(&mut partial, &available[..end]);
+                        self.decode_line(&partial, too_long, line_number)?;
+                        partial.clear();
+                        too_long = false;
+                    }
+                    reader.consume(end + 1);
+                }
+                None => {
+                    too_long |= keep(&mut partial, available);
+                    let read = available.len();
+                    reader.consume(read);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn decode_line(&mut self, line: &[u8], too_long: bool, number: u64) -> io::Result<()> {
+        if too_long {
+            self.seen += 1;
+            return self.report(
+                Some(number),
+                &format_args!("longer than {MAX_LINE} bytes; expected one ID per line"),
+            );
+        }
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            return Ok(());
+        }
+        match std::str::from_utf8(line) {
+            Ok(text) => self.decode_text(text, Some(number)),
+            // Not text: let the parser point at the first character it
+            // cannot read.
+            Err(_) => self.decode_text(&String::from_utf8_lossy(line), Some(number)),
+        }
+    }
+
+    /// Reports a bad ID on stderr, after what was decoded before it, so
+    /// that a terminal shows both in the order of the input.
+    #[cold]
+    fn report(&mut self, line: Option<u64>, error: &dyn std::fmt::Display) -> io::Result<()> {
+        self.failed += 1;
+        self.flush()?;
+        match line {
+            Some(number) => eprintln!("error: line {number}: {error}"),
+            None => eprintln!("error: {error}"),
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.pending)?;
+        self.pending.clear();
+        self.out.flush()
+    }
+}
+
+/// Adds `bytes` to the line kept in `partial` unless that makes it longer
+/// than [`MAX_LINE`]; says whether it did.
+fn keep(partial: &mut Vec<u8>, bytes: &[u8]) -> bool {
+    if partial.len() + bytes.len() > MAX_LINE {
+        partial.clear();
+        true
+    } else {
+        partial.extend_from_slice(bytes);
+        false
+    }
 }

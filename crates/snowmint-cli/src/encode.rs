@@ -1,16 +1,60 @@
 //! `snowmint encode`.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args;
+use snowmint::{Encoding, Field, Parts};
 
 use crate::Global;
+use crate::values::{self, IdEncoding};
 
 /// Arguments of `snowmint encode`.
 #[derive(Debug, Args)]
-pub struct EncodeArgs {}
+#[command(after_help = "\
+Examples:
+  $ snowmint encode --timestamp 1700000000000 --datacenter 7 --machine 13 --sequence 4095
+  1724551110457221119
+
+  $ snowmint encode --timestamp 2023-11-14T23:13:20+01:00 \\
+                    --datacenter 7 --machine 13 --sequence 4095 --output hex
+  17eed6190fcedfff
+
+  $ snowmint encode --timestamp now --datacenter 0 --machine 0 --sequence 0")]
+pub struct EncodeArgs {
+    /// When: Unix milliseconds, an RFC 3339 time (any offset, optional
+    /// fraction), or `now`.
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    timestamp: String,
+    /// The datacenter id (0..=31 in the default layout).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    datacenter: String,
+    /// The machine id (0..=31 in the default layout).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    machine: String,
+    /// The sequence number within the millisecond (0..=4095 in the default
+    /// layout).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    sequence: String,
+    /// How to write the ID.
+    #[arg(long, value_enum, value_name = "ENCODING", default_value_t)]
+    output: IdEncoding,
+}
 
 /// Runs `snowmint encode`.
-pub fn run(_args: EncodeArgs, _global: &Global) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("snowmint encode is not built yet")
+pub fn run(args: EncodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
+    let layout = global.layout()?;
+    let parts = Parts {
+        timestamp_ms: values::instant("timestamp", &args.timestamp)?,
+        datacenter: values::field_value(&layout, Field::Datacenter, &args.datacenter)?,
+        machine: values::field_value(&layout, Field::Machine, &args.machine)?,
+        sequence: values::field_value(&layout, Field::Sequence, &args.sequence)?,
+    };
+    let id = layout
+        .encode(parts)
+        .map_err(crate::failure::BadInput::from)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", id.encode(Encoding::from(args.output)))?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -256,25 +256,93 @@ pub fn format_time(unix_ms: i64) -> Rfc3339 {
     Rfc3339(unix_ms)
 }
 
+impl Rfc3339 {
+    /// The longest text an instant can take: a sign and 9 digits of year
+    /// (an `i64` of milliseconds reaches the year 292 million), then
+    /// `-MM-DDTHH:MM:SS.mmmZ`.
+    pub const MAX_LEN: usize = 30;
+
+    /// Writes the text into `buf` and returns it, without the formatting
+    /// machinery: for writing millions of instants (bulk decoding), where
+    /// going through `Display` costs several times more.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Rfc3339, format_time};
+    ///
+    /// let mut buf = [0; Rfc3339::MAX_LEN];
+    /// let text = format_time(1_700_000_000_000).write_to(&mut buf);
+    /// assert_eq!(text, "2023-11-14T22:13:20.000Z");
+    /// ```
+    pub fn write_to<'b>(&self, buf: &'b mut [u8; Rfc3339::MAX_LEN]) -> &'b str {
+        let days = self.0.div_euclid(MS_PER_DAY);
+        let ms_of_day = self.0.rem_euclid(MS_PER_DAY) as u64;
+        let (year, month, day) = civil_from_days(days);
+        let mut text = Ascii { buf, len: 0 };
+        if (0..=9999).contains(&year) {
+            text.digits(year as u64, 4);
+        } else {
+            // ISO 8601 extended years: a sign and at least 6 digits.
+            text.byte(if year < 0 { b'-' } else { b'+' });
+            let magnitude = year.unsigned_abs();
+            text.digits(magnitude, decimal_width(magnitude).max(6));
+        }
+        text.byte(b'-');
+        text.digits(month as u64, 2);
+        text.byte(b'-');
+        text.digits(day as u64, 2);
+        text.byte(b'T');
+        text.digits(ms_of_day / 3_600_000, 2);
+        text.byte(b':');
+        text.digits(ms_of_day / 60_000 % 60, 2);
+        text.byte(b':');
+        text.digits(ms_of_day / 1000 % 60, 2);
+        text.byte(b'.');
+        text.digits(ms_of_day % 1000, 3);
+        text.byte(b'Z');
+        let len = text.len;
+        // Only ASCII digits and separators were written.
+        std::str::from_utf8(&buf[..len]).unwrap_or_default()
+    }
+}
+
 impl fmt::Display for Rfc3339 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let days = self.0.div_euclid(MS_PER_DAY);
-        let ms_of_day = self.0.rem_euclid(MS_PER_DAY);
-        let (year, month, day) = civil_from_days(days);
-        if (0..=9999).contains(&year) {
-            write!(f, "{year:04}")?;
-        } else {
-            write!(f, "{year:+07}")?;
-        }
-        write!(
-            f,
-            "-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-            ms_of_day / 3_600_000,
-            ms_of_day / 60_000 % 60,
-            ms_of_day / 1000 % 60,
-            ms_of_day % 1000
-        )
+        let mut buf = [0; Rfc3339::MAX_LEN];
+        f.write_str(self.write_to(&mut buf))
     }
+}
+
+/// A cursor that writes ASCII into a fixed buffer.
+struct Ascii<'b> {
+    buf: &'b mut [u8; Rfc3339::MAX_LEN],
+    len: usize,
+}
+
+impl Ascii<'_> {
+    fn byte(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    /// `value` in exactly `width` decimal digits (zero-padded).
+    fn digits(&mut self, mut value: u64, width: usize) {
+        for at in (self.len..self.len + width).rev() {
+            self.buf[at] = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+        self.len += width;
+    }
+}
+
+fn decimal_width(mut value: u64) -> usize {
+    let mut width = 1;
+    while value >= 10 {
+        value /= 10;
+        width += 1;
+    }
+    width
 }
 
 #[cfg(test)]
@@ -286,6 +354,45 @@ mod tests {
         for days in (-1_000_000..1_000_000).step_by(7) {
             let (y, m, d) = civil_from_days(days);
             assert_eq!(days_from_civil(y, m, d), days, "{y}-{m}-{d}");
+        }
+    }
+
+    /// The text as the formatting machinery writes it: the reference for
+    /// the hand-written `write_to`.
+    fn reference(unix_ms: i64) -> String {
+        let days = unix_ms.div_euclid(MS_PER_DAY);
+        let ms_of_day = unix_ms.rem_euclid(MS_PER_DAY);
+        let (year, month, day) = civil_from_days(days);
+        let year = if (0..=9999).contains(&year) {
+            format!("{year:04}")
+        } else {
+            format!("{year:+07}")
+        };
+        format!(
+            "{year}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+            ms_of_day / 3_600_000,
+            ms_of_day / 60_000 % 60,
+            ms_of_day / 1000 % 60,
+            ms_of_day % 1000
+        )
+    }
+
+    #[test]
+    fn hand_formatting_matches_the_formatting_machinery() {
+        let edges = [i64::MIN, i64::MIN + 1, -62_167_219_200_001, -1, 0, 1];
+        let more = [
+            253_402_300_799_999,
+            253_402_300_800_000,
+            i64::MAX - 1,
+            i64::MAX,
+        ];
+        let spread = (0..20_000i64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as i64));
+        for unix_ms in edges.into_iter().chain(more).chain(spread) {
+            assert_eq!(
+                format_time(unix_ms).to_string(),
+                reference(unix_ms),
+                "{unix_ms}"
+            );
         }
     }
 
