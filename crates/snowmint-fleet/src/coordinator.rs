@@ -52,7 +52,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use backend::{Backend, BackendError, GuardedWrite, Opened, Versioned};
-pub use config::{ConfigError, CoordinatorConfig, CoordinatorUrl, Holder, MAX_TTL, MIN_TTL, SlotRange};
+pub use config::{
+    ConfigError, CoordinatorConfig, CoordinatorUrl, Holder, MAX_TTL, MIN_TTL, SlotRange,
+};
 
 use crate::{BoxFuture, Claim, FleetError, NodeState, SlotSource};
 
@@ -76,7 +78,14 @@ const MARK_ATTEMPTS: usize = 4;
 ///
 /// [`FleetError::Coordinator`] when this build lacks the backend (cargo
 /// features `etcd`, `zookeeper`) or there is no Tokio runtime.
-pub fn connect(url: &CoordinatorUrl, config: CoordinatorConfig) -> Result<Arc<dyn SlotSource>, FleetError> {
+#[cfg_attr(
+    not(any(feature = "etcd", feature = "zookeeper")),
+    allow(unused_variables)
+)]
+pub fn connect(
+    url: &CoordinatorUrl,
+    config: CoordinatorConfig,
+) -> Result<Arc<dyn SlotSource>, FleetError> {
     match url {
         #[cfg(feature = "etcd")]
         CoordinatorUrl::Etcd { endpoints } => {
@@ -88,7 +97,7 @@ pub fn connect(url: &CoordinatorUrl, config: CoordinatorConfig) -> Result<Arc<dy
             let backend = crate::zookeeper::ZooKeeperBackend::new(hosts.clone(), chroot.clone());
             Ok(Arc::new(Coordinator::start(backend, config)?))
         }
-        #[allow(unreachable_patterns)] // every arm is reachable only with both features off
+        #[allow(unreachable_patterns)] // with both backends built in, no URL lacks support
         other => Err(FleetError::Coordinator {
             coordinator: other.to_string(),
             message: format!(
@@ -150,7 +159,8 @@ pub struct ClaimRecord {
 impl CoordinatorStatus {
     /// How long the current claim may still be used; `None` when fenced.
     pub fn time_to_deadline(&self, now: Instant) -> Option<Duration> {
-        self.deadline.map(|deadline| deadline.saturating_duration_since(now))
+        self.deadline
+            .map(|deadline| deadline.saturating_duration_since(now))
     }
 }
 
@@ -167,6 +177,9 @@ struct Shared<B: Backend> {
     /// most find their mark already covered.
     marks: tokio::sync::Mutex<MarkCache>,
 }
+
+/// A claim that may still be used, with the session that holds it.
+type UsableClaim<S> = (Arc<Live<S>>, Held);
 
 /// A session with what the coordinator granted.
 struct Live<S> {
@@ -308,7 +321,9 @@ impl Backoff {
         self.next = (self.next * 2).min(self.most);
         // Half fixed, half random: RandomState is seeded per instance, which
         // is all the randomness jitter needs.
-        let random = std::collections::hash_map::RandomState::new().build_hasher().finish();
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
         pause / 2 + pause.mul_f64((random % 1000) as f64 / 2000.0)
     }
 
@@ -325,10 +340,11 @@ impl<B: Backend> Coordinator<B> {
     /// [`FleetError::Coordinator`] when called outside a Tokio runtime.
     pub fn start(backend: B, config: CoordinatorConfig) -> Result<Coordinator<B>, FleetError> {
         let url = backend.url();
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| FleetError::Coordinator {
-            coordinator: url.clone(),
-            message: "the claim engine must be started inside a Tokio runtime".into(),
-        })?;
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|_| FleetError::Coordinator {
+                coordinator: url.clone(),
+                message: "the claim engine must be started inside a Tokio runtime".into(),
+            })?;
         let (state, _) = watch::channel(NodeState::Fenced {
             reason: format!("starting: claiming a slot from {url}"),
         });
@@ -374,7 +390,12 @@ impl<B: Backend> Coordinator<B> {
     /// remembers, then the current one.
     pub fn claims(&self) -> Vec<ClaimRecord> {
         let inner = self.shared.lock();
-        inner.history.iter().copied().chain(inner.claim.map(|held| held.record())).collect()
+        inner
+            .history
+            .iter()
+            .copied()
+            .chain(inner.claim.map(|held| held.record()))
+            .collect()
     }
 
     /// The settings the engine runs with.
@@ -385,7 +406,12 @@ impl<B: Backend> Coordinator<B> {
 
 impl<B: Backend> Drop for Coordinator<B> {
     fn drop(&mut self) {
-        if let Some(task) = self.task.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(task) = self
+            .task
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
             task.abort();
         }
     }
@@ -413,7 +439,8 @@ impl<B: Backend> SlotSource for Coordinator<B> {
                 let _ = task.await;
             }
             // Fenced before the slot frees: no ID may follow the release.
-            self.shared.fence("released: the node is shutting down".into());
+            self.shared
+                .fence("released: the node is shutting down".into());
             let (live, held) = {
                 let mut inner = self.shared.lock();
                 (inner.session.take(), inner.end_claim(Instant::now()))
@@ -421,7 +448,11 @@ impl<B: Backend> SlotSource for Coordinator<B> {
             if let Some(live) = live {
                 let key = held.map(|held| self.shared.paths.slot(held.slot));
                 let limit = Timing { ttl: live.ttl }.step_limit();
-                let released = tokio::time::timeout(limit, self.shared.backend.release(&live.session, key.as_deref())).await;
+                let released = tokio::time::timeout(
+                    limit,
+                    self.shared.backend.release(&live.session, key.as_deref()),
+                )
+                .await;
                 if !matches!(released, Ok(Ok(()))) {
                     tracing::warn!(coordinator = %self.shared.url, "could not release the claim; it frees when its TTL runs out");
                 }
@@ -451,7 +482,12 @@ impl<B: Backend> Shared<B> {
     async fn open_session(&self) -> Option<(Arc<Live<B::Session>>, Instant)> {
         let dirs = [self.paths.slots_dir(), self.paths.marks_dir()];
         let sent = Instant::now();
-        let opened = self.step(self.config.ttl, self.backend.open_session(self.config.ttl, &dirs)).await;
+        let opened = self
+            .step(
+                self.config.ttl,
+                self.backend.open_session(self.config.ttl, &dirs),
+            )
+            .await;
         match opened {
             Ok(opened) => {
                 let live = Arc::new(Live {
@@ -471,7 +507,12 @@ impl<B: Backend> Shared<B> {
 
     /// Claims a slot in this session and keeps it; returns why the session
     /// had to be given up.
-    async fn serve(&self, live: &Live<B::Session>, opened_at: Instant, backoff: &mut Backoff) -> String {
+    async fn serve(
+        &self,
+        live: &Live<B::Session>,
+        opened_at: Instant,
+        backoff: &mut Backoff,
+    ) -> String {
         let timing = Timing { ttl: live.ttl };
         let mut confirmed = (opened_at, live.ttl);
         loop {
@@ -481,14 +522,23 @@ impl<B: Backend> Shared<B> {
                     self.fence(self.all_taken());
                     tokio::time::sleep(backoff.next().min(timing.renew_every())).await;
                     let sent = Instant::now();
-                    match self.step(timing.step_limit(), self.backend.keep_alive(&live.session, None)).await {
+                    match self
+                        .step(
+                            timing.step_limit(),
+                            self.backend.keep_alive(&live.session, None),
+                        )
+                        .await
+                    {
                         Ok(ttl) => confirmed = (sent, ttl),
                         Err(reason) => return reason,
                     }
                 }
                 Ok(Some((slot, claimed_at))) => {
                     let deadline = timing.deadline(confirmed.0, confirmed.1);
-                    if let Err(reason) = self.activate(live, slot, claimed_at, deadline, timing).await {
+                    if let Err(reason) = self
+                        .activate(live, slot, claimed_at, deadline, timing)
+                        .await
+                    {
                         return reason;
                     }
                     backoff.reset();
@@ -499,15 +549,29 @@ impl<B: Backend> Shared<B> {
     }
 
     /// Tries the free slots of the range, lowest first.
-    async fn claim_lowest_free(&self, live: &Live<B::Session>, timing: Timing) -> Result<Option<(u64, Instant)>, String> {
+    async fn claim_lowest_free(
+        &self,
+        live: &Live<B::Session>,
+        timing: Timing,
+    ) -> Result<Option<(u64, Instant)>, String> {
         let names = self
-            .step(timing.step_limit(), self.backend.list(&live.session, &self.paths.slots_dir()))
+            .step(
+                timing.step_limit(),
+                self.backend.list(&live.session, &self.paths.slots_dir()),
+            )
             .await?;
         let taken: BTreeSet<u64> = names.iter().filter_map(|name| name.parse().ok()).collect();
-        for slot in self.config.slots.iter().filter(|slot| !taken.contains(slot)) {
+        for slot in self
+            .config
+            .slots
+            .iter()
+            .filter(|slot| !taken.contains(slot))
+        {
             let sent = Instant::now();
             let key = self.paths.slot(slot);
-            let create = self.backend.create_if_absent(&live.session, &key, self.config.holder.as_bytes());
+            let create =
+                self.backend
+                    .create_if_absent(&live.session, &key, self.config.holder.as_bytes());
             if self.step(timing.step_limit(), create).await? {
                 return Ok(Some((slot, sent)));
             }
@@ -584,7 +648,9 @@ impl<B: Backend> Shared<B> {
                 ));
             }
             let limit = (deadline - now).min(timing.renew_every());
-            match tokio::time::timeout(limit, self.backend.keep_alive(&live.session, Some(&key))).await {
+            match tokio::time::timeout(limit, self.backend.keep_alive(&live.session, Some(&key)))
+                .await
+            {
                 Ok(Ok(ttl)) => {
                     confirmed = (now, ttl);
                     next = now + timing.renew_every();
@@ -608,7 +674,9 @@ impl<B: Backend> Shared<B> {
     /// Moves the current claim's deadline and republishes it.
     fn renew(&self, live: &Live<B::Session>, deadline: Instant) {
         let mut inner = self.lock();
-        let Some(held) = inner.claim.as_mut() else { return };
+        let Some(held) = inner.claim.as_mut() else {
+            return;
+        };
         held.deadline = held.deadline.max(deadline);
         let held = *held;
         let claim = self.claim_view(&inner, live, held);
@@ -641,7 +709,8 @@ impl<B: Backend> Shared<B> {
         self.lose(reason);
         let key = held.map(|held| self.paths.slot(held.slot));
         let limit = Timing { ttl: live.ttl }.step_limit();
-        let _ = tokio::time::timeout(limit, self.backend.release(&live.session, key.as_deref())).await;
+        let _ =
+            tokio::time::timeout(limit, self.backend.release(&live.session, key.as_deref())).await;
     }
 
     fn fence(&self, reason: String) {
@@ -686,17 +755,32 @@ impl<B: Backend> Shared<B> {
 
     /// Runs one backend step with a time limit, turning failures into the
     /// reason the node is fenced.
-    async fn step<T>(&self, limit: Duration, call: impl Future<Output = Result<T, BackendError>>) -> Result<T, String> {
+    async fn step<T>(
+        &self,
+        limit: Duration,
+        call: impl Future<Output = Result<T, BackendError>>,
+    ) -> Result<T, String> {
         match tokio::time::timeout(limit, call).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) => Err(format!("coordinator {} failed: {err}", self.url)),
-            Err(_) => Err(format!("coordinator {} did not answer within {limit:?}", self.url)),
+            Err(_) => Err(format!(
+                "coordinator {} did not answer within {limit:?}",
+                self.url
+            )),
         }
     }
 
-    async fn read_mark(&self, live: &Live<B::Session>, slot: u64, limit: Duration) -> Result<Option<(i64, i64)>, String> {
+    async fn read_mark(
+        &self,
+        live: &Live<B::Session>,
+        slot: u64,
+        limit: Duration,
+    ) -> Result<Option<(i64, i64)>, String> {
         let path = self.paths.mark(slot);
-        let Some(stored) = self.step(limit, self.backend.read(&live.session, &path)).await? else {
+        let Some(stored) = self
+            .step(limit, self.backend.read(&live.session, &path))
+            .await?
+        else {
             return Ok(None);
         };
         let text = String::from_utf8_lossy(&stored.value);
@@ -709,7 +793,7 @@ impl<B: Backend> Shared<B> {
     }
 
     /// The session and claim of `generation`, if it may still be used.
-    fn usable(&self, generation: u64) -> Result<(Arc<Live<B::Session>>, Held), FleetError> {
+    fn usable(&self, generation: u64) -> Result<UsableClaim<B::Session>, FleetError> {
         let inner = self.lock();
         let claim = inner.claim.filter(|held| held.generation == generation);
         match (&inner.session, claim) {
@@ -717,7 +801,9 @@ impl<B: Backend> Shared<B> {
             _ => Err(FleetError::Fenced {
                 reason: match &*self.state.borrow() {
                     NodeState::Fenced { reason } => reason.clone(),
-                    NodeState::Active(_) => format!("the claim of generation {generation} is no longer held"),
+                    NodeState::Active(_) => {
+                        format!("the claim of generation {generation} is no longer held")
+                    }
                 },
             }),
         }
@@ -739,9 +825,13 @@ impl<B: Backend> Shared<B> {
         let mut expected = marks.version;
         for _ in 0..MARK_ATTEMPTS {
             let left = held.deadline.saturating_duration_since(Instant::now());
-            let write = self
-                .backend
-                .write_guarded(&live.session, &guard, &path, value.as_bytes(), expected);
+            let write = self.backend.write_guarded(
+                &live.session,
+                &guard,
+                &path,
+                value.as_bytes(),
+                expected,
+            );
             match self.step(left, write).await.map_err(coordinator_error)? {
                 GuardedWrite::Written { version } => {
                     *marks = MarkCache {
@@ -758,7 +848,10 @@ impl<B: Backend> Shared<B> {
                 }
                 GuardedWrite::Conflict => {
                     let left = held.deadline.saturating_duration_since(Instant::now());
-                    let stored = self.read_mark(&live, held.slot, left).await.map_err(coordinator_error)?;
+                    let stored = self
+                        .read_mark(&live, held.slot, left)
+                        .await
+                        .map_err(coordinator_error)?;
                     *marks = MarkCache {
                         generation,
                         mark_ms: stored.map(|(mark, _)| mark),
@@ -787,8 +880,10 @@ mod tests {
             ttl: Duration::from_secs(2),
         };
         let sent = Instant::now();
-        assert_eq!(timing.deadline(sent, Duration::from_secs(2)), sent + Duration::from_millis(1800));
-        assert_eq!(timing.renew_every(), Duration::from_millis(666) + Duration::from_nanos(666_667));
+        assert_eq!(
+            timing.deadline(sent, Duration::from_secs(2)),
+            sent + Duration::from_millis(1800)
+        );
         let short = Timing {
             ttl: Duration::from_millis(300),
         };
@@ -801,7 +896,10 @@ mod tests {
         let pauses: Vec<_> = (0..6).map(|_| backoff.next()).collect();
         for (pause, nominal) in pauses.iter().zip([200, 400, 800, 1000, 1000, 1000]) {
             let nominal = Duration::from_millis(nominal);
-            assert!(*pause >= nominal / 2 && *pause <= nominal, "{pause:?} vs {nominal:?}");
+            assert!(
+                *pause >= nominal / 2 && *pause <= nominal,
+                "{pause:?} vs {nominal:?}"
+            );
         }
         backoff.reset();
         assert!(backoff.next() <= Duration::from_millis(200));

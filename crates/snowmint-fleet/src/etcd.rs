@@ -12,8 +12,8 @@
 use std::time::Duration;
 
 use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, GetOptions, LeaseKeepAliveStream, LeaseKeeper, PutOptions, Txn,
-    TxnOp, TxnOpResponse,
+    Client, Compare, CompareOp, ConnectOptions, GetOptions, LeaseKeepAliveStream, LeaseKeeper,
+    PutOptions, Txn, TxnOp, TxnOpResponse,
 };
 use tokio::sync::Mutex;
 
@@ -68,15 +68,25 @@ impl Backend for EtcdBackend {
         .to_string()
     }
 
-    async fn open_session(&self, ttl: Duration, _dirs: &[String]) -> Result<Opened<EtcdSession>, BackendError> {
-        let urls: Vec<String> = self.endpoints.iter().map(|host| format!("http://{host}")).collect();
+    async fn open_session(
+        &self,
+        ttl: Duration,
+        _dirs: &[String],
+    ) -> Result<Opened<EtcdSession>, BackendError> {
+        let urls: Vec<String> = self
+            .endpoints
+            .iter()
+            .map(|host| format!("http://{host}"))
+            .collect();
         // HTTP/2 pings find a dead connection within a third of the TTL, so
         // that the client reconnects instead of waiting on it.
         let options = ConnectOptions::new()
             .with_connect_timeout(ttl / 3)
             .with_keep_alive(ttl / 3, ttl / 3)
             .with_keep_alive_while_idle(true);
-        let mut client = Client::connect(urls, Some(options)).await.map_err(classify)?;
+        let mut client = Client::connect(urls, Some(options))
+            .await
+            .map_err(classify)?;
         // Leases count whole seconds: round up so the TTL is never shorter
         // than asked.
         let seconds = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
@@ -111,15 +121,28 @@ impl Backend for EtcdBackend {
             .collect())
     }
 
-    async fn create_if_absent(&self, session: &EtcdSession, path: &str, value: &[u8]) -> Result<bool, BackendError> {
+    async fn create_if_absent(
+        &self,
+        session: &EtcdSession,
+        path: &str,
+        value: &[u8],
+    ) -> Result<bool, BackendError> {
         let txn = Txn::new()
             .when([Compare::create_revision(path, CompareOp::Equal, 0)])
-            .and_then([TxnOp::put(path, value, Some(PutOptions::new().with_lease(session.lease)))]);
+            .and_then([TxnOp::put(
+                path,
+                value,
+                Some(PutOptions::new().with_lease(session.lease)),
+            )]);
         let done = session.client.clone().txn(txn).await.map_err(classify)?;
         Ok(done.succeeded())
     }
 
-    async fn keep_alive(&self, session: &EtcdSession, _held: Option<&str>) -> Result<Duration, BackendError> {
+    async fn keep_alive(
+        &self,
+        session: &EtcdSession,
+        _held: Option<&str>,
+    ) -> Result<Duration, BackendError> {
         let taken = session.keeper.lock().await.take();
         let (mut keeper, mut stream) = match taken {
             Some(pair) => pair,
@@ -137,14 +160,26 @@ impl Backend for EtcdBackend {
             .map_err(classify)?
             .ok_or_else(|| BackendError::Unavailable("the keep-alive stream closed".into()))?;
         if answer.ttl() <= 0 {
-            return Err(BackendError::Lost(format!("lease {:x} expired", session.lease)));
+            return Err(BackendError::Lost(format!(
+                "lease {:x} expired",
+                session.lease
+            )));
         }
         *session.keeper.lock().await = Some((keeper, stream));
         Ok(Duration::from_secs(answer.ttl().unsigned_abs()))
     }
 
-    async fn read(&self, session: &EtcdSession, path: &str) -> Result<Option<Versioned>, BackendError> {
-        let found = session.client.clone().get(path, None).await.map_err(classify)?;
+    async fn read(
+        &self,
+        session: &EtcdSession,
+        path: &str,
+    ) -> Result<Option<Versioned>, BackendError> {
+        let found = session
+            .client
+            .clone()
+            .get(path, None)
+            .await
+            .map_err(classify)?;
         Ok(found.kvs().first().map(|kv| Versioned {
             value: kv.value().to_vec(),
             version: kv.mod_revision(),
@@ -164,7 +199,10 @@ impl Backend for EtcdBackend {
             None => Compare::create_revision(path, CompareOp::Equal, 0),
         };
         let txn = Txn::new()
-            .when([Compare::lease(guard, CompareOp::Equal, session.lease), unchanged])
+            .when([
+                Compare::lease(guard, CompareOp::Equal, session.lease),
+                unchanged,
+            ])
             .and_then([TxnOp::put(path, value, None)])
             .or_else([TxnOp::get(guard, None)]);
         let done = session.client.clone().txn(txn).await.map_err(classify)?;
@@ -172,10 +210,13 @@ impl Backend for EtcdBackend {
             let revision = done.header().map_or(0, |header| header.revision());
             return Ok(GuardedWrite::Written { version: revision });
         }
-        let guard_held = done.op_responses().into_iter().any(|response| match response {
-            TxnOpResponse::Get(got) => got.kvs().iter().any(|kv| kv.lease() == session.lease),
-            _ => false,
-        });
+        let guard_held = done
+            .op_responses()
+            .into_iter()
+            .any(|response| match response {
+                TxnOpResponse::Get(got) => got.kvs().iter().any(|kv| kv.lease() == session.lease),
+                _ => false,
+            });
         Ok(if guard_held {
             GuardedWrite::Conflict
         } else {
@@ -183,8 +224,18 @@ impl Backend for EtcdBackend {
         })
     }
 
-    async fn release(&self, session: &EtcdSession, _held: Option<&str>) -> Result<(), BackendError> {
-        match session.client.clone().lease_revoke(session.lease).await.map_err(classify) {
+    async fn release(
+        &self,
+        session: &EtcdSession,
+        _held: Option<&str>,
+    ) -> Result<(), BackendError> {
+        match session
+            .client
+            .clone()
+            .lease_revoke(session.lease)
+            .await
+            .map_err(classify)
+        {
             Ok(_) | Err(BackendError::Lost(_)) => Ok(()),
             Err(err) => Err(err),
         }

@@ -33,8 +33,9 @@ mod etcd;
 mod zookeeper;
 
 pub use coordinator::{
-    Backend, BackendError, ClaimRecord, ConfigError, Coordinator, CoordinatorConfig, CoordinatorStatus, CoordinatorUrl,
-    GuardedWrite, Holder, MAX_TTL, MIN_TTL, Opened, SlotRange, Versioned, connect,
+    Backend, BackendError, ClaimRecord, ConfigError, Coordinator, CoordinatorConfig,
+    CoordinatorStatus, CoordinatorUrl, GuardedWrite, Holder, MAX_TTL, MIN_TTL, Opened, SlotRange,
+    Versioned, connect,
 };
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};

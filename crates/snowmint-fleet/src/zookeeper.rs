@@ -16,7 +16,9 @@
 
 use std::time::Duration;
 
-use zookeeper_client::{Acls, CheckWriteError, Client, CreateMode, CreateOptions, Error, MultiWriteResult};
+use zookeeper_client::{
+    Acls, CheckWriteError, Client, CreateMode, CreateOptions, Error, MultiWriteResult,
+};
 
 use crate::coordinator::{Backend, BackendError, CoordinatorUrl, GuardedWrite, Opened, Versioned};
 
@@ -73,7 +75,11 @@ impl Backend for ZooKeeperBackend {
         .to_string()
     }
 
-    async fn open_session(&self, ttl: Duration, dirs: &[String]) -> Result<Opened<ZooKeeperSession>, BackendError> {
+    async fn open_session(
+        &self,
+        ttl: Duration,
+        dirs: &[String],
+    ) -> Result<Opened<ZooKeeperSession>, BackendError> {
         let client = Client::connector()
             .with_session_timeout(ttl)
             .with_fail_eagerly()
@@ -83,9 +89,9 @@ impl Backend for ZooKeeperBackend {
         let client = match &self.chroot {
             Some(root) => {
                 client.mkdir(root, &PERSISTENT).await.map_err(classify)?;
-                client
-                    .chroot(root.clone())
-                    .map_err(|_| BackendError::Unavailable(format!("chroot {root:?} is not a valid path")))?
+                client.chroot(root.clone()).map_err(|_| {
+                    BackendError::Unavailable(format!("chroot {root:?} is not a valid path"))
+                })?
             }
             None => client,
         };
@@ -99,11 +105,20 @@ impl Backend for ZooKeeperBackend {
         })
     }
 
-    async fn list(&self, session: &ZooKeeperSession, dir: &str) -> Result<Vec<String>, BackendError> {
+    async fn list(
+        &self,
+        session: &ZooKeeperSession,
+        dir: &str,
+    ) -> Result<Vec<String>, BackendError> {
         session.client.list_children(dir).await.map_err(classify)
     }
 
-    async fn create_if_absent(&self, session: &ZooKeeperSession, path: &str, value: &[u8]) -> Result<bool, BackendError> {
+    async fn create_if_absent(
+        &self,
+        session: &ZooKeeperSession,
+        path: &str,
+        value: &[u8],
+    ) -> Result<bool, BackendError> {
         match session.client.create(path, value, &EPHEMERAL).await {
             Ok(_) => Ok(true),
             Err(Error::NodeExists) => Ok(false),
@@ -111,8 +126,16 @@ impl Backend for ZooKeeperBackend {
         }
     }
 
-    async fn keep_alive(&self, session: &ZooKeeperSession, held: Option<&str>) -> Result<Duration, BackendError> {
-        let stat = session.client.check_stat(held.unwrap_or("/")).await.map_err(classify)?;
+    async fn keep_alive(
+        &self,
+        session: &ZooKeeperSession,
+        held: Option<&str>,
+    ) -> Result<Duration, BackendError> {
+        let stat = session
+            .client
+            .check_stat(held.unwrap_or("/"))
+            .await
+            .map_err(classify)?;
         match (held, stat) {
             (None, _) => Ok(session.client.session_timeout()),
             (Some(_), Some(stat)) if session.owns(&stat) => Ok(session.client.session_timeout()),
@@ -123,7 +146,11 @@ impl Backend for ZooKeeperBackend {
         }
     }
 
-    async fn read(&self, session: &ZooKeeperSession, path: &str) -> Result<Option<Versioned>, BackendError> {
+    async fn read(
+        &self,
+        session: &ZooKeeperSession,
+        path: &str,
+    ) -> Result<Option<Versioned>, BackendError> {
         match session.client.sync(path).await {
             Ok(()) | Err(Error::NoNode) => {}
             Err(err) => return Err(classify(err)),
@@ -147,15 +174,22 @@ impl Backend for ZooKeeperBackend {
         expected: Option<i64>,
     ) -> Result<GuardedWrite, BackendError> {
         let bad_path = |err: Error| BackendError::Unavailable(format!("{path}: {err}"));
-        let mut writer = session.client.new_check_writer(guard, None).map_err(bad_path)?;
+        let mut writer = session
+            .client
+            .new_check_writer(guard, None)
+            .map_err(bad_path)?;
         match expected {
             Some(version) => {
                 let Ok(version) = i32::try_from(version) else {
                     return Ok(GuardedWrite::Conflict);
                 };
-                writer.add_set_data(path, value, Some(version)).map_err(bad_path)?;
+                writer
+                    .add_set_data(path, value, Some(version))
+                    .map_err(bad_path)?;
             }
-            None => writer.add_create(path, value, &PERSISTENT).map_err(bad_path)?,
+            None => writer
+                .add_create(path, value, &PERSISTENT)
+                .map_err(bad_path)?,
         }
         match writer.commit().await {
             Ok(results) => Ok(GuardedWrite::Written {
@@ -164,7 +198,9 @@ impl Backend for ZooKeeperBackend {
                     _ => 0,
                 },
             }),
-            Err(CheckWriteError::CheckFailed { source: Error::NoNode }) => Ok(GuardedWrite::GuardLost),
+            Err(CheckWriteError::CheckFailed {
+                source: Error::NoNode,
+            }) => Ok(GuardedWrite::GuardLost),
             Err(CheckWriteError::OperationFailed {
                 source: Error::BadVersion | Error::NodeExists | Error::NoNode,
                 ..
@@ -174,13 +210,19 @@ impl Backend for ZooKeeperBackend {
         }
     }
 
-    async fn release(&self, session: &ZooKeeperSession, held: Option<&str>) -> Result<(), BackendError> {
+    async fn release(
+        &self,
+        session: &ZooKeeperSession,
+        held: Option<&str>,
+    ) -> Result<(), BackendError> {
         let Some(path) = held else { return Ok(()) };
         match session.client.check_stat(path).await.map_err(classify)? {
-            Some(stat) if session.owns(&stat) => match session.client.delete(path, Some(stat.version)).await {
-                Ok(()) | Err(Error::NoNode) => Ok(()),
-                Err(err) => Err(classify(err)),
-            },
+            Some(stat) if session.owns(&stat) => {
+                match session.client.delete(path, Some(stat.version)).await {
+                    Ok(()) | Err(Error::NoNode) => Ok(()),
+                    Err(err) => Err(classify(err)),
+                }
+            }
             _ => Ok(()),
         }
     }

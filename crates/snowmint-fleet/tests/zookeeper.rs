@@ -11,35 +11,7 @@ use support::cluster::Cluster;
 use support::zookeeper::ZooKeeperCluster;
 use support::{eventually, scenarios};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claims_the_lowest_free_slot_keeps_it_and_releases_it() {
-    scenarios::claim_keep_release::<ZooKeeperCluster>().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn forty_nodes_race_for_thirty_two_slots() {
-    scenarios::race_for_slots::<ZooKeeperCluster>().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_paused_server_fences_every_node_until_it_answers_again() {
-    scenarios::server_pause_fences_everyone::<ZooKeeperCluster>().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cut_node_fences_itself_before_its_slot_is_taken() {
-    scenarios::partition_fences_the_cut_node::<ZooKeeperCluster>().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_crashed_node_slot_is_taken_over_above_its_mark() {
-    scenarios::crash_takeover_respects_the_mark::<ZooKeeperCluster>().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reservations_raise_the_shared_mark_with_compare_and_set() {
-    scenarios::reserve_rules::<ZooKeeperCluster>().await;
-}
+support::scenario_tests!(ZooKeeperCluster);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_reads_a_zookeeper_url() {
@@ -52,9 +24,18 @@ async fn connect_reads_a_zookeeper_url() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chroot_holds_every_znode() {
     let cluster = ZooKeeperCluster::start().await;
-    let url = format!("zk://{}/apps/ids", cluster.client_addr()).parse().unwrap();
+    let url = format!("zk://{}/apps/ids", cluster.client_addr())
+        .parse()
+        .unwrap();
     let slots = SlotRange::new(0, 0).unwrap();
-    let config = CoordinatorConfig::new("rooted", slots, scenarios::TTL, "rooted".into(), Layout::TWITTER).unwrap();
+    let config = CoordinatorConfig::new(
+        "rooted",
+        slots,
+        scenarios::TTL,
+        "rooted".into(),
+        Layout::TWITTER,
+    )
+    .unwrap();
     let source = connect(&url, config).unwrap();
     let states = source.state();
     eventually("a claim under the chroot", Duration::from_secs(60), || {
@@ -63,12 +44,23 @@ async fn a_chroot_holds_every_znode() {
         async move { state.claim_at(Instant::now()).map(drop) }
     })
     .await;
-    let client = zookeeper_client::Client::connect(&cluster.client_addr().to_string()).await.unwrap();
-    let (holder, stat) = client.get_data("/apps/ids/snowmint/rooted/slots/0").await.unwrap();
+    let client = zookeeper_client::Client::connect(&cluster.client_addr().to_string())
+        .await
+        .unwrap();
+    let (holder, stat) = client
+        .get_data("/apps/ids/snowmint/rooted/slots/0")
+        .await
+        .unwrap();
     assert_eq!(holder, b"rooted");
     assert_ne!(stat.ephemeral_owner, 0, "the slot znode is not ephemeral");
-    assert!(cluster.slot_holders("rooted").await.is_empty(), "a znode escaped the chroot");
+    assert!(
+        cluster.slot_holders("rooted").await.is_empty(),
+        "a znode escaped the chroot"
+    );
     source.release().await;
-    let gone = client.check_stat("/apps/ids/snowmint/rooted/slots/0").await.unwrap();
+    let gone = client
+        .check_stat("/apps/ids/snowmint/rooted/slots/0")
+        .await
+        .unwrap();
     assert!(gone.is_none(), "the slot znode outlived the release");
 }

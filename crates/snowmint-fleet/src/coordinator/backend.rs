@@ -90,7 +90,11 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Opened<Self::Session>, BackendError>> + Send;
 
     /// The names of the entries directly under `dir`.
-    fn list(&self, session: &Self::Session, dir: &str) -> impl Future<Output = Result<Vec<String>, BackendError>> + Send;
+    fn list(
+        &self,
+        session: &Self::Session,
+        dir: &str,
+    ) -> impl Future<Output = Result<Vec<String>, BackendError>> + Send;
 
     /// Creates `path` with `value`, tied to the session (deleted when the
     /// session ends), only if `path` does not exist. `Ok(false)`: it exists.
@@ -132,5 +136,9 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Ends the session so that what it holds frees at once; `held` is the
     /// key it holds, if any.
-    fn release(&self, session: &Self::Session, held: Option<&str>) -> impl Future<Output = Result<(), BackendError>> + Send;
+    fn release(
+        &self,
+        session: &Self::Session,
+        held: Option<&str>,
+    ) -> impl Future<Output = Result<(), BackendError>> + Send;
 }

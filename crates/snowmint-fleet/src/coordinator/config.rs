@@ -144,7 +144,12 @@ impl fmt::Display for CoordinatorUrl {
         match self {
             CoordinatorUrl::Etcd { endpoints } => write!(f, "etcd://{}", endpoints.join(",")),
             CoordinatorUrl::ZooKeeper { hosts, chroot } => {
-                write!(f, "zk://{}{}", hosts.join(","), chroot.as_deref().unwrap_or(""))
+                write!(
+                    f,
+                    "zk://{}{}",
+                    hosts.join(","),
+                    chroot.as_deref().unwrap_or("")
+                )
             }
         }
     }
@@ -156,7 +161,9 @@ fn check_host_port(text: &str) -> Result<&str, String> {
         .ok_or_else(|| format!("endpoint {text:?} has no port (expected HOST:PORT)"))?;
     let bracketed = host.starts_with('[') && host.ends_with(']');
     if host.is_empty() || (host.contains(':') && !bracketed) {
-        return Err(format!("endpoint {text:?} has no valid host (expected HOST:PORT)"));
+        return Err(format!(
+            "endpoint {text:?} has no valid host (expected HOST:PORT)"
+        ));
     }
     match port.parse::<u16>() {
         Ok(1..) => Ok(text),
@@ -166,8 +173,14 @@ fn check_host_port(text: &str) -> Result<&str, String> {
 
 fn check_chroot(path: &str) -> Result<&str, String> {
     let path = path.strip_suffix('/').unwrap_or(path);
-    if path.split('/').skip(1).any(|part| part.is_empty() || part == "." || part == "..") {
-        return Err(format!("chroot {path:?} has an empty, \".\" or \"..\" component"));
+    if path
+        .split('/')
+        .skip(1)
+        .any(|part| part.is_empty() || part == "." || part == "..")
+    {
+        return Err(format!(
+            "chroot {path:?} has an empty, \".\" or \"..\" component"
+        ));
     }
     Ok(path)
 }
@@ -272,9 +285,11 @@ impl FromStr for SlotRange {
             reason,
         };
         let number = |part: &str| {
-            part.trim()
-                .parse::<u64>()
-                .map_err(|_| invalid(format!("{part:?} is not a slot number (expected A-B, e.g. 0-1023)")))
+            part.trim().parse::<u64>().map_err(|_| {
+                invalid(format!(
+                    "{part:?} is not a slot number (expected A-B, e.g. 0-1023)"
+                ))
+            })
         };
         let (first, last) = match text.split_once('-') {
             Some((first, last)) => (number(first)?, number(last)?),
@@ -283,7 +298,8 @@ impl FromStr for SlotRange {
                 (only, only)
             }
         };
-        SlotRange::new(first, last).map_err(|_| invalid(format!("the first slot {first} is after the last {last}")))
+        SlotRange::new(first, last)
+            .map_err(|_| invalid(format!("the first slot {first} is after the last {last}")))
     }
 }
 
@@ -390,8 +406,13 @@ impl CoordinatorConfig {
         if fleet.is_empty() || fleet == "." || fleet == ".." {
             return Err(fleet_error("it must name something"));
         }
-        if !fleet.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
-            return Err(fleet_error("only letters, digits, '-', '_' and '.' are allowed"));
+        if !fleet
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        {
+            return Err(fleet_error(
+                "only letters, digits, '-', '_' and '.' are allowed",
+            ));
         }
         if !(MIN_TTL..=MAX_TTL).contains(&ttl) {
             return Err(ConfigError::Ttl { value: ttl });
@@ -441,7 +462,10 @@ mod tests {
     fn bad_urls_say_what_is_wrong() {
         for (text, says) in [
             ("127.0.0.1:2379", "it has no scheme"),
-            ("http://127.0.0.1:2379", "scheme \"http\" is neither etcd nor zk"),
+            (
+                "http://127.0.0.1:2379",
+                "scheme \"http\" is neither etcd nor zk",
+            ),
             ("etcd://127.0.0.1", "endpoint \"127.0.0.1\" has no port"),
             ("etcd://:2379", "endpoint \":2379\" has no valid host"),
             ("etcd://a:0", "port \"0\" is not a number in 1..=65535"),
@@ -450,7 +474,10 @@ mod tests {
             ("zk://a:1//x", "chroot \"//x\" has an empty"),
         ] {
             let err = text.parse::<CoordinatorUrl>().unwrap_err().to_string();
-            assert!(err.starts_with(&format!("coordinator URL {text:?} is invalid: ")), "{err}");
+            assert!(
+                err.starts_with(&format!("coordinator URL {text:?} is invalid: ")),
+                "{err}"
+            );
             assert!(err.contains(says), "{text}: {err}");
             assert!(err.ends_with(&format!("(expected {URL_FORMS})")), "{err}");
         }
@@ -472,18 +499,28 @@ mod tests {
 
     #[test]
     fn slot_ranges() {
-        assert_eq!("7".parse::<SlotRange>().unwrap(), SlotRange::new(7, 7).unwrap());
+        assert_eq!(
+            "7".parse::<SlotRange>().unwrap(),
+            SlotRange::new(7, 7).unwrap()
+        );
         assert_eq!(" 1 - 3 ".parse::<SlotRange>().unwrap().len(), 3);
         let err = "a-3".parse::<SlotRange>().unwrap_err().to_string();
-        assert_eq!(err, "slots \"a-3\" is invalid: \"a\" is not a slot number (expected A-B, e.g. 0-1023)");
+        assert_eq!(
+            err,
+            "slots \"a-3\" is invalid: \"a\" is not a slot number (expected A-B, e.g. 0-1023)"
+        );
         let err = "5-3".parse::<SlotRange>().unwrap_err().to_string();
-        assert_eq!(err, "slots \"5-3\" is invalid: the first slot 5 is after the last 3");
+        assert_eq!(
+            err,
+            "slots \"5-3\" is invalid: the first slot 5 is after the last 3"
+        );
     }
 
     #[test]
     fn ttl_bounds() {
         let slots = SlotRange::all(Layout::TWITTER);
-        let config = |ttl| CoordinatorConfig::new("ids", slots, ttl, String::new(), Layout::TWITTER);
+        let config =
+            |ttl| CoordinatorConfig::new("ids", slots, ttl, String::new(), Layout::TWITTER);
         assert!(config(MIN_TTL).is_ok());
         assert!(config(MAX_TTL).is_ok());
         let err = config(Duration::from_millis(500)).unwrap_err().to_string();

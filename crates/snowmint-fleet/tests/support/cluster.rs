@@ -9,8 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use snowmint_fleet::Backend;
+
+use super::eventually;
 
 /// A coordination server started for one test.
 pub trait Cluster: Send + Sync + Sized + 'static {
@@ -25,7 +28,9 @@ pub trait Cluster: Send + Sync + Sized + 'static {
     fn start() -> impl Future<Output = Self> + Send;
 
     /// Where clients reach it.
-    fn client_addr(&self) -> SocketAddr;
+    fn client_addr(&self) -> SocketAddr {
+        self.process().addr()
+    }
 
     /// A backend that reaches the server at `addr` (the server itself, or
     /// a proxy in front of it).
@@ -89,15 +94,31 @@ impl Drop for TempDir {
 pub struct ServerProcess {
     child: Mutex<Child>,
     name: &'static str,
+    /// The loopback port clients use.
+    port: u16,
     // Declared last: dropped after the process is killed.
     dir: TempDir,
 }
 
 impl ServerProcess {
-    /// Runs `program` with `args` in `dir`; `install` says how to get the
-    /// program when it is missing.
-    pub fn spawn(name: &'static str, program: &str, args: &[String], dir: TempDir, install: &str) -> ServerProcess {
-        let log = fs::File::create(dir.path().join("server.log")).expect("cannot create the server log");
+    /// Runs `program` with `args` in `dir` (`install` says how to get the
+    /// program when it is missing), then waits until `ready(port)` says
+    /// that it serves clients on `port`.
+    pub async fn start<F, Fut>(
+        name: &'static str,
+        program: &str,
+        args: &[String],
+        dir: TempDir,
+        install: &str,
+        port: u16,
+        ready: F,
+    ) -> ServerProcess
+    where
+        F: Fn(u16) -> Fut,
+        Fut: Future<Output = bool>,
+    {
+        let log =
+            fs::File::create(dir.path().join("server.log")).expect("cannot create the server log");
         let child = Command::new(program)
             .args(args)
             .current_dir(dir.path())
@@ -105,12 +126,30 @@ impl ServerProcess {
             .stdout(log.try_clone().expect("cannot share the server log"))
             .stderr(log)
             .spawn()
-            .unwrap_or_else(|err| panic!("cannot run {program} for {name} ({err}); install it with: {install}"));
-        ServerProcess {
+            .unwrap_or_else(|err| {
+                panic!("cannot run {program} for {name} ({err}); install it with: {install}")
+            });
+        let process = ServerProcess {
             child: Mutex::new(child),
             name,
+            port,
             dir,
-        }
+        };
+        let what = format!("{name} to serve clients on port {port}");
+        eventually(&what, Duration::from_secs(60), || async {
+            process.assert_running();
+            // A server that is still starting may accept and then say
+            // nothing: each probe gets a second.
+            let probe = tokio::time::timeout(Duration::from_secs(1), ready(port));
+            probe.await.unwrap_or(false).then_some(())
+        })
+        .await;
+        process
+    }
+
+    /// Where clients reach it.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
     }
 
     /// The process id.
@@ -141,7 +180,11 @@ impl ServerProcess {
     /// Panics, with the end of the server's log, if the process has exited.
     pub fn assert_running(&self) {
         if let Ok(Some(status)) = self.child.lock().unwrap().try_wait() {
-            panic!("{} exited ({status}); its log ends with:\n{}", self.name, self.log_tail());
+            panic!(
+                "{} exited ({status}); its log ends with:\n{}",
+                self.name,
+                self.log_tail()
+            );
         }
     }
 

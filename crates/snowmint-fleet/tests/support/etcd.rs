@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use etcd_client::{Client, GetOptions};
 use snowmint_fleet::EtcdBackend;
@@ -10,21 +9,22 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::cluster::{Cluster, ServerProcess, TempDir, free_port};
-use super::eventually;
 
 const INSTALL: &str = "apt-get install etcd-server (or put an etcd 3.4+ binary on PATH)";
 
 /// A single-member etcd cluster on loopback ports.
 pub struct EtcdCluster {
     process: ServerProcess,
-    client_port: u16,
 }
 
 impl EtcdCluster {
     async fn client(&self) -> Client {
-        Client::connect([format!("http://127.0.0.1:{}", self.client_port)], None)
-            .await
-            .expect("cannot connect to the test etcd")
+        Client::connect(
+            [format!("http://127.0.0.1:{}", self.process.addr().port())],
+            None,
+        )
+        .await
+        .expect("cannot connect to the test etcd")
     }
 }
 
@@ -72,18 +72,9 @@ impl Cluster for EtcdCluster {
         ]
         .map(String::from)
         .to_vec();
-        let process = ServerProcess::spawn("etcd", "etcd", &args, dir, INSTALL);
-        let cluster = EtcdCluster { process, client_port };
-        eventually("etcd to report itself healthy on /health", Duration::from_secs(30), || async {
-            cluster.process.assert_running();
-            healthy(client_port).await.then_some(())
-        })
-        .await;
-        cluster
-    }
-
-    fn client_addr(&self) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], self.client_port))
+        let process =
+            ServerProcess::start("etcd", "etcd", &args, dir, INSTALL, client_port, healthy).await;
+        EtcdCluster { process }
     }
 
     fn backend(&self, addr: SocketAddr) -> EtcdBackend {
@@ -105,23 +96,37 @@ impl Cluster for EtcdCluster {
                 let key = kv.key_str().expect("slot key is not UTF-8");
                 let slot = key.strip_prefix(&prefix).and_then(|n| n.parse().ok());
                 let slot = slot.unwrap_or_else(|| panic!("unexpected key {key}"));
-                (slot, kv.value_str().expect("holder is not UTF-8").to_owned())
+                (
+                    slot,
+                    kv.value_str().expect("holder is not UTF-8").to_owned(),
+                )
             })
             .collect()
     }
 
     async fn stored_mark(&self, fleet: &str, slot: u64) -> Option<i64> {
         let key = format!("/snowmint/{fleet}/hwm/{slot}");
-        let found = self.client().await.get(key, None).await.expect("cannot read the mark");
-        found
-            .kvs()
-            .first()
-            .map(|kv| kv.value_str().expect("mark is not UTF-8").parse().expect("mark is not a number"))
+        let found = self
+            .client()
+            .await
+            .get(key, None)
+            .await
+            .expect("cannot read the mark");
+        found.kvs().first().map(|kv| {
+            kv.value_str()
+                .expect("mark is not UTF-8")
+                .parse()
+                .expect("mark is not a number")
+        })
     }
 
     async fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) {
         let key = format!("/snowmint/{fleet}/hwm/{slot}");
-        self.client().await.put(key, mark_ms.to_string(), None).await.expect("cannot write the mark");
+        self.client()
+            .await
+            .put(key, mark_ms.to_string(), None)
+            .await
+            .expect("cannot write the mark");
     }
 
     fn process(&self) -> &ServerProcess {

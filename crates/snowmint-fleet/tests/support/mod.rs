@@ -33,7 +33,46 @@ where
         if let Some(value) = check().await {
             return value;
         }
-        assert!(started.elapsed() < limit, "gave up after {limit:?} waiting for: {what}");
+        assert!(
+            started.elapsed() < limit,
+            "gave up after {limit:?} waiting for: {what}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Declares every shared scenario as a test against one [`cluster::Cluster`].
+macro_rules! scenario_tests {
+    ($cluster:ty) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn claims_the_lowest_free_slot_keeps_it_and_releases_it() {
+            support::scenarios::claim_keep_release::<$cluster>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn forty_nodes_race_for_thirty_two_slots() {
+            support::scenarios::race_for_slots::<$cluster>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_paused_server_fences_every_node_until_it_answers_again() {
+            support::scenarios::server_pause_fences_everyone::<$cluster>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_cut_node_fences_itself_before_its_slot_is_taken() {
+            support::scenarios::partition_fences_the_cut_node::<$cluster>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_crashed_node_slot_is_taken_over_above_its_mark() {
+            support::scenarios::crash_takeover_respects_the_mark::<$cluster>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn reservations_raise_the_shared_mark_with_compare_and_set() {
+            support::scenarios::reserve_rules::<$cluster>().await;
+        }
+    };
+}
+pub(crate) use scenario_tests;

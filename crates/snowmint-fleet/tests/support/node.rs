@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use snowmint::{Clock, Generator, Layout, SnowflakeId, SystemClock};
-use snowmint_fleet::{Backend, Claim, ClaimRecord, Coordinator, CoordinatorConfig, NodeState, SlotRange, SlotSource};
+use snowmint_fleet::{
+    Backend, Claim, ClaimRecord, Coordinator, CoordinatorConfig, NodeState, SlotRange, SlotSource,
+};
 use tokio::task::JoinHandle;
 
 use super::eventually;
@@ -100,7 +102,8 @@ impl<B: Backend> TestNode<B> {
         clock: ShiftedClock,
     ) -> TestNode<B> {
         let slots: SlotRange = slots.parse().unwrap();
-        let config = CoordinatorConfig::new(fleet, slots, ttl, name.to_owned(), Layout::TWITTER).unwrap();
+        let config =
+            CoordinatorConfig::new(fleet, slots, ttl, name.to_owned(), Layout::TWITTER).unwrap();
         let engine = Arc::new(Coordinator::start(backend, config).unwrap());
         let log = Arc::new(Mutex::new(IssueLog::default()));
         let issuer = tokio::spawn(issue(engine.clone(), clock.clone(), log.clone()));
@@ -126,21 +129,39 @@ impl<B: Backend> TestNode<B> {
     /// Waits until the node holds a claim of generation `generation` or
     /// later, and returns it.
     pub async fn wait_active(&self, generation: u64) -> Claim {
-        eventually(&format!("{} to hold a claim of generation {generation}", self.name), Duration::from_secs(60), || async {
-            self.claim().filter(|claim| claim.generation >= generation)
-        })
+        eventually(
+            &format!("{} to hold a claim of generation {generation}", self.name),
+            Duration::from_secs(60),
+            || async { self.claim().filter(|claim| claim.generation >= generation) },
+        )
         .await
     }
 
     /// Waits until the node is fenced for a reason that contains `reason`.
     pub async fn wait_fenced(&self, reason: &str) -> String {
-        eventually(&format!("{} to be fenced because {reason:?}", self.name), Duration::from_secs(60), || async {
-            match self.state() {
-                NodeState::Fenced { reason: why } if why.contains(reason) => Some(why),
-                _ => None,
-            }
-        })
+        eventually(
+            &format!("{} to be fenced because {reason:?}", self.name),
+            Duration::from_secs(60),
+            || async {
+                match self.state() {
+                    NodeState::Fenced { reason: why } if why.contains(reason) => Some(why),
+                    _ => None,
+                }
+            },
+        )
         .await
+    }
+
+    /// Checks that the node still holds its first claim and never lost one.
+    pub fn assert_undisturbed(&self) {
+        let status = self.engine.status();
+        assert_eq!(
+            (status.claims, status.losses),
+            (1, 0),
+            "{} lost its claim",
+            self.name
+        );
+        assert!(self.claim().is_some(), "{} is not active", self.name);
     }
 
     /// How many IDs it has handed out.
@@ -150,9 +171,11 @@ impl<B: Backend> TestNode<B> {
 
     /// Waits until it has handed out `count` more IDs than `since`.
     pub async fn wait_issued(&self, since: usize, count: usize) {
-        eventually(&format!("{} to issue {count} more IDs", self.name), Duration::from_secs(60), || async {
-            (self.issued_count() >= since + count).then_some(())
-        })
+        eventually(
+            &format!("{} to issue {count} more IDs", self.name),
+            Duration::from_secs(60),
+            || async { (self.issued_count() >= since + count).then_some(()) },
+        )
         .await
     }
 
@@ -189,7 +212,11 @@ fn finished<B: Backend>(name: String, engine: &Coordinator<B>, log: &Mutex<Issue
 }
 
 /// The issuing loop: what the service does per request, at a steady pace.
-async fn issue<B: Backend>(engine: Arc<Coordinator<B>>, clock: ShiftedClock, log: Arc<Mutex<IssueLog>>) {
+async fn issue<B: Backend>(
+    engine: Arc<Coordinator<B>>,
+    clock: ShiftedClock,
+    log: Arc<Mutex<IssueLog>>,
+) {
     let mut states = engine.state();
     // (generation, generator, mark reserved so far)
     let mut current: Option<(u64, Generator<ShiftedClock>, i64)> = None;
@@ -200,15 +227,24 @@ async fn issue<B: Backend>(engine: Arc<Coordinator<B>>, clock: ShiftedClock, log
         let Some(claim) = states.borrow_and_update().claim_at(Instant::now()).cloned() else {
             continue;
         };
-        if current.as_ref().is_none_or(|(generation, ..)| *generation != claim.generation) {
+        if current
+            .as_ref()
+            .is_none_or(|(generation, ..)| *generation != claim.generation)
+        {
             let mut builder = Generator::builder(Layout::TWITTER, claim.node).clock(clock.clone());
             if let Some(floor) = claim.floor_ms {
                 builder = builder.resume_after(floor);
             }
             let generator = builder.build().expect("the claim's node fits the layout");
-            current = Some((claim.generation, generator, claim.floor_ms.unwrap_or(i64::MIN)));
+            current = Some((
+                claim.generation,
+                generator,
+                claim.floor_ms.unwrap_or(i64::MIN),
+            ));
         }
-        let Some((generation, generator, reserved)) = current.as_mut() else { continue };
+        let Some((generation, generator, reserved)) = current.as_mut() else {
+            continue;
+        };
         let id = match generator.next_id() {
             Ok(id) => id,
             Err(_) => {
@@ -218,7 +254,11 @@ async fn issue<B: Backend>(engine: Arc<Coordinator<B>>, clock: ShiftedClock, log
         };
         let timestamp = Layout::TWITTER.timestamp_ms(id);
         if timestamp > *reserved {
-            if engine.reserve(*generation, timestamp + RESERVE_STEP_MS).await.is_err() {
+            if engine
+                .reserve(*generation, timestamp + RESERVE_STEP_MS)
+                .await
+                .is_err()
+            {
                 log.lock().unwrap().reserve_failures += 1;
                 continue;
             }
@@ -226,7 +266,10 @@ async fn issue<B: Backend>(engine: Arc<Coordinator<B>>, clock: ShiftedClock, log
         }
         // Handed out only if the same claim still holds now.
         let at = Instant::now();
-        let still_held = states.borrow().claim_at(at).is_some_and(|now| now.generation == *generation);
+        let still_held = states
+            .borrow()
+            .claim_at(at)
+            .is_some_and(|now| now.generation == *generation);
         if still_held {
             log.lock().unwrap().issued.push(Issued {
                 id,

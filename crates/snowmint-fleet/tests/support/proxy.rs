@@ -27,7 +27,9 @@ pub struct Proxy {
 impl Proxy {
     /// Starts forwarding a fresh loopback port to `upstream`.
     pub async fn start(upstream: SocketAddr) -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("cannot bind the proxy");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("cannot bind the proxy");
         let addr = listener.local_addr().unwrap();
         let (open, _) = watch::channel(true);
         let tasks = Arc::new(Mutex::new(Vec::new()));

@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use snowmint::Layout;
-use snowmint_fleet::{Coordinator, CoordinatorConfig, FleetError, NodeState, SlotRange, SlotSource};
+use snowmint_fleet::{
+    Coordinator, CoordinatorConfig, FleetError, NodeState, SlotRange, SlotSource,
+};
 use tokio::sync::watch;
 
 use super::cluster::Cluster;
@@ -40,7 +42,12 @@ pub fn check_run(nodes: &[Finished]) -> Vec<Handover> {
     for node in nodes {
         for issued in &node.issued {
             total += 1;
-            assert!(seen.insert(issued.id), "{} issued {} a second time", node.name, issued.id);
+            assert!(
+                seen.insert(issued.id),
+                "{} issued {} a second time",
+                node.name,
+                issued.id
+            );
             assert_eq!(
                 layout.node_of(issued.id),
                 layout.node_from_slot(issued.slot).unwrap(),
@@ -52,7 +59,12 @@ pub fn check_run(nodes: &[Finished]) -> Vec<Handover> {
                 .claims
                 .iter()
                 .find(|claim| claim.generation == issued.generation)
-                .unwrap_or_else(|| panic!("{}: no record of claim generation {}", node.name, issued.generation));
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{}: no record of claim generation {}",
+                        node.name, issued.generation
+                    )
+                });
             assert_eq!(claim.slot, issued.slot);
             assert!(
                 claim.claimed_at <= issued.at && issued.at < claim.valid_until,
@@ -66,7 +78,10 @@ pub fn check_run(nodes: &[Finished]) -> Vec<Handover> {
     let mut by_slot: BTreeMap<u64, Vec<(&str, &snowmint_fleet::ClaimRecord)>> = BTreeMap::new();
     for node in nodes {
         for claim in &node.claims {
-            by_slot.entry(claim.slot).or_default().push((&node.name, claim));
+            by_slot
+                .entry(claim.slot)
+                .or_default()
+                .push((&node.name, claim));
         }
     }
     let mut handovers = Vec::new();
@@ -96,18 +111,35 @@ pub fn check_run(nodes: &[Finished]) -> Vec<Handover> {
             });
         }
     }
-    println!("{total} IDs checked across {} nodes, {} handovers", nodes.len(), handovers.len());
+    println!(
+        "{total} IDs checked across {} nodes, {} handovers",
+        nodes.len(),
+        handovers.len()
+    );
     handovers
 }
 
 /// The timestamp of each ID `name` issued under `generation`.
-fn issued_under<'a>(nodes: &'a [Finished], name: &'a str, generation: u64) -> impl Iterator<Item = i64> + 'a {
+fn issued_under<'a>(
+    nodes: &'a [Finished],
+    name: &'a str,
+    generation: u64,
+) -> impl Iterator<Item = i64> + 'a {
     nodes
         .iter()
         .filter(move |node| node.name == name)
         .flat_map(|node| &node.issued)
         .filter(move |issued| issued.generation == generation)
         .map(|issued| Layout::TWITTER.timestamp_ms(issued.id))
+}
+
+/// The time of the last ID `node` issued.
+fn last_issued_ms(node: &Finished) -> i64 {
+    let times = node
+        .issued
+        .iter()
+        .map(|issued| Layout::TWITTER.timestamp_ms(issued.id));
+    times.max().expect("the node issued IDs")
 }
 
 async fn release_all<B: snowmint_fleet::Backend>(nodes: Vec<TestNode<B>>) -> Vec<Finished> {
@@ -135,21 +167,35 @@ pub async fn claim_keep_release<C: Cluster>() {
     // Kept alive well past the TTL, without a single loss.
     let issued = first.issued_count();
     tokio::time::sleep(TTL * 3).await;
-    for node in [&first, &second] {
-        let status = node.engine.status();
-        assert_eq!((status.claims, status.losses), (1, 0), "{} lost its claim", node.name);
-        assert!(node.claim().is_some(), "{} is not active", node.name);
-    }
+    first.assert_undisturbed();
+    second.assert_undisturbed();
     first.wait_issued(issued, 1).await;
     let holders = cluster.slot_holders(fleet).await;
-    assert_eq!(holders, BTreeMap::from([(0, "first".into()), (1, "second".into())]));
+    assert_eq!(
+        holders,
+        BTreeMap::from([(0, "first".into()), (1, "second".into())])
+    );
 
     let first = first.release().await;
     // The slot frees at once, not after the TTL.
-    assert_eq!(cluster.slot_holders(fleet).await.keys().copied().collect::<Vec<_>>(), [1]);
-    let mark = cluster.stored_mark(fleet, 0).await.expect("slot 0 has a high-water mark");
-    let last = first.issued.iter().map(|issued| Layout::TWITTER.timestamp_ms(issued.id)).max().unwrap();
-    assert!(mark >= last, "the mark {mark} is below the last ID's time {last}");
+    assert_eq!(
+        cluster
+            .slot_holders(fleet)
+            .await
+            .keys()
+            .copied()
+            .collect::<Vec<_>>(),
+        [1]
+    );
+    let mark = cluster
+        .stored_mark(fleet, 0)
+        .await
+        .expect("slot 0 has a high-water mark");
+    let last = last_issued_ms(&first);
+    assert!(
+        mark >= last,
+        "the mark {mark} is below the last ID's time {last}"
+    );
 
     let third = TestNode::start("third", direct(), fleet, "0-1023", TTL);
     let claim = third.wait_active(1).await;
@@ -174,11 +220,20 @@ pub async fn race_for_slots<C: Cluster>() {
     let cluster = C::start().await;
     let fleet = "race";
     let nodes: Vec<_> = (0..NODES)
-        .map(|n| TestNode::start(&format!("node-{n}"), cluster.backend(cluster.client_addr()), fleet, "0-31", TTL))
+        .map(|n| {
+            TestNode::start(
+                &format!("node-{n}"),
+                cluster.backend(cluster.client_addr()),
+                fleet,
+                "0-31",
+                TTL,
+            )
+        })
         .collect();
 
     // Watch every node's state while they race.
-    let receivers: Vec<watch::Receiver<NodeState>> = nodes.iter().map(|node| node.engine.state()).collect();
+    let receivers: Vec<watch::Receiver<NodeState>> =
+        nodes.iter().map(|node| node.engine.state()).collect();
     let samples = Arc::new(Mutex::new((0usize, Vec::<String>::new())));
     let sampler = tokio::spawn({
         let samples = samples.clone();
@@ -188,10 +243,9 @@ pub async fn race_for_slots<C: Cluster>() {
                 let mut held = BTreeMap::new();
                 let mut doubles = Vec::new();
                 for (n, receiver) in receivers.iter().enumerate() {
-                    if let Some(claim) = receiver.borrow().claim_at(now) {
-                        if let Some(other) = held.insert(claim.slot, n) {
-                            doubles.push(format!("slot {} held by node-{other} and node-{n}", claim.slot));
-                        }
+                    let slot = receiver.borrow().claim_at(now).map(|claim| claim.slot);
+                    if let Some(other) = slot.and_then(|slot| held.insert(slot, n)) {
+                        doubles.push(format!("slot {slot:?} held by node-{other} and node-{n}"));
                     }
                 }
                 {
@@ -222,17 +276,29 @@ pub async fn race_for_slots<C: Cluster>() {
     })
     .await;
     let slots: BTreeSet<u64> = winners.iter().map(|(_, slot)| *slot).collect();
-    assert_eq!(slots, (0..32).collect(), "every slot has exactly one winner");
+    assert_eq!(
+        slots,
+        (0..32).collect(),
+        "every slot has exactly one winner"
+    );
 
     // The server agrees: one key per slot, naming its winner.
     let holders = cluster.slot_holders(fleet).await;
-    let expected: BTreeMap<u64, String> = winners.iter().map(|(n, slot)| (*slot, format!("node-{n}"))).collect();
+    let expected: BTreeMap<u64, String> = winners
+        .iter()
+        .map(|(n, slot)| (*slot, format!("node-{n}")))
+        .collect();
     assert_eq!(holders, expected);
 
     // The refused keep retrying and stay refused; the winners keep serving.
     tokio::time::sleep(TTL).await;
     for n in &refused {
-        assert_eq!(nodes[*n].state(), NodeState::Fenced { reason: all_taken.into() });
+        assert_eq!(
+            nodes[*n].state(),
+            NodeState::Fenced {
+                reason: all_taken.into()
+            }
+        );
         assert_eq!(nodes[*n].issued_count(), 0);
     }
     for (n, _) in &winners {
@@ -255,12 +321,22 @@ pub async fn server_pause_fences_everyone<C: Cluster>() {
     let fleet = "pause";
     let nodes: Vec<_> = ["a", "b", "c"]
         .iter()
-        .map(|name| TestNode::start(name, cluster.backend(cluster.client_addr()), fleet, "0-1023", TTL))
+        .map(|name| {
+            TestNode::start(
+                name,
+                cluster.backend(cluster.client_addr()),
+                fleet,
+                "0-1023",
+                TTL,
+            )
+        })
         .collect();
     let mut ttls = Vec::new();
     for node in &nodes {
         let claim = node.wait_active(1).await;
-        ttls.push(Duration::from_millis(claim.details["ttl_ms"].parse().unwrap()));
+        ttls.push(Duration::from_millis(
+            claim.details["ttl_ms"].parse().unwrap(),
+        ));
         node.wait_issued(0, 20).await;
     }
 
@@ -279,7 +355,11 @@ pub async fn server_pause_fences_everyone<C: Cluster>() {
         );
         node.with_log(|log| {
             let last = log.issued.last().unwrap().at;
-            assert!(last < paused_at + *ttl, "{} issued an ID after its TTL ran out", node.name);
+            assert!(
+                last < paused_at + *ttl,
+                "{} issued an ID after its TTL ran out",
+                node.name
+            );
         });
     }
     // Nothing is issued while the coordinator is away.
@@ -305,28 +385,36 @@ pub async fn partition_fences_the_cut_node<C: Cluster>() {
     let cut = TestNode::start("cut", cluster.backend(proxy.addr()), fleet, "0-2", TTL);
     assert_eq!(cut.wait_active(1).await.slot, 0);
     let direct = || cluster.backend(cluster.client_addr());
-    let others: Vec<_> = ["b", "c"].iter().map(|name| TestNode::start(name, direct(), fleet, "0-2", TTL)).collect();
+    let others: Vec<_> = ["b", "c"]
+        .iter()
+        .map(|name| TestNode::start(name, direct(), fleet, "0-2", TTL))
+        .collect();
     for node in &others {
         node.wait_active(1).await;
     }
     let waiter = TestNode::start("waiter", direct(), fleet, "0-2", TTL);
-    waiter.wait_fenced("all 3 slots of fleet partition in 0-2 are taken").await;
+    waiter
+        .wait_fenced("all 3 slots of fleet partition in 0-2 are taken")
+        .await;
     cut.wait_issued(0, 20).await;
 
     proxy.cut();
     let counts: Vec<usize> = others.iter().map(TestNode::issued_count).collect();
     let taken = waiter.wait_active(1).await;
     assert_eq!(taken.slot, 0, "the waiter takes the cut node's slot");
-    assert!(cut.claim().is_none(), "the cut node still thinks it holds slot 0");
+    assert!(
+        cut.claim().is_none(),
+        "the cut node still thinks it holds slot 0"
+    );
     for (node, count) in others.iter().zip(counts) {
         node.wait_issued(count, 20).await;
-        let status = node.engine.status();
-        assert_eq!((status.claims, status.losses), (1, 0), "{} was disturbed", node.name);
+        node.assert_undisturbed();
     }
 
     // Healed, the cut node finds every slot taken and stays fenced.
     proxy.heal();
-    cut.wait_fenced("all 3 slots of fleet partition in 0-2 are taken").await;
+    cut.wait_fenced("all 3 slots of fleet partition in 0-2 are taken")
+        .await;
 
     let mut nodes = vec![cut, waiter];
     nodes.extend(others);
@@ -356,8 +444,11 @@ pub async fn crash_takeover_respects_the_mark<C: Cluster>() {
     // (a session close) reaches the coordinator.
     proxy.cut();
     let old = old.crash();
-    let mark = cluster.stored_mark(fleet, 5).await.expect("the old holder left a mark");
-    let last = old.issued.iter().map(|issued| Layout::TWITTER.timestamp_ms(issued.id)).max().unwrap();
+    let mark = cluster
+        .stored_mark(fleet, 5)
+        .await
+        .expect("the old holder left a mark");
+    let last = last_issued_ms(&old);
     assert!(mark >= last);
 
     let clock = ShiftedClock::default();
@@ -366,17 +457,27 @@ pub async fn crash_takeover_respects_the_mark<C: Cluster>() {
     let new = TestNode::start_with_clock("new", direct, fleet, "5-5", TTL, clock.clone());
     let claim = new.wait_active(1).await;
     assert_eq!((claim.slot, claim.floor_ms), (5, Some(mark)));
-    eventually("the new node to refuse with its clock behind the mark", Duration::from_secs(30), || async {
-        new.with_log(|log| log.refusals > 20).then_some(())
-    })
+    eventually(
+        "the new node to refuse with its clock behind the mark",
+        Duration::from_secs(30),
+        || async { new.with_log(|log| log.refusals > 20).then_some(()) },
+    )
     .await;
-    assert_eq!(new.issued_count(), 0, "issued with the clock a minute behind the mark");
+    assert_eq!(
+        new.issued_count(),
+        0,
+        "issued with the clock a minute behind the mark"
+    );
 
     clock.shift(0);
     new.wait_issued(0, 50).await;
     let new = new.release().await;
     for issued in &new.issued {
-        assert!(Layout::TWITTER.timestamp_ms(issued.id) > mark, "{} is at or below the mark", issued.id);
+        assert!(
+            Layout::TWITTER.timestamp_ms(issued.id) > mark,
+            "{} is at or below the mark",
+            issued.id
+        );
     }
     let handovers = check_run(&[old, new]);
     assert!(handovers.contains(&Handover {
@@ -393,7 +494,8 @@ pub async fn reserve_rules<C: Cluster>() {
     let cluster = C::start().await;
     let fleet = "reserve";
     let slots = SlotRange::new(9, 9).unwrap();
-    let config = CoordinatorConfig::new(fleet, slots, TTL, "reserver".into(), Layout::TWITTER).unwrap();
+    let config =
+        CoordinatorConfig::new(fleet, slots, TTL, "reserver".into(), Layout::TWITTER).unwrap();
     let engine = Coordinator::start(cluster.backend(cluster.client_addr()), config).unwrap();
     let mut states = engine.state();
     let claim = eventually("a claim", Duration::from_secs(60), || {
@@ -407,14 +509,22 @@ pub async fn reserve_rules<C: Cluster>() {
     engine.reserve(generation, base).await.unwrap();
     assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base));
     engine.reserve(generation, base - 1_000).await.unwrap();
-    assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base), "the mark was lowered");
+    assert_eq!(
+        cluster.stored_mark(fleet, 9).await,
+        Some(base),
+        "the mark was lowered"
+    );
     engine.reserve(generation, base + 1_000).await.unwrap();
     assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base + 1_000));
 
     // Someone else moves the mark: the engine's compare-and-set notices.
     cluster.set_mark(fleet, 9, base + 5_000).await;
     engine.reserve(generation, base + 2_000).await.unwrap();
-    assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base + 5_000), "a newer mark was overwritten");
+    assert_eq!(
+        cluster.stored_mark(fleet, 9).await,
+        Some(base + 5_000),
+        "a newer mark was overwritten"
+    );
     engine.reserve(generation, base + 6_000).await.unwrap();
     assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base + 6_000));
 
@@ -435,7 +545,8 @@ pub async fn connect_from_url<C: Cluster>(cluster: &C, url: &str, kind: &str, se
     let fleet = "url";
     let url: snowmint_fleet::CoordinatorUrl = url.parse().unwrap();
     let slots = SlotRange::new(3, 4).unwrap();
-    let config = CoordinatorConfig::new(fleet, slots, TTL, "via-url".into(), Layout::TWITTER).unwrap();
+    let config =
+        CoordinatorConfig::new(fleet, slots, TTL, "via-url".into(), Layout::TWITTER).unwrap();
     let source = snowmint_fleet::connect(&url, config).unwrap();
     assert_eq!(source.kind(), kind);
     let mut states = source.state();
@@ -445,14 +556,27 @@ pub async fn connect_from_url<C: Cluster>(cluster: &C, url: &str, kind: &str, se
     })
     .await;
     assert_eq!(claim.slot, 3);
-    assert_eq!(claim.node, snowmint::Node { datacenter: 0, machine: 3 });
+    assert_eq!(
+        claim.node,
+        snowmint::Node {
+            datacenter: 0,
+            machine: 3
+        }
+    );
     assert_eq!(claim.details["coordinator"], url.to_string());
     assert_eq!(claim.details["fleet"], fleet);
     assert_eq!(claim.details["slots"], "3-4");
     assert!(!claim.details[session_name].is_empty());
-    assert!(claim.valid_until.is_some_and(|deadline| deadline > Instant::now()));
+    assert!(
+        claim
+            .valid_until
+            .is_some_and(|deadline| deadline > Instant::now())
+    );
     source.release().await;
     let state = source.state().borrow().clone();
-    assert!(matches!(state, NodeState::Fenced { ref reason } if reason.starts_with("released")), "{state:?}");
+    assert!(
+        matches!(state, NodeState::Fenced { ref reason } if reason.starts_with("released")),
+        "{state:?}"
+    );
     assert!(cluster.slot_holders(fleet).await.is_empty());
 }

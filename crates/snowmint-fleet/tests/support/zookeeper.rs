@@ -11,7 +11,6 @@ use tokio::net::TcpStream;
 use zookeeper_client::{Client, Error};
 
 use super::cluster::{Cluster, ServerProcess, TempDir, free_port};
-use super::eventually;
 
 const INSTALL: &str = "apt-get install zookeeper (it brings Java)";
 /// Debian's ZooKeeper jar; its manifest names the jars it needs.
@@ -25,12 +24,11 @@ pub const TICK_MS: u64 = 200;
 /// A standalone ZooKeeper server on a loopback port.
 pub struct ZooKeeperCluster {
     process: ServerProcess,
-    client_port: u16,
 }
 
 impl ZooKeeperCluster {
     async fn client(&self) -> Client {
-        let addr = format!("127.0.0.1:{}", self.client_port);
+        let addr = format!("127.0.0.1:{}", self.process.addr().port());
         tokio::time::timeout(Duration::from_secs(20), Client::connect(&addr))
             .await
             .expect("the test's own ZooKeeper client hung connecting")
@@ -87,18 +85,17 @@ impl Cluster for ZooKeeperCluster {
         ]
         .map(String::from)
         .to_vec();
-        let process = ServerProcess::spawn("ZooKeeper", "java", &args, dir, INSTALL);
-        let cluster = ZooKeeperCluster { process, client_port };
-        eventually("ZooKeeper to answer srvr", Duration::from_secs(60), || async {
-            cluster.process.assert_running();
-            serving(client_port).await.then_some(())
-        })
+        let process = ServerProcess::start(
+            "ZooKeeper",
+            "java",
+            &args,
+            dir,
+            INSTALL,
+            client_port,
+            serving,
+        )
         .await;
-        cluster
-    }
-
-    fn client_addr(&self) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], self.client_port))
+        ZooKeeperCluster { process }
     }
 
     fn backend(&self, addr: SocketAddr) -> ZooKeeperBackend {
@@ -115,7 +112,9 @@ impl Cluster for ZooKeeperCluster {
         };
         let mut holders = BTreeMap::new();
         for name in names {
-            let slot = name.parse().unwrap_or_else(|_| panic!("unexpected znode {dir}/{name}"));
+            let slot = name
+                .parse()
+                .unwrap_or_else(|_| panic!("unexpected znode {dir}/{name}"));
             match client.get_data(&format!("{dir}/{name}")).await {
                 Ok((value, _)) => {
                     holders.insert(slot, String::from_utf8(value).expect("holder is not UTF-8"));
@@ -131,7 +130,12 @@ impl Cluster for ZooKeeperCluster {
     async fn stored_mark(&self, fleet: &str, slot: u64) -> Option<i64> {
         let path = format!("/snowmint/{fleet}/hwm/{slot}");
         match self.client().await.get_data(&path).await {
-            Ok((value, _)) => Some(String::from_utf8(value).unwrap().parse().expect("mark is not a number")),
+            Ok((value, _)) => Some(
+                String::from_utf8(value)
+                    .unwrap()
+                    .parse()
+                    .expect("mark is not a number"),
+            ),
             Err(Error::NoNode) => None,
             Err(err) => panic!("cannot read {path}: {err}"),
         }
@@ -140,7 +144,11 @@ impl Cluster for ZooKeeperCluster {
     async fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) {
         let path = format!("/snowmint/{fleet}/hwm/{slot}");
         let value = mark_ms.to_string();
-        self.client().await.set_data(&path, value.as_bytes(), None).await.expect("cannot write the mark");
+        self.client()
+            .await
+            .set_data(&path, value.as_bytes(), None)
+            .await
+            .expect("cannot write the mark");
     }
 
     fn process(&self) -> &ServerProcess {
