@@ -737,6 +737,7 @@ impl<B: Backend> Shared<B> {
             ("coordinator".to_owned(), self.url.clone()),
             ("fleet".to_owned(), self.config.fleet.clone()),
             ("slots".to_owned(), self.config.slots.to_string()),
+            ("slot".to_owned(), held.slot.to_string()),
             (B::SESSION_NAME.to_owned(), live.id.clone()),
             ("ttl_ms".to_owned(), live.ttl.as_millis().to_string()),
             ("holder".to_owned(), self.config.holder.clone()),

@@ -3,8 +3,9 @@
 //!
 //! - Claim: a transaction that puts the key, attached to the lease, only if
 //!   its create_revision is 0 (absent).
-//! - Keep-alive: one message on the lease keep-alive stream; an answer with
-//!   TTL 0 means the lease is gone.
+//! - Keep-alive: one message on the lease keep-alive stream (an answer with
+//!   TTL 0 means the lease is gone), then a read of the slot key to check
+//!   that it is still attached to the lease.
 //! - High-water mark: a transaction comparing the mark's mod_revision and
 //!   that the slot key is still attached to this lease.
 //! - Release: revoking the lease deletes the key with it.
@@ -141,7 +142,7 @@ impl Backend for EtcdBackend {
     async fn keep_alive(
         &self,
         session: &EtcdSession,
-        _held: Option<&str>,
+        held: Option<&str>,
     ) -> Result<Duration, BackendError> {
         let taken = session.keeper.lock().await.take();
         let (mut keeper, mut stream) = match taken {
@@ -166,6 +167,22 @@ impl Backend for EtcdBackend {
             )));
         }
         *session.keeper.lock().await = Some((keeper, stream));
+        if let Some(key) = held {
+            // The lease alone does not prove the key: an operator may have
+            // deleted it, and someone else may hold it now.
+            let found = session
+                .client
+                .clone()
+                .get(key, None)
+                .await
+                .map_err(classify)?;
+            if !found.kvs().iter().any(|kv| kv.lease() == session.lease) {
+                return Err(BackendError::Lost(format!(
+                    "key {key} is no longer attached to lease {:x}",
+                    session.lease
+                )));
+            }
+        }
         Ok(Duration::from_secs(answer.ttl().unsigned_abs()))
     }
 

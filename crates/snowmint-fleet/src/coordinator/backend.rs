@@ -105,8 +105,9 @@ pub trait Backend: Send + Sync + 'static {
         value: &[u8],
     ) -> impl Future<Output = Result<bool, BackendError>> + Send;
 
-    /// Tells the service the session is alive, in one round trip, and
-    /// returns the TTL now in force. With `held`, also checks that this
+    /// Tells the service the session is alive and returns the TTL now in
+    /// force, as the service answered it: the engine counts that TTL from
+    /// the moment it made the call. With `held`, also checks that this
     /// session still holds that key (`Lost` if not).
     fn keep_alive(
         &self,

@@ -45,6 +45,9 @@ pub trait Cluster: Send + Sync + Sized + 'static {
     /// Overwrites the high-water mark of `slot`, as another writer would.
     fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) -> impl Future<Output = ()> + Send;
 
+    /// Deletes the key of `slot`, as an operator would by hand.
+    fn delete_slot(&self, fleet: &str, slot: u64) -> impl Future<Output = ()> + Send;
+
     /// The server's process.
     fn process(&self) -> &ServerProcess;
 }

@@ -129,6 +129,17 @@ impl Cluster for EtcdCluster {
             .expect("cannot write the mark");
     }
 
+    async fn delete_slot(&self, fleet: &str, slot: u64) {
+        let key = format!("/snowmint/{fleet}/slots/{slot}");
+        let deleted = self
+            .client()
+            .await
+            .delete(key, None)
+            .await
+            .expect("cannot delete the slot key");
+        assert_eq!(deleted.deleted(), 1, "no slot key to delete");
+    }
+
     fn process(&self) -> &ServerProcess {
         &self.process
     }

@@ -65,6 +65,11 @@ macro_rules! scenario_tests {
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_deleted_slot_key_is_noticed() {
+            support::scenarios::a_deleted_slot_key_is_noticed::<$cluster>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn a_crashed_node_slot_is_taken_over_above_its_mark() {
             support::scenarios::crash_takeover_respects_the_mark::<$cluster>().await;
         }

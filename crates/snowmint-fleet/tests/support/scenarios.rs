@@ -430,6 +430,41 @@ pub async fn partition_fences_the_cut_node<C: Cluster>() {
     );
 }
 
+/// An operator deletes a node's slot key: the node notices at its next
+/// keep-alive, fences itself and claims anew, above its own mark.
+pub async fn a_deleted_slot_key_is_noticed<C: Cluster>() {
+    let cluster = C::start().await;
+    let fleet = "deleted";
+    let node = TestNode::start(
+        "node",
+        cluster.backend(cluster.client_addr()),
+        fleet,
+        "0-1023",
+        TTL,
+    );
+    assert_eq!(node.wait_active(1).await.slot, 0);
+    node.wait_issued(0, 20).await;
+    cluster.delete_slot(fleet, 0).await;
+    let claim = node.wait_active(2).await;
+    assert_eq!(claim.slot, 0, "slot 0 is free again: the lowest");
+    assert!(
+        claim.floor_ms.is_some(),
+        "the new claim starts above the old mark"
+    );
+    let status = node.engine.status();
+    assert_eq!((status.claims, status.losses), (2, 1));
+    let count = node.issued_count();
+    node.wait_issued(count, 20).await;
+    let finished = node.release().await;
+    assert!(finished.claims[0].valid_until <= finished.claims[1].claimed_at);
+    let handovers = check_run(&[finished]);
+    assert!(handovers.contains(&Handover {
+        slot: 0,
+        from: "node".into(),
+        to: "node".into()
+    }));
+}
+
 /// A node crashes without releasing: its slot frees after the TTL, and the
 /// node that takes it over issues nothing at or below the old holder's
 /// mark, even with its clock a minute behind.

@@ -151,6 +151,15 @@ impl Cluster for ZooKeeperCluster {
             .expect("cannot write the mark");
     }
 
+    async fn delete_slot(&self, fleet: &str, slot: u64) {
+        let path = format!("/snowmint/{fleet}/slots/{slot}");
+        self.client()
+            .await
+            .delete(&path, None)
+            .await
+            .expect("cannot delete the slot znode");
+    }
+
     fn process(&self) -> &ServerProcess {
         &self.process
     }
