@@ -371,9 +371,7 @@ impl<B: Backend> Coordinator<B> {
             task: Mutex::new(Some(task)),
         })
     }
-}
 
-impl<B: Backend> Coordinator<B> {
     /// What the engine holds now.
     pub fn status(&self) -> CoordinatorStatus {
         let inner = self.shared.lock();
