@@ -15,6 +15,32 @@
 //!
 //! A slot numbers a node: `slot = datacenter * 32 + machine` in the Twitter
 //! layout (see [`snowmint::Layout::node_from_slot`]).
+//!
+//! # Layout
+//!
+//! - `coordinator`: the claim engine shared by every coordination service
+//!   ([`Coordinator`], [`connect`]), its settings ([`CoordinatorUrl`],
+//!   [`SlotRange`], [`CoordinatorConfig`]) and the primitives a service
+//!   must offer ([`Backend`]).
+//! - `etcd` (feature `etcd`): [`EtcdBackend`], leases and transactions.
+//! - `zookeeper` (feature `zookeeper`): [`ZooKeeperBackend`], ephemeral
+//!   znodes and sessions.
+
+mod coordinator;
+#[cfg(feature = "etcd")]
+mod etcd;
+#[cfg(feature = "zookeeper")]
+mod zookeeper;
+
+pub use coordinator::{
+    Backend, BackendError, ClaimRecord, ConfigError, Coordinator, CoordinatorConfig,
+    CoordinatorStatus, CoordinatorUrl, GuardedWrite, Holder, MAX_TTL, MIN_TTL, Opened, SlotRange,
+    Versioned, connect,
+};
+#[cfg(feature = "etcd")]
+pub use etcd::{EtcdBackend, EtcdSession};
+#[cfg(feature = "zookeeper")]
+pub use zookeeper::{ZooKeeperBackend, ZooKeeperSession};
 
 use std::collections::BTreeMap;
 use std::future::Future;
