@@ -86,10 +86,12 @@ impl MarkFile {
                 });
             }
         };
-        parse(&text).map(Some).map_err(|reason| FleetError::StateFile {
-            path: self.path.clone(),
-            reason,
-        })
+        parse(&text)
+            .map(Some)
+            .map_err(|reason| FleetError::StateFile {
+                path: self.path.clone(),
+                reason,
+            })
     }
 
     /// Replaces the mark durably: writes a temporary file next to it,

@@ -247,10 +247,8 @@ mod tests {
         fn new(name: &str) -> TempDir {
             static COUNT: AtomicUsize = AtomicUsize::new(0);
             let n = COUNT.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir().join(format!(
-                "snowmint-fleet-{name}-{}-{n}",
-                std::process::id()
-            ));
+            let dir = std::env::temp_dir()
+                .join(format!("snowmint-fleet-{name}-{}-{n}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             TempDir(dir)
         }

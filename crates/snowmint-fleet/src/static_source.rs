@@ -133,6 +133,9 @@ mod tests {
         let mut state = source.state();
         source.release().await;
         assert!(state.has_changed().unwrap());
-        assert!(matches!(&*state.borrow_and_update(), NodeState::Fenced { .. }));
+        assert!(matches!(
+            &*state.borrow_and_update(),
+            NodeState::Fenced { .. }
+        ));
     }
 }
