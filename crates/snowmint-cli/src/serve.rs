@@ -18,11 +18,20 @@ use tracing_subscriber::EnvFilter;
 use crate::Global;
 
 /// Arguments of `snowmint serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    // Boxed: the settings are many, and the other commands' arguments are
+    // small; an unboxed field would make every `Command` this large.
+    #[command(flatten)]
+    settings: Box<ServeSettings>,
+}
+
+/// The settings of `snowmint serve` given as flags.
 ///
 /// Each value may also come from the environment variable named in its
 /// help, or from the same key in snake_case in the `--config` file.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+struct ServeSettings {
     /// Address to listen on, IP:PORT; port 0 picks a free one
     /// [env: SNOWMINT_LISTEN] [default: 127.0.0.1:8080].
     #[arg(long, value_name = "ADDR")]
@@ -98,6 +107,7 @@ pub struct ServeArgs {
 
 /// Runs `snowmint serve`.
 pub fn run(args: ServeArgs, _global: &Global) -> anyhow::Result<ExitCode> {
+    let args = *args.settings;
     init_logging(args.log.as_deref())?;
     let config_file = args.config.clone();
     let config = Config::load(flags(args), config_file)?;
@@ -116,7 +126,7 @@ pub fn run(args: ServeArgs, _global: &Global) -> anyhow::Result<ExitCode> {
 }
 
 /// The settings given as flags.
-fn flags(args: ServeArgs) -> Layer {
+fn flags(args: ServeSettings) -> Layer {
     let mut layer = Layer::flags();
     let given = [
         (Setting::Listen, args.listen),

@@ -161,7 +161,11 @@ impl Reservation {
     /// that it is time to move it on.
     #[inline]
     pub fn due_for_refresh(&self, ts_ms: i64) -> bool {
-        ts_ms > self.covered.load(Ordering::Relaxed) - self.step_ms / 2
+        ts_ms
+            > self
+                .covered
+                .load(Ordering::Relaxed)
+                .saturating_sub(self.step_ms / 2)
     }
 
     /// Reserves up to `max(ts_ms, now_ms) + step` unless `ts_ms` is covered

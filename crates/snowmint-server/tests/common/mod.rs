@@ -18,6 +18,8 @@ use snowmint_server::config::ClockPolicySetting;
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
 use tower::ServiceExt;
 
+pub mod http;
+
 /// A directory under the system's temporary directory, removed on drop.
 pub struct TempDir(PathBuf);
 
