@@ -80,8 +80,8 @@ struct ServeSettings {
     /// [default: 10s].
     #[arg(long, value_name = "DURATION")]
     request_timeout: Option<String>,
-    /// Claim a slot from etcd://HOST:PORT[,...] or
-    /// zk://HOST:PORT[,...][/CHROOT] [env: SNOWMINT_COORDINATOR].
+    /// Claim a slot from etcd://HOST:PORT,... or zk://HOST:PORT,.../CHROOT
+    /// (the chroot is optional) [env: SNOWMINT_COORDINATOR].
     #[arg(long, value_name = "URL")]
     coordinator: Option<String>,
     /// Fleet name under the coordinator [env: SNOWMINT_FLEET]

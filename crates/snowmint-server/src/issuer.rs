@@ -184,6 +184,8 @@ struct Inner {
     /// Set while requests meet the clock behind, so that a regression is
     /// logged once, not once per request.
     in_regression: AtomicBool,
+    /// Set while the high-water mark cannot be written, for the same reason.
+    mark_failing: AtomicBool,
     /// Serializes claim changes.
     switching: tokio::sync::Mutex<()>,
     watcher: Mutex<Option<AbortHandle>>,
@@ -229,6 +231,7 @@ impl Issuer {
             marks: Mutex::new(Vec::new()),
             retired_stats: Mutex::new(GeneratorStats::default()),
             in_regression: AtomicBool::new(false),
+            mark_failing: AtomicBool::new(false),
             switching: tokio::sync::Mutex::new(()),
             watcher: Mutex::new(None),
         });
@@ -493,12 +496,17 @@ impl Inner {
             .map_err(|error| match error {
                 FleetError::Fenced { reason } => Refusal::NoClaim { reason },
                 other => {
-                    tracing::error!(error = %other, "could not record the high-water mark; refusing");
+                    if !self.mark_failing.swap(true, Ordering::Relaxed) {
+                        tracing::error!(error = %other, "cannot record the high-water mark; refusing to issue IDs");
+                    }
                     Refusal::MarkUnwritable {
                         reason: other.to_string(),
                     }
                 }
             })?;
+        if self.mark_failing.swap(false, Ordering::Relaxed) {
+            tracing::info!("the high-water mark is recorded again; issuing IDs");
+        }
         // The write took time: the claim must still hold.
         match self.minting() {
             Ok(now) if Arc::ptr_eq(&now.reservation, reservation) => Ok(()),

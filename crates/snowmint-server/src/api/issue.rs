@@ -90,6 +90,14 @@ fn write_quoted(body: &mut Vec<u8>, ids: &[SnowflakeId]) {
     }
 }
 
+fn refused(state: &AppState, refusal: Refusal) -> ApiError {
+    // Per request at debug: the issuer logs each episode (regression,
+    // fencing, unwritable mark) once at warn or error.
+    tracing::debug!(code = refusal.code(), %refusal, "refused");
+    state.metrics().refused(&refusal);
+    refusal.into()
+}
+
 /// "00" to "99", for writing two digits at a time.
 const DIGIT_PAIRS: &[u8; 200] = b"\
     0001020304050607080910111213141516171819\
@@ -158,9 +166,4 @@ mod tests {
             assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
         }
     }
-}
-
-fn refused(state: &AppState, refusal: Refusal) -> ApiError {
-    state.metrics().refused(&refusal);
-    refusal.into()
 }
