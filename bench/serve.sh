@@ -26,6 +26,7 @@ command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; e
 cargo build --release --quiet -p snowmint-cli
 
 work=$(mktemp -d)
+: >"$work/stdout"
 target/release/snowmint serve --listen 127.0.0.1:0 --state-dir "$work/state" \
   >"$work/stdout" 2>"$work/stderr" &
 server=$!
@@ -33,7 +34,7 @@ cleanup() { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; rm -
 trap cleanup EXIT
 
 for _ in $(seq 100); do
-  address=$(sed -n 's|^listening on http://||p' "$work/stdout")
+  address=$(sed -n 's|^listening on http://||p' "$work/stdout" || true)
   [[ -n $address ]] && break
   sleep 0.1
 done
