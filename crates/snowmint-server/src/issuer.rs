@@ -539,9 +539,6 @@ impl Inner {
             Ok(minting) => {
                 tracing::info!(
                     source = self.source.kind(),
-                    slot = claim.slot,
-                    datacenter = claim.node.datacenter,
-                    machine = claim.node.machine,
                     generation = claim.generation,
                     resume_after = ?minting.resumed_after.map(|ms| format_time(ms).to_string()),
                     state_file = %minting.reservation.node_mark().file().path().display(),
