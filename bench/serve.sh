@@ -83,6 +83,11 @@ row "/v1/id" id "$CONNECTIONS" 1
 row "/v1/id (text/plain)" id_text "$CONNECTIONS" 1
 row "/v1/ids?count=4096" ids "$BATCH_CONNECTIONS" 4096
 
+echo
+echo "Per round, req/s: /healthz, /v1/id, /v1/id (text/plain), /v1/ids?count=4096; /v1/id : /healthz"
+paste -d' ' "$work/healthz.runs" "$work/id.runs" "$work/id_text.runs" "$work/ids.runs" |
+  awk '{ printf "round %d: %s %s %s %s; %.1f%%\n", NR, $1, $5, $9, $13, 100 * $5 / $1 }'
+
 ratio=$(paste -d' ' "$work/id.runs" "$work/healthz.runs" | awk '{ print $1 / $5 }' | sort -n |
   awk '{ r[NR] = $1 } END { printf "%.1f", 100 * r[int((NR + 1) / 2)] }')
 share=$(median ids | awk '{ printf "%.1f", 100 * $1 * 4096 / 4096000 }')
