@@ -12,7 +12,9 @@
 //! 3. the mark check: an ID at or below the reserved mark goes out at once;
 //!    one above it waits until the mark is written (file, then source).
 //!
-//! All three are lock-free reads in the common case.
+//! In the common case that is two uncontended read locks (the source's
+//! watch channel, the current generator), one compare-and-swap and one
+//! atomic load; nothing waits for a disk.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
