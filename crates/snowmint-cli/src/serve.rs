@@ -1,16 +1,186 @@
-//! `snowmint serve`.
+//! `snowmint serve`: the HTTP ID service.
+//!
+//! Parses flags, sets up logging and the runtime, and hands over to
+//! `snowmint_server::serve`. Every setting can also come from the
+//! environment (`SNOWMINT_<NAME>`) or a TOML file (`--config`); flags win
+//! over the environment, which wins over the file.
 
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
+use anyhow::Context;
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory};
+use snowmint_server::config::{Config, Layer, Setting};
+use tracing_subscriber::EnvFilter;
 
 use crate::Global;
 
 /// Arguments of `snowmint serve`.
 #[derive(Debug, Args)]
-pub struct ServeArgs {}
+pub struct ServeArgs {
+    // Boxed: the settings are many, and the other commands' arguments are
+    // small; an unboxed field would make every `Command` this large.
+    #[command(flatten)]
+    settings: Box<ServeSettings>,
+}
+
+/// The settings of `snowmint serve` given as flags.
+///
+/// Each value may also come from the environment variable named in its
+/// help, or from the same key in snake_case in the `--config` file.
+#[derive(Debug, Args)]
+struct ServeSettings {
+    /// Address to listen on, IP:PORT; port 0 picks a free one
+    /// [env: SNOWMINT_LISTEN] [default: 127.0.0.1:8080].
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// This node's datacenter id [env: SNOWMINT_DATACENTER] [default: 0].
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    datacenter: Option<String>,
+    /// This node's machine id [env: SNOWMINT_MACHINE] [default: 0].
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    machine: Option<String>,
+    /// Take the slot from the hostname's ordinal (ids-12 -> slot 12 ->
+    /// datacenter 0, machine 12) [env: SNOWMINT_MACHINE_FROM_HOSTNAME].
+    #[arg(long)]
+    machine_from_hostname: bool,
+    /// The hostname to read the ordinal from, instead of this machine's
+    /// [env: SNOWMINT_HOSTNAME].
+    #[arg(long, value_name = "NAME")]
+    hostname: Option<String>,
+    /// Directory of the high-water mark file [env: SNOWMINT_STATE_DIR]
+    /// [default: $XDG_STATE_HOME/snowmint, else ~/.local/state/snowmint,
+    /// else ./snowmint-state].
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<String>,
+    /// TOML file with any of these settings [env: SNOWMINT_CONFIG].
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// When the clock goes back: refuse (503 until it catches up), wait (up
+    /// to --clock-max, then refuse) or borrow (issue ahead of the clock, up
+    /// to --clock-max) [env: SNOWMINT_CLOCK_POLICY] [default: refuse].
+    #[arg(long, value_name = "POLICY")]
+    clock_policy: Option<String>,
+    /// The bound of the wait and borrow policies [env: SNOWMINT_CLOCK_MAX]
+    /// [default: 2s].
+    #[arg(long, value_name = "DURATION")]
+    clock_max: Option<String>,
+    /// Longest gap between the recorded high-water mark and the clock that
+    /// is waited out at start; a larger one refuses to start
+    /// [env: SNOWMINT_MARK_WAIT_MAX] [default: 2s].
+    #[arg(long, value_name = "DURATION")]
+    mark_wait_max: Option<String>,
+    /// How far ahead of the clock the high-water mark is reserved (one disk
+    /// write per step) [env: SNOWMINT_MARK_STEP] [default: 1s].
+    #[arg(long, value_name = "DURATION")]
+    mark_step: Option<String>,
+    /// Longest time a request may take [env: SNOWMINT_REQUEST_TIMEOUT]
+    /// [default: 10s].
+    #[arg(long, value_name = "DURATION")]
+    request_timeout: Option<String>,
+    /// Claim a slot from etcd://HOST:PORT,... or zk://HOST:PORT,.../CHROOT
+    /// (the chroot is optional) [env: SNOWMINT_COORDINATOR].
+    #[arg(long, value_name = "URL")]
+    coordinator: Option<String>,
+    /// Fleet name under the coordinator [env: SNOWMINT_FLEET]
+    /// [default: default].
+    #[arg(long, value_name = "NAME")]
+    fleet: Option<String>,
+    /// Slots this node may claim, A-B [env: SNOWMINT_SLOTS] [default: all].
+    #[arg(long, value_name = "A-B")]
+    slots: Option<String>,
+    /// Lifetime of a coordinated claim without renewal
+    /// [env: SNOWMINT_CLAIM_TTL] [default: 10s].
+    #[arg(long, value_name = "DURATION")]
+    claim_ttl: Option<String>,
+    /// Test and operations knob: shift this node's clock by this many
+    /// milliseconds [env: SNOWMINT_CLOCK_OFFSET_MS].
+    #[arg(long, value_name = "MS", allow_hyphen_values = true, hide = true)]
+    clock_offset_ms: Option<String>,
+    /// Log filter, such as info or debug (debug logs every request)
+    /// [env: SNOWMINT_LOG] [default: info].
+    #[arg(long, value_name = "FILTER")]
+    log: Option<String>,
+}
 
 /// Runs `snowmint serve`.
-pub fn run(_args: ServeArgs, _global: &Global) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("snowmint serve is not built yet")
+pub fn run(args: ServeArgs, _global: &Global) -> anyhow::Result<ExitCode> {
+    let args = *args.settings;
+    init_logging(args.log.as_deref())?;
+    let config_file = args.config.clone();
+    let config = Config::load(flags(args), config_file)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The settings given as flags.
+fn flags(args: ServeSettings) -> Layer {
+    let mut layer = Layer::flags();
+    let given = [
+        (Setting::Listen, args.listen),
+        (Setting::Datacenter, args.datacenter),
+        (Setting::Machine, args.machine),
+        (
+            Setting::MachineFromHostname,
+            args.machine_from_hostname.then(|| "true".to_owned()),
+        ),
+        (Setting::Hostname, args.hostname),
+        (Setting::StateDir, args.state_dir),
+        (Setting::ClockPolicy, args.clock_policy),
+        (Setting::ClockMax, args.clock_max),
+        (Setting::MarkWaitMax, args.mark_wait_max),
+        (Setting::MarkStep, args.mark_step),
+        (Setting::RequestTimeout, args.request_timeout),
+        (Setting::Coordinator, args.coordinator),
+        (Setting::Fleet, args.fleet),
+        (Setting::Slots, args.slots),
+        (Setting::ClaimTtl, args.claim_ttl),
+        (Setting::ClockOffsetMs, args.clock_offset_ms),
+    ];
+    for (setting, value) in given {
+        if let Some(value) = value {
+            layer.set(setting, value);
+        }
+    }
+    // `--layout` and `--epoch` belong to every command; only values typed on
+    // the command line count as flags here, so that the config file's
+    // layout is not hidden by the global default (and the environment is
+    // read, in its place in the order, by the configuration itself).
+    if let Ok(matches) = crate::Cli::command().try_get_matches() {
+        for (id, setting) in [("layout", Setting::Layout), ("epoch", Setting::Epoch)] {
+            if matches.value_source(id) == Some(ValueSource::CommandLine)
+                && let Some(value) = matches.get_raw(id).and_then(|mut v| v.next())
+            {
+                layer.set(setting, value.to_string_lossy());
+            }
+        }
+    }
+    layer
+}
+
+fn init_logging(flag: Option<&str>) -> anyhow::Result<()> {
+    let directives = flag
+        .map(str::to_owned)
+        .or_else(|| std::env::var("SNOWMINT_LOG").ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "info".to_owned());
+    let filter = EnvFilter::try_new(&directives)
+        .with_context(|| format!("log filter {directives:?} is not valid (try info or debug)"))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    Ok(())
 }

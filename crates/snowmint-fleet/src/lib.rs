@@ -15,14 +15,61 @@
 //!
 //! A slot numbers a node: `slot = datacenter * 32 + machine` in the Twitter
 //! layout (see [`snowmint::Layout::node_from_slot`]).
+//!
+//! # Layout of the crate
+//!
+//! - `lib.rs`: the interfaces: [`SlotSource`], [`NodeState`], [`Claim`],
+//!   [`FleetError`].
+//! - `static_source.rs`: [`StaticSource`], identities that cannot be lost
+//!   (explicit values, hostname ordinals).
+//! - `hostname.rs`: [`hostname_ordinal`] (`ids-12` -> 12) and
+//!   [`system_hostname`].
+//! - `mark.rs`: [`MarkFile`], the high-water mark's state file (atomic
+//!   writes, the start-up wait-or-refuse rule).
+//! - `reservation.rs`: [`NodeMark`] and [`Reservation`], reserving the mark
+//!   ahead of the clock in steps so that no ID costs a write.
+//! - `coordinator/`: the claim engine shared by every coordination service
+//!   ([`Coordinator`], [`connect`]), its settings ([`CoordinatorUrl`],
+//!   [`SlotRange`], [`CoordinatorConfig`]) and the primitives a service
+//!   must offer ([`Backend`]).
+//! - `etcd.rs` (feature `etcd`): [`EtcdBackend`], leases and transactions.
+//! - `zookeeper.rs` (feature `zookeeper`): [`ZooKeeperBackend`], ephemeral
+//!   znodes and sessions.
+
+mod coordinator;
+#[cfg(feature = "etcd")]
+mod etcd;
+#[cfg(feature = "zookeeper")]
+mod zookeeper;
+
+pub use coordinator::{
+    Backend, BackendError, ClaimRecord, ConfigError, Coordinator, CoordinatorConfig,
+    CoordinatorStatus, CoordinatorUrl, GuardedWrite, Holder, MAX_TTL, MIN_TTL, Opened, SlotRange,
+    Versioned, connect,
+};
+#[cfg(feature = "etcd")]
+pub use etcd::{EtcdBackend, EtcdSession};
+#[cfg(feature = "zookeeper")]
+pub use zookeeper::{ZooKeeperBackend, ZooKeeperSession};
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use snowmint::Node;
 use tokio::sync::watch;
+
+mod hostname;
+mod mark;
+mod reservation;
+mod static_source;
+
+pub use hostname::{ordinal as hostname_ordinal, system_hostname};
+pub use mark::MarkFile;
+pub use reservation::{NodeMark, Reservation};
+pub use static_source::StaticSource;
 
 /// A boxed future, so that [`SlotSource`] stays object-safe.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -99,6 +146,42 @@ pub enum FleetError {
     #[error("no slot is held: {reason}")]
     Fenced {
         /// Why.
+        reason: String,
+    },
+    /// A state file that exists but cannot be understood.
+    #[error("state file {}: {reason}", path.display())]
+    StateFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The recorded high-water mark lies further ahead of the clock than the
+    /// node is willing to wait at start.
+    #[error(
+        "the state file {} says IDs may have been issued up to {} ({mark_ms} ms), but the clock reads {} ({now_ms} ms), {} ms earlier; that is more than the {} ms this node waits at start, so it refuses to start. Fix the clock, or wait until it passes the mark",
+        path.display(),
+        snowmint::format_time(*mark_ms),
+        snowmint::format_time(*now_ms),
+        mark_ms.saturating_sub(*now_ms),
+        max_wait.as_millis()
+    )]
+    MarkAhead {
+        /// The state file.
+        path: PathBuf,
+        /// The recorded mark, Unix ms.
+        mark_ms: i64,
+        /// The clock reading, Unix ms.
+        now_ms: i64,
+        /// The longest gap waited out.
+        max_wait: Duration,
+    },
+    /// A hostname that yields no slot.
+    #[error("hostname {hostname:?}: {reason}")]
+    Hostname {
+        /// The hostname.
+        hostname: String,
+        /// Why it yields no slot.
         reason: String,
     },
 }

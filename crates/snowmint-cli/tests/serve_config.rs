@@ -1,0 +1,183 @@
+//! `snowmint serve` configuration: flags > environment > TOML file >
+//! defaults, identities, bad values, and a clean stop on SIGTERM.
+
+mod serve_common;
+
+use serve_common::{Service, TempDir, run_to_end};
+
+fn node_of(service: &Service) -> (u64, u64, String) {
+    let node = service.json("/v1/node");
+    (
+        node["datacenter"].as_u64().unwrap(),
+        node["machine"].as_u64().unwrap(),
+        node["layout"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// A flag beats the environment, which beats the file; the file's layout
+/// is not hidden by the global `--layout` default.
+#[test]
+fn flags_beat_environment_beat_file() {
+    let home = TempDir::new("precedence");
+    let file = home.path().join("snowmint.toml");
+    std::fs::write(
+        &file,
+        "datacenter = 2\nmachine = 3\nlayout = \"discord\"\nstate_dir = \"state\"\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let state = home.path().join("state");
+    let state = state.to_str().unwrap();
+    let env = [("SNOWMINT_MACHINE", "4"), ("SNOWMINT_STATE_DIR", state)];
+
+    let service = Service::start(home.path(), &["--config", file, "--machine", "5"], &env);
+    assert_eq!(node_of(&service), (2, 5, "discord".to_owned()));
+    let log = service.log();
+    assert!(log.contains("machine 5 (from --machine)"), "{log}");
+    assert!(
+        log.contains(&format!("datacenter 2 (from datacenter in {file})")),
+        "{log}"
+    );
+    drop(service);
+
+    let service = Service::start(home.path(), &["--config", file], &env);
+    assert_eq!(node_of(&service), (2, 4, "discord".to_owned()));
+    assert!(service.log().contains("machine 4 (from SNOWMINT_MACHINE)"));
+    drop(service);
+
+    let service = Service::start(
+        home.path(),
+        &["--state-dir", state],
+        &[("SNOWMINT_CONFIG", file)],
+    );
+    assert_eq!(node_of(&service), (2, 3, "discord".to_owned()));
+    drop(service);
+
+    let service = Service::start(
+        home.path(),
+        &["--config", file, "--layout", "twitter"],
+        &env,
+    );
+    assert_eq!(node_of(&service).2, "twitter");
+}
+
+/// With nothing configured: datacenter 0, machine 0, the state directory
+/// under HOME, all said in the first log line.
+#[test]
+fn defaults_are_stated_in_the_first_log_line() {
+    let home = TempDir::new("defaults");
+    let service = Service::start(home.path(), &[], &[]);
+    let log = service.log();
+    let first = log.lines().next().unwrap();
+    let state_dir = home.path().join(".local/state/snowmint");
+    assert!(first.contains("starting on 127.0.0.1:"), "{first}");
+    assert!(
+        first.contains("as datacenter 0 (default) machine 0 (default)"),
+        "{first}"
+    );
+    assert!(
+        first.contains(&format!(
+            "state directory {} (default)",
+            state_dir.display()
+        )),
+        "{first}"
+    );
+    assert!(
+        first.contains("layout twitter, clock policy refuse"),
+        "{first}"
+    );
+    let node = service.json("/v1/node");
+    assert_eq!(
+        (node["datacenter"].as_u64(), node["machine"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(
+        node["state_file"],
+        state_dir.join("node-dc0-m0.mark").display().to_string()
+    );
+    service.json("/v1/id");
+    assert!(state_dir.join("node-dc0-m0.mark").exists());
+}
+
+/// `--machine-from-hostname`: ids-45 is slot 45, datacenter 1 machine 13.
+#[test]
+fn identity_from_a_hostname_ordinal() {
+    let home = TempDir::new("hostname");
+    let service = Service::start(
+        home.path(),
+        &["--machine-from-hostname", "--hostname", "ids-45"],
+        &[],
+    );
+    let node = service.json("/v1/node");
+    assert_eq!(
+        (node["slot"].as_u64(), node["source"].as_str()),
+        (Some(45), Some("hostname"))
+    );
+    assert_eq!(
+        (node["datacenter"].as_u64(), node["machine"].as_u64()),
+        (Some(1), Some(13))
+    );
+    drop(service);
+
+    let service = Service::start(
+        home.path(),
+        &["--hostname", "web-7"],
+        &[("SNOWMINT_MACHINE_FROM_HOSTNAME", "true")],
+    );
+    assert_eq!(service.json("/v1/node")["slot"].as_u64(), Some(7));
+}
+
+/// Bad settings stop the start with a message naming the value, the range
+/// and where the value came from.
+#[test]
+fn bad_settings_are_reported() {
+    let home = TempDir::new("bad");
+    let bad_file = home.path().join("bad.toml");
+    std::fs::write(&bad_file, "machin = 3\n").unwrap();
+    let bad_file = bad_file.to_str().unwrap();
+    for (args, env, expected) in [
+        (
+            vec!["--datacenter", "32"],
+            vec![],
+            "datacenter 32 is out of range (0..=31) (from --datacenter)",
+        ),
+        (
+            vec![],
+            vec![("SNOWMINT_MACHINE", "-1")],
+            "machine -1 is out of range (0..=31) (from SNOWMINT_MACHINE)",
+        ),
+        (
+            vec!["--clock-policy", "never"],
+            vec![],
+            "clock_policy \"never\" is not a policy (expected refuse, wait or borrow)",
+        ),
+        (
+            vec!["--machine-from-hostname", "--hostname", "ids"],
+            vec![],
+            "hostname \"ids\": it has no ordinal",
+        ),
+        (
+            vec!["--coordinator", "etcd://127.0.0.1:2379"],
+            vec![],
+            "not available in this build",
+        ),
+        (vec!["--config", bad_file], vec![], "unknown key \"machin\""),
+    ] {
+        let (status, stdout, stderr) = run_to_end(home.path(), &args, &env);
+        assert!(!status.success(), "{args:?} started");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
+
+/// SIGTERM: a clean exit, with the claim released.
+#[test]
+fn sigterm_stops_cleanly() {
+    let home = TempDir::new("sigterm");
+    let service = Service::start(home.path(), &[], &[]);
+    service.json("/v1/id");
+    let (status, log) = service.terminate();
+    assert!(status.success(), "{status}: {log}");
+    assert!(log.contains("SIGTERM received"), "{log}");
+    assert!(log.contains("the node's claim is released"), "{log}");
+}

@@ -1,0 +1,260 @@
+//! The etcd backend: a session is a lease, a claimed slot a key attached
+//! to it.
+//!
+//! - Claim: a transaction that puts the key, attached to the lease, only if
+//!   its create_revision is 0 (absent).
+//! - Keep-alive: one message on the lease keep-alive stream (an answer with
+//!   TTL 0 means the lease is gone), then a read of the slot key to check
+//!   that it is still attached to the lease.
+//! - High-water mark: a transaction comparing the mark's mod_revision and
+//!   that the slot key is still attached to this lease.
+//! - Release: revoking the lease deletes the key with it.
+
+use std::time::Duration;
+
+use etcd_client::{
+    Client, Compare, CompareOp, ConnectOptions, GetOptions, LeaseKeepAliveStream, LeaseKeeper,
+    PutOptions, Txn, TxnOp, TxnOpResponse,
+};
+use tokio::sync::Mutex;
+
+use crate::coordinator::{Backend, BackendError, CoordinatorUrl, GuardedWrite, Opened, Versioned};
+
+/// Claims slots through an etcd cluster (`etcd://HOST:PORT[,HOST:PORT...]`).
+#[derive(Debug, Clone)]
+pub struct EtcdBackend {
+    endpoints: Vec<String>,
+}
+
+impl EtcdBackend {
+    /// A backend for the etcd client endpoints `HOST:PORT`.
+    pub fn new(endpoints: Vec<String>) -> EtcdBackend {
+        EtcdBackend { endpoints }
+    }
+}
+
+/// A lease and the client it was granted through.
+pub struct EtcdSession {
+    client: Client,
+    lease: i64,
+    /// The keep-alive stream, opened on first use. Taken out while in use,
+    /// so that a cancelled keep-alive drops its stream: a late answer to an
+    /// abandoned request must never pass for the answer to a newer one.
+    keeper: Mutex<Option<(LeaseKeeper, LeaseKeepAliveStream)>>,
+}
+
+/// gRPC's NOT_FOUND status code, which etcd answers for a lease that
+/// expired or was revoked.
+const GRPC_NOT_FOUND: i32 = 5;
+
+fn classify(err: etcd_client::Error) -> BackendError {
+    match err {
+        etcd_client::Error::GRpcStatus(status) if i32::from(status.code()) == GRPC_NOT_FOUND => {
+            BackendError::Lost(status.message().to_owned())
+        }
+        other => BackendError::Unavailable(other.to_string()),
+    }
+}
+
+impl Backend for EtcdBackend {
+    type Session = EtcdSession;
+
+    const KIND: &'static str = "etcd";
+    const SESSION_NAME: &'static str = "lease";
+
+    fn url(&self) -> String {
+        CoordinatorUrl::Etcd {
+            endpoints: self.endpoints.clone(),
+        }
+        .to_string()
+    }
+
+    async fn open_session(
+        &self,
+        ttl: Duration,
+        _dirs: &[String],
+    ) -> Result<Opened<EtcdSession>, BackendError> {
+        let urls: Vec<String> = self
+            .endpoints
+            .iter()
+            .map(|host| format!("http://{host}"))
+            .collect();
+        // HTTP/2 pings find a dead connection within a third of the TTL, so
+        // that the client reconnects instead of waiting on it.
+        let options = ConnectOptions::new()
+            .with_connect_timeout(ttl / 3)
+            .with_keep_alive(ttl / 3, ttl / 3)
+            .with_keep_alive_while_idle(true);
+        let mut client = Client::connect(urls, Some(options))
+            .await
+            .map_err(classify)?;
+        // Leases count whole seconds: round up so the TTL is never shorter
+        // than asked.
+        let seconds = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
+        let granted = client
+            .lease_grant(seconds.try_into().unwrap_or(i64::MAX), None)
+            .await
+            .map_err(classify)?;
+        Ok(Opened {
+            id: format!("{:x}", granted.id()),
+            ttl: Duration::from_secs(granted.ttl().max(0).unsigned_abs()),
+            session: EtcdSession {
+                client,
+                lease: granted.id(),
+                keeper: Mutex::new(None),
+            },
+        })
+    }
+
+    async fn list(&self, session: &EtcdSession, dir: &str) -> Result<Vec<String>, BackendError> {
+        let prefix = format!("{dir}/");
+        let options = GetOptions::new().with_prefix().with_keys_only();
+        let listed = session
+            .client
+            .clone()
+            .get(prefix.as_str(), Some(options))
+            .await
+            .map_err(classify)?;
+        Ok(listed
+            .kvs()
+            .iter()
+            .filter_map(|kv| kv.key_str().ok()?.strip_prefix(&prefix).map(str::to_owned))
+            .collect())
+    }
+
+    async fn create_if_absent(
+        &self,
+        session: &EtcdSession,
+        path: &str,
+        value: &[u8],
+    ) -> Result<bool, BackendError> {
+        let txn = Txn::new()
+            .when([Compare::create_revision(path, CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(
+                path,
+                value,
+                Some(PutOptions::new().with_lease(session.lease)),
+            )]);
+        let done = session.client.clone().txn(txn).await.map_err(classify)?;
+        Ok(done.succeeded())
+    }
+
+    async fn keep_alive(
+        &self,
+        session: &EtcdSession,
+        held: Option<&str>,
+    ) -> Result<Duration, BackendError> {
+        let taken = session.keeper.lock().await.take();
+        let (mut keeper, mut stream) = match taken {
+            Some(pair) => pair,
+            None => session
+                .client
+                .clone()
+                .lease_keep_alive(session.lease)
+                .await
+                .map_err(classify)?,
+        };
+        keeper.keep_alive().await.map_err(classify)?;
+        let answer = stream
+            .message()
+            .await
+            .map_err(classify)?
+            .ok_or_else(|| BackendError::Unavailable("the keep-alive stream closed".into()))?;
+        if answer.ttl() <= 0 {
+            return Err(BackendError::Lost(format!(
+                "lease {:x} expired",
+                session.lease
+            )));
+        }
+        *session.keeper.lock().await = Some((keeper, stream));
+        if let Some(key) = held {
+            // The lease alone does not prove the key: an operator may have
+            // deleted it, and someone else may hold it now.
+            let found = session
+                .client
+                .clone()
+                .get(key, None)
+                .await
+                .map_err(classify)?;
+            if !found.kvs().iter().any(|kv| kv.lease() == session.lease) {
+                return Err(BackendError::Lost(format!(
+                    "key {key} is no longer attached to lease {:x}",
+                    session.lease
+                )));
+            }
+        }
+        Ok(Duration::from_secs(answer.ttl().unsigned_abs()))
+    }
+
+    async fn read(
+        &self,
+        session: &EtcdSession,
+        path: &str,
+    ) -> Result<Option<Versioned>, BackendError> {
+        let found = session
+            .client
+            .clone()
+            .get(path, None)
+            .await
+            .map_err(classify)?;
+        Ok(found.kvs().first().map(|kv| Versioned {
+            value: kv.value().to_vec(),
+            version: kv.mod_revision(),
+        }))
+    }
+
+    async fn write_guarded(
+        &self,
+        session: &EtcdSession,
+        guard: &str,
+        path: &str,
+        value: &[u8],
+        expected: Option<i64>,
+    ) -> Result<GuardedWrite, BackendError> {
+        let unchanged = match expected {
+            Some(revision) => Compare::mod_revision(path, CompareOp::Equal, revision),
+            None => Compare::create_revision(path, CompareOp::Equal, 0),
+        };
+        let txn = Txn::new()
+            .when([
+                Compare::lease(guard, CompareOp::Equal, session.lease),
+                unchanged,
+            ])
+            .and_then([TxnOp::put(path, value, None)])
+            .or_else([TxnOp::get(guard, None)]);
+        let done = session.client.clone().txn(txn).await.map_err(classify)?;
+        if done.succeeded() {
+            let revision = done.header().map_or(0, |header| header.revision());
+            return Ok(GuardedWrite::Written { version: revision });
+        }
+        let guard_held = done
+            .op_responses()
+            .into_iter()
+            .any(|response| match response {
+                TxnOpResponse::Get(got) => got.kvs().iter().any(|kv| kv.lease() == session.lease),
+                _ => false,
+            });
+        Ok(if guard_held {
+            GuardedWrite::Conflict
+        } else {
+            GuardedWrite::GuardLost
+        })
+    }
+
+    async fn release(
+        &self,
+        session: &EtcdSession,
+        _held: Option<&str>,
+    ) -> Result<(), BackendError> {
+        match session
+            .client
+            .clone()
+            .lease_revoke(session.lease)
+            .await
+            .map_err(classify)
+        {
+            Ok(_) | Err(BackendError::Lost(_)) => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! The high-water mark's state file: one small text file per node.
+//!
+//! The file says up to which instant (Unix ms) the node may already have
+//! issued IDs. It is written whole to a temporary file, flushed to disk and
+//! renamed over the old one, so a crash at any moment leaves either the old
+//! mark or the new one, never a torn file.
+//!
+//! Its format, documented so that operators (and tests) can read and write
+//! it by hand:
+//!
+//! ```text
+//! # snowmint high-water mark: no ID at or below this instant may be issued again
+//! high_water_ms = 1700000001000
+//! high_water = "2023-11-14T22:13:21.000Z"
+//! ```
+//!
+//! Only `high_water_ms` is read; the other lines are for people.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use snowmint::{Node, format_time};
+
+use crate::FleetError;
+
+/// The key of the one value the file holds.
+const KEY: &str = "high_water_ms";
+
+/// The state file of one node.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::Node;
+/// use snowmint_fleet::MarkFile;
+///
+/// let dir = std::env::temp_dir().join(format!("snowmint-doc-mark-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let file = MarkFile::for_node(&dir, Node { datacenter: 3, machine: 7 });
+/// assert!(file.path().ends_with("node-dc3-m7.mark"));
+/// assert_eq!(file.read()?, None); // no file yet: nothing was issued
+/// file.write(1_700_000_001_000)?;
+/// assert_eq!(file.read()?, Some(1_700_000_001_000));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkFile {
+    path: PathBuf,
+}
+
+impl MarkFile {
+    /// The file of `node` in the state directory `dir`:
+    /// `node-dc{datacenter}-m{machine}.mark`, so that several nodes can share
+    /// one directory.
+    pub fn for_node(dir: &Path, node: Node) -> MarkFile {
+        MarkFile {
+            path: dir.join(format!("node-dc{}-m{}.mark", node.datacenter, node.machine)),
+        }
+    }
+
+    /// A state file at an explicit path.
+    pub fn at(path: impl Into<PathBuf>) -> MarkFile {
+        MarkFile { path: path.into() }
+    }
+
+    /// Where the file lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the mark; `None` when there is no file yet.
+    ///
+    /// A file that exists but holds no readable mark is an error, not
+    /// "no mark": guessing could reissue IDs.
+    pub fn read(&self) -> Result<Option<i64>, FleetError> {
+        let text = match fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(FleetError::Io {
+                    context: format!("reading the state file {}", self.path.display()),
+                    source,
+                });
+            }
+        };
+        parse(&text)
+            .map(Some)
+            .map_err(|reason| FleetError::StateFile {
+                path: self.path.clone(),
+                reason,
+            })
+    }
+
+    /// Replaces the mark durably: writes a temporary file next to it,
+    /// flushes it to disk, renames it over the old file and flushes the
+    /// directory, so that after a crash the file holds the old mark or the
+    /// new one.
+    ///
+    /// Blocking; async callers run it on a blocking thread.
+    pub fn write(&self, mark_ms: i64) -> Result<(), FleetError> {
+        let io = |what: &str, path: &Path| {
+            let context = format!("{what} {}", path.display());
+            move |source| FleetError::Io { context, source }
+        };
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // The process id keeps two processes that share a directory by
+        // mistake from writing into each other's temporary file.
+        let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let text = format!(
+            "# snowmint high-water mark: no ID at or below this instant may be issued again\n\
+             {KEY} = {mark_ms}\n\
+             high_water = \"{}\"\n",
+            format_time(mark_ms)
+        );
+        let mut file = File::create(&temp).map_err(io("creating", &temp))?;
+        file.write_all(text.as_bytes())
+            .map_err(io("writing", &temp))?;
+        file.sync_all().map_err(io("flushing", &temp))?;
+        drop(file);
+        fs::rename(&temp, &self.path).map_err(io("renaming onto", &self.path))?;
+        sync_dir(dir).map_err(io("flushing the directory", dir))
+    }
+
+    /// How long to wait at start before the clock passes `mark_ms`, or an
+    /// error naming both times when that is longer than `max_wait`.
+    ///
+    /// A mark ahead of the clock means IDs may have been issued up to it
+    /// (the mark is reserved ahead, and the clock may have been set back).
+    /// A short gap is what an immediate restart looks like; a long one is a
+    /// clock that is wrong, which a person should look at.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint_fleet::MarkFile;
+    ///
+    /// let file = MarkFile::at("/var/lib/snowmint/node-dc0-m0.mark");
+    /// let max = Duration::from_secs(2);
+    /// assert_eq!(file.startup_wait(1_000, 5_000, max)?, Duration::ZERO);
+    /// assert_eq!(file.startup_wait(6_500, 5_000, max)?, Duration::from_millis(1_501));
+    /// let err = file.startup_wait(60_000, 5_000, max).unwrap_err().to_string();
+    /// assert!(err.contains("1970-01-01T00:01:00.000Z") && err.contains("1970-01-01T00:00:05.000Z"));
+    /// # Ok::<(), snowmint_fleet::FleetError>(())
+    /// ```
+    pub fn startup_wait(
+        &self,
+        mark_ms: i64,
+        now_ms: i64,
+        max_wait: Duration,
+    ) -> Result<Duration, FleetError> {
+        if now_ms > mark_ms {
+            return Ok(Duration::ZERO);
+        }
+        // The first usable millisecond is the one after the mark.
+        let wait = Duration::from_millis(mark_ms.abs_diff(now_ms) + 1);
+        if wait <= max_wait {
+            Ok(wait)
+        } else {
+            Err(FleetError::MarkAhead {
+                path: self.path.clone(),
+                mark_ms,
+                now_ms,
+                max_wait,
+            })
+        }
+    }
+}
+
+fn parse(text: &str) -> Result<i64, String> {
+    for line in text.lines() {
+        let line = line.trim();
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if key.trim() == KEY {
+            let value = value.trim();
+            return value
+                .parse::<i64>()
+                .map_err(|_| format!("{KEY} {value:?} is not a number of Unix milliseconds"));
+        }
+    }
+    Err(format!(
+        "no `{KEY} = <Unix ms>` line; if the file is damaged, replace it with a mark at or after the last ID this node issued"
+    ))
+}
+
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> std::io::Result<()> {
+    // Directories cannot be opened for flushing here; the rename itself is
+    // what the platform offers.
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_key_among_comments_and_other_keys() {
+        let text = "# note\nhigh_water = \"x\"\n  high_water_ms =  42 \n";
+        assert_eq!(parse(text), Ok(42));
+    }
+
+    #[test]
+    fn a_file_without_the_key_or_with_garbage_is_an_error() {
+        assert!(parse("").unwrap_err().contains("no `high_water_ms"));
+        assert!(
+            parse("high_water_ms = soon")
+                .unwrap_err()
+                .contains("\"soon\" is not a number")
+        );
+    }
+
+    #[test]
+    fn mark_equal_to_the_clock_still_waits_one_millisecond() {
+        let file = MarkFile::at("x");
+        let wait = file.startup_wait(5_000, 5_000, Duration::from_secs(2));
+        assert_eq!(wait.unwrap(), Duration::from_millis(1));
+    }
+}

@@ -1,0 +1,329 @@
+//! Reserving the high-water mark ahead of the clock, in steps.
+//!
+//! An ID may leave the node only once its timestamp is covered by a mark
+//! that is on disk (and, with a coordinator, stored under the slot). Writing
+//! per ID would be far too slow, so the mark is reserved a step ahead (about
+//! a second): IDs up to the reserved mark go out at once, after one atomic
+//! load. When IDs get close to the mark, a background task moves it on, so
+//! that under steady load no request waits for a write; a request that finds
+//! its ID past the mark waits for the write itself.
+//!
+//! [`NodeMark`] is the state file of one node, shared by every claim made on
+//! that node; [`Reservation`] is what one claim (one generation) has
+//! reserved.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+use tokio::sync::Mutex;
+
+use crate::{FleetError, MarkFile, SlotSource};
+
+/// "Nothing recorded": below every real mark.
+const NONE: i64 = i64::MIN;
+
+/// The durable mark of one node: its state file and what it holds.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::Node;
+/// use snowmint_fleet::{MarkFile, NodeMark};
+///
+/// let dir = std::env::temp_dir().join(format!("snowmint-doc-nodemark-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let file = MarkFile::for_node(&dir, Node::default());
+/// file.write(1_700_000_000_000)?;
+/// let mark = NodeMark::open(file)?;
+/// assert_eq!(mark.recorded_ms(), Some(1_700_000_000_000));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct NodeMark {
+    file: MarkFile,
+    /// Serializes writers; holds what the file says. Reservations also take
+    /// it to retire, so that a retired claim can never write again.
+    recorded: Mutex<Option<i64>>,
+    /// A copy of the recorded mark (or `NONE`) for lock-free reading by
+    /// `/v1/node` and metrics.
+    recorded_view: AtomicI64,
+}
+
+impl NodeMark {
+    /// Reads the node's state file.
+    pub fn open(file: MarkFile) -> Result<Arc<NodeMark>, FleetError> {
+        let recorded = file.read()?;
+        Ok(Arc::new(NodeMark {
+            file,
+            recorded: Mutex::new(recorded),
+            recorded_view: AtomicI64::new(recorded.unwrap_or(NONE)),
+        }))
+    }
+
+    /// The state file.
+    pub fn file(&self) -> &MarkFile {
+        &self.file
+    }
+
+    /// The mark on disk (Unix ms), if any.
+    pub fn recorded_ms(&self) -> Option<i64> {
+        // Relaxed: a snapshot for reports; nothing is ordered by it.
+        let mark = self.recorded_view.load(Ordering::Relaxed);
+        (mark != NONE).then_some(mark)
+    }
+}
+
+/// What one claim (one generation) has reserved: IDs with a timestamp at or
+/// below [`covered_ms`](Reservation::covered_ms) may be handed out.
+///
+/// - [`covers`](Reservation::covers) is the hot-path check: one atomic load.
+/// - [`extend`](Reservation::extend) writes a new mark (the later of the
+///   ID's timestamp and the clock, plus the step) to the state file, then
+///   has the [`SlotSource`] record it, then publishes it. One task at a time.
+/// - [`refresh_in_background`](Reservation::refresh_in_background) does the
+///   same ahead of need, when IDs are within half a step of the mark.
+/// - [`retire`](Reservation::retire) stops a replaced claim from extending;
+///   what it reserved stays on disk for the next claim to resume after.
+///
+/// A new reservation covers nothing, so that its first ID always goes
+/// through `extend` and the source records the mark under the new claim.
+pub struct Reservation {
+    mark: Arc<NodeMark>,
+    source: Arc<dyn SlotSource>,
+    generation: u64,
+    step_ms: i64,
+    /// The reserved mark published for the hot path (or `NONE`).
+    covered: AtomicI64,
+    /// Set while a background refresh runs, so that only one is started.
+    refreshing: AtomicBool,
+    /// Set (under the node's lock) when the claim is replaced.
+    retired: AtomicBool,
+}
+
+impl std::fmt::Debug for Reservation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reservation")
+            .field("file", &self.mark.file.path())
+            .field("source", &self.source.kind())
+            .field("generation", &self.generation)
+            .field("step_ms", &self.step_ms)
+            .field("covered_ms", &self.covered_ms())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Reservation {
+    /// A reservation for the claim of `generation` from `source` on the node
+    /// whose mark is `mark`, moving `step_ms` ahead at each write.
+    pub fn new(
+        mark: Arc<NodeMark>,
+        source: Arc<dyn SlotSource>,
+        generation: u64,
+        step_ms: i64,
+    ) -> Reservation {
+        Reservation {
+            mark,
+            source,
+            generation,
+            step_ms: step_ms.max(1),
+            covered: AtomicI64::new(NONE),
+            refreshing: AtomicBool::new(false),
+            retired: AtomicBool::new(false),
+        }
+    }
+
+    /// The node's mark.
+    pub fn node_mark(&self) -> &Arc<NodeMark> {
+        &self.mark
+    }
+
+    /// The claim generation this reservation belongs to.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The reserved mark, if anything was reserved under this claim.
+    pub fn covered_ms(&self) -> Option<i64> {
+        let covered = self.covered.load(Ordering::Relaxed);
+        (covered != NONE).then_some(covered)
+    }
+
+    /// Whether an ID with timestamp `ts_ms` may be handed out now.
+    #[inline]
+    pub fn covers(&self, ts_ms: i64) -> bool {
+        // Acquire pairs with the Release store in `extend`: seeing the new
+        // mark means seeing that its write finished.
+        ts_ms <= self.covered.load(Ordering::Acquire)
+    }
+
+    /// Whether IDs have come within half a step of the reserved mark, so
+    /// that it is time to move it on.
+    #[inline]
+    pub fn due_for_refresh(&self, ts_ms: i64) -> bool {
+        ts_ms
+            > self
+                .covered
+                .load(Ordering::Relaxed)
+                .saturating_sub(self.step_ms / 2)
+    }
+
+    /// Reserves up to `max(ts_ms, now_ms) + step` unless `ts_ms` is covered
+    /// already; returns when the mark is on disk and recorded by the source.
+    pub async fn extend(&self, ts_ms: i64, now_ms: i64) -> Result<(), FleetError> {
+        let target = ts_ms.max(now_ms).saturating_add(self.step_ms);
+        self.raise(target, Some(ts_ms)).await
+    }
+
+    /// Moves the reserved mark to `target` (if that is further), writing the
+    /// file first and then telling the source; `needed` is the timestamp
+    /// the caller waits for: if another task covered it meanwhile, done.
+    async fn raise(&self, target: i64, needed: Option<i64>) -> Result<(), FleetError> {
+        let mut recorded = self.mark.recorded.lock().await;
+        if self.retired.load(Ordering::Acquire) {
+            return Err(FleetError::Fenced {
+                reason: format!("the claim of generation {} was replaced", self.generation),
+            });
+        }
+        if needed.is_some_and(|ts| self.covers(ts)) || self.covers(target) {
+            return Ok(());
+        }
+        if recorded.is_none_or(|r| target > r) {
+            let file = self.mark.file.clone();
+            tokio::task::spawn_blocking(move || file.write(target))
+                .await
+                .map_err(|join| FleetError::Io {
+                    context: format!("writing the state file {}", self.mark.file.path().display()),
+                    source: std::io::Error::other(join.to_string()),
+                })??;
+            *recorded = Some(target);
+            self.mark.recorded_view.store(target, Ordering::Relaxed);
+        }
+        // Never publish less than what is on disk: a mark recorded by an
+        // earlier claim on this node is known durable too.
+        let target = recorded.map_or(target, |r| r.max(target));
+        self.source.reserve(self.generation, target).await?;
+        // Release: see `covers`. Under the lock nothing else writes it, but
+        // fetch_max keeps "only grows" obvious.
+        self.covered.fetch_max(target, Ordering::Release);
+        Ok(())
+    }
+
+    /// Starts moving the mark to `now_ms + step` on a background task,
+    /// unless one is running already. Errors are left for the next request
+    /// that needs the mark to meet.
+    pub fn refresh_in_background(self: &Arc<Self>, now_ms: i64) {
+        if self.refreshing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let reservation = Arc::clone(self);
+        tokio::spawn(async move {
+            let target = now_ms.saturating_add(reservation.step_ms);
+            if let Err(error) = reservation.raise(target, None).await {
+                tracing::warn!(%error, "could not move the high-water mark ahead");
+            }
+            reservation.refreshing.store(false, Ordering::Release);
+        });
+    }
+
+    /// Stops this reservation from extending (its claim was replaced) and
+    /// returns the node's recorded mark: no ID this reservation let out is
+    /// above it, so a new claim on the node resumes after it.
+    pub async fn retire(&self) -> Option<i64> {
+        let recorded = self.mark.recorded.lock().await;
+        self.retired.store(true, Ordering::Release);
+        *recorded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use snowmint::{Layout, Node};
+
+    use super::*;
+    use crate::StaticSource;
+
+    struct TempDir(std::path::PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            static COUNT: AtomicUsize = AtomicUsize::new(0);
+            let n = COUNT.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir()
+                .join(format!("snowmint-fleet-{name}-{}-{n}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn reservation(dir: &TempDir, step_ms: i64) -> Arc<Reservation> {
+        let node = Node {
+            datacenter: 1,
+            machine: 2,
+        };
+        let source = Arc::new(StaticSource::new(Layout::TWITTER, node).unwrap());
+        let mark = NodeMark::open(MarkFile::for_node(&dir.0, node)).unwrap();
+        Arc::new(Reservation::new(mark, source, 1, step_ms))
+    }
+
+    /// A new reservation covers nothing; extending writes the step ahead to
+    /// disk before covering, and covered IDs need no further write.
+    #[tokio::test]
+    async fn extend_writes_the_file_before_covering() {
+        let dir = TempDir::new("extend");
+        let r = reservation(&dir, 1000);
+        assert!(!r.covers(5_000));
+        r.extend(5_000, 4_000).await.unwrap();
+        assert!(r.covers(6_000) && !r.covers(6_001));
+        let file = r.node_mark().file().clone();
+        assert_eq!(file.read().unwrap(), Some(6_000));
+        // Covered: no write, the file keeps its mark.
+        std::fs::remove_file(file.path()).unwrap();
+        r.extend(5_500, 5_500).await.unwrap();
+        assert_eq!(file.read().unwrap(), None);
+    }
+
+    /// The clock ahead of the ID decides the mark: it stays ahead of time.
+    #[tokio::test]
+    async fn the_mark_runs_a_step_ahead_of_the_later_of_id_and_clock() {
+        let dir = TempDir::new("later");
+        let r = reservation(&dir, 1000);
+        r.extend(5_000, 9_000).await.unwrap();
+        assert_eq!(r.covered_ms(), Some(10_000));
+        assert!(!r.due_for_refresh(9_500) && r.due_for_refresh(9_501));
+    }
+
+    /// A retired reservation refuses to extend, and reports the mark on disk.
+    #[tokio::test]
+    async fn retired_reservations_cannot_write() {
+        let dir = TempDir::new("retire");
+        let r = reservation(&dir, 1000);
+        r.extend(5_000, 5_000).await.unwrap();
+        assert_eq!(r.retire().await, Some(6_000));
+        let err = r.extend(7_000, 7_000).await.unwrap_err();
+        assert!(err.to_string().contains("replaced"), "{err}");
+        assert_eq!(r.node_mark().file().read().unwrap(), Some(6_000));
+    }
+
+    /// A background refresh moves the mark to a step past the clock.
+    #[tokio::test]
+    async fn background_refresh_moves_the_mark() {
+        let dir = TempDir::new("refresh");
+        let r = reservation(&dir, 1000);
+        r.extend(5_000, 5_000).await.unwrap();
+        r.refresh_in_background(5_600);
+        while r.refreshing.load(Ordering::Acquire) || r.covered_ms() == Some(6_000) {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(r.covered_ms(), Some(6_600));
+        assert_eq!(r.node_mark().file().read().unwrap(), Some(6_600));
+    }
+}

@@ -1,0 +1,229 @@
+//! The ZooKeeper backend: a session is a ZooKeeper session, a claimed slot
+//! an ephemeral znode.
+//!
+//! - Claim: create the ephemeral znode; "node exists" means taken.
+//! - Keep-alive: read the slot znode's stat, one round trip that also
+//!   proves this session still owns it (`ephemeralOwner`).
+//! - High-water mark: a persistent znode, written in a multi-op that checks
+//!   the slot znode still exists and names the mark's data version. The
+//!   slot znode cannot outlive this session, and an expired session cannot
+//!   write, so only the holder can move the mark. (An operator deleting the
+//!   slot znode by hand is caught by the next keep-alive.)
+//! - Reads go through `sync` first, so that a follower that lags behind the
+//!   leader cannot hide the previous holder's last mark.
+//! - Release: delete the slot znode (if still ours), then the session
+//!   closes when its client is dropped.
+
+use std::time::Duration;
+
+use zookeeper_client::{
+    Acls, CheckWriteError, Client, CreateMode, CreateOptions, Error, MultiWriteResult,
+};
+
+use crate::coordinator::{Backend, BackendError, CoordinatorUrl, GuardedWrite, Opened, Versioned};
+
+/// Claims slots through a ZooKeeper ensemble
+/// (`zk://HOST:PORT[,HOST:PORT...][/CHROOT]`).
+#[derive(Debug, Clone)]
+pub struct ZooKeeperBackend {
+    hosts: Vec<String>,
+    chroot: Option<String>,
+}
+
+impl ZooKeeperBackend {
+    /// A backend for the servers `HOST:PORT`, with every path under
+    /// `chroot` if given (created when missing).
+    pub fn new(hosts: Vec<String>, chroot: Option<String>) -> ZooKeeperBackend {
+        ZooKeeperBackend { hosts, chroot }
+    }
+}
+
+/// A ZooKeeper session; it closes when dropped.
+pub struct ZooKeeperSession {
+    client: Client,
+}
+
+const PERSISTENT: CreateOptions<'static> = CreateMode::Persistent.with_acls(Acls::anyone_all());
+const EPHEMERAL: CreateOptions<'static> = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+
+fn classify(err: Error) -> BackendError {
+    match err {
+        Error::SessionExpired | Error::SessionMoved | Error::AuthFailed | Error::ClientClosed => {
+            BackendError::Lost(err.to_string())
+        }
+        other => BackendError::Unavailable(other.to_string()),
+    }
+}
+
+impl ZooKeeperSession {
+    fn owns(&self, stat: &zookeeper_client::Stat) -> bool {
+        stat.ephemeral_owner == self.client.session_id().0
+    }
+}
+
+impl Backend for ZooKeeperBackend {
+    type Session = ZooKeeperSession;
+
+    const KIND: &'static str = "zookeeper";
+    const SESSION_NAME: &'static str = "session";
+
+    fn url(&self) -> String {
+        CoordinatorUrl::ZooKeeper {
+            hosts: self.hosts.clone(),
+            chroot: self.chroot.clone(),
+        }
+        .to_string()
+    }
+
+    async fn open_session(
+        &self,
+        ttl: Duration,
+        dirs: &[String],
+    ) -> Result<Opened<ZooKeeperSession>, BackendError> {
+        let client = Client::connector()
+            .with_session_timeout(ttl)
+            .with_fail_eagerly()
+            .connect(&self.hosts.join(","))
+            .await
+            .map_err(classify)?;
+        let client = match &self.chroot {
+            Some(root) => {
+                client.mkdir(root, &PERSISTENT).await.map_err(classify)?;
+                client.chroot(root.clone()).map_err(|_| {
+                    BackendError::Unavailable(format!("chroot {root:?} is not a valid path"))
+                })?
+            }
+            None => client,
+        };
+        for dir in dirs {
+            client.mkdir(dir, &PERSISTENT).await.map_err(classify)?;
+        }
+        Ok(Opened {
+            id: client.session_id().to_string(),
+            ttl: client.session_timeout(),
+            session: ZooKeeperSession { client },
+        })
+    }
+
+    async fn list(
+        &self,
+        session: &ZooKeeperSession,
+        dir: &str,
+    ) -> Result<Vec<String>, BackendError> {
+        session.client.list_children(dir).await.map_err(classify)
+    }
+
+    async fn create_if_absent(
+        &self,
+        session: &ZooKeeperSession,
+        path: &str,
+        value: &[u8],
+    ) -> Result<bool, BackendError> {
+        match session.client.create(path, value, &EPHEMERAL).await {
+            Ok(_) => Ok(true),
+            Err(Error::NodeExists) => Ok(false),
+            Err(err) => Err(classify(err)),
+        }
+    }
+
+    async fn keep_alive(
+        &self,
+        session: &ZooKeeperSession,
+        held: Option<&str>,
+    ) -> Result<Duration, BackendError> {
+        let stat = session
+            .client
+            .check_stat(held.unwrap_or("/"))
+            .await
+            .map_err(classify)?;
+        match (held, stat) {
+            (None, _) => Ok(session.client.session_timeout()),
+            (Some(_), Some(stat)) if session.owns(&stat) => Ok(session.client.session_timeout()),
+            (Some(path), _) => Err(BackendError::Lost(format!(
+                "znode {path} is no longer held by session {}",
+                session.client.session_id()
+            ))),
+        }
+    }
+
+    async fn read(
+        &self,
+        session: &ZooKeeperSession,
+        path: &str,
+    ) -> Result<Option<Versioned>, BackendError> {
+        match session.client.sync(path).await {
+            Ok(()) | Err(Error::NoNode) => {}
+            Err(err) => return Err(classify(err)),
+        }
+        match session.client.get_data(path).await {
+            Ok((value, stat)) => Ok(Some(Versioned {
+                value,
+                version: stat.version.into(),
+            })),
+            Err(Error::NoNode) => Ok(None),
+            Err(err) => Err(classify(err)),
+        }
+    }
+
+    async fn write_guarded(
+        &self,
+        session: &ZooKeeperSession,
+        guard: &str,
+        path: &str,
+        value: &[u8],
+        expected: Option<i64>,
+    ) -> Result<GuardedWrite, BackendError> {
+        let bad_path = |err: Error| BackendError::Unavailable(format!("{path}: {err}"));
+        let mut writer = session
+            .client
+            .new_check_writer(guard, None)
+            .map_err(bad_path)?;
+        match expected {
+            Some(version) => {
+                let Ok(version) = i32::try_from(version) else {
+                    return Ok(GuardedWrite::Conflict);
+                };
+                writer
+                    .add_set_data(path, value, Some(version))
+                    .map_err(bad_path)?;
+            }
+            None => writer
+                .add_create(path, value, &PERSISTENT)
+                .map_err(bad_path)?,
+        }
+        match writer.commit().await {
+            Ok(results) => Ok(GuardedWrite::Written {
+                version: match results.first() {
+                    Some(MultiWriteResult::SetData { stat }) => stat.version.into(),
+                    _ => 0,
+                },
+            }),
+            Err(CheckWriteError::CheckFailed {
+                source: Error::NoNode,
+            }) => Ok(GuardedWrite::GuardLost),
+            Err(CheckWriteError::OperationFailed {
+                source: Error::BadVersion | Error::NodeExists | Error::NoNode,
+                ..
+            }) => Ok(GuardedWrite::Conflict),
+            Err(CheckWriteError::RequestFailed { source }) => Err(classify(source)),
+            Err(other) => Err(BackendError::Unavailable(other.to_string())),
+        }
+    }
+
+    async fn release(
+        &self,
+        session: &ZooKeeperSession,
+        held: Option<&str>,
+    ) -> Result<(), BackendError> {
+        let Some(path) = held else { return Ok(()) };
+        match session.client.check_stat(path).await.map_err(classify)? {
+            Some(stat) if session.owns(&stat) => {
+                match session.client.delete(path, Some(stat.version)).await {
+                    Ok(()) | Err(Error::NoNode) => Ok(()),
+                    Err(err) => Err(classify(err)),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! The fleet claim engine against a real ZooKeeper server (Debian's
+//! zookeeper), started by each test on free loopback ports.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use snowmint::Layout;
+use snowmint_fleet::{CoordinatorConfig, SlotRange, connect};
+use support::cluster::Cluster;
+use support::zookeeper::ZooKeeperCluster;
+use support::{eventually, scenarios};
+
+support::scenario_tests!(ZooKeeperCluster);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_reads_a_zookeeper_url() {
+    let cluster = ZooKeeperCluster::start().await;
+    let url = format!("zk://{}", cluster.client_addr());
+    scenarios::connect_from_url(&cluster, &url, "zookeeper", "session").await;
+}
+
+/// With a chroot, every znode lives under it (created when missing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chroot_holds_every_znode() {
+    let cluster = ZooKeeperCluster::start().await;
+    let url = format!("zk://{}/apps/ids", cluster.client_addr())
+        .parse()
+        .unwrap();
+    let slots = SlotRange::new(0, 0).unwrap();
+    let config = CoordinatorConfig::new(
+        "rooted",
+        slots,
+        scenarios::TTL,
+        "rooted".into(),
+        Layout::TWITTER,
+    )
+    .unwrap();
+    let source = connect(&url, config).unwrap();
+    let states = source.state();
+    eventually("a claim under the chroot", Duration::from_secs(60), || {
+        let state = states.borrow().clone();
+        println!("{state:?}");
+        async move { state.claim_at(Instant::now()).map(drop) }
+    })
+    .await;
+    let client = zookeeper_client::Client::connect(&cluster.client_addr().to_string())
+        .await
+        .unwrap();
+    let (holder, stat) = client
+        .get_data("/apps/ids/snowmint/rooted/slots/0")
+        .await
+        .unwrap();
+    assert_eq!(holder, b"rooted");
+    assert_ne!(stat.ephemeral_owner, 0, "the slot znode is not ephemeral");
+    assert!(
+        cluster.slot_holders("rooted").await.is_empty(),
+        "a znode escaped the chroot"
+    );
+    source.release().await;
+    let gone = client
+        .check_stat("/apps/ids/snowmint/rooted/slots/0")
+        .await
+        .unwrap();
+    assert!(gone.is_none(), "the slot znode outlived the release");
+}

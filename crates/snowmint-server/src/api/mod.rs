@@ -1,0 +1,150 @@
+//! The HTTP API: the route table, the fallbacks and the layers every
+//! request goes through.
+//!
+//! - `issue.rs`: `/v1/id`, `/v1/ids` (new IDs).
+//! - `calc.rs`: `/v1/ids/{id}`, `/v1/encode`, `/v1/range`, `/v1/layout`
+//!   (the calculator; any layout).
+//! - `status.rs`: `/v1/node`, `/healthz`, `/readyz`, `/metrics`,
+//!   `/openapi.json`.
+//! - `params.rs`: reading parameters and headers.
+
+use std::time::Instant;
+
+use axum::Router;
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::Request;
+use axum::http::header::CONTENT_LENGTH;
+use axum::http::{Method, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get};
+use tower::ServiceBuilder;
+use tower::timeout::TimeoutLayer;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+mod calc;
+mod issue;
+pub(crate) mod params;
+mod status;
+
+/// The longest request target accepted (path and query).
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// The largest request body accepted; no endpoint reads one.
+pub const MAX_BODY_BYTES: u64 = 64 * 1024;
+
+/// Every route: path and handlers. `app` registers exactly these, and the
+/// OpenAPI document describes exactly these (a test checks it).
+pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
+    vec![
+        ("/v1/id", get(issue::next_id)),
+        ("/v1/ids", get(issue::next_ids)),
+        ("/v1/ids/{id}", get(calc::decode)),
+        ("/v1/encode", get(calc::encode)),
+        ("/v1/range", get(calc::range)),
+        ("/v1/layout", get(calc::layout)),
+        ("/v1/node", get(status::node)),
+        ("/healthz", get(status::healthz)),
+        ("/readyz", get(status::readyz)),
+        ("/metrics", get(status::metrics)),
+        ("/openapi.json", get(status::openapi)),
+    ]
+}
+
+/// The service as a [`Router`]: every route, JSON 404 and 405 answers, the
+/// request timeout (answered with 503) and the size limits (413, 414).
+pub fn app(state: AppState) -> Router {
+    let timeout = state.request_timeout();
+    let router = routes()
+        .into_iter()
+        .fold(Router::new(), |router, (path, route)| {
+            router.route(path, route)
+        });
+    router
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(
+            ServiceBuilder::new()
+                .layer(HandleErrorLayer::new(
+                    move |_: tower::BoxError| async move {
+                        ApiError::unavailable(
+                            "timeout",
+                            format!(
+                                "the request took longer than the {} ms this service allows",
+                                timeout.as_millis()
+                            ),
+                            std::time::Duration::from_secs(1),
+                        )
+                    },
+                ))
+                .layer(TimeoutLayer::new(timeout)),
+        )
+        .layer(middleware::from_fn(guard))
+        .with_state(state)
+}
+
+/// Size limits, and a debug log line per request.
+async fn guard(request: Request, next: Next) -> Response {
+    let target_len = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |target| target.as_str().len());
+    if target_len > MAX_URI_BYTES {
+        return ApiError::status(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            format!("the request target is longer than {MAX_URI_BYTES} bytes"),
+        )
+        .into_response();
+    }
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        return ApiError::status(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body is larger than {MAX_BODY_BYTES} bytes"),
+        )
+        .into_response();
+    }
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return next.run(request).await;
+    }
+    let started = Instant::now();
+    let (method, uri) = (request.method().clone(), request.uri().clone());
+    let response = next.run(request).await;
+    tracing::debug!(
+        %method,
+        %uri,
+        status = response.status().as_u16(),
+        micros = started.elapsed().as_micros() as u64,
+        "request"
+    );
+    response
+}
+
+async fn not_found(uri: Uri) -> ApiError {
+    ApiError::status(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!(
+            "no such endpoint: {} (see /openapi.json)",
+            crate::config::snip(uri.path())
+        ),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::status(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!(
+            "{method} is not allowed on {} (this API only answers GET and HEAD)",
+            crate::config::snip(uri.path())
+        ),
+    )
+}

@@ -1,0 +1,262 @@
+//! Reading requests: query parameters, the `{id}` path segment and the
+//! `Accept` header, with every rejection in the API's error shape.
+//!
+//! Parameters are read as text and converted here, so that messages name
+//! the parameter, the value and the valid range the same way everywhere.
+//! Unknown and repeated parameters are rejected rather than ignored: a typo
+//! such as `?cout=5` should not silently mean "one ID".
+
+use axum::extract::{FromRequestParts, Path, Query};
+use axum::http::header::ACCEPT;
+use axum::http::request::Parts;
+use snowmint::{Field, Layout, parse_time};
+
+use crate::config::{NumberError, parse_bounded, snip};
+use crate::error::ApiError;
+
+/// The query parameters of a request.
+#[derive(Debug, Default)]
+pub struct Params {
+    pairs: Vec<(String, String)>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Params {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        if parts.uri.query().is_none_or(str::is_empty) {
+            return Ok(Params::default());
+        }
+        let Query(pairs) =
+            Query::<Vec<(String, String)>>::try_from_uri(&parts.uri).map_err(|rejection| {
+                ApiError::bad_input(
+                    "query",
+                    "invalid_query",
+                    format!("the query string cannot be read: {}", rejection.body_text()),
+                )
+            })?;
+        Ok(Params { pairs })
+    }
+}
+
+impl Params {
+    /// Rejects parameters not in `known`.
+    pub fn allow(&self, known: &[&str]) -> Result<&Self, ApiError> {
+        if let Some((name, _)) = self
+            .pairs
+            .iter()
+            .find(|(n, _)| !known.contains(&n.as_str()))
+        {
+            let expected = if known.is_empty() {
+                "this endpoint takes no parameters".to_owned()
+            } else {
+                format!("expected {}", known.join(", "))
+            };
+            return Err(ApiError::bad_input(
+                name,
+                "unknown_parameter",
+                format!("unknown parameter {:?} ({expected})", snip(name)),
+            ));
+        }
+        Ok(self)
+    }
+
+    /// The value of `name`, if given (once).
+    pub fn get(&self, name: &str) -> Result<Option<&str>, ApiError> {
+        let mut values = self.pairs.iter().filter(|(n, _)| n == name);
+        let first = values.next();
+        if values.next().is_some() {
+            return Err(ApiError::bad_input(
+                name,
+                "invalid_parameter",
+                format!("parameter {name} is given more than once"),
+            ));
+        }
+        Ok(first.map(|(_, v)| v.as_str()))
+    }
+
+    /// The value of `name`, which must be given.
+    pub fn required(&self, name: &str, expected: &str) -> Result<&str, ApiError> {
+        self.get(name)?
+            .ok_or_else(|| ApiError::missing(name, expected))
+    }
+
+    /// A required integer in `min..=max`.
+    pub fn bounded(&self, name: &str, min: u64, max: u64) -> Result<u64, ApiError> {
+        let text = self.required(name, &format!("an integer in {min}..={max}"))?;
+        bounded(name, text, min, max)
+    }
+
+    /// A required ID field (datacenter, machine, sequence) in the layout's
+    /// range.
+    pub fn field(&self, layout: &Layout, field: Field) -> Result<u64, ApiError> {
+        self.bounded(field.name(), 0, layout.max(field))
+    }
+
+    /// A required instant: Unix ms or RFC 3339, within the layout.
+    pub fn time(&self, name: &str, layout: &Layout) -> Result<i64, ApiError> {
+        let text = self.required(
+            name,
+            "Unix milliseconds such as 1700000000000, or RFC 3339 such as 2023-11-14T22:13:20.000Z",
+        )?;
+        let ms = parse_time(text).map_err(|e| ApiError::from_core(name, e))?;
+        layout
+            .timestamp_offset(ms)
+            .map_err(|e| ApiError::from_core(name, e))?;
+        Ok(ms)
+    }
+
+    /// The layout asked for with `layout=` and `epoch=` (Twitter's if
+    /// neither is given).
+    pub fn layout(&self) -> Result<Layout, ApiError> {
+        let layout = match self.get("layout")? {
+            Some(text) => text
+                .parse::<Layout>()
+                .map_err(|e| ApiError::from_core("layout", e))?,
+            None => Layout::TWITTER,
+        };
+        match self.get("epoch")? {
+            Some(text) => {
+                let epoch = text.parse::<i64>().map_err(|_| {
+                    ApiError::bad_input(
+                        "epoch",
+                        "invalid_parameter",
+                        format!(
+                            "epoch {:?} is not a number of Unix milliseconds (expected an integer such as 1288834974657)",
+                            snip(text)
+                        ),
+                    )
+                })?;
+                layout
+                    .with_epoch(epoch)
+                    .map_err(|e| ApiError::from_core("epoch", e))
+            }
+            None => Ok(layout),
+        }
+    }
+}
+
+/// An integer in `min..=max`, or a 400 naming `name`.
+pub fn bounded(name: &str, text: &str, min: u64, max: u64) -> Result<u64, ApiError> {
+    parse_bounded(name, text, min, max).map_err(|error| match error {
+        NumberError::NotANumber(m) => ApiError::bad_input(name, "invalid_parameter", m),
+        NumberError::OutOfRange(m) => ApiError::bad_input(name, "out_of_range", m),
+    })
+}
+
+/// The `{id}` segment of `/v1/ids/{id}`, as text.
+#[derive(Debug)]
+pub struct IdSegment(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for IdSegment {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Path::<String>::from_request_parts(parts, state)
+            .await
+            .map(|Path(id)| IdSegment(id))
+            .map_err(|rejection| {
+                ApiError::bad_input(
+                    "id",
+                    "invalid_parameter",
+                    format!(
+                        "the ID in the path cannot be read: {}",
+                        rejection.body_text()
+                    ),
+                )
+            })
+    }
+}
+
+/// Whether the client asked for plain text rather than JSON.
+///
+/// Of `text/plain` and `application/json`, the one with the higher `q`
+/// wins; on a tie the more specific match (`text/plain` over `*/*`), and
+/// then JSON. No `Accept`, or one that names neither, means JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WantsText(pub bool);
+
+impl<S: Send + Sync> FromRequestParts<S> for WantsText {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let accept = parts.headers.get(ACCEPT).and_then(|v| v.to_str().ok());
+        Ok(WantsText(accept.is_some_and(prefers_text)))
+    }
+}
+
+/// See [`WantsText`].
+fn prefers_text(accept: &str) -> bool {
+    // (q, specificity) of the best range matching each type.
+    let mut text = (0.0f32, -1i8);
+    let mut json = (0.0f32, -1i8);
+    for range in accept.split(',') {
+        let mut pieces = range.split(';');
+        let media = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
+        let q = pieces
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        let rank = |kind: &str, sub: &str| match media.split_once('/') {
+            Some((k, s)) if k == kind && s == sub => Some(2),
+            Some((k, "*")) if k == kind => Some(1),
+            Some(("*", "*")) => Some(0),
+            _ => None,
+        };
+        for (slot, kind, sub) in [
+            (&mut text, "text", "plain"),
+            (&mut json, "application", "json"),
+        ] {
+            if let Some(specificity) = rank(kind, sub)
+                && specificity > slot.1
+            {
+                *slot = (q, specificity);
+            }
+        }
+    }
+    text.1 >= 0 && text.0 > 0.0 && (text.0 > json.0 || (text.0 == json.0 && text.1 > json.1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_negotiation() {
+        for (accept, text) in [
+            ("text/plain", true),
+            ("TEXT/PLAIN; charset=utf-8", true),
+            ("text/plain, */*", true),
+            ("text/plain;q=0.5, application/json", false),
+            ("application/json, text/plain", false),
+            ("text/*", true),
+            ("*/*", false),
+            ("text/html,application/xhtml+xml,*/*;q=0.8", false),
+            ("text/plain;q=0", false),
+            ("image/png", false),
+            ("", false),
+        ] {
+            assert_eq!(prefers_text(accept), text, "{accept:?}");
+        }
+    }
+
+    #[test]
+    fn numbers_outside_the_range_name_it() {
+        let err = bounded("count", "18446744073709551616", 1, 4096).unwrap_err();
+        assert_eq!(err.code(), "out_of_range");
+        assert_eq!(
+            err.message(),
+            "count 18446744073709551616 is out of range (1..=4096)"
+        );
+        let err = bounded("count", "abc", 1, 4096).unwrap_err();
+        assert_eq!(err.code(), "invalid_parameter");
+        assert_eq!(
+            err.message(),
+            "count \"abc\" is not a number (expected an integer in 1..=4096)"
+        );
+        assert_eq!(
+            bounded("count", "-1", 1, 4096).unwrap_err().code(),
+            "out_of_range"
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! The one error type of the HTTP API, and its one mapping to responses.
+//!
+//! Every error answer has the same body:
+//!
+//! ```json
+//! {"error":{"code":"out_of_range","message":"datacenter 32 is out of range (0..=31)","field":"datacenter"}}
+//! ```
+//!
+//! - Bad input is a 4xx (400 for parameters, 404 for unknown paths, 405 for
+//!   other methods, 413/414 for oversized requests), never a 5xx.
+//! - Refusing to issue (clock behind, no claim, the high-water mark cannot
+//!   be written) is 503 with `Retry-After` in whole seconds, at least 1; the
+//!   body repeats it as `retry_after_s`.
+
+use std::time::Duration;
+
+use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use snowmint::{Error, InvalidIdKind};
+
+/// An error answer: status, machine-readable code, message for people, and
+/// the parameter it is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    field: Option<String>,
+    retry_after: Option<Duration>,
+}
+
+impl ApiError {
+    /// A 400 about the parameter `field`, with an explicit code.
+    pub fn bad_input(field: &str, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            code,
+            message: message.into(),
+            field: Some(field.to_owned()),
+            retry_after: None,
+        }
+    }
+
+    /// A 400 for a required parameter that is missing.
+    pub fn missing(field: &str, expected: &str) -> Self {
+        ApiError::bad_input(
+            field,
+            "missing_parameter",
+            format!("parameter {field} is missing ({expected})"),
+        )
+    }
+
+    /// A 400 from a core error about the parameter `field`.
+    pub fn from_core(field: &str, error: Error) -> Self {
+        let code = match &error {
+            Error::FieldOutOfRange { .. }
+            | Error::TimestampBeforeEpoch { .. }
+            | Error::TimestampPastEnd { .. }
+            | Error::SlotOutOfRange { .. }
+            | Error::InvalidId {
+                kind: InvalidIdKind::OutOfRange,
+                ..
+            } => "out_of_range",
+            Error::EmptyWindow { .. } => "empty_window",
+            Error::InvalidLayout { .. } | Error::UnknownLayout { .. } => "invalid_layout",
+            _ => "invalid_parameter",
+        };
+        // An encode error names the ID field it is about (datacenter,
+        // machine...), which is also the parameter's name.
+        let field = match error.field() {
+            Some(f) if field == "parts" => f.name(),
+            _ => field,
+        };
+        ApiError::bad_input(field, code, error.to_string())
+    }
+
+    /// A 503: the service may not issue IDs now; try again after
+    /// `retry_after` (rounded up to whole seconds, at least 1).
+    pub fn unavailable(
+        code: &'static str,
+        message: impl Into<String>,
+        retry_after: Duration,
+    ) -> Self {
+        ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            code,
+            message: message.into(),
+            field: None,
+            retry_after: Some(retry_after),
+        }
+    }
+
+    /// Any other status, with no field.
+    pub fn status(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            field: None,
+            retry_after: None,
+        }
+    }
+
+    /// The HTTP status.
+    pub fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The machine-readable code.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The parameter the error is about.
+    pub fn field(&self) -> Option<&str> {
+        self.field.as_deref()
+    }
+
+    /// `Retry-After` in whole seconds, for 503 answers.
+    pub fn retry_after_s(&self) -> Option<u64> {
+        self.retry_after
+            .map(|d| d.as_millis().div_ceil(1000).max(1) as u64)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let retry_after_s = self.retry_after_s();
+        let mut error = serde_json::json!({
+            "code": self.code,
+            "message": self.message,
+        });
+        if let Some(field) = self.field {
+            error["field"] = field.into();
+        }
+        if let Some(seconds) = retry_after_s {
+            error["retry_after_s"] = seconds.into();
+        }
+        let body = serde_json::json!({ "error": error }).to_string();
+        let mut response = (self.status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(seconds) = retry_after_s {
+            headers.insert(RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_rounds_up_to_whole_seconds() {
+        let after = |ms| {
+            ApiError::unavailable("x", "y", Duration::from_millis(ms))
+                .retry_after_s()
+                .unwrap()
+        };
+        assert_eq!((after(0), after(1), after(1000), after(1001)), (1, 1, 1, 2));
+    }
+
+    #[test]
+    fn encode_errors_point_at_the_field_they_name() {
+        let error = snowmint::Layout::TWITTER
+            .encode(snowmint::Parts {
+                timestamp_ms: 1_700_000_000_000,
+                datacenter: 0,
+                machine: 32,
+                sequence: 0,
+            })
+            .unwrap_err();
+        let api = ApiError::from_core("parts", error);
+        assert_eq!(api.field.as_deref(), Some("machine"));
+        assert_eq!(api.code, "out_of_range");
+    }
+}

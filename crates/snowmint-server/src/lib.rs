@@ -1,0 +1,59 @@
+//! The snowmint HTTP ID service: the logic behind `snowmint serve`.
+//!
+//! A fleet of applications calls it for Twitter-style Snowflake IDs; it also
+//! explains IDs (decode, encode, time windows, layouts). The contract is in
+//! the project's DESIGN.md, sections 3 and 5; `/openapi.json` describes
+//! every endpoint.
+//!
+//! ```no_run
+//! use snowmint_server::config::{Config, Layer};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = Config::load(Layer::flags(), None)?;
+//! let listener = tokio::net::TcpListener::bind(config.listen).await?;
+//! snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! For tests, [`app`] gives the service as a `Router` to call without a
+//! socket, over state built from any [`SlotSource`](snowmint_fleet::SlotSource)
+//! and [`Clock`](snowmint::Clock).
+//!
+//! # Layout
+//!
+//! - `config.rs`: [`config::Config`], settings from flags > environment >
+//!   TOML file > defaults, checked in one place.
+//! - `serve.rs`: [`start`], [`run`], [`serve`]: from a configuration to a
+//!   running node and back down (graceful shutdown, claim release).
+//! - `issuer.rs`: [`Issuer`], which follows the node's claim and issues IDs
+//!   only when they are fenced and covered by the high-water mark.
+//! - `state.rs`: [`AppState`], what handlers share.
+//! - `api/`: [`app`] and [`routes`], the handlers, parameter parsing.
+//! - `error.rs`: [`ApiError`], the one error answer.
+//! - `metrics.rs`: [`Metrics`], Prometheus counters and gauges.
+//! - `openapi.rs` and `openapi.json`: the OpenAPI 3 document.
+//!
+//! # Guarantees
+//!
+//! - No ID is handed out unless the node holds a claim that is not past its
+//!   deadline, and the ID's timestamp is covered by a high-water mark that
+//!   is on disk (and recorded by the slot source).
+//! - Bad input is answered with a 4xx naming the parameter and its range;
+//!   refusals are 503 with `Retry-After`; no input makes a handler panic.
+
+mod api;
+pub mod config;
+mod error;
+mod issuer;
+mod metrics;
+pub mod openapi;
+mod serve;
+mod state;
+
+pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
+pub use error::ApiError;
+pub use issuer::{Issuer, IssuerOptions, NodeReport, Refusal};
+pub use metrics::Metrics;
+pub use serve::{ServeError, clock, run, serve, shutdown_signal, slot_source, start, startup_line};
+pub use state::AppState;

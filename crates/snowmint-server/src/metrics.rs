@@ -1,0 +1,192 @@
+//! Prometheus metrics: counters moved by requests, gauges read at scrape.
+//!
+//! Each [`Metrics`] has its own recorder (none is installed globally), so
+//! that several services, or tests, in one process count separately. The
+//! hot path only bumps counter handles it already holds; everything that
+//! can be read off the issuer (node state, generator slow paths, the mark)
+//! is read when `/metrics` is scraped.
+//!
+//! | metric | type | meaning |
+//! |---|---|---|
+//! | `snowmint_ids_issued_total` | counter | IDs handed out |
+//! | `snowmint_id_batch_size` | histogram | IDs per `/v1/ids` request |
+//! | `snowmint_sequence_exhaustion_waits_total` | counter | waits for the next millisecond because 4096 IDs were used |
+//! | `snowmint_clock_regressions_total` | counter | generator calls that found the clock behind the last timestamp |
+//! | `snowmint_requests_refused_total{reason}` | counter | 503 answers, by error code |
+//! | `snowmint_node_active` | gauge | 1 while the node holds a claim, else 0 |
+//! | `snowmint_node_ready` | gauge | 1 while IDs can be issued, else 0 |
+//! | `snowmint_node_slot`, `snowmint_node_datacenter`, `snowmint_node_machine` | gauge | the claim (-1 without one) |
+//! | `snowmint_claim_generation` | gauge | the claim's generation (0 without one) |
+//! | `snowmint_high_water_mark_ms` | gauge | the recorded mark, Unix ms |
+
+use std::sync::Arc;
+
+use metrics::{Counter, Gauge, Histogram, Key, Label, Level, Metadata, Recorder, Unit};
+use metrics_exporter_prometheus::{
+    Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
+};
+
+use crate::issuer::{Issuer, Refusal};
+
+const IDS_ISSUED: &str = "snowmint_ids_issued_total";
+const BATCH_SIZE: &str = "snowmint_id_batch_size";
+const EXHAUSTION_WAITS: &str = "snowmint_sequence_exhaustion_waits_total";
+const CLOCK_REGRESSIONS: &str = "snowmint_clock_regressions_total";
+const REFUSED: &str = "snowmint_requests_refused_total";
+const NODE_ACTIVE: &str = "snowmint_node_active";
+const NODE_READY: &str = "snowmint_node_ready";
+const NODE_SLOT: &str = "snowmint_node_slot";
+const NODE_DATACENTER: &str = "snowmint_node_datacenter";
+const NODE_MACHINE: &str = "snowmint_node_machine";
+const CLAIM_GENERATION: &str = "snowmint_claim_generation";
+const HIGH_WATER_MARK: &str = "snowmint_high_water_mark_ms";
+
+/// The service's metrics. Cheap to clone.
+#[derive(Clone)]
+pub struct Metrics {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    handle: PrometheusHandle,
+    ids_issued: Counter,
+    batch_size: Histogram,
+    refused: Vec<(&'static str, Counter)>,
+    exhaustion_waits: Counter,
+    clock_regressions: Counter,
+    node_active: Gauge,
+    node_ready: Gauge,
+    node_slot: Gauge,
+    node_datacenter: Gauge,
+    node_machine: Gauge,
+    claim_generation: Gauge,
+    high_water_mark: Gauge,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// A fresh set of metrics with its own registry.
+    pub fn new() -> Metrics {
+        // Batch sizes in powers of two up to the largest batch.
+        let buckets: Vec<f64> = (0..=12).map(|p| f64::from(1u32 << p)).collect();
+        let recorder: PrometheusRecorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Full(BATCH_SIZE.to_owned()), &buckets)
+            .map(PrometheusBuilder::build_recorder)
+            .unwrap_or_else(|_| PrometheusBuilder::new().build_recorder());
+        let meta = Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
+        let counter = |name: &'static str, help: &'static str| {
+            recorder.describe_counter(name.into(), None, help.into());
+            recorder.register_counter(&Key::from_static_name(name), &meta)
+        };
+        let gauge = |name: &'static str, help: &'static str| {
+            recorder.describe_gauge(name.into(), None, help.into());
+            recorder.register_gauge(&Key::from_static_name(name), &meta)
+        };
+        recorder.describe_histogram(
+            BATCH_SIZE.into(),
+            Some(Unit::Count),
+            "IDs asked for per /v1/ids request.".into(),
+        );
+        let batch_size = recorder.register_histogram(&Key::from_static_name(BATCH_SIZE), &meta);
+        recorder.describe_counter(
+            REFUSED.into(),
+            None,
+            "Requests refused with 503, by reason (the error code).".into(),
+        );
+        let refused = Refusal::CODES
+            .iter()
+            .map(|&code| {
+                let key = Key::from_parts(REFUSED, vec![Label::new("reason", code)]);
+                (code, recorder.register_counter(&key, &meta))
+            })
+            .collect();
+        Metrics {
+            inner: Arc::new(Inner {
+                ids_issued: counter(IDS_ISSUED, "IDs handed out."),
+                exhaustion_waits: counter(
+                    EXHAUSTION_WAITS,
+                    "Waits for the next millisecond because its 4096 sequence numbers were used.",
+                ),
+                clock_regressions: counter(
+                    CLOCK_REGRESSIONS,
+                    "Generator calls that found the clock behind the last timestamp used.",
+                ),
+                node_active: gauge(NODE_ACTIVE, "1 while the node holds a claim, else 0."),
+                node_ready: gauge(NODE_READY, "1 while the node can issue IDs, else 0."),
+                node_slot: gauge(NODE_SLOT, "The slot held, or -1."),
+                node_datacenter: gauge(NODE_DATACENTER, "The datacenter held, or -1."),
+                node_machine: gauge(NODE_MACHINE, "The machine held, or -1."),
+                claim_generation: gauge(
+                    CLAIM_GENERATION,
+                    "Generation of the claim held (changes on every new claim), or 0.",
+                ),
+                high_water_mark: gauge(
+                    HIGH_WATER_MARK,
+                    "The recorded high-water mark, Unix ms (0 when none).",
+                ),
+                batch_size,
+                refused,
+                handle: recorder.handle(),
+            }),
+        }
+    }
+
+    /// Counts `n` IDs handed out.
+    #[inline]
+    pub fn issued(&self, n: u64) {
+        self.inner.ids_issued.increment(n);
+    }
+
+    /// Records the size of a `/v1/ids` batch.
+    pub fn batch(&self, size: usize) {
+        self.inner.batch_size.record(size as f64);
+    }
+
+    /// Counts a 503 answer.
+    pub fn refused(&self, refusal: &Refusal) {
+        let code = refusal.code();
+        if let Some((_, counter)) = self.inner.refused.iter().find(|(c, _)| *c == code) {
+            counter.increment(1);
+        }
+    }
+
+    /// Reads the issuer's state into the gauges and renders the text format.
+    pub fn render(&self, issuer: &Issuer) -> String {
+        let m = &self.inner;
+        let stats = issuer.stats();
+        m.exhaustion_waits.absolute(stats.exhaustion_waits);
+        m.clock_regressions.absolute(stats.clock_regressions);
+        let report = issuer.report();
+        let flag = |on: bool| if on { 1.0 } else { 0.0 };
+        m.node_active.set(flag(report.claim.is_some()));
+        m.node_ready.set(flag(report.readiness.is_ok()));
+        let claim = report.claim.as_ref();
+        let or_none = |value: Option<u64>| value.map_or(-1.0, |v| v as f64);
+        m.node_slot.set(or_none(claim.map(|c| c.slot)));
+        m.node_datacenter
+            .set(or_none(claim.map(|c| c.node.datacenter)));
+        m.node_machine.set(or_none(claim.map(|c| c.node.machine)));
+        m.claim_generation
+            .set(claim.map_or(0.0, |c| c.generation as f64));
+        m.high_water_mark
+            .set(report.high_water_mark_ms.map_or(0.0, |ms| ms as f64));
+        m.handle.render()
+    }
+
+    /// Drains histogram samples nobody scraped, so that memory stays
+    /// bounded; run now and then.
+    pub fn run_upkeep(&self) {
+        self.inner.handle.run_upkeep();
+    }
+}

@@ -1,0 +1,236 @@
+//! Running the service: from a [`Config`] to a node that answers, and back
+//! down again.
+//!
+//! 1. [`start`]: the state directory, the slot source, the issuer, and the
+//!    high-water mark rule (a mark slightly ahead of the clock is waited
+//!    out; one too far ahead refuses to start, naming both times).
+//! 2. [`run`]: serve until `shutdown` resolves, let in-flight requests
+//!    finish, then release the claim.
+//!
+//! [`serve`] does both, with the log lines an operator expects.
+
+use std::future::Future;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use snowmint::{Clock, OffsetClock, SystemClock, format_time};
+use snowmint_fleet::{FleetError, SlotSource, StaticSource, system_hostname};
+use tokio::net::TcpListener;
+
+use crate::config::{Config, Identity, Setting};
+use crate::issuer::{Issuer, IssuerOptions};
+use crate::state::AppState;
+
+/// Why the service could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// Node identity or durability.
+    #[error(transparent)]
+    Fleet(#[from] FleetError),
+    /// Something this build cannot do.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Sockets, files.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// The slot source a configuration asks for.
+pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
+    match &config.identity {
+        Identity::Static(node) => Ok(Arc::new(StaticSource::new(config.layout, *node)?)),
+        Identity::Hostname(name) => {
+            let hostname = match name {
+                Some(name) => name.clone(),
+                None => system_hostname()?,
+            };
+            Ok(Arc::new(StaticSource::from_hostname(
+                config.layout,
+                &hostname,
+            )?))
+        }
+        Identity::Coordinator(coordinator) => Err(ServeError::Unsupported(format!(
+            "coordinated claims (--coordinator {}) are not available in this build yet; give the node with --datacenter and --machine, or --machine-from-hostname",
+            coordinator.url
+        ))),
+    }
+}
+
+/// The clock a configuration asks for: the system clock, shifted by
+/// `clock_offset_ms`.
+pub fn clock(config: &Config) -> Arc<dyn Clock> {
+    Arc::new(OffsetClock::new(SystemClock, config.clock_offset_ms))
+}
+
+/// Sets the node up: state directory, slot source, issuer; then waits out a
+/// high-water mark slightly ahead of the clock, or refuses one too far
+/// ahead.
+pub async fn start(config: &Config) -> Result<AppState, ServeError> {
+    std::fs::create_dir_all(&config.state_dir).map_err(|source| ServeError::Io {
+        context: format!(
+            "creating the state directory {}",
+            config.state_dir.display()
+        ),
+        source,
+    })?;
+    let source = slot_source(config)?;
+    let clock = clock(config);
+    let options = IssuerOptions {
+        layout: config.layout,
+        clock_policy: config.clock_policy,
+        clock: Arc::clone(&clock),
+        state_dir: config.state_dir.clone(),
+        mark_step: config.mark_step,
+    };
+    let issuer = Issuer::start(source, options).await?;
+    if let Some((file, Some(mark_ms))) = issuer.resume_point() {
+        let now_ms = clock.now_ms();
+        let wait = file.startup_wait(mark_ms, now_ms, config.mark_wait_max)?;
+        if !wait.is_zero() {
+            tracing::info!(
+                mark = %format_time(mark_ms),
+                clock = %format_time(now_ms),
+                wait_ms = wait.as_millis() as u64,
+                state_file = %file.path().display(),
+                "the high-water mark is ahead of the clock (a restart right after the last ID?); waiting it out"
+            );
+            tokio::time::sleep(wait).await;
+        }
+    }
+    Ok(AppState::with_request_timeout(
+        issuer,
+        config.request_timeout,
+    ))
+}
+
+/// Serves `state` on `listener` until `shutdown` resolves; then stops
+/// accepting, lets requests in flight finish (each within the request
+/// timeout) and releases the node's claim.
+pub async fn run(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let app = crate::app(state.clone());
+    // Histogram samples pile up between scrapes; drain them now and then.
+    let metrics = state.metrics().clone();
+    let upkeep = tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            every.tick().await;
+            metrics.run_upkeep();
+        }
+    });
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            tracing::info!("shutting down: no new connections; finishing requests in flight");
+        })
+        .await;
+    upkeep.abort();
+    state.issuer().release().await;
+    tracing::info!(
+        source = state.issuer().source().kind(),
+        "stopped; the node's claim is released"
+    );
+    served.map_err(|source| ServeError::Io {
+        context: "serving".to_owned(),
+        source,
+    })
+}
+
+/// Runs `snowmint serve` on an already bound `listener`: logs where and as
+/// whom it starts (its first log line), starts the node, prints
+/// `listening on http://ADDR` to stdout once it answers, and runs until
+/// `shutdown`.
+pub async fn serve(
+    config: Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let address = listener.local_addr().map_err(|source| ServeError::Io {
+        context: "reading the listening address".to_owned(),
+        source,
+    })?;
+    tracing::info!("{}", startup_line(&config, address));
+    let state = start(&config).await?;
+    tracing::info!("listening on http://{address}");
+    // Tests and scripts read the port from here; a closed stdout is no
+    // reason to stop serving.
+    let _ = writeln!(std::io::stdout(), "listening on http://{address}");
+    let _ = std::io::stdout().flush();
+    run(listener, state, shutdown).await
+}
+
+/// The first log line: address, identity, state directory, layout and
+/// clock policy, each with where its value came from.
+pub fn startup_line(config: &Config, address: SocketAddr) -> String {
+    let identity = match &config.identity {
+        Identity::Static(node) => format!(
+            "as datacenter {} {} machine {} {}",
+            node.datacenter,
+            config.origin_note(Setting::Datacenter),
+            node.machine,
+            config.origin_note(Setting::Machine)
+        ),
+        Identity::Hostname(Some(name)) => format!("with the slot of hostname {name:?}"),
+        Identity::Hostname(None) => "with the slot of this machine's hostname".to_owned(),
+        Identity::Coordinator(c) => format!(
+            "with a slot of {} claimed from {} (fleet {})",
+            describe_slots(&c.slots),
+            c.url,
+            c.fleet
+        ),
+    };
+    let policy = match config.clock_policy.bound() {
+        Some(bound) => format!("{} {} ms", config.clock_policy.name(), bound.as_millis()),
+        None => config.clock_policy.name().to_owned(),
+    };
+    let offset = match config.clock_offset_ms {
+        0 => String::new(),
+        ms => format!(", clock shifted by {ms} ms"),
+    };
+    format!(
+        "snowmint serve {} starting on {address} {identity}, state directory {} {}, layout {}, clock policy {policy}{offset}",
+        env!("CARGO_PKG_VERSION"),
+        config.state_dir.display(),
+        config.origin_note(Setting::StateDir),
+        config.layout,
+    )
+}
+
+fn describe_slots(slots: &std::ops::RangeInclusive<u64>) -> String {
+    format!("{}..={}", slots.start(), slots.end())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("Ctrl-C received"),
+        () = terminate => tracing::info!("SIGTERM received"),
+    }
+}

@@ -1,0 +1,88 @@
+//! A minimal blocking HTTP/1.1 client over one keep-alive connection, so
+//! that socket tests need no client library.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+
+/// One connection to the service.
+pub struct Connection {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+/// A response: status, lower-cased headers, body.
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+impl Connection {
+    pub fn open(address: SocketAddr) -> io::Result<Connection> {
+        let stream = TcpStream::connect(address)?;
+        stream.set_nodelay(true)?;
+        Ok(Connection {
+            reader: BufReader::new(stream.try_clone()?),
+            writer: stream,
+        })
+    }
+
+    /// Sends `GET target` and reads the whole response.
+    pub fn get(&mut self, target: &str) -> io::Result<Response> {
+        write!(
+            self.writer,
+            "GET {target} HTTP/1.1\r\nHost: test\r\nAccept: application/json\r\n\r\n"
+        )?;
+        self.writer.flush()?;
+        self.read_response()
+    }
+
+    fn read_response(&mut self) -> io::Result<Response> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line)? == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "connection closed",
+            ));
+        }
+        let status = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| io::Error::other(format!("bad status line {line:?}")))?;
+        let mut headers = Vec::new();
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line)?;
+            let trimmed = line.trim_end();
+            if trimmed.is_empty() {
+                break;
+            }
+            let (name, value) = trimmed
+                .split_once(':')
+                .ok_or_else(|| io::Error::other(format!("bad header {trimmed:?}")))?;
+            headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
+        }
+        let length: usize = headers
+            .iter()
+            .find(|(n, _)| n == "content-length")
+            .and_then(|(_, v)| v.parse().ok())
+            .ok_or_else(|| io::Error::other("no content-length"))?;
+        let mut body = vec![0; length];
+        self.reader.read_exact(&mut body)?;
+        Ok(Response {
+            status,
+            headers,
+            body: String::from_utf8(body).map_err(io::Error::other)?,
+        })
+    }
+}
