@@ -48,6 +48,7 @@ mod error;
 mod issuer;
 mod metrics;
 pub mod openapi;
+pub mod page;
 mod serve;
 mod state;
 

@@ -62,6 +62,7 @@ pub fn app(state: AppState) -> Router {
             router.route(path, route)
         });
     router
+        .merge(crate::page::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(
