@@ -126,9 +126,7 @@ impl Browser {
                 "prefs": { "intl.accept_languages": options.languages },
             },
         });
-        let Value::Object(capabilities) = capabilities else {
-            unreachable!()
-        };
+        let capabilities = capabilities.as_object().cloned().expect("an object");
         let client = ClientBuilder::rustls()
             .expect("TLS setup of the WebDriver client")
             .capabilities(capabilities)
@@ -299,8 +297,9 @@ impl Process {
 
     /// Kills the process and every process of its group (it must lead one).
     fn kill_group(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+        // The shell's built-in `kill`: no procps needed, and no unsafe code.
+        let _ = Command::new("sh")
+            .args(["-c", &format!("kill -KILL -{}", self.child.id())])
             .stderr(Stdio::null())
             .status();
     }
