@@ -495,9 +495,10 @@ async fn works_with_the_keyboard_alone() {
     page.close().await;
 }
 
-/// A picture of the whole page for the README: the worked example decoded,
+/// Pictures of the whole page for the README: the worked example decoded,
 /// built, ten new IDs and a time window. Saved as
-/// `target/screenshots/readme-en.png` and `readme-es.png`.
+/// `target/screenshots/readme-en.png`, `readme-es.png` and, on a phone
+/// screen, `readme-es-phone.png`.
 #[tokio::test]
 async fn full_page_pictures() {
     let page = Browser::open("readme", Options::default()).await;
@@ -527,5 +528,11 @@ async fn full_page_pictures() {
     page.wait_text("#decode-title", "Descifrar un ID").await;
     page.fit_height(1280).await;
     page.screenshot("es").await;
+    page.client
+        .set_window_rect(0, 0, 360, 800)
+        .await
+        .expect("resizing");
+    page.js("window.scrollTo(0, 0); return true").await;
+    page.screenshot("es-phone").await;
     page.close().await;
 }
