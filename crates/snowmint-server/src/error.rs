@@ -6,16 +6,15 @@
 //! {"error":{"code":"out_of_range","message":"datacenter 32 is out of range (0..=31)","field":"datacenter","value":"32","min":"0","max":"31"}}
 //! ```
 //!
-//! - `value`, `min` and `max`, when present, repeat the message's facts for
-//!   programs (the calculator page builds its translations from them): the
-//!   offending value as given and the valid range. They are strings, as IDs
-//!   are, because an ID's bounds do not fit a JavaScript number.
-//!
 //! - Bad input is a 4xx (400 for parameters, 404 for unknown paths, 405 for
 //!   other methods, 413/414 for oversized requests), never a 5xx.
 //! - Refusing to issue (clock behind, no claim, the high-water mark cannot
 //!   be written) is 503 with `Retry-After` in whole seconds, at least 1; the
 //!   body repeats it as `retry_after_s`.
+//! - `value`, `min` and `max`, when present, repeat the message's facts for
+//!   programs (the calculator page builds its Spanish messages from them):
+//!   the offending value as given and the valid range. They are strings, as
+//!   IDs are, because an ID's bounds do not fit a JavaScript number.
 
 use std::time::Duration;
 
