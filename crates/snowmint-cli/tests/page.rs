@@ -151,6 +151,28 @@ async fn encodes_the_worked_example_from_its_parts() {
         );
     }
 
+    // A date picked in the picker (local time, Madrid) becomes Unix ms.
+    page.fill("#encode-timestamp", "0").await;
+    page.wait_until(
+        "an error",
+        "return document.getElementById('encode-timestamp-error').textContent !== ''",
+    )
+    .await;
+    page.js("const picker = document.getElementById('encode-picker');
+         picker.value = '2023-11-14T23:13:20.000';
+         picker.dispatchEvent(new Event('input', { bubbles: true }));
+         return true")
+        .await;
+    page.wait_text("#encode-id", EXAMPLE_ID).await;
+    let text = page
+        .find("#encode-timestamp")
+        .await
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(text.as_deref(), Some("1700000000000"));
+    assert_eq!(page.text("#encode-timestamp-error").await, "");
+
     // The copy button puts the ID on the clipboard: paste it into the
     // decoder and it decodes.
     page.click("#encode-result button.copy").await;

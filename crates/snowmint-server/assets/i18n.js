@@ -117,7 +117,7 @@ const es = {
   'generate.count': 'Cuántos',
   'generate.submit': 'Generar',
   'generate.node': 'Creados por este nodo: centro de datos {datacenter}, máquina {machine} (ranura {slot}, formato {layout}).',
-  'generate.node_fenced': 'Este nodo no tiene ranura ahora: {reason}',
+  'generate.node_fenced': 'Este nodo no tiene ranura ahora y no emite IDs.',
   'generate.copy_label': 'Copiar el ID {id}',
   'range.title': 'IDs de una ventana de tiempo',
   'range.lead': 'El ID más pequeño y el más grande creados entre dos instantes, para una consulta a la base de datos.',
@@ -138,7 +138,7 @@ const es = {
   'facts.ids_per_ms': 'IDs por milisegundo y nodo',
   'facts.nodes': 'Nodos',
   'footer.api': 'Cada respuesta viene de la API JSON de este servidor:',
-  'error.network': 'No se pudo contactar con el servidor ({detail}).',
+  'error.network': 'No se pudo contactar con el servidor.',
   'error.answer': 'El servidor dio una respuesta que esta página no puede leer (HTTP {status}).',
 };
 
@@ -190,7 +190,7 @@ const ERRORS_ES = {
   not_ready: (e) => `Este nodo aún no está listo para emitir IDs.${retry(e)}`,
   clock_out_of_range: (e) => `El reloj de este nodo está fuera de lo que el formato puede representar.${retry(e)}`,
   timeout: (e) => `La petición tardó demasiado.${retry(e)}`,
-  network: (e) => WORDS.es['error.network'].replace('{detail}', e.message),
+  network: () => WORDS.es['error.network'],
   answer: (e) => WORDS.es['error.answer'].replace('{status}', e.status),
 };
 
