@@ -404,6 +404,7 @@ async fn starts_in_the_browsers_language() {
             .await,
         "es"
     );
+    page.screenshot("start").await;
     page.close().await;
 }
 
