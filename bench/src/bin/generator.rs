@@ -1,0 +1,306 @@
+//! Measures snowmint's generator and its peers in one run and prints the
+//! markdown for BENCHMARKS.md.
+//!
+//! ```text
+//! cargo run --release -p snowmint-bench --bin generator -- [--seconds S] [--rounds R] [--only NAME]
+//! ```
+//!
+//! `--seconds` is the length of each sustained run (default 5), `--rounds`
+//! the number of interleaved rounds of burst samples (default 40, 25
+//! samples per contender each), `--only` keeps the contenders whose name
+//! contains NAME (for quick looks; the published table uses all).
+
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use snowmint::SnowflakeId;
+use snowmint_bench::burst::{self, Subject, Summary};
+use snowmint_bench::contenders::{self, Shared, Spec, Unshared};
+use snowmint_bench::report::{self, Row};
+use snowmint_bench::sustained::{self, Buffers, Sustained};
+
+/// IDs per burst sample and per batch call: one millisecond's worth.
+const BURST: usize = 4096;
+/// Burst samples per contender per round.
+const PER_ROUND: usize = 25;
+
+struct Options {
+    seconds: f64,
+    rounds: usize,
+    only: Option<String>,
+}
+
+fn options() -> Result<Options, String> {
+    let mut options = Options {
+        seconds: 5.0,
+        rounds: 40,
+        only: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--seconds" => {
+                let text = value()?;
+                options.seconds = text
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| (0.1..=60.0).contains(s))
+                    .ok_or(format!("--seconds {text}: expected a number in 0.1..=60"))?;
+            }
+            "--rounds" => {
+                let text = value()?;
+                options.rounds =
+                    text.parse()
+                        .ok()
+                        .filter(|r| (1..=1000).contains(r))
+                        .ok_or(format!(
+                            "--rounds {text}: expected a whole number in 1..=1000"
+                        ))?;
+            }
+            "--only" => options.only = Some(value()?),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(options)
+}
+
+/// One contender: its facts, how to run it sustained, how to sample it.
+struct Entry {
+    spec: &'static Spec,
+    sustained: Box<dyn Fn(usize, Duration, &mut Buffers) -> Sustained>,
+    burst: Subject<'static>,
+    burst_len: usize,
+}
+
+/// A thread-safe contender: every thread calls one generator by reference.
+fn shared<G: Shared + 'static>(spec: &'static Spec, make: fn() -> G) -> Entry {
+    let burst_len = BURST.min(spec.ids_per_unit as usize);
+    let mut out = Vec::with_capacity(burst_len);
+    let generator = make();
+    Entry {
+        spec,
+        sustained: Box::new(move |threads, duration, buffers| {
+            let generator = make();
+            let nexts = (0..threads).map(|_| || generator.next_id()).collect();
+            sustained::run(spec, nexts, duration, buffers, || spec.timestamp_now())
+        }),
+        burst: Subject::new(spec.name, move || {
+            burst::time_calls(
+                &mut || generator.next_id(),
+                spec.unit_ms,
+                burst_len,
+                &mut out,
+            )
+        }),
+        burst_len,
+    }
+}
+
+/// A contender that needs `&mut self`: one thread drives it directly, two
+/// share it behind a `Mutex`; bursts drive it directly.
+fn unshared<G: Unshared + 'static>(spec: &'static Spec, make: fn() -> G) -> Entry {
+    let burst_len = BURST.min(spec.ids_per_unit as usize);
+    let mut out = Vec::with_capacity(burst_len);
+    let mut generator = make();
+    Entry {
+        spec,
+        sustained: Box::new(move |threads, duration, buffers| {
+            let now = || spec.timestamp_now();
+            if threads == 1 {
+                let mut generator = make();
+                sustained::run(
+                    spec,
+                    vec![move || generator.next_id()],
+                    duration,
+                    buffers,
+                    now,
+                )
+            } else {
+                let generator = Mutex::new(make());
+                let nexts = (0..threads).map(|_| || generator.next_id()).collect();
+                sustained::run(spec, nexts, duration, buffers, now)
+            }
+        }),
+        burst: Subject::new(spec.name, move || {
+            burst::time_calls(
+                &mut || generator.next_id(),
+                spec.unit_ms,
+                burst_len,
+                &mut out,
+            )
+        }),
+        burst_len,
+    }
+}
+
+fn main() -> ExitCode {
+    let options = match options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let duration = Duration::from_secs_f64(options.seconds);
+
+    let mut entries: Vec<Entry> = vec![
+        shared(&contenders::SNOWMINT, contenders::snowmint),
+        shared(&contenders::FERROID_SYSTEM, contenders::ferroid_system),
+        shared(
+            &contenders::FERROID_MONOTONIC,
+            contenders::ferroid_monotonic,
+        ),
+        shared(&contenders::SNOWFLAKE_ME, contenders::snowflake_me),
+        shared(&contenders::SNOWFLAKED, contenders::snowflaked),
+        unshared(&contenders::RS_SNOWFLAKE, contenders::rs_snowflake),
+        shared(&contenders::SONYFLAKE, contenders::sonyflake),
+    ];
+    if let Some(only) = &options.only {
+        let only = only.to_lowercase();
+        entries.retain(|entry| entry.spec.name.to_lowercase().contains(&only));
+    }
+
+    // Room for a run at the format's ceiling, with margin; the buffers are
+    // touched once here and reused.
+    let capacity = (options.seconds * 4_096_000.0 * 1.05) as usize + 65_536;
+    let mut buffers = Buffers::new(2, capacity);
+    let mut sustained_runs = Vec::new();
+    for entry in &entries {
+        let mut runs = Vec::new();
+        for threads in [1, 2] {
+            eprintln!("sustained: {}, {threads} thread(s)", entry.spec.name);
+            runs.push((entry.sustained)(threads, duration, &mut buffers));
+        }
+        sustained_runs.push(runs);
+    }
+    drop(buffers);
+
+    eprintln!("bursts: {} rounds", options.rounds);
+    let mut clock_out = Vec::with_capacity(BURST);
+    let mut batch_out: Vec<SnowflakeId> = Vec::with_capacity(BURST);
+    let batch_generator = contenders::snowmint();
+    let mut me_batch_out = Vec::with_capacity(BURST);
+    let me_batch_generator = contenders::snowflake_me();
+    let mut subjects = vec![
+        Subject::new("SystemTime::now()", move || {
+            burst::time_clock_reads(BURST, &mut clock_out)
+        }),
+        Subject::new("snowmint next_ids", move || {
+            let mut fill = |count, out: &mut Vec<SnowflakeId>| {
+                batch_generator
+                    .next_ids(count, out)
+                    .expect("the system clock is inside the layout");
+            };
+            burst::time_batch(&mut fill, BURST, &mut batch_out)
+        }),
+        Subject::new("snowflake_me next_ids_into", move || {
+            let mut fill = |count, out: &mut Vec<_>| {
+                me_batch_generator
+                    .next_ids_into(count, out)
+                    .expect("the system clock is inside the layout");
+            };
+            burst::time_batch(&mut fill, BURST, &mut me_batch_out)
+        }),
+    ];
+    let fixed = subjects.len();
+    let burst_lens: Vec<usize> = entries.iter().map(|entry| entry.burst_len).collect();
+    let specs: Vec<&'static Spec> = entries.iter().map(|entry| entry.spec).collect();
+    subjects.extend(entries.into_iter().map(|entry| entry.burst));
+    let summaries = burst::measure(&mut subjects, options.rounds, PER_ROUND);
+    let (clock_read, snowmint_batch, me_batch) = (summaries[0], summaries[1], summaries[2]);
+
+    let rows: Vec<Row> = specs
+        .iter()
+        .zip(sustained_runs)
+        .zip(&summaries[fixed..])
+        .zip(burst_lens)
+        .map(|(((spec, mut runs), burst), burst_len)| {
+            let two_threads = runs.pop().expect("two runs");
+            let one_thread = runs.pop().expect("two runs");
+            Row {
+                spec: **spec,
+                one_thread,
+                two_threads,
+                burst: *burst,
+                burst_len,
+            }
+        })
+        .collect();
+    print_report(&options, &rows, &clock_read, &snowmint_batch, &me_batch);
+    ExitCode::SUCCESS
+}
+
+fn print_report(
+    options: &Options,
+    rows: &[Row],
+    clock_read: &Summary,
+    snowmint_batch: &Summary,
+    me_batch: &Summary,
+) {
+    let now = contenders::unix_ms() as i64;
+    println!(
+        "Run of {} on {}.",
+        snowmint::format_time(now),
+        report::machine()
+    );
+    println!(
+        "Sustained runs of {} s each; bursts: median of {} samples per contender \
+         (after a clock tick, 4096 calls or the layout's IDs per unit).",
+        options.seconds,
+        options.rounds * PER_ROUND
+    );
+    println!();
+    println!(
+        "One read of the system clock (`SystemTime::now()`), measured the same way: \
+         {:.1} ns (p10–p90 {:.1}–{:.1}).",
+        clock_read.median, clock_read.p10, clock_read.p90
+    );
+    println!();
+    print!("{}", report::table(rows, clock_read));
+    let findings = report::findings(rows);
+    if !findings.is_empty() {
+        println!();
+        print!("{findings}");
+    }
+    println!();
+    println!("Batch against single calls, 4096 IDs right after a tick, ns per ID (median):");
+    println!();
+    println!("| call | ns per ID (p10–p90) | single calls / batch |");
+    println!("|---|--:|--:|");
+    if let Some(single) = rows
+        .iter()
+        .find(|row| row.spec.name == contenders::SNOWMINT.name)
+    {
+        println!(
+            "| snowmint, 4096 × `next_id` | {:.2} ({:.2}–{:.2}) | 1 |",
+            single.burst.median, single.burst.p10, single.burst.p90
+        );
+        println!(
+            "| snowmint, `next_ids(4096, &mut vec)` | {:.2} ({:.2}–{:.2}) | {:.1} |",
+            snowmint_batch.median,
+            snowmint_batch.p10,
+            snowmint_batch.p90,
+            single.burst.median / snowmint_batch.median
+        );
+    }
+    if let Some(single) = rows
+        .iter()
+        .find(|row| row.spec.name == contenders::SNOWFLAKE_ME.name)
+    {
+        println!(
+            "| snowflake_me, 4096 × `next_id` | {:.2} ({:.2}–{:.2}) | 1 |",
+            single.burst.median, single.burst.p10, single.burst.p90
+        );
+        println!(
+            "| snowflake_me, `next_ids_into(4096, &mut vec)` | {:.2} ({:.2}–{:.2}) | {:.1} |",
+            me_batch.median,
+            me_batch.p10,
+            me_batch.p90,
+            single.burst.median / me_batch.median
+        );
+    }
+    println!();
+    print!("{}", report::details(rows));
+}
