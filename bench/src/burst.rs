@@ -64,6 +64,23 @@ pub fn time_clock_reads(len: usize, out: &mut Vec<u64>) -> f64 {
     )
 }
 
+/// Times one read of the system clock turned into Unix milliseconds the
+/// usual way (`duration_since(UNIX_EPOCH)`, then `as_millis`), as a
+/// generator needs it.
+pub fn time_clock_ms_reads(len: usize, out: &mut Vec<u64>) -> f64 {
+    let mut count = 0;
+    time_calls(
+        &mut || {
+            black_box(crate::contenders::unix_ms());
+            count += 1;
+            count
+        },
+        1,
+        len,
+        out,
+    )
+}
+
 /// Times one call that appends `len` IDs to `out`, right after a tick;
 /// returns ns per ID.
 pub fn time_batch<T>(

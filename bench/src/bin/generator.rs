@@ -17,7 +17,7 @@ use std::time::Duration;
 use snowmint::SnowflakeId;
 use snowmint_bench::burst::{self, Subject, Summary};
 use snowmint_bench::contenders::{self, Shared, Spec, Unshared};
-use snowmint_bench::report::{self, Row};
+use snowmint_bench::report::{self, Clocks, Row};
 use snowmint_bench::sustained::{self, Buffers, Sustained};
 
 /// IDs per burst sample and per batch call: one millisecond's worth.
@@ -66,10 +66,13 @@ fn options() -> Result<Options, String> {
     Ok(options)
 }
 
+/// Runs one sustained measurement: threads, duration, buffers.
+type SustainedRun = Box<dyn Fn(usize, Duration, &mut Buffers) -> Sustained>;
+
 /// One contender: its facts, how to run it sustained, how to sample it.
 struct Entry {
     spec: &'static Spec,
-    sustained: Box<dyn Fn(usize, Duration, &mut Buffers) -> Sustained>,
+    sustained: SustainedRun,
     burst: Subject<'static>,
     burst_len: usize,
 }
@@ -78,7 +81,9 @@ struct Entry {
 fn shared<G: Shared + 'static>(spec: &'static Spec, make: fn() -> G) -> Entry {
     let burst_len = BURST.min(spec.ids_per_unit as usize);
     let mut out = Vec::with_capacity(burst_len);
-    let generator = make();
+    // Made at the first sample, so that nothing of it (ferroid's ticker
+    // thread, say) runs during the sustained runs of others.
+    let mut generator = None;
     Entry {
         spec,
         sustained: Box::new(move |threads, duration, buffers| {
@@ -87,6 +92,7 @@ fn shared<G: Shared + 'static>(spec: &'static Spec, make: fn() -> G) -> Entry {
             sustained::run(spec, nexts, duration, buffers, || spec.timestamp_now())
         }),
         burst: Subject::new(spec.name, move || {
+            let generator = generator.get_or_insert_with(make);
             burst::time_calls(
                 &mut || generator.next_id(),
                 spec.unit_ms,
@@ -103,7 +109,7 @@ fn shared<G: Shared + 'static>(spec: &'static Spec, make: fn() -> G) -> Entry {
 fn unshared<G: Unshared + 'static>(spec: &'static Spec, make: fn() -> G) -> Entry {
     let burst_len = BURST.min(spec.ids_per_unit as usize);
     let mut out = Vec::with_capacity(burst_len);
-    let mut generator = make();
+    let mut generator = None;
     Entry {
         spec,
         sustained: Box::new(move |threads, duration, buffers| {
@@ -124,6 +130,7 @@ fn unshared<G: Unshared + 'static>(spec: &'static Spec, make: fn() -> G) -> Entr
             }
         }),
         burst: Subject::new(spec.name, move || {
+            let generator = generator.get_or_insert_with(make);
             burst::time_calls(
                 &mut || generator.next_id(),
                 spec.unit_ms,
@@ -144,6 +151,7 @@ fn main() -> ExitCode {
         }
     };
     let duration = Duration::from_secs_f64(options.seconds);
+    let load_before = report::load_average();
 
     let mut entries: Vec<Entry> = vec![
         shared(&contenders::SNOWMINT, contenders::snowmint),
@@ -179,6 +187,7 @@ fn main() -> ExitCode {
 
     eprintln!("bursts: {} rounds", options.rounds);
     let mut clock_out = Vec::with_capacity(BURST);
+    let mut clock_ms_out = Vec::with_capacity(BURST);
     let mut batch_out: Vec<SnowflakeId> = Vec::with_capacity(BURST);
     let batch_generator = contenders::snowmint();
     let mut me_batch_out = Vec::with_capacity(BURST);
@@ -186,6 +195,9 @@ fn main() -> ExitCode {
     let mut subjects = vec![
         Subject::new("SystemTime::now()", move || {
             burst::time_clock_reads(BURST, &mut clock_out)
+        }),
+        Subject::new("SystemTime::now() as Unix ms", move || {
+            burst::time_clock_ms_reads(BURST, &mut clock_ms_out)
         }),
         Subject::new("snowmint next_ids", move || {
             let mut fill = |count, out: &mut Vec<SnowflakeId>| {
@@ -209,7 +221,11 @@ fn main() -> ExitCode {
     let specs: Vec<&'static Spec> = entries.iter().map(|entry| entry.spec).collect();
     subjects.extend(entries.into_iter().map(|entry| entry.burst));
     let summaries = burst::measure(&mut subjects, options.rounds, PER_ROUND);
-    let (clock_read, snowmint_batch, me_batch) = (summaries[0], summaries[1], summaries[2]);
+    let clocks = Clocks {
+        now: summaries[0],
+        unix_ms: summaries[1],
+    };
+    let (snowmint_batch, me_batch) = (summaries[2], summaries[3]);
 
     let rows: Vec<Row> = specs
         .iter()
@@ -228,14 +244,22 @@ fn main() -> ExitCode {
             }
         })
         .collect();
-    print_report(&options, &rows, &clock_read, &snowmint_batch, &me_batch);
+    print_report(
+        &options,
+        &load_before,
+        &rows,
+        &clocks,
+        &snowmint_batch,
+        &me_batch,
+    );
     ExitCode::SUCCESS
 }
 
 fn print_report(
     options: &Options,
+    load_before: &str,
     rows: &[Row],
-    clock_read: &Summary,
+    clocks: &Clocks,
     snowmint_batch: &Summary,
     me_batch: &Summary,
 ) {
@@ -246,19 +270,32 @@ fn print_report(
         report::machine()
     );
     println!(
+        "Load average before: {load_before}; after: {}.",
+        report::load_average()
+    );
+    println!(
         "Sustained runs of {} s each; bursts: median of {} samples per contender \
          (after a clock tick, 4096 calls or the layout's IDs per unit).",
         options.seconds,
         options.rounds * PER_ROUND
     );
     println!();
-    println!(
-        "One read of the system clock (`SystemTime::now()`), measured the same way: \
-         {:.1} ns (p10–p90 {:.1}–{:.1}).",
-        clock_read.median, clock_read.p10, clock_read.p90
-    );
+    println!("One read of the system clock, measured the same way (ns, median and p10–p90):");
     println!();
-    print!("{}", report::table(rows, clock_read));
+    for (what, summary) in [
+        ("`SystemTime::now()`", &clocks.now),
+        (
+            "`SystemTime::now()` as Unix ms (`duration_since`, `as_millis`)",
+            &clocks.unix_ms,
+        ),
+    ] {
+        println!(
+            "- {what}: {:.1} ({:.1}–{:.1})",
+            summary.median, summary.p10, summary.p90
+        );
+    }
+    println!();
+    print!("{}", report::table(rows, clocks));
     let findings = report::findings(rows);
     if !findings.is_empty() {
         println!();
