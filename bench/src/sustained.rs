@@ -222,3 +222,42 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a non-text panic".to_owned());
     format!("panicked: {text}")
 }
+
+/// Threads that keep cores busy while they live, to measure how the
+/// generators fare on a loaded machine (`--busy N`). They run at normal
+/// priority and never sleep, like a compiler or a request handler.
+#[derive(Debug)]
+pub struct Busy {
+    stop: std::sync::Arc<AtomicBool>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+impl Busy {
+    /// Starts `count` busy threads.
+    pub fn start(count: usize) -> Busy {
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let threads = (0..count)
+            .map(|_| {
+                let stop = std::sync::Arc::clone(&stop);
+                thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
+                    }
+                })
+            })
+            .collect();
+        Busy { stop, threads }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}

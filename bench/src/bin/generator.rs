@@ -2,13 +2,19 @@
 //! markdown for BENCHMARKS.md.
 //!
 //! ```text
-//! cargo run --release -p snowmint-bench --bin generator -- [--seconds S] [--rounds R] [--only NAME]
+//! cargo run --release -p snowmint-bench --bin generator -- \
+//!     [--seconds S] [--sustained-rounds N] [--busy N] [--rounds R] [--only NAME]
 //! ```
 //!
-//! `--seconds` is the length of each sustained run (default 5), `--rounds`
-//! the number of interleaved rounds of burst samples (default 40, 25
-//! samples per contender each), `--only` keeps the contenders whose name
-//! contains NAME (for quick looks; the published table uses all).
+//! `--seconds` is the length of each sustained run (default 5),
+//! `--sustained-rounds` how many times every contender runs sustained, for
+//! 1 and for 2 threads, round by round (default 3; the table gives the best
+//! and the median round), `--busy` how many threads keep the cores busy
+//! during the sustained runs (default 0; to see how the generators fare on
+//! a loaded machine), `--rounds` the number of interleaved rounds of
+//! burst samples (default 40, 25 samples per contender each), `--only`
+//! keeps the contenders whose name contains NAME (for quick looks; the
+//! published table uses all).
 
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -18,7 +24,7 @@ use snowmint::SnowflakeId;
 use snowmint_bench::burst::{self, Subject, Summary};
 use snowmint_bench::contenders::{self, Shared, Spec, Unshared};
 use snowmint_bench::report::{self, Clocks, Row};
-use snowmint_bench::sustained::{self, Buffers, Sustained};
+use snowmint_bench::sustained::{self, Buffers, Busy, Sustained};
 
 /// IDs per burst sample and per batch call: one millisecond's worth.
 const BURST: usize = 4096;
@@ -27,6 +33,8 @@ const PER_ROUND: usize = 25;
 
 struct Options {
     seconds: f64,
+    sustained_rounds: usize,
+    busy: usize,
     rounds: usize,
     only: Option<String>,
 }
@@ -34,6 +42,8 @@ struct Options {
 fn options() -> Result<Options, String> {
     let mut options = Options {
         seconds: 5.0,
+        sustained_rounds: 3,
+        busy: 0,
         rounds: 40,
         only: None,
     };
@@ -48,6 +58,24 @@ fn options() -> Result<Options, String> {
                     .ok()
                     .filter(|s: &f64| (0.1..=60.0).contains(s))
                     .ok_or(format!("--seconds {text}: expected a number in 0.1..=60"))?;
+            }
+            "--sustained-rounds" => {
+                let text = value()?;
+                options.sustained_rounds = text
+                    .parse()
+                    .ok()
+                    .filter(|r| (1..=20).contains(r))
+                    .ok_or(format!(
+                        "--sustained-rounds {text}: expected a whole number in 1..=20"
+                    ))?;
+            }
+            "--busy" => {
+                let text = value()?;
+                options.busy = text
+                    .parse()
+                    .ok()
+                    .filter(|n| (0..=16).contains(n))
+                    .ok_or(format!("--busy {text}: expected a whole number in 0..=16"))?;
             }
             "--rounds" => {
                 let text = value()?;
@@ -156,14 +184,15 @@ fn main() -> ExitCode {
     let mut entries: Vec<Entry> = vec![
         shared(&contenders::SNOWMINT, contenders::snowmint),
         shared(&contenders::FERROID_SYSTEM, contenders::ferroid_system),
-        shared(
-            &contenders::FERROID_MONOTONIC,
-            contenders::ferroid_monotonic,
-        ),
         shared(&contenders::SNOWFLAKE_ME, contenders::snowflake_me),
         shared(&contenders::SNOWFLAKED, contenders::snowflaked),
         unshared(&contenders::RS_SNOWFLAKE, contenders::rs_snowflake),
         shared(&contenders::SONYFLAKE, contenders::sonyflake),
+        // Last: its clock starts a thread that ticks until the process ends.
+        shared(
+            &contenders::FERROID_MONOTONIC,
+            contenders::ferroid_monotonic,
+        ),
     ];
     if let Some(only) = &options.only {
         let only = only.to_lowercase();
@@ -174,15 +203,23 @@ fn main() -> ExitCode {
     // touched once here and reused.
     let capacity = (options.seconds * 4_096_000.0 * 1.05) as usize + 65_536;
     let mut buffers = Buffers::new(2, capacity);
-    let mut sustained_runs = Vec::new();
-    for entry in &entries {
-        let mut runs = Vec::new();
-        for threads in [1, 2] {
-            eprintln!("sustained: {}, {threads} thread(s)", entry.spec.name);
-            runs.push((entry.sustained)(threads, duration, &mut buffers));
+    // Round by round, so that a stretch of load from elsewhere on the
+    // machine falls on every contender alike rather than on one.
+    let busy = Busy::start(options.busy);
+    let mut one_thread = vec![Vec::new(); entries.len()];
+    let mut two_threads = vec![Vec::new(); entries.len()];
+    for round in 1..=options.sustained_rounds {
+        for (i, entry) in entries.iter().enumerate() {
+            for (threads, runs) in [(1, &mut one_thread[i]), (2, &mut two_threads[i])] {
+                eprintln!(
+                    "sustained, round {round}: {}, {threads} thread(s)",
+                    entry.spec.name
+                );
+                runs.push((entry.sustained)(threads, duration, &mut buffers));
+            }
         }
-        sustained_runs.push(runs);
     }
+    drop(busy);
     drop(buffers);
 
     eprintln!("bursts: {} rounds", options.rounds);
@@ -229,20 +266,18 @@ fn main() -> ExitCode {
 
     let rows: Vec<Row> = specs
         .iter()
-        .zip(sustained_runs)
+        .zip(one_thread.into_iter().zip(two_threads))
         .zip(&summaries[fixed..])
         .zip(burst_lens)
-        .map(|(((spec, mut runs), burst), burst_len)| {
-            let two_threads = runs.pop().expect("two runs");
-            let one_thread = runs.pop().expect("two runs");
-            Row {
+        .map(
+            |(((spec, (one_thread, two_threads)), burst), burst_len)| Row {
                 spec: **spec,
                 one_thread,
                 two_threads,
                 burst: *burst,
                 burst_len,
-            }
-        })
+            },
+        )
         .collect();
     print_report(
         &options,
@@ -274,9 +309,11 @@ fn print_report(
         report::load_average()
     );
     println!(
-        "Sustained runs of {} s each; bursts: median of {} samples per contender \
-         (after a clock tick, 4096 calls or the layout's IDs per unit).",
+        "Sustained runs of {} s each, {} rounds, {} busy threads beside them; bursts: median \
+         of {} samples per contender (after a clock tick, 4096 calls or the layout's IDs per unit).",
         options.seconds,
+        options.sustained_rounds,
+        options.busy,
         options.rounds * PER_ROUND
     );
     println!();
