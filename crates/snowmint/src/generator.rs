@@ -31,13 +31,19 @@ use crate::error::{Error, Field};
 use crate::id::SnowflakeId;
 use crate::layout::{Layout, Node};
 
-/// Clock readings spent spinning before a short wait starts to sleep: a few
-/// microseconds, so that a tick that is about to come costs no sleep.
+/// How much earlier than the tick a short wait wakes up when the clock can
+/// say when the tick comes: more than a sleep usually overshoots (Linux's
+/// default timer slack is 50 µs), so that the rest is spun and the first
+/// IDs of the new millisecond come right at its start.
+const WAKE_MARGIN: Duration = Duration::from_micros(100);
+
+/// For clocks that cannot say when the tick comes: clock readings spent
+/// spinning before a short wait starts to sleep, a few microseconds...
 const WAIT_SPINS: u32 = 256;
 
-/// One sleep of a short wait. With Linux's default timer slack a thread
-/// wakes about 0.1 ms later, so the first IDs of the new millisecond come
-/// that late at worst, leaving most of it to make them.
+/// ... and the sleeps after that. A thread wakes about 0.1 ms later, so the
+/// first IDs of the new millisecond come that late at worst, leaving most
+/// of it to make them.
 const WAIT_STEP: Duration = Duration::from_micros(50);
 
 /// What the generator does when the clock reads earlier than the last
@@ -288,9 +294,9 @@ impl<C: Clock> GeneratorBuilder<C> {
 /// - IDs are strictly increasing: each ID handed out, by any thread, is
 ///   greater than every ID handed out before it.
 /// - Within a millisecond the sequence counts up from 0; when it is used up,
-///   callers wait (spinning briefly, then sleeping in short steps) for the
-///   next millisecond. No sequence number is used twice and none is
-///   skipped.
+///   callers wait for the next millisecond (sleeping until just before it
+///   when the clock can say when it comes, then spinning). No sequence
+///   number is used twice and none is skipped.
 /// - When the clock is behind the last timestamp used, the [`ClockPolicy`]
 ///   decides (by default: refuse with [`Error::ClockBehind`]).
 /// - Past the layout's last instant it returns [`Error::TimestampPastEnd`];
@@ -644,13 +650,16 @@ impl<C: Clock> Generator<C> {
     /// `deadline` passed first.
     ///
     /// A gap of more than a couple of milliseconds is slept off in one go.
-    /// The last millisecond or two are waited out by spinning briefly, in
-    /// case the tick is close, then sleeping in short steps. Sleeping rather
-    /// than yielding matters on a busy machine: a thread that yields hands
-    /// its core to whoever else is runnable for a whole scheduler slice,
-    /// often several milliseconds, and the generator loses those
-    /// milliseconds' IDs; a thread that sleeps gets its core back soon
-    /// after its timer fires (BENCHMARKS.md has the figures).
+    /// The last millisecond or two are slept through up to just before the
+    /// tick when the clock can say when it comes, and spun after that;
+    /// otherwise they are spun briefly and then slept in short steps.
+    ///
+    /// Sleeping rather than yielding matters on a busy machine: a thread
+    /// that yields hands its core to whoever else is runnable for a whole
+    /// scheduler slice, often several milliseconds, and the generator loses
+    /// those milliseconds' IDs; a thread that has slept gets its core back
+    /// soon after its timer fires, the sooner the longer it slept
+    /// (BENCHMARKS.md has the figures).
     fn wait_for(&self, until: u64, deadline: Option<Instant>) -> bool {
         let target_ms = self.layout.epoch_ms() + until as i64;
         let mut spins = 0u32;
@@ -664,6 +673,11 @@ impl<C: Clock> Generator<C> {
             }
             if gap > 2 {
                 thread::sleep(Duration::from_millis(gap as u64 - 1));
+            } else if let Some(left) = self.clock.time_until(target_ms) {
+                match left.checked_sub(WAKE_MARGIN) {
+                    Some(sleep) if !sleep.is_zero() => thread::sleep(sleep),
+                    _ => hint::spin_loop(),
+                }
             } else if spins < WAIT_SPINS {
                 spins += 1;
                 hint::spin_loop();
@@ -842,5 +856,42 @@ mod tests {
                 end: pack(MAX + 1, 0)
             }
         );
+    }
+
+    #[test]
+    fn exhaustion_waits_for_a_clock_that_cannot_say_when_it_ticks() {
+        // A hand-driven clock has no `time_until`: the wait polls it.
+        let clock = crate::ManualClock::new(1_700_000_000_000);
+        let generator = Generator::builder(Layout::TWITTER, Node::default())
+            .clock(clock.clone())
+            .build()
+            .expect("valid generator");
+        let mut ids = Vec::new();
+        generator
+            .next_ids(4096, &mut ids)
+            .expect("one millisecond's worth");
+        let ticker = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(20));
+            clock.advance(1);
+        });
+        let next = generator.next_id().expect("an ID once the clock moves");
+        ticker.join().expect("ticker thread");
+        assert_eq!(Layout::TWITTER.timestamp_ms(next), 1_700_000_000_001);
+        assert_eq!(Layout::TWITTER.decode(next).sequence, 0);
+        assert_eq!(generator.stats().exhaustion_waits, 1);
+    }
+
+    #[test]
+    fn exhaustion_on_the_system_clock_moves_to_a_later_millisecond() {
+        let generator = Generator::new(Layout::TWITTER, Node::default()).expect("valid");
+        let mut ids = Vec::new();
+        // Three milliseconds' worth: at least two waits for the next one,
+        // slept through with the system clock's `time_until`.
+        generator.next_ids(3 * 4096, &mut ids).expect("IDs");
+        assert!(ids.windows(2).all(|pair| pair[0] < pair[1]));
+        let last = Layout::TWITTER.timestamp_ms(ids[ids.len() - 1]);
+        let first = Layout::TWITTER.timestamp_ms(ids[0]);
+        assert!(last >= first + 2, "{first} .. {last}");
+        assert!(last <= SystemClock.now_ms(), "no ID from the future");
     }
 }
