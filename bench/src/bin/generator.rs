@@ -8,7 +8,7 @@
 //!
 //! `--seconds` is the length of each sustained run (default 5),
 //! `--sustained-rounds` how many times every contender runs sustained, for
-//! 1 and for 2 threads, round by round (default 3; the table gives the best
+//! 1 and for 2 threads, round by round (default 5; the table gives the best
 //! and the median round), `--busy` how many threads keep the cores busy
 //! during the sustained runs (default 0; to see how the generators fare on
 //! a loaded machine), `--rounds` the number of interleaved rounds of
@@ -42,7 +42,7 @@ struct Options {
 fn options() -> Result<Options, String> {
     let mut options = Options {
         seconds: 5.0,
-        sustained_rounds: 3,
+        sustained_rounds: 5,
         busy: 0,
         rounds: 40,
         only: None,
