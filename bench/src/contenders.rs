@@ -34,6 +34,10 @@ pub struct Spec {
     pub timestamp_shift: u32,
     /// The layout's epoch, in Unix milliseconds.
     pub epoch_ms: u64,
+    /// Whether making one starts a thread that runs until the process ends
+    /// (ferroid's ticking clock). Such contenders are measured after all
+    /// the others, so that their thread never runs beside anyone else.
+    pub starts_a_thread: bool,
 }
 
 impl Spec {
@@ -112,6 +116,7 @@ pub const SNOWMINT: Spec = Spec {
     ids_per_unit: 4096,
     timestamp_shift: 22,
     epoch_ms: TWITTER_EPOCH_MS,
+    starts_a_thread: false,
 };
 
 impl Unshared for snowflake::SnowflakeIdGenerator {
@@ -137,6 +142,7 @@ pub const RS_SNOWFLAKE: Spec = Spec {
     ids_per_unit: 4096,
     timestamp_shift: 22,
     epoch_ms: TWITTER_EPOCH_MS,
+    starts_a_thread: false,
 };
 
 impl Shared for snowflake_me::Snowflake {
@@ -167,6 +173,7 @@ pub const SNOWFLAKE_ME: Spec = Spec {
     ids_per_unit: 4096,
     timestamp_shift: 22,
     epoch_ms: TWITTER_EPOCH_MS,
+    starts_a_thread: false,
 };
 
 /// A ferroid time source that reads the system clock on every call, as
@@ -213,6 +220,7 @@ pub const FERROID_SYSTEM: Spec = Spec {
     ids_per_unit: 4096,
     timestamp_shift: 22,
     epoch_ms: TWITTER_EPOCH_MS,
+    starts_a_thread: false,
 };
 
 /// ferroid's lock-free generator on its own `MonotonicClock`.
@@ -229,6 +237,7 @@ pub const FERROID_MONOTONIC: Spec = Spec {
     ids_per_unit: 4096,
     timestamp_shift: 22,
     epoch_ms: TWITTER_EPOCH_MS,
+    starts_a_thread: true,
 };
 
 impl Shared for snowflaked::sync::Generator {
@@ -256,6 +265,7 @@ pub const SNOWFLAKED: Spec = Spec {
     ids_per_unit: 4096,
     timestamp_shift: 22,
     epoch_ms: TWITTER_EPOCH_MS,
+    starts_a_thread: false,
 };
 
 impl Shared for sonyflake::Sonyflake {
@@ -286,4 +296,5 @@ pub const SONYFLAKE: Spec = Spec {
     timestamp_shift: 24,
     // 2014-09-01T00:00:00Z, sonyflake's default start time.
     epoch_ms: 1_409_529_600_000,
+    starts_a_thread: false,
 };

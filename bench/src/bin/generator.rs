@@ -188,7 +188,6 @@ fn main() -> ExitCode {
         shared(&contenders::SNOWFLAKED, contenders::snowflaked),
         unshared(&contenders::RS_SNOWFLAKE, contenders::rs_snowflake),
         shared(&contenders::SONYFLAKE, contenders::sonyflake),
-        // Last: its clock starts a thread that ticks until the process ends.
         shared(
             &contenders::FERROID_MONOTONIC,
             contenders::ferroid_monotonic,
@@ -207,12 +206,20 @@ fn main() -> ExitCode {
     let capacity = (options.seconds * 4_096_000.0 * 1.05) as usize + 65_536;
     let mut buffers = Buffers::new(2, capacity);
     // Round by round, so that a stretch of load from elsewhere on the
-    // machine falls on every contender alike rather than on one.
+    // machine falls on every contender alike rather than on one; those that
+    // leave a thread running behind them come last.
     let busy = Busy::start(options.busy);
     let mut one_thread = vec![Vec::new(); entries.len()];
     let mut two_threads = vec![Vec::new(); entries.len()];
-    for round in 1..=options.sustained_rounds {
-        for (i, entry) in entries.iter().enumerate() {
+    for (phase, round) in [false, true]
+        .into_iter()
+        .flat_map(|phase| (1..=options.sustained_rounds).map(move |round| (phase, round)))
+    {
+        let in_phase = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| entry.spec.starts_a_thread == phase);
+        for (i, entry) in in_phase {
             for (threads, runs) in [(1, &mut one_thread[i]), (2, &mut two_threads[i])] {
                 eprintln!(
                     "sustained, round {round}: {}, {threads} thread(s)",
