@@ -3,9 +3,10 @@
 //! The generator reads time only through [`Clock`], so that tests can drive
 //! it by hand ([`ManualClock`]) and services can shift it ([`OffsetClock`]).
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A source of wall-clock time in Unix milliseconds.
 ///
@@ -30,6 +31,30 @@ pub trait Clock: Send + Sync {
     /// assert_eq!(ManualClock::new(7).now_ms(), 7);
     /// ```
     fn now_ms(&self) -> i64;
+
+    /// How long, from now, until [`now_ms`](Clock::now_ms) reads
+    /// `target_ms`: zero if it already does, `None` if the clock cannot
+    /// tell (the default; right for clocks that move only when told to).
+    ///
+    /// The generator uses it to sleep through most of a wait for the next
+    /// millisecond instead of polling.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint::{Clock, ManualClock, SystemClock};
+    ///
+    /// let now = SystemClock.now_ms();
+    /// let left = SystemClock.time_until(now + 10).expect("the system clock can tell");
+    /// assert!(left <= Duration::from_millis(10));
+    /// assert_eq!(SystemClock.time_until(now - 10), Some(Duration::ZERO));
+    /// assert_eq!(ManualClock::new(now).time_until(now + 10), None);
+    /// ```
+    fn time_until(&self, target_ms: i64) -> Option<Duration> {
+        let _ = target_ms;
+        None
+    }
 }
 
 /// The operating system's wall clock (`SystemTime`), which can step
@@ -50,11 +75,52 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     #[inline]
     fn now_ms(&self) -> i64 {
-        match SystemTime::now().duration_since(UNIX_EPOCH) {
-            // Fits until the year 292 million.
-            Ok(since) => since.as_millis() as i64,
-            Err(before) => -(before.duration().as_millis() as i64),
+        let now = SystemTime::now();
+        let (start, end, ms) = LAST_MILLISECOND.get();
+        if start <= now && now < end {
+            ms
+        } else {
+            convert_and_remember(now)
         }
+    }
+
+    fn time_until(&self, target_ms: i64) -> Option<Duration> {
+        let target =
+            UNIX_EPOCH.checked_add(Duration::from_millis(u64::try_from(target_ms).ok()?))?;
+        Some(target.duration_since(SystemTime::now()).unwrap_or_default())
+    }
+}
+
+thread_local! {
+    /// The millisecond this thread's last clock reading fell in: its start,
+    /// its end (exclusive) and its number.
+    ///
+    /// Turning a `SystemTime` into milliseconds costs about a third as much
+    /// as reading it (two calls into std and a division), while comparing a
+    /// reading with the bounds of the last millisecond costs next to nothing
+    /// — and a busy generator reads the clock thousands of times within one
+    /// millisecond. The clock is still read on every call, and the answer is
+    /// exact: a reading outside the bounds, later or earlier, is converted.
+    static LAST_MILLISECOND: Cell<(SystemTime, SystemTime, i64)> =
+        const { Cell::new((UNIX_EPOCH, UNIX_EPOCH, 0)) };
+}
+
+/// Converts `now` to Unix milliseconds (rounding towards 1970) and, for
+/// readings after 1970, remembers the bounds of that millisecond.
+#[inline(never)]
+fn convert_and_remember(now: SystemTime) -> i64 {
+    match now.duration_since(UNIX_EPOCH) {
+        Ok(since) => {
+            // Fits until the year 292 million.
+            let ms = since.as_millis() as i64;
+            let start = UNIX_EPOCH.checked_add(Duration::from_millis(ms as u64));
+            let end = start.and_then(|start| start.checked_add(Duration::from_millis(1)));
+            if let (Some(start), Some(end)) = (start, end) {
+                LAST_MILLISECOND.set((start, end, ms));
+            }
+            ms
+        }
+        Err(before) => -(before.duration().as_millis() as i64),
     }
 }
 
@@ -185,12 +251,21 @@ impl<C: Clock> Clock for OffsetClock<C> {
     fn now_ms(&self) -> i64 {
         self.inner.now_ms().saturating_add(self.offset_ms)
     }
+
+    fn time_until(&self, target_ms: i64) -> Option<Duration> {
+        self.inner
+            .time_until(target_ms.saturating_sub(self.offset_ms))
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for Arc<C> {
     #[inline]
     fn now_ms(&self) -> i64 {
         (**self).now_ms()
+    }
+
+    fn time_until(&self, target_ms: i64) -> Option<Duration> {
+        (**self).time_until(target_ms)
     }
 }
 
@@ -199,11 +274,88 @@ impl<C: Clock + ?Sized> Clock for &C {
     fn now_ms(&self) -> i64 {
         (**self).now_ms()
     }
+
+    fn time_until(&self, target_ms: i64) -> Option<Duration> {
+        (**self).time_until(target_ms)
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for Box<C> {
     #[inline]
     fn now_ms(&self) -> i64 {
         (**self).now_ms()
+    }
+
+    fn time_until(&self, target_ms: i64) -> Option<Duration> {
+        (**self).time_until(target_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn converted_now() -> i64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("the test machine's clock is after 1970")
+            .as_millis() as i64
+    }
+
+    #[test]
+    fn system_clock_agrees_with_a_fresh_conversion_across_ticks() {
+        // Enough readings to cross many millisecond boundaries, so that the
+        // remembered millisecond is both reused and replaced.
+        let mut ticks = 0;
+        let mut last = SystemClock.now_ms();
+        while ticks < 20 {
+            let before = converted_now();
+            let reading = SystemClock.now_ms();
+            let after = converted_now();
+            assert!(
+                before <= reading && reading <= after,
+                "{before} <= {reading} <= {after}"
+            );
+            if reading != last {
+                ticks += 1;
+                last = reading;
+            }
+        }
+    }
+
+    #[test]
+    fn time_until_is_zero_for_the_past_and_follows_an_offset() {
+        let now = SystemClock.now_ms();
+        assert_eq!(SystemClock.time_until(now - 1), Some(Duration::ZERO));
+        assert_eq!(SystemClock.time_until(-5), None, "before 1970");
+        // An hour ahead, with a clock shifted 10 minutes forward: 50
+        // minutes left (less whatever the test took since reading `now`).
+        let shifted = OffsetClock::new(SystemClock, 600_000);
+        let left = shifted
+            .time_until(now + 3_600_000)
+            .expect("the system clock can tell");
+        assert!(left <= Duration::from_secs(3000), "{left:?}");
+        assert!(left > Duration::from_secs(2940), "{left:?}");
+        assert_eq!(
+            OffsetClock::new(ManualClock::new(now), 5).time_until(now + 10),
+            None
+        );
+    }
+
+    #[test]
+    fn system_clock_is_exact_at_millisecond_bounds() {
+        let ms = 1_700_000_000_123;
+        let start = UNIX_EPOCH + Duration::from_millis(ms as u64);
+        let last_nanosecond = start + Duration::from_nanos(999_999);
+        assert_eq!(convert_and_remember(last_nanosecond), ms);
+        assert_eq!(
+            LAST_MILLISECOND.get(),
+            (start, start + Duration::from_millis(1), ms)
+        );
+        assert_eq!(
+            convert_and_remember(start + Duration::from_millis(1)),
+            ms + 1
+        );
+        assert_eq!(convert_and_remember(start), ms);
     }
 }

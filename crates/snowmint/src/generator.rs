@@ -31,6 +31,21 @@ use crate::error::{Error, Field};
 use crate::id::SnowflakeId;
 use crate::layout::{Layout, Node};
 
+/// How much earlier than the tick a short wait wakes up when the clock can
+/// say when the tick comes: more than a sleep usually overshoots (Linux's
+/// default timer slack is 50 µs), so that the rest is spun and the first
+/// IDs of the new millisecond come right at its start.
+const WAKE_MARGIN: Duration = Duration::from_micros(100);
+
+/// For clocks that cannot say when the tick comes: clock readings spent
+/// spinning before a short wait starts to sleep, a few microseconds...
+const WAIT_SPINS: u32 = 256;
+
+/// ... and the sleeps after that. A thread wakes about 0.1 ms later, so the
+/// first IDs of the new millisecond come that late at worst, leaving most
+/// of it to make them.
+const WAIT_STEP: Duration = Duration::from_micros(50);
+
 /// What the generator does when the clock reads earlier than the last
 /// timestamp it used (an NTP step, a VM migration, a manual change).
 ///
@@ -256,6 +271,9 @@ impl<C: Clock> GeneratorBuilder<C> {
         Ok(Generator {
             next: CachePadded(AtomicU64::new(next)),
             node_bits,
+            sequence_bits: layout.sequence_bits(),
+            timestamp_shift: layout.timestamp_shift(),
+            max_offset: layout.max(Field::Timestamp),
             layout,
             node: self.node,
             clock: self.clock,
@@ -276,8 +294,9 @@ impl<C: Clock> GeneratorBuilder<C> {
 /// - IDs are strictly increasing: each ID handed out, by any thread, is
 ///   greater than every ID handed out before it.
 /// - Within a millisecond the sequence counts up from 0; when it is used up,
-///   callers wait (spinning, then yielding) for the next millisecond. No
-///   sequence number is used twice and none is skipped.
+///   callers wait for the next millisecond (sleeping until just before it
+///   when the clock can say when it comes, then spinning). No sequence
+///   number is used twice and none is skipped.
 /// - When the clock is behind the last timestamp used, the [`ClockPolicy`]
 ///   decides (by default: refuse with [`Error::ClockBehind`]).
 /// - Past the layout's last instant it returns [`Error::TimestampPastEnd`];
@@ -305,6 +324,10 @@ pub struct Generator<C = SystemClock> {
     next: CachePadded<AtomicU64>,
     /// Datacenter and machine, already shifted into place.
     node_bits: u64,
+    // The layout's numbers the hot path needs, copied out of it once.
+    sequence_bits: u8,
+    timestamp_shift: u8,
+    max_offset: u64,
     layout: Layout,
     node: Node,
     clock: C,
@@ -367,11 +390,12 @@ pub(crate) enum Plan {
 }
 
 /// Decides one attempt: pure, so that it can be tested and model-checked on
-/// its own.
+/// its own. Inlined: it is the hot path's only logic.
 ///
 /// `next` is the state word, `now` the clock as an offset from the epoch
 /// (already checked to be in `0..=max_offset`), `want` the most IDs wanted
 /// (at least 1), `borrow_ms` the borrow bound if the policy borrows.
+#[inline]
 pub(crate) fn plan(
     next: u64,
     now: u64,
@@ -519,11 +543,11 @@ impl<C: Clock> Generator<C> {
     /// The core loop: takes up to `want` pairs; returns `(start, end)`.
     ///
     /// `wait` says whether to wait on exhaustion (and under `Wait`);
-    /// `fixed_now` replaces the clock for the explicit-time calls.
+    /// `fixed_now` replaces the clock for the explicit-time calls. Only
+    /// taking IDs is inlined into callers; everything else is in
+    /// [`slow_path`](Generator::slow_path).
     #[inline]
     fn take(&self, want: u64, wait: bool, fixed_now: Option<i64>) -> Result<(u64, u64), Error> {
-        let sequence_bits = self.layout.sequence_bits();
-        let max_offset = self.layout.max(Field::Timestamp);
         let mut waited_since: Option<Instant> = None;
         // Acquire pairs with the Release of the successful exchange below:
         // the clock is read after this load, so it is read after the clock
@@ -534,7 +558,14 @@ impl<C: Clock> Generator<C> {
         loop {
             let now_ms = fixed_now.unwrap_or_else(|| self.clock.now_ms());
             let now = self.layout.timestamp_offset(now_ms)?;
-            match plan(next, now, want, sequence_bits, max_offset, self.borrow_ms) {
+            match plan(
+                next,
+                now,
+                want,
+                self.sequence_bits,
+                self.max_offset,
+                self.borrow_ms,
+            ) {
                 Plan::Take { start, end } => {
                     // The `fetch_update` shape: on failure, retry with the
                     // value the exchange saw. Release on success, see above;
@@ -549,57 +580,91 @@ impl<C: Clock> Generator<C> {
                         Err(seen) => next = seen,
                     }
                 }
-                Plan::Exhausted { until } => {
-                    if !wait {
-                        return Err(Error::SequenceExhausted {
-                            timestamp_ms: now_ms,
-                            ids_per_ms: self.layout.ids_per_ms(),
-                        });
-                    }
-                    self.exhaustion_waits.fetch_add(1, Ordering::Relaxed);
-                    // Without a deadline the wait only ends when the clock arrives.
-                    let _ = self.wait_for(until, None);
-                    next = self.next.load(Ordering::Acquire);
-                }
-                Plan::Behind { until } => {
-                    self.clock_regressions.fetch_add(1, Ordering::Relaxed);
-                    let behind_ms = until - now;
-                    let deadline = match (self.policy, wait) {
-                        (ClockPolicy::Wait { max }, true)
-                            if Duration::from_millis(behind_ms) <= max =>
-                        {
-                            let since = *waited_since.get_or_insert_with(Instant::now);
-                            Some(since + max)
-                        }
-                        _ => None,
-                    };
-                    let waited = match deadline {
-                        Some(deadline) => self.wait_for(until, Some(deadline)),
-                        None => Err(now_ms),
-                    };
-                    if let Err(now_ms) = waited {
-                        self.refusals.fetch_add(1, Ordering::Relaxed);
-                        return Err(Error::ClockBehind {
-                            last_ms: self.layout.epoch_ms() + ((next - 1) >> sequence_bits) as i64,
-                            now_ms,
-                        });
-                    }
-                    next = self.next.load(Ordering::Acquire);
-                }
-                Plan::PastEnd => {
-                    return Err(Error::TimestampPastEnd {
-                        timestamp_ms: self.layout.epoch_ms() + (next >> sequence_bits) as i64,
-                        epoch_ms: self.layout.epoch_ms(),
-                        last_ms: self.layout.last_instant_ms(),
-                    });
+                other => {
+                    next = self.slow_path(other, next, now, now_ms, wait, &mut waited_since)?;
                 }
             }
         }
     }
 
-    /// Waits until the clock reaches offset `until`: spins for short waits,
-    /// yields, and sleeps when the gap is more than a couple of
-    /// milliseconds. If `deadline` passes first, returns the last reading.
+    /// Everything but taking IDs: waits out exhaustion or a regression when
+    /// allowed (then returns the state word to retry with), or returns the
+    /// error to give the caller.
+    #[cold]
+    #[inline(never)]
+    fn slow_path(
+        &self,
+        plan: Plan,
+        next: u64,
+        now: u64,
+        now_ms: i64,
+        wait: bool,
+        waited_since: &mut Option<Instant>,
+    ) -> Result<u64, Error> {
+        let sequence_bits = self.sequence_bits;
+        match plan {
+            // Not sent here; retrying with a fresh word would be harmless.
+            Plan::Take { .. } => {}
+            Plan::Exhausted { until } => {
+                if !wait {
+                    return Err(Error::SequenceExhausted {
+                        timestamp_ms: now_ms,
+                        ids_per_ms: self.layout.ids_per_ms(),
+                    });
+                }
+                self.exhaustion_waits.fetch_add(1, Ordering::Relaxed);
+                // Without a deadline the wait only ends when the clock arrives.
+                let _ = self.wait_for(until, None);
+            }
+            Plan::Behind { until } => {
+                self.clock_regressions.fetch_add(1, Ordering::Relaxed);
+                let behind_ms = until - now;
+                let deadline = match (self.policy, wait) {
+                    (ClockPolicy::Wait { max }, true)
+                        if Duration::from_millis(behind_ms) <= max =>
+                    {
+                        let since = *waited_since.get_or_insert_with(Instant::now);
+                        Some(since + max)
+                    }
+                    _ => None,
+                };
+                let waited = match deadline {
+                    Some(deadline) => self.wait_for(until, Some(deadline)),
+                    None => Err(now_ms),
+                };
+                if let Err(now_ms) = waited {
+                    self.refusals.fetch_add(1, Ordering::Relaxed);
+                    return Err(Error::ClockBehind {
+                        last_ms: self.layout.epoch_ms() + ((next - 1) >> sequence_bits) as i64,
+                        now_ms,
+                    });
+                }
+            }
+            Plan::PastEnd => {
+                return Err(Error::TimestampPastEnd {
+                    timestamp_ms: self.layout.epoch_ms() + (next >> sequence_bits) as i64,
+                    epoch_ms: self.layout.epoch_ms(),
+                    last_ms: self.layout.last_instant_ms(),
+                });
+            }
+        }
+        Ok(self.next.load(Ordering::Acquire))
+    }
+
+    /// Waits until the clock reaches offset `until`; if `deadline` passes
+    /// first, returns the last reading instead.
+    ///
+    /// A gap of more than a couple of milliseconds is slept off in one go.
+    /// The last millisecond or two are slept through up to just before the
+    /// tick when the clock can say when it comes, and spun after that;
+    /// otherwise they are spun briefly and then slept in short steps.
+    ///
+    /// Sleeping rather than yielding matters on a busy machine: a thread
+    /// that yields hands its core to whoever else is runnable for a whole
+    /// scheduler slice, often several milliseconds, and the generator loses
+    /// those milliseconds' IDs; a thread that has slept gets its core back
+    /// soon after its timer fires, the sooner the longer it slept
+    /// (BENCHMARKS.md has the figures).
     fn wait_for(&self, until: u64, deadline: Option<Instant>) -> Result<(), i64> {
         let target_ms = self.layout.epoch_ms() + until as i64;
         let mut spins = 0u32;
@@ -616,11 +681,16 @@ impl<C: Clock> Generator<C> {
             if gap > 2 {
                 let nap = Duration::from_millis(gap as u64 - 1);
                 thread::sleep(left.map_or(nap, |left| left.min(nap)));
-            } else if spins < 256 {
+            } else if let Some(left) = self.clock.time_until(target_ms) {
+                match left.checked_sub(WAKE_MARGIN) {
+                    Some(sleep) if !sleep.is_zero() => thread::sleep(sleep),
+                    _ => hint::spin_loop(),
+                }
+            } else if spins < WAIT_SPINS {
                 spins += 1;
                 hint::spin_loop();
             } else {
-                thread::yield_now();
+                thread::sleep(WAIT_STEP);
             }
         }
     }
@@ -628,10 +698,9 @@ impl<C: Clock> Generator<C> {
     /// The ID for a packed (offset, sequence) pair.
     #[inline]
     fn id_of(&self, packed: u64) -> SnowflakeId {
-        let sequence_bits = self.layout.sequence_bits();
-        let offset = packed >> sequence_bits;
-        let sequence = packed & ((1u64 << sequence_bits) - 1);
-        SnowflakeId::from_raw(offset << self.layout.timestamp_shift() | self.node_bits | sequence)
+        let offset = packed >> self.sequence_bits;
+        let sequence = packed & ((1u64 << self.sequence_bits) - 1);
+        SnowflakeId::from_raw(offset << self.timestamp_shift | self.node_bits | sequence)
     }
 
     /// The last timestamp an ID may have been issued at (Unix ms), or `None`
@@ -795,5 +864,42 @@ mod tests {
                 end: pack(MAX + 1, 0)
             }
         );
+    }
+
+    #[test]
+    fn exhaustion_waits_for_a_clock_that_cannot_say_when_it_ticks() {
+        // A hand-driven clock has no `time_until`: the wait polls it.
+        let clock = crate::ManualClock::new(1_700_000_000_000);
+        let generator = Generator::builder(Layout::TWITTER, Node::default())
+            .clock(clock.clone())
+            .build()
+            .expect("valid generator");
+        let mut ids = Vec::new();
+        generator
+            .next_ids(4096, &mut ids)
+            .expect("one millisecond's worth");
+        let ticker = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(20));
+            clock.advance(1);
+        });
+        let next = generator.next_id().expect("an ID once the clock moves");
+        ticker.join().expect("ticker thread");
+        assert_eq!(Layout::TWITTER.timestamp_ms(next), 1_700_000_000_001);
+        assert_eq!(Layout::TWITTER.decode(next).sequence, 0);
+        assert_eq!(generator.stats().exhaustion_waits, 1);
+    }
+
+    #[test]
+    fn exhaustion_on_the_system_clock_moves_to_a_later_millisecond() {
+        let generator = Generator::new(Layout::TWITTER, Node::default()).expect("valid");
+        let mut ids = Vec::new();
+        // Three milliseconds' worth: at least two waits for the next one,
+        // slept through with the system clock's `time_until`.
+        generator.next_ids(3 * 4096, &mut ids).expect("IDs");
+        assert!(ids.windows(2).all(|pair| pair[0] < pair[1]));
+        let last = Layout::TWITTER.timestamp_ms(ids[ids.len() - 1]);
+        let first = Layout::TWITTER.timestamp_ms(ids[0]);
+        assert!(last >= first + 2, "{first} .. {last}");
+        assert!(last <= SystemClock.now_ms(), "no ID from the future");
     }
 }

@@ -427,6 +427,7 @@ impl Layout {
     /// assert!(Layout::TWITTER.timestamp_offset(0).is_err());
     /// # Ok::<(), snowmint::Error>(())
     /// ```
+    #[inline]
     pub fn timestamp_offset(&self, timestamp_ms: i64) -> Result<u64, Error> {
         if timestamp_ms < self.epoch_ms {
             Err(Error::TimestampBeforeEpoch {
