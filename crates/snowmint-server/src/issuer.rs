@@ -216,6 +216,8 @@ struct Inner {
     in_regression: AtomicBool,
     /// Set while the high-water mark cannot be written, for the same reason.
     mark_failing: AtomicBool,
+    /// Set once the claim is being given up (shutdown), for the log.
+    releasing: AtomicBool,
     /// Serializes claim changes.
     switching: tokio::sync::Mutex<()>,
     watcher: Mutex<Option<AbortHandle>>,
@@ -262,6 +264,7 @@ impl Issuer {
             retired_stats: Mutex::new(GeneratorStats::default()),
             in_regression: AtomicBool::new(false),
             mark_failing: AtomicBool::new(false),
+            releasing: AtomicBool::new(false),
             switching: tokio::sync::Mutex::new(()),
             watcher: Mutex::new(None),
         });
@@ -400,6 +403,7 @@ impl Issuer {
 
     /// Gives the claim up (clean shutdown).
     pub async fn release(&self) {
+        self.inner.releasing.store(true, Ordering::Relaxed);
         self.inner.source.release().await;
     }
 }
@@ -554,7 +558,13 @@ impl Inner {
         let claim = match state {
             NodeState::Active(claim) => claim,
             NodeState::Fenced { reason } => {
-                tracing::warn!(%reason, "fenced: this node may not issue IDs");
+                // Not holding a claim yet (a coordinated node starting), or
+                // giving it up on shutdown, is no trouble.
+                if self.current().is_none() || self.releasing.load(Ordering::Relaxed) {
+                    tracing::info!(%reason, "not issuing IDs");
+                } else {
+                    tracing::warn!(%reason, "fenced: this node may not issue IDs");
+                }
                 return Ok(());
             }
         };
