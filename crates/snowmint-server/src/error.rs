@@ -3,7 +3,7 @@
 //! Every error answer has the same body:
 //!
 //! ```json
-//! {"error":{"code":"out_of_range","message":"datacenter 32 is out of range (0..=31)","field":"datacenter"}}
+//! {"error":{"code":"out_of_range","message":"datacenter 32 is out of range (0..=31)","field":"datacenter","value":"32","min":"0","max":"31"}}
 //! ```
 //!
 //! - Bad input is a 4xx (400 for parameters, 404 for unknown paths, 405 for
@@ -11,13 +11,17 @@
 //! - Refusing to issue (clock behind, no claim, the high-water mark cannot
 //!   be written) is 503 with `Retry-After` in whole seconds, at least 1; the
 //!   body repeats it as `retry_after_s`.
+//! - `value`, `min` and `max`, when present, repeat the message's facts for
+//!   programs (the calculator page builds its Spanish messages from them):
+//!   the offending value as given and the valid range. They are strings, as
+//!   IDs are, because an ID's bounds do not fit a JavaScript number.
 
 use std::time::Duration;
 
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use snowmint::{Error, InvalidIdKind};
+use snowmint::{Error, InvalidIdKind, SnowflakeId};
 
 /// An error answer: status, machine-readable code, message for people, and
 /// the parameter it is about.
@@ -27,6 +31,7 @@ pub struct ApiError {
     code: &'static str,
     message: String,
     field: Option<String>,
+    facts: Option<Box<Facts>>,
     retry_after: Option<Duration>,
 }
 
@@ -38,8 +43,27 @@ impl ApiError {
             code,
             message: message.into(),
             field: Some(field.to_owned()),
+            facts: None,
             retry_after: None,
         }
+    }
+
+    /// The same error, also carrying the offending value as given.
+    pub fn with_value(mut self, value: impl ToString) -> Self {
+        self.facts.get_or_insert_default().value = Some(value.to_string());
+        self
+    }
+
+    /// The same error, also carrying the valid range, `min..=max`.
+    pub fn with_range(mut self, min: impl ToString, max: impl ToString) -> Self {
+        self.facts.get_or_insert_default().min = Some(min.to_string());
+        self.with_max(max)
+    }
+
+    /// The same error, also carrying the largest valid value.
+    pub fn with_max(mut self, max: impl ToString) -> Self {
+        self.facts.get_or_insert_default().max = Some(max.to_string());
+        self
     }
 
     /// A 400 for a required parameter that is missing.
@@ -72,7 +96,31 @@ impl ApiError {
             Some(f) if field == "parts" => f.name(),
             _ => field,
         };
-        ApiError::bad_input(field, code, error.to_string())
+        let api = ApiError::bad_input(field, code, error.to_string());
+        match &error {
+            Error::FieldOutOfRange { value, max, .. } => api.with_value(value).with_range(0, max),
+            Error::SlotOutOfRange { slot, max } => api.with_value(slot).with_range(0, max),
+            Error::TimestampBeforeEpoch {
+                timestamp_ms,
+                epoch_ms,
+                last_ms,
+            }
+            | Error::TimestampPastEnd {
+                timestamp_ms,
+                epoch_ms,
+                last_ms,
+            } => api.with_value(timestamp_ms).with_range(epoch_ms, last_ms),
+            Error::InvalidId {
+                input, encoding, ..
+            } => api
+                .with_value(input)
+                .with_range(0, SnowflakeId::MAX.encode(*encoding)),
+            Error::InvalidTime { input, .. } => api.with_value(input),
+            Error::UnknownLayout { name } => api.with_value(name),
+            // The window's start may be at most its end.
+            Error::EmptyWindow { from_ms, to_ms } => api.with_value(from_ms).with_max(to_ms),
+            _ => api,
+        }
     }
 
     /// A 503: the service may not issue IDs now; try again after
@@ -87,6 +135,7 @@ impl ApiError {
             code,
             message: message.into(),
             field: None,
+            facts: None,
             retry_after: Some(retry_after),
         }
     }
@@ -98,6 +147,7 @@ impl ApiError {
             code,
             message: message.into(),
             field: None,
+            facts: None,
             retry_after: None,
         }
     }
@@ -129,6 +179,15 @@ impl ApiError {
     }
 }
 
+/// The offending value and the valid range behind a bad-input message
+/// (boxed: most errors have none, and errors travel in every `Result`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Facts {
+    value: Option<String>,
+    min: Option<String>,
+    max: Option<String>,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let retry_after_s = self.retry_after_s();
@@ -138,6 +197,16 @@ impl IntoResponse for ApiError {
         });
         if let Some(field) = self.field {
             error["field"] = field.into();
+        }
+        let facts = self.facts.map(|facts| *facts).unwrap_or_default();
+        for (key, fact) in [
+            ("value", facts.value),
+            ("min", facts.min),
+            ("max", facts.max),
+        ] {
+            if let Some(fact) = fact {
+                error[key] = fact.into();
+            }
         }
         if let Some(seconds) = retry_after_s {
             error["retry_after_s"] = seconds.into();

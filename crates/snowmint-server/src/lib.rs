@@ -33,6 +33,8 @@
 //! - `error.rs`: [`ApiError`], the one error answer.
 //! - `metrics.rs`: [`Metrics`], Prometheus counters and gauges.
 //! - `openapi.rs` and `openapi.json`: the OpenAPI 3 document.
+//! - `page.rs` and `assets/`: the calculator page at `/`, built into the
+//!   binary.
 //!
 //! # Guarantees
 //!
@@ -48,6 +50,7 @@ mod error;
 mod issuer;
 mod metrics;
 pub mod openapi;
+pub mod page;
 mod serve;
 mod state;
 

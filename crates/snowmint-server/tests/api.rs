@@ -367,6 +367,96 @@ async fn encode_errors_name_the_field_and_range() {
     assert!(message.contains("RFC 3339"), "{message}");
 }
 
+/// Bad input also carries its facts apart from the message: the value as
+/// given and the valid range, as strings (the page translates from them).
+#[tokio::test]
+async fn bad_input_errors_carry_the_value_and_the_range() {
+    let node = node().await;
+    let last_instant = TWITTER_EPOCH + (1 << 41) - 1;
+    let max_id = ((1u64 << 63) - 1).to_string();
+    let encode = "/v1/encode?timestamp=1700000000000&machine=13&sequence=4095&datacenter";
+    for (uri, field, value, min, max) in [
+        (
+            format!("{encode}=32"),
+            "datacenter",
+            Some("32"),
+            Some("0"),
+            Some("31"),
+        ),
+        (
+            format!("{encode}=x"),
+            "datacenter",
+            Some("x"),
+            Some("0"),
+            Some("31"),
+        ),
+        (
+            format!("{encode}=-1"),
+            "datacenter",
+            Some("-1"),
+            Some("0"),
+            Some("31"),
+        ),
+        (
+            "/v1/encode?timestamp=1700000000000&datacenter=1&machine=13".to_owned(),
+            "sequence",
+            None,
+            Some("0"),
+            Some("4095"),
+        ),
+        (
+            "/v1/encode?timestamp=5&datacenter=1&machine=1&sequence=1".to_owned(),
+            "timestamp",
+            Some("5"),
+            Some("1288834974657"),
+            Some(&*last_instant.to_string()),
+        ),
+        (
+            "/v1/encode?timestamp=soon&datacenter=1&machine=1&sequence=1".to_owned(),
+            "timestamp",
+            Some("soon"),
+            None,
+            None,
+        ),
+        (
+            "/v1/ids?count=5000".to_owned(),
+            "count",
+            Some("5000"),
+            Some("1"),
+            Some("4096"),
+        ),
+        (
+            "/v1/ids/12x".to_owned(),
+            "id",
+            Some("12x"),
+            Some("0"),
+            Some(&*max_id),
+        ),
+        (
+            "/v1/ids/ffffffffffffffff?encoding=hex".to_owned(),
+            "id",
+            Some("ffffffffffffffff"),
+            Some("0"),
+            Some("7fffffffffffffff"),
+        ),
+        (
+            "/v1/range?from=1700000000001&to=1700000000000".to_owned(),
+            "from",
+            Some("1700000000001"),
+            None,
+            Some("1700000000000"),
+        ),
+    ] {
+        let answer = get(&node.app, &uri).await;
+        let (_, got_field, _) = answer.error(StatusCode::BAD_REQUEST);
+        assert_eq!(got_field.as_deref(), Some(field), "{uri}");
+        let error = &answer.json()["error"];
+        assert_eq!(error["value"].as_str(), value, "{uri}: {error}");
+        assert_eq!(error["min"].as_str(), min, "{uri}: {error}");
+        assert_eq!(error["max"].as_str(), max, "{uri}: {error}");
+    }
+}
+
 /// `/v1/range` gives the smallest and largest ID of a window.
 #[tokio::test]
 async fn range() {
@@ -727,7 +817,10 @@ async fn not_found_method_not_allowed_and_size_limits() {
     let node = node().await;
     let (code, ..) = get(&node.app, "/v2/id").await.error(StatusCode::NOT_FOUND);
     assert_eq!(code, "not_found");
-    let (code, ..) = get(&node.app, "/").await.error(StatusCode::NOT_FOUND);
+    // The page's files are served; other names under it are not.
+    let (code, ..) = get(&node.app, "/assets/missing.js")
+        .await
+        .error(StatusCode::NOT_FOUND);
     assert_eq!(code, "not_found");
     let post = send(
         &node.app,

@@ -52,8 +52,9 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
     ]
 }
 
-/// The service as a [`Router`]: every route, JSON 404 and 405 answers, the
-/// request timeout (answered with 503) and the size limits (413, 414).
+/// The service as a [`Router`]: every route, the calculator page's files
+/// ([`crate::page`]), JSON 404 and 405 answers, the request timeout
+/// (answered with 503) and the size limits (413, 414).
 pub fn app(state: AppState) -> Router {
     let timeout = state.request_timeout();
     let router = routes()
@@ -62,6 +63,7 @@ pub fn app(state: AppState) -> Router {
             router.route(path, route)
         });
     router
+        .merge(crate::page::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(

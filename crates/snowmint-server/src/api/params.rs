@@ -83,7 +83,9 @@ impl Params {
 
     /// A required integer in `min..=max`.
     pub fn bounded(&self, name: &str, min: u64, max: u64) -> Result<u64, ApiError> {
-        let text = self.required(name, &format!("an integer in {min}..={max}"))?;
+        let text = self
+            .required(name, &format!("an integer in {min}..={max}"))
+            .map_err(|error| error.with_range(min, max))?;
         bounded(name, text, min, max)
     }
 
@@ -138,10 +140,12 @@ impl Params {
 
 /// An integer in `min..=max`, or a 400 naming `name`.
 pub fn bounded(name: &str, text: &str, min: u64, max: u64) -> Result<u64, ApiError> {
-    parse_bounded(name, text, min, max).map_err(|error| match error {
-        NumberError::NotANumber(m) => ApiError::bad_input(name, "invalid_parameter", m),
-        NumberError::OutOfRange(m) => ApiError::bad_input(name, "out_of_range", m),
-    })
+    parse_bounded(name, text, min, max)
+        .map_err(|error| match error {
+            NumberError::NotANumber(m) => ApiError::bad_input(name, "invalid_parameter", m),
+            NumberError::OutOfRange(m) => ApiError::bad_input(name, "out_of_range", m),
+        })
+        .map_err(|error| error.with_value(snip(text)).with_range(min, max))
 }
 
 /// The `{id}` segment of `/v1/ids/{id}`, as text.

@@ -135,7 +135,16 @@ impl Answer {
         let keys: Vec<_> = error.as_object().unwrap().keys().cloned().collect();
         for key in &keys {
             assert!(
-                ["code", "message", "field", "retry_after_s"].contains(&key.as_str()),
+                [
+                    "code",
+                    "message",
+                    "field",
+                    "value",
+                    "min",
+                    "max",
+                    "retry_after_s"
+                ]
+                .contains(&key.as_str()),
                 "unexpected key {key}: {json}"
             );
         }

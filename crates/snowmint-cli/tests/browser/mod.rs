@@ -1,0 +1,367 @@
+//! A real browser on a real service, for the page's tests.
+//!
+//! [`Browser::open`] starts `snowmint serve` on a free loopback port,
+//! chromedriver on another, and a headless Chromium session through it
+//! (fantoccini speaks WebDriver). Every process is stopped when the
+//! [`Browser`] is dropped, also when a test fails halfway: chromedriver and
+//! the Chromium it started share a process group that is killed as a whole.
+//!
+//! Chromium and chromedriver are Debian's `chromium` and `chromium-driver`
+//! (`scripts/test` installs them). Without them the tests fail and say so.
+
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+
+use crate::serve_common::{Service, TempDir};
+
+/// How long anything the tests wait for may take before the test fails.
+/// Generous: the machine may be busy; this bounds a hang, it times nothing.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The node the service runs as.
+pub const DATACENTER: u64 = 3;
+pub const MACHINE: u64 = 7;
+
+const INSTALL_HINT: &str =
+    "install chromium and chromium-driver (apt-get install chromium chromium-driver)";
+
+/// What the browser is set up with.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The browser's preferred languages (`Accept-Language` and
+    /// `navigator.languages`).
+    pub languages: &'static str,
+    /// The time zone the browser lives in.
+    pub time_zone: &'static str,
+    /// Width and height of the window.
+    pub window: (u32, u32),
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            languages: "en-US,en",
+            time_zone: "Europe/Madrid",
+            window: (1280, 900),
+        }
+    }
+}
+
+/// A headless Chromium session on the page of a running `snowmint serve`.
+pub struct Browser {
+    pub client: Client,
+    /// `http://127.0.0.1:PORT`, the service.
+    pub base: String,
+    name: String,
+    // Dropped in this order: the browser, then the service.
+    driver: Process,
+    _profile: TempDir,
+    _service: Service,
+    _home: TempDir,
+}
+
+impl Browser {
+    /// Starts the service, chromedriver and a browser session, and opens
+    /// the page. `name` names the test's screenshots.
+    pub async fn open(name: &str, options: Options) -> Browser {
+        let home = TempDir::new(&format!("page-{name}"));
+        let state_dir = home.path().join("state");
+        let service = Service::start(
+            home.path(),
+            &[
+                "--state-dir",
+                &state_dir.display().to_string(),
+                "--datacenter",
+                &DATACENTER.to_string(),
+                "--machine",
+                &MACHINE.to_string(),
+            ],
+            &[],
+        );
+        let chromium = find_program(&["/usr/bin/chromium", "chromium"]);
+        let chromedriver = find_program(&["/usr/bin/chromedriver", "chromedriver"]);
+        let profile = TempDir::new(&format!("page-{name}-chromium"));
+        let port = free_port();
+        let mut command = Command::new(&chromedriver);
+        command
+            .arg(format!("--port={port}"))
+            .env("TZ", options.time_zone)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            // Its own process group, so that Chromium goes down with it.
+            .process_group(0);
+        let driver = Process::spawn("chromedriver", &mut command);
+        wait_for_port(&driver, port);
+
+        let (width, height) = options.window;
+        let capabilities = json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium,
+                "args": [
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-dev-shm-usage",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--disable-extensions",
+                    "--disable-breakpad",
+                    "--disable-crash-reporter",
+                    "--no-first-run",
+                    "--disable-quic",
+                    "--hide-scrollbars",
+                    format!("--lang={}", options.languages.split(',').next().unwrap_or("en")),
+                    format!("--user-data-dir={}", profile.path().display()),
+                    format!("--window-size={width},{height}"),
+                ],
+                "prefs": { "intl.accept_languages": options.languages },
+            },
+        });
+        let capabilities = capabilities.as_object().cloned().expect("an object");
+        let client = ClientBuilder::rustls()
+            .expect("TLS setup of the WebDriver client")
+            .capabilities(capabilities)
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+            .unwrap_or_else(|e| {
+                panic!("starting a Chromium session through chromedriver: {e}; {INSTALL_HINT}")
+            });
+        let browser = Browser {
+            client,
+            base: format!("http://{}", service.address),
+            name: name.to_owned(),
+            driver,
+            _profile: profile,
+            _service: service,
+            _home: home,
+        };
+        browser
+            .client
+            .goto(&format!("{}/", browser.base))
+            .await
+            .expect("opening the page");
+        browser
+            .wait_until(
+                "the layout facts to load",
+                "return document.getElementById('facts-epoch').textContent !== ''",
+            )
+            .await;
+        browser
+    }
+
+    /// Ends the session cleanly (Chromium quits), then stops the processes.
+    pub async fn close(self) {
+        let _ = self.client.clone().close().await;
+    }
+
+    pub async fn find(&self, css: &str) -> Element {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no element {css} on the page: {e}"))
+    }
+
+    /// Replaces what an input holds by typing `text` into it.
+    pub async fn fill(&self, css: &str, text: &str) {
+        let input = self.find(css).await;
+        input.clear().await.expect("clearing an input");
+        input.send_keys(text).await.expect("typing");
+    }
+
+    /// Picks the option with `value` of a `<select>`, as a click would.
+    pub async fn choose(&self, css: &str, value: &str) {
+        self.find(css)
+            .await
+            .select_by_value(value)
+            .await
+            .unwrap_or_else(|e| panic!("choosing {value} in {css}: {e}"));
+    }
+
+    pub async fn click(&self, css: &str) {
+        self.find(css)
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("clicking {css}: {e}"));
+    }
+
+    /// The text of an element as shown (empty if it is hidden).
+    pub async fn text(&self, css: &str) -> String {
+        self.find(css).await.text().await.expect("reading text")
+    }
+
+    pub async fn attr(&self, css: &str, name: &str) -> Option<String> {
+        self.find(css)
+            .await
+            .attr(name)
+            .await
+            .expect("reading an attribute")
+    }
+
+    /// Runs `script` (a function body that returns something) in the page.
+    pub async fn js(&self, script: &str) -> Value {
+        self.client
+            .execute(script, vec![])
+            .await
+            .unwrap_or_else(|e| panic!("running {script:?}: {e}"))
+    }
+
+    /// Waits until `css` shows exactly `expected`; fails with what it shows
+    /// if that does not happen.
+    pub async fn wait_text(&self, css: &str, expected: &str) {
+        let mut shown = String::new();
+        let deadline = Instant::now() + PATIENCE;
+        while Instant::now() < deadline {
+            shown = self.text(css).await;
+            if shown == expected {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        self.screenshot(&format!("{}-failed", css.trim_start_matches('#')))
+            .await;
+        panic!("{css} shows {shown:?}, expected {expected:?}");
+    }
+
+    /// Waits until `script` returns true.
+    pub async fn wait_until(&self, what: &str, script: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        while Instant::now() < deadline {
+            if self.js(script).await == Value::Bool(true) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        self.screenshot("wait-failed").await;
+        panic!("waited in vain for {what}");
+    }
+
+    /// Saves what the window shows as `target/screenshots/<test>-<what>.png`.
+    pub async fn screenshot(&self, what: &str) -> PathBuf {
+        let png = self.client.screenshot().await.expect("taking a screenshot");
+        let dir = screenshot_dir();
+        std::fs::create_dir_all(&dir).expect("creating the screenshot directory");
+        let path = dir.join(format!("{}-{what}.png", self.name));
+        std::fs::write(&path, png).expect("saving a screenshot");
+        path
+    }
+
+    /// Resizes the window to `width` and the page's full height, so that a
+    /// screenshot shows all of it.
+    pub async fn fit_height(&self, width: u32) {
+        self.client
+            .set_window_rect(0, 0, width, 900)
+            .await
+            .expect("resizing");
+        // The window is taller than the viewport by the browser's own frame.
+        let sizes = self
+            .js("return [document.documentElement.scrollHeight, window.outerHeight - window.innerHeight]")
+            .await;
+        let size = |i: usize| sizes[i].as_u64().expect("a page size") as u32;
+        self.client
+            .set_window_rect(0, 0, width, size(0) + size(1))
+            .await
+            .expect("resizing");
+        self.js("window.scrollTo(0, 0); return true").await;
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        self.driver.kill_group();
+    }
+}
+
+/// A child process, killed when dropped.
+struct Process {
+    name: &'static str,
+    child: Child,
+}
+
+impl Process {
+    fn spawn(name: &'static str, command: &mut Command) -> Process {
+        let child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {name}: {e}; {INSTALL_HINT}"));
+        Process { name, child }
+    }
+
+    /// Kills the process and every process of its group (it must lead one).
+    fn kill_group(&mut self) {
+        // The shell's built-in `kill`: no procps needed, and no unsafe code.
+        let _ = Command::new("sh")
+            .args(["-c", &format!("kill -KILL -{}", self.child.id())])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Where screenshots go: `screenshots/` in the target directory.
+pub fn screenshot_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .join("screenshots")
+}
+
+/// The first of `candidates` that exists (absolute) or is on `PATH`.
+fn find_program(candidates: &[&str]) -> PathBuf {
+    for candidate in candidates {
+        let path = Path::new(candidate);
+        if path.is_absolute() {
+            if path.exists() {
+                return path.to_owned();
+            }
+            continue;
+        }
+        let on_path = std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+            .map(|dir| dir.join(candidate))
+            .find(|path| path.exists());
+        if let Some(path) = on_path {
+            return path;
+        }
+    }
+    panic!(
+        "{} not found; {INSTALL_HINT}",
+        candidates.last().unwrap_or(&"program")
+    );
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("finding a free port")
+        .port()
+}
+
+fn wait_for_port(process: &Process, port: u16) {
+    let deadline = Instant::now() + PATIENCE;
+    while Instant::now() < deadline {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!(
+        "{} did not listen on port {port}; {INSTALL_HINT}",
+        process.name
+    );
+}

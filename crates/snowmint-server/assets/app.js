@@ -1,0 +1,496 @@
+// The calculator page. Every number about an ID comes from this server's
+// /v1 API: IDs stay strings here from end to end, and the page never does
+// arithmetic on them (a JavaScript Number is exact only up to 2^53).
+
+import { errorMessage, initialLanguage, t, translatePage } from './i18n.js';
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  lang: 'en',
+  layout: 'twitter',
+  layoutInfo: null,
+  layoutError: null,
+  decoded: null,
+  encoded: null,
+  generated: null,
+  range: null,
+  offline: null,
+  // Errors shown next to inputs, by input id, as the API sent them.
+  errors: new Map(),
+};
+
+// ---------------------------------------------------------------- the API
+
+class ApiError extends Error {
+  constructor(detail) {
+    super(detail.message);
+    this.detail = detail;
+  }
+}
+
+async function api(path, params = {}) {
+  const query = new URLSearchParams(
+    Object.entries(params).filter(([, value]) => value !== undefined && value !== ''),
+  ).toString();
+  let response;
+  try {
+    response = await fetch(query ? `${path}?${query}` : path, { headers: { Accept: 'application/json' } });
+  } catch (cause) {
+    throw new ApiError({ code: 'network', message: String(cause?.message ?? cause) });
+  }
+  if (state.offline) showOffline(null);
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    // Handled below: no JSON is an answer the page cannot read.
+  }
+  if (response.ok && body) return body;
+  throw new ApiError(body?.error ?? { code: 'answer', status: response.status, message: `HTTP ${response.status}` });
+}
+
+// Only the answer to the latest request of each kind is shown, however the
+// answers arrive; `forget()` drops the one in flight too.
+function latestOnly(run) {
+  let latest = 0;
+  const call = async (...args) => {
+    const ticket = ++latest;
+    const outcome = await run(...args).then((value) => ({ value }), (error) => ({ error }));
+    if (ticket !== latest) return undefined;
+    if (outcome.error) throw outcome.error;
+    return outcome.value;
+  };
+  call.forget = () => { latest += 1; };
+  return call;
+}
+
+function debounce(run, ms) {
+  let timer;
+  return (...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => run(...args), ms);
+  };
+}
+
+// ---------------------------------------------------------------- errors
+
+function setError(inputId, detail) {
+  if (detail) state.errors.set(inputId, detail);
+  else state.errors.delete(inputId);
+  renderError(inputId);
+}
+
+function renderError(inputId) {
+  const detail = state.errors.get(inputId);
+  const input = $(inputId);
+  $(`${inputId}-error`).textContent = detail ? errorMessage(state.lang, detail) : '';
+  if (detail) input.setAttribute('aria-invalid', 'true');
+  else input.removeAttribute('aria-invalid');
+}
+
+// An API error goes next to the input of the parameter it names; one that
+// names none (or one this form has no input for) goes next to `fallback`.
+function showApiError(error, inputs, fallback) {
+  if (!(error instanceof ApiError)) throw error;
+  const detail = error.detail;
+  if (detail.code === 'network') showOffline(detail);
+  const target = inputs[detail.field] ?? fallback;
+  for (const inputId of Object.values(inputs)) setError(inputId, inputId === target ? detail : null);
+}
+
+function clearErrors(inputs) {
+  for (const inputId of Object.values(inputs)) setError(inputId, null);
+}
+
+function showOffline(detail) {
+  state.offline = detail;
+  renderOffline();
+}
+
+function renderOffline() {
+  $('offline').hidden = !state.offline;
+  $('offline').textContent = state.offline ? errorMessage(state.lang, state.offline) : '';
+}
+
+// ---------------------------------------------------------------- time
+
+function formatLocal(ms) {
+  return new Intl.DateTimeFormat(state.lang, {
+    year: 'numeric', month: 'short', day: 'numeric',
+    hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3,
+    hourCycle: 'h23', timeZoneName: 'short',
+  }).format(new Date(ms));
+}
+
+// A datetime-local input holds local wall-clock time without a zone.
+function pickerToMs(value) {
+  const ms = value ? new Date(value).getTime() : NaN;
+  return Number.isFinite(ms) ? ms : null;
+}
+
+function msToPicker(ms) {
+  const date = new Date(ms);
+  const year = date.getFullYear();
+  if (!(year >= 1 && year <= 9999)) return '';
+  const two = (n) => String(n).padStart(2, '0');
+  return `${String(year).padStart(4, '0')}-${two(date.getMonth() + 1)}-${two(date.getDate())}`
+    + `T${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`
+    + `.${String(date.getMilliseconds()).padStart(3, '0')}`;
+}
+
+// A picker and a text box for one instant: the picker writes Unix ms into
+// the box; the box (what is sent) moves the picker once the API has read it.
+function pairTime(pickerId, textId, onChange) {
+  $(pickerId).addEventListener('input', () => {
+    const ms = pickerToMs($(pickerId).value);
+    if (ms === null) return;
+    $(textId).value = String(ms);
+    onChange();
+  });
+  $(textId).addEventListener('input', onChange);
+}
+
+function syncPicker(pickerId, ms) {
+  if (document.activeElement !== $(pickerId)) $(pickerId).value = msToPicker(ms);
+}
+
+// ---------------------------------------------------------------- layout
+
+const fetchLayout = latestOnly((layout) => api('/v1/layout', { layout }));
+
+async function loadLayout() {
+  try {
+    state.layoutInfo = await fetchLayout(state.layout);
+    state.layoutError = null;
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    state.layoutInfo = null;
+    state.layoutError = error.detail;
+  }
+  renderLayout();
+  renderDecode();
+}
+
+function renderLayout() {
+  const info = state.layoutInfo;
+  $('facts-error').textContent = state.layoutError ? errorMessage(state.lang, state.layoutError) : '';
+  if (!info) return;
+  const number = new Intl.NumberFormat(state.lang);
+  $('facts-layout').textContent = `${info.layout} (${info.spec})`;
+  $('facts-widths').textContent = [info.timestamp_bits, info.datacenter_bits, info.machine_bits, info.sequence_bits].join(' / ');
+  $('facts-epoch').textContent = `${info.epoch} (${info.epoch_ms})`;
+  $('facts-last').textContent = `${info.last_instant} (${info.last_instant_ms})`;
+  $('facts-years-left').textContent = t(state.lang, 'facts.years', { years: number.format(info.years_left) });
+  $('facts-ids-per-ms').textContent = number.format(info.ids_per_ms);
+  $('facts-nodes').textContent = number.format(info.node_count);
+  for (const field of ['datacenter', 'machine', 'sequence']) {
+    $(`encode-${field}-hint`).textContent = t(state.lang, 'hint.range', { max: info[`max_${field}`] });
+  }
+}
+
+// ---------------------------------------------------------------- decode
+
+const DECODE_INPUTS = { id: 'decode-id' };
+const fetchDecode = latestOnly((text, encoding, layout) =>
+  api(`/v1/ids/${encodeURIComponent(text)}`, { encoding: encoding === 'decimal' ? undefined : encoding, layout }));
+
+async function decode() {
+  const text = $('decode-id').value.trim();
+  if (!text) {
+    fetchDecode.forget();
+    state.decoded = null;
+    clearErrors(DECODE_INPUTS);
+    renderDecode();
+    return;
+  }
+  try {
+    const answer = await fetchDecode(text, $('decode-encoding').value, state.layout);
+    if (answer === undefined) return;
+    state.decoded = answer;
+    clearErrors(DECODE_INPUTS);
+  } catch (error) {
+    state.decoded = null;
+    showApiError(error, DECODE_INPUTS, 'decode-id');
+  }
+  renderDecode();
+}
+
+function renderDecode() {
+  const answer = state.decoded;
+  $('decode-result').hidden = !answer;
+  if (!answer) return;
+  $('decode-timestamp-ms').textContent = String(answer.timestamp_ms);
+  $('decode-utc').textContent = answer.time;
+  $('decode-local').textContent = formatLocal(answer.timestamp_ms);
+  $('decode-datacenter').textContent = String(answer.datacenter);
+  $('decode-machine').textContent = String(answer.machine);
+  $('decode-sequence').textContent = String(answer.sequence);
+  $('decode-decimal').textContent = answer.id;
+  $('decode-hex').textContent = answer.encodings.hex;
+  $('decode-base32').textContent = answer.encodings.base32;
+  $('decode-base58').textContent = answer.encodings.base58;
+  renderBits(answer);
+}
+
+// Hex digit -> its four bits: text to text, no arithmetic on the ID.
+const NIBBLES = Object.fromEntries(
+  [...'0123456789abcdef'].map((digit, i) => [digit, i.toString(2).padStart(4, '0')]),
+);
+
+function renderBits(answer) {
+  const info = state.layoutInfo;
+  const box = $('decode-bits');
+  box.replaceChildren();
+  if (!info || info.layout !== answer.layout) return;
+  const bits = [...answer.encodings.hex.toLowerCase().padStart(16, '0')].map((digit) => NIBBLES[digit]).join('');
+  const fields = [
+    ['sign', 1, '0'],
+    ['timestamp', info.timestamp_bits, answer.time],
+    ['datacenter', info.datacenter_bits, String(answer.datacenter)],
+    ['machine', info.machine_bits, String(answer.machine)],
+    ['sequence', info.sequence_bits, String(answer.sequence)],
+  ];
+  let at = 0;
+  for (const [name, width, value] of fields) {
+    const part = document.createElement('div');
+    part.className = `bit-field ${name}`;
+    part.dataset.field = name;
+    const label = document.createElement('span');
+    label.className = 'name';
+    label.textContent = t(state.lang, `field.${name}`);
+    const size = document.createElement('span');
+    size.className = 'size';
+    size.textContent = ` · ${width === 1 ? t(state.lang, 'bits.size_one') : t(state.lang, 'bits.size', { n: width })}`;
+    const digits = document.createElement('span');
+    digits.className = 'digits';
+    digits.textContent = bits.slice(at, at + width);
+    const shown = document.createElement('span');
+    shown.className = 'value';
+    shown.textContent = `= ${value}`;
+    part.append(label, size, digits, shown);
+    box.append(part);
+    at += width;
+  }
+}
+
+// ---------------------------------------------------------------- encode
+
+const ENCODE_INPUTS = {
+  timestamp: 'encode-timestamp',
+  datacenter: 'encode-datacenter',
+  machine: 'encode-machine',
+  sequence: 'encode-sequence',
+};
+const fetchEncode = latestOnly((params) => api('/v1/encode', params));
+
+async function encode() {
+  const params = { layout: state.layout };
+  for (const [name, inputId] of Object.entries(ENCODE_INPUTS)) params[name] = $(inputId).value.trim();
+  try {
+    const answer = await fetchEncode(params);
+    if (answer === undefined) return;
+    state.encoded = answer;
+    clearErrors(ENCODE_INPUTS);
+    syncPicker('encode-picker', answer.timestamp_ms);
+  } catch (error) {
+    state.encoded = null;
+    showApiError(error, ENCODE_INPUTS, 'encode-timestamp');
+  }
+  renderEncode();
+}
+
+function renderEncode() {
+  $('encode-result').hidden = !state.encoded;
+  if (state.encoded) $('encode-id').textContent = state.encoded.id;
+}
+
+// ---------------------------------------------------------------- generate
+
+const GENERATE_INPUTS = { count: 'generate-count' };
+
+async function generate() {
+  try {
+    const count = $('generate-count').value.trim();
+    const [ids, node] = await Promise.all([api('/v1/ids', { count }), api('/v1/node')]);
+    state.generated = { ids: ids.ids, node };
+    clearErrors(GENERATE_INPUTS);
+  } catch (error) {
+    state.generated = null;
+    showApiError(error, GENERATE_INPUTS, 'generate-count');
+  }
+  renderGenerate();
+}
+
+function renderGenerate() {
+  const generated = state.generated;
+  $('generate-result').hidden = !generated;
+  if (!generated) return;
+  const { node } = generated;
+  $('generate-node').textContent = node.datacenter === null
+    ? t(state.lang, 'generate.node_fenced', { reason: node.reason ?? '' })
+    : t(state.lang, 'generate.node', node);
+  const items = generated.ids.map((id) => {
+    const item = document.createElement('li');
+    const code = document.createElement('code');
+    code.textContent = id;
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'copy';
+    button.dataset.text = id;
+    button.textContent = t(state.lang, 'copy');
+    button.setAttribute('aria-label', t(state.lang, 'generate.copy_label', { id }));
+    item.append(code, button);
+    return item;
+  });
+  $('generate-list').replaceChildren(...items);
+}
+
+// ---------------------------------------------------------------- range
+
+const RANGE_INPUTS = { from: 'range-from', to: 'range-to' };
+const fetchRange = latestOnly((params) => api('/v1/range', params));
+
+async function range() {
+  try {
+    const answer = await fetchRange({
+      from: $('range-from').value.trim(),
+      to: $('range-to').value.trim(),
+      layout: state.layout,
+    });
+    if (answer === undefined) return;
+    state.range = answer;
+    clearErrors(RANGE_INPUTS);
+    syncPicker('range-from-picker', answer.from_ms);
+    syncPicker('range-to-picker', answer.to_ms);
+  } catch (error) {
+    state.range = null;
+    showApiError(error, RANGE_INPUTS, 'range-from');
+  }
+  renderRange();
+}
+
+function renderRange() {
+  $('range-result').hidden = !state.range;
+  if (!state.range) return;
+  $('range-min').textContent = state.range.min;
+  $('range-max').textContent = state.range.max;
+  $('range-sql').textContent = `WHERE id BETWEEN ${state.range.min} AND ${state.range.max}`;
+}
+
+// ---------------------------------------------------------------- copying
+
+async function copy(button) {
+  const text = button.dataset.text ?? $(button.dataset.copy).textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    // Plain http on another host is not a secure context: no clipboard API.
+    const scratch = document.createElement('textarea');
+    scratch.value = text;
+    scratch.setAttribute('readonly', '');
+    scratch.style.position = 'fixed';
+    scratch.style.opacity = '0';
+    document.body.append(scratch);
+    scratch.select();
+    const copied = document.execCommand('copy');
+    scratch.remove();
+    button.focus();
+    if (!copied) {
+      $('status').textContent = t(state.lang, 'copy.failed');
+      return;
+    }
+  }
+  button.textContent = t(state.lang, 'copied');
+  $('status').textContent = t(state.lang, 'copy.done', { text });
+  setTimeout(() => { button.textContent = t(state.lang, 'copy'); }, 1500);
+}
+
+// ---------------------------------------------------------------- settings
+
+function remember(key, value) {
+  try {
+    localStorage.setItem(`snowmint.${key}`, value);
+  } catch {
+    // Storage may be off; the choice then lasts for this visit only.
+  }
+}
+
+function recall(key) {
+  try {
+    return localStorage.getItem(`snowmint.${key}`);
+  } catch {
+    return null;
+  }
+}
+
+function setLanguage(lang) {
+  state.lang = lang;
+  $('lang').value = lang;
+  translatePage(lang);
+  for (const inputId of state.errors.keys()) renderError(inputId);
+  renderOffline();
+  renderLayout();
+  renderDecode();
+  renderEncode();
+  renderGenerate();
+  renderRange();
+}
+
+async function setLayout(layout) {
+  state.layout = layout;
+  $('layout').value = layout;
+  await loadLayout();
+  if ($('decode-id').value.trim()) decode();
+  encode();
+  range();
+}
+
+// ---------------------------------------------------------------- start
+
+function start() {
+  setLanguage(initialLanguage(recall('lang')));
+  const layout = recall('layout');
+  state.layout = [...$('layout').options].some((o) => o.value === layout) ? layout : 'twitter';
+
+  $('lang').addEventListener('change', () => {
+    remember('lang', $('lang').value);
+    setLanguage($('lang').value);
+  });
+  $('layout').addEventListener('change', () => {
+    remember('layout', $('layout').value);
+    setLayout($('layout').value);
+  });
+
+  const typing = (run) => debounce(run, 250);
+  const decodeSoon = typing(decode);
+  $('decode-id').addEventListener('input', decodeSoon);
+  $('decode-encoding').addEventListener('change', decode);
+  $('decode-form').addEventListener('submit', (event) => { event.preventDefault(); decode(); });
+
+  const encodeSoon = typing(encode);
+  pairTime('encode-picker', 'encode-timestamp', encodeSoon);
+  for (const field of ['datacenter', 'machine', 'sequence']) $(`encode-${field}`).addEventListener('input', encodeSoon);
+  $('encode-form').addEventListener('submit', (event) => { event.preventDefault(); encode(); });
+
+  $('generate-form').addEventListener('submit', (event) => { event.preventDefault(); generate(); });
+
+  const rangeSoon = typing(range);
+  pairTime('range-from-picker', 'range-from', rangeSoon);
+  pairTime('range-to-picker', 'range-to', rangeSoon);
+  $('range-form').addEventListener('submit', (event) => { event.preventDefault(); range(); });
+
+  document.addEventListener('click', (event) => {
+    const button = event.target.closest('button.copy');
+    if (button) copy(button);
+  });
+
+  // Starting values: now, and the hour before it.
+  const now = Date.now();
+  $('encode-timestamp').value = String(now);
+  $('range-from').value = String(now - 3_600_000);
+  $('range-to').value = String(now);
+  setLayout(state.layout);
+}
+
+start();
