@@ -91,8 +91,9 @@ struct ServeSettings {
     /// Slots this node may claim, A-B [env: SNOWMINT_SLOTS] [default: all].
     #[arg(long, value_name = "A-B")]
     slots: Option<String>,
-    /// Lifetime of a coordinated claim without renewal
-    /// [env: SNOWMINT_CLAIM_TTL] [default: 10s].
+    /// Lifetime of a coordinated claim without renewal, 1s to 1h: the etcd
+    /// lease TTL or ZooKeeper session timeout [env: SNOWMINT_CLAIM_TTL]
+    /// [default: 10s].
     #[arg(long, value_name = "DURATION")]
     claim_ttl: Option<String>,
     /// Test and operations knob: shift this node's clock by this many

@@ -157,9 +157,19 @@ fn bad_settings_are_reported() {
             "hostname \"ids\": it has no ordinal",
         ),
         (
-            vec!["--coordinator", "etcd://127.0.0.1:2379"],
+            vec!["--coordinator", "etcd://127.0.0.1"],
             vec![],
-            "not available in this build",
+            "coordinator URL \"etcd://127.0.0.1\" is invalid: endpoint \"127.0.0.1\" has no port (expected HOST:PORT)",
+        ),
+        (
+            vec!["--claim-ttl", "500ms"],
+            vec![("SNOWMINT_COORDINATOR", "zk://127.0.0.1:2181")],
+            "claim_ttl \"500ms\" is out of range (1s..=3600s) (from --claim-ttl)",
+        ),
+        (
+            vec!["--coordinator", "zk://127.0.0.1:2181", "--machine", "3"],
+            vec![],
+            "--coordinator conflicts with --machine: a node takes its identity from one place",
         ),
         (vec!["--config", bad_file], vec![], "unknown key \"machin\""),
     ] {

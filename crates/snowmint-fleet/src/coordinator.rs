@@ -122,8 +122,25 @@ pub struct Coordinator<B: Backend> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CoordinatorStatus {
+    /// The coordinator's URL.
+    pub url: String,
+    /// The fleet's name.
+    pub fleet: String,
+    /// The slots this node may claim.
+    pub slots: SlotRange,
+    /// What the engine is doing now.
+    pub state: ClaimState,
     /// The slot held, if any.
     pub slot: Option<u64>,
+    /// What the coordinator calls a session: `lease` (etcd), `session`
+    /// (ZooKeeper).
+    pub session_kind: &'static str,
+    /// The open lease or session, if any, as the coordinator names it.
+    pub session_id: Option<String>,
+    /// The TTL granted to the open session, else the one asked for.
+    pub ttl: Duration,
+    /// Written into the slot key: who this node is.
+    pub holder: String,
     /// Claims made so far (the generation of the latest claim).
     pub claims: u64,
     /// Claims lost so far (not counting a clean release).
@@ -133,6 +150,54 @@ pub struct CoordinatorStatus {
     pub claimed_at: Option<Instant>,
     /// Until when the current claim may be used.
     pub deadline: Option<Instant>,
+}
+
+/// What a claim engine is doing.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint_fleet::ClaimState;
+///
+/// assert_eq!(ClaimState::AllTaken.name(), "all_taken");
+/// assert!(ClaimState::ALL.iter().all(|state| !state.name().is_empty()));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ClaimState {
+    /// Opening a lease or session (at start, and after a loss).
+    Connecting,
+    /// A session is open; looking for a free slot.
+    Claiming,
+    /// A session is open, but every slot of the range is taken; retrying.
+    AllTaken,
+    /// A slot is held.
+    Held,
+    /// The claim was given up for good (clean shutdown).
+    Released,
+}
+
+impl ClaimState {
+    /// Every state, for metric labels.
+    pub const ALL: [ClaimState; 5] = [
+        ClaimState::Connecting,
+        ClaimState::Claiming,
+        ClaimState::AllTaken,
+        ClaimState::Held,
+        ClaimState::Released,
+    ];
+
+    /// Its name in `/v1/node` and metrics: `connecting`, `claiming`,
+    /// `all_taken`, `held`, `released`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClaimState::Connecting => "connecting",
+            ClaimState::Claiming => "claiming",
+            ClaimState::AllTaken => "all_taken",
+            ClaimState::Held => "held",
+            ClaimState::Released => "released",
+        }
+    }
 }
 
 /// One claim the engine made: when it was won and until when it could be
@@ -197,6 +262,10 @@ struct Inner<S> {
     history: VecDeque<ClaimRecord>,
     generation: u64,
     losses: u64,
+    /// Set while the open session found every slot taken.
+    all_taken: bool,
+    /// Set once the claim is given up for good.
+    released: bool,
 }
 
 impl<S> Inner<S> {
@@ -362,6 +431,8 @@ impl<B: Backend> Coordinator<B> {
                 history: VecDeque::new(),
                 generation: 0,
                 losses: 0,
+                all_taken: false,
+                released: false,
             }),
             marks: tokio::sync::Mutex::new(MarkCache::default()),
         });
@@ -374,9 +445,32 @@ impl<B: Backend> Coordinator<B> {
 
     /// What the engine holds now.
     pub fn status(&self) -> CoordinatorStatus {
-        let inner = self.shared.lock();
+        let shared = &self.shared;
+        let inner = shared.lock();
+        let state = if inner.released {
+            ClaimState::Released
+        } else if inner.claim.is_some() {
+            ClaimState::Held
+        } else if inner.session.is_none() {
+            ClaimState::Connecting
+        } else if inner.all_taken {
+            ClaimState::AllTaken
+        } else {
+            ClaimState::Claiming
+        };
         CoordinatorStatus {
+            url: shared.url.clone(),
+            fleet: shared.config.fleet.clone(),
+            slots: shared.config.slots,
+            state,
             slot: inner.claim.map(|held| held.slot),
+            session_kind: B::SESSION_NAME,
+            session_id: inner.session.as_ref().map(|live| live.id.clone()),
+            ttl: inner
+                .session
+                .as_ref()
+                .map_or(shared.config.ttl, |live| live.ttl),
+            holder: shared.config.holder.clone(),
             claims: inner.generation,
             losses: inner.losses,
             claimed_at: inner.claim.map(|held| held.claimed_at),
@@ -428,6 +522,10 @@ impl<B: Backend> SlotSource for Coordinator<B> {
         Box::pin(self.shared.reserve(generation, mark_ms))
     }
 
+    fn coordinator_status(&self) -> Option<CoordinatorStatus> {
+        Some(self.status())
+    }
+
     fn release(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             // Stop the engine first, so that it cannot claim again.
@@ -441,6 +539,7 @@ impl<B: Backend> SlotSource for Coordinator<B> {
                 .fence("released: the node is shutting down".into());
             let (live, held) = {
                 let mut inner = self.shared.lock();
+                inner.released = true;
                 (inner.session.take(), inner.end_claim(Instant::now()))
             };
             if let Some(live) = live {
@@ -517,6 +616,7 @@ impl<B: Backend> Shared<B> {
             match self.claim_lowest_free(live, timing).await {
                 Err(reason) => return reason,
                 Ok(None) => {
+                    self.lock().all_taken = true;
                     self.fence(self.all_taken());
                     tokio::time::sleep(backoff.next().min(timing.renew_every())).await;
                     let sent = Instant::now();
@@ -603,6 +703,7 @@ impl<B: Backend> Shared<B> {
         let mut marks = self.marks.lock().await;
         let mut inner = self.lock();
         inner.generation += 1;
+        inner.all_taken = false;
         *marks = MarkCache {
             generation: inner.generation,
             mark_ms: stored.map(|(mark, _)| mark),
@@ -702,6 +803,7 @@ impl<B: Backend> Shared<B> {
         let held = {
             let mut inner = self.lock();
             inner.session = None;
+            inner.all_taken = false;
             inner.claim
         };
         self.lose(reason);

@@ -43,7 +43,7 @@ mod etcd;
 mod zookeeper;
 
 pub use coordinator::{
-    Backend, BackendError, ClaimRecord, ConfigError, Coordinator, CoordinatorConfig,
+    Backend, BackendError, ClaimRecord, ClaimState, ConfigError, Coordinator, CoordinatorConfig,
     CoordinatorStatus, CoordinatorUrl, GuardedWrite, Holder, MAX_TTL, MIN_TTL, Opened, SlotRange,
     Versioned, connect,
 };
@@ -204,6 +204,12 @@ pub trait SlotSource: Send + Sync + 'static {
     /// `generation`. Must complete before such IDs are handed out. Sources
     /// without shared storage return `Ok` at once.
     fn reserve(&self, generation: u64, mark_ms: i64) -> BoxFuture<'_, Result<(), FleetError>>;
+
+    /// What a claim engine is doing, for `/v1/node` and metrics; `None`
+    /// for sources without one (flags, hostname).
+    fn coordinator_status(&self) -> Option<CoordinatorStatus> {
+        None
+    }
 
     /// Gives the claim up (clean shutdown), so that the slot frees at once.
     fn release(&self) -> BoxFuture<'_, ()>;

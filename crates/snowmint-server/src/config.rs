@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use snowmint::{Field, Layout, Node};
+use snowmint_fleet::{CoordinatorUrl, MAX_TTL, MIN_TTL};
 
 /// One configurable setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -307,7 +308,7 @@ impl ClockPolicySetting {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoordinatorConfig {
     /// `etcd://HOST:PORT[,HOST:PORT...]` or `zk://HOST:PORT[,...][/CHROOT]`.
-    pub url: String,
+    pub url: CoordinatorUrl,
     /// The fleet name: slots live under `/snowmint/<fleet>/slots/<slot>`.
     pub fleet: String,
     /// The slots this node may claim.
@@ -476,11 +477,23 @@ impl Config {
             .unwrap_or(false);
         let hostname = l.get(Setting::Hostname, |s| Ok(s.to_owned()))?;
 
-        let coordinator = l.get(Setting::Coordinator, parse_coordinator_url)?;
+        let coordinator = l.get(Setting::Coordinator, |s| {
+            s.parse::<CoordinatorUrl>().map_err(|e| e.to_string())
+        })?;
         let fleet = l.get(Setting::Fleet, parse_fleet)?;
         let last_slot = layout.node_count() - 1;
         let slots = l.get(Setting::Slots, |s| parse_slots(s, last_slot))?;
-        let claim_ttl = l.get(Setting::ClaimTtl, |s| parse_duration("claim_ttl", s))?;
+        let claim_ttl = l.get(Setting::ClaimTtl, |s| {
+            let ttl = parse_duration("claim_ttl", s)?;
+            if !(MIN_TTL..=MAX_TTL).contains(&ttl) {
+                return Err(format!(
+                    "claim_ttl {s:?} is out of range ({}s..={}s)",
+                    MIN_TTL.as_secs(),
+                    MAX_TTL.as_secs()
+                ));
+            }
+            Ok(ttl)
+        })?;
 
         let explicit = [Setting::Datacenter, Setting::Machine]
             .into_iter()
@@ -801,32 +814,11 @@ pub(crate) fn snip(text: &str) -> String {
     }
 }
 
-fn parse_coordinator_url(text: &str) -> Result<String, String> {
-    let bad = |why: &str| {
-        format!(
-            "coordinator {:?} {why} (expected etcd://HOST:PORT[,HOST:PORT...] or zk://HOST:PORT[,HOST:PORT...][/CHROOT])",
-            snip(text)
-        )
-    };
-    let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("has no scheme"))?;
-    let hosts = match scheme {
-        "etcd" => rest,
-        "zk" => rest.split_once('/').map_or(rest, |(hosts, _)| hosts),
-        _ => return Err(bad("has an unknown scheme")),
-    };
-    for host in hosts.split(',') {
-        let (name, port) = host
-            .rsplit_once(':')
-            .ok_or_else(|| bad("lists a host without a port"))?;
-        if name.is_empty() || port.parse::<u16>().is_err() {
-            return Err(bad("lists a host that is not HOST:PORT"));
-        }
-    }
-    Ok(text.to_owned())
-}
-
 fn parse_fleet(text: &str) -> Result<String, String> {
+    // "." and ".." would name the wrong directory of znodes.
     let ok = !text.is_empty()
+        && text != "."
+        && text != ".."
         && text.len() <= 64
         && text
             .bytes()
@@ -835,7 +827,7 @@ fn parse_fleet(text: &str) -> Result<String, String> {
         Ok(text.to_owned())
     } else {
         Err(format!(
-            "fleet {:?} is not a fleet name (1 to 64 of a-z A-Z 0-9 - _ .)",
+            "fleet {:?} is not a fleet name (1 to 64 of a-z A-Z 0-9 - _ ., not . or ..)",
             snip(text)
         ))
     }
@@ -1007,9 +999,15 @@ mod tests {
         assert_eq!(c.fleet, "default");
 
         for (value, why) in [
-            ("http://x:1", "unknown scheme"),
-            ("etcd://x", "without a port"),
-            ("zk://x:99999/app", "not HOST:PORT"),
+            (
+                "http://x:1",
+                "coordinator URL \"http://x:1\" is invalid: scheme \"http\" is neither etcd nor zk",
+            ),
+            ("etcd://x", "endpoint \"x\" has no port"),
+            (
+                "zk://x:99999/app",
+                "port \"99999\" is not a number in 1..=65535",
+            ),
         ] {
             let err = Config::resolve(&[flags(&[(Setting::Coordinator, value)])], |_| None)
                 .unwrap_err()
@@ -1025,6 +1023,28 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("empty range"), "{err}");
+
+        let coordinated = |pairs: &[(Setting, &str)]| {
+            let mut layer = flags(&[(Setting::Coordinator, "etcd://127.0.0.1:2379")]);
+            for (setting, value) in pairs {
+                layer.set(*setting, *value);
+            }
+            Config::resolve(&[layer], |_| None)
+        };
+        assert_eq!(
+            coordinated(&[(Setting::ClaimTtl, "500ms")])
+                .unwrap_err()
+                .to_string(),
+            "claim_ttl \"500ms\" is out of range (1s..=3600s) (from --claim-ttl)"
+        );
+        assert!(coordinated(&[(Setting::ClaimTtl, "1s")]).is_ok());
+        assert!(coordinated(&[(Setting::ClaimTtl, "2h")]).is_err());
+        assert!(
+            coordinated(&[(Setting::Fleet, "..")])
+                .unwrap_err()
+                .to_string()
+                .starts_with("fleet \"..\" is not a fleet name")
+        );
     }
 
     #[test]

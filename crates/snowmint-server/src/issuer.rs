@@ -3,8 +3,10 @@
 //!
 //! The [`Issuer`] follows its [`SlotSource`]: each new claim (a new
 //! `generation`) gets a fresh generator that resumes after the node's
-//! recorded mark and the claim's floor, and a fresh [`Reservation`]. Handing
-//! out an ID then takes:
+//! recorded mark and the claim's floor, and a fresh [`Reservation`]. (One
+//! exception: a claim that takes the same slot back, with nobody else
+//! having issued on it meanwhile, keeps the generator it had; see
+//! [`Minting::continues`].) Handing out an ID then takes:
 //!
 //! 1. the fencing check: the source's current state must be a claim that is
 //!    not past its deadline, of the generation the generator was built for;
@@ -24,7 +26,9 @@ use std::time::{Duration, Instant};
 use snowmint::{
     Clock, ClockPolicy, Error, Generator, GeneratorStats, Layout, SnowflakeId, format_time,
 };
-use snowmint_fleet::{Claim, FleetError, MarkFile, NodeMark, NodeState, Reservation, SlotSource};
+use snowmint_fleet::{
+    Claim, CoordinatorStatus, FleetError, MarkFile, NodeMark, NodeState, Reservation, SlotSource,
+};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
@@ -138,10 +142,32 @@ impl From<Refusal> for ApiError {
 /// What one claim issues with.
 struct Minting {
     claim: Claim,
-    generator: Generator<Arc<dyn Clock>>,
+    /// Shared with the previous claim's minting when the claim continues
+    /// it (see [`Minting::continues`]).
+    generator: Arc<Generator<Arc<dyn Clock>>>,
     reservation: Arc<Reservation>,
     /// The point the generator resumed after, if any (Unix ms).
     resumed_after: Option<i64>,
+}
+
+impl Minting {
+    /// Whether `claim`, which follows this (retired) minting, may keep its
+    /// generator: it takes the same slot back, and the slot's floor is not
+    /// above the mark this minting recorded.
+    ///
+    /// A node that held the slot in between and handed out any ID first
+    /// raised the slot's mark above that ID, which is above ours; so a floor
+    /// no higher than our own mark means nobody else issued on the slot
+    /// since. Keeping the generator then keeps every ID of the slot in one
+    /// strictly increasing sequence, even for a request of the old claim
+    /// still in flight; a fresh generator would have to resume after the
+    /// mark, reserved a step ahead of the clock, and refuse (under
+    /// `refuse`) until the clock passed it.
+    fn continues(&self, claim: &Claim) -> bool {
+        // `None` sorts first: no floor is below any mark, and a floor is
+        // above no recorded mark at all.
+        self.claim.node == claim.node && claim.floor_ms <= self.reservation.covered_ms()
+    }
 }
 
 /// A report on the node for `/v1/node` and metrics.
@@ -163,6 +189,8 @@ pub struct NodeReport {
     pub last_timestamp_ms: Option<i64>,
     /// Whether IDs can be issued now, and if not why.
     pub readiness: Result<(), Refusal>,
+    /// What the claim engine is doing, for coordinated sources.
+    pub coordinator: Option<CoordinatorStatus>,
 }
 
 /// Issues IDs for whatever claim its [`SlotSource`] holds. Cheap to clone.
@@ -188,6 +216,8 @@ struct Inner {
     in_regression: AtomicBool,
     /// Set while the high-water mark cannot be written, for the same reason.
     mark_failing: AtomicBool,
+    /// Set once the claim is being given up (shutdown), for the log.
+    releasing: AtomicBool,
     /// Serializes claim changes.
     switching: tokio::sync::Mutex<()>,
     watcher: Mutex<Option<AbortHandle>>,
@@ -234,6 +264,7 @@ impl Issuer {
             retired_stats: Mutex::new(GeneratorStats::default()),
             in_regression: AtomicBool::new(false),
             mark_failing: AtomicBool::new(false),
+            releasing: AtomicBool::new(false),
             switching: tokio::sync::Mutex::new(()),
             watcher: Mutex::new(None),
         });
@@ -353,6 +384,7 @@ impl Issuer {
                 .as_ref()
                 .and_then(|m| m.generator.last_timestamp_ms().or(m.resumed_after)),
             readiness: self.readiness(),
+            coordinator: self.inner.source.coordinator_status(),
         }
     }
 
@@ -371,6 +403,7 @@ impl Issuer {
 
     /// Gives the claim up (clean shutdown).
     pub async fn release(&self) {
+        self.inner.releasing.store(true, Ordering::Relaxed);
         self.inner.source.release().await;
     }
 }
@@ -525,7 +558,13 @@ impl Inner {
         let claim = match state {
             NodeState::Active(claim) => claim,
             NodeState::Fenced { reason } => {
-                tracing::warn!(%reason, "fenced: this node may not issue IDs");
+                // Not holding a claim yet (a coordinated node starting), or
+                // giving it up on shutdown, is no trouble.
+                if self.current().is_none() || self.releasing.load(Ordering::Relaxed) {
+                    tracing::info!(%reason, "not issuing IDs");
+                } else {
+                    tracing::warn!(%reason, "fenced: this node may not issue IDs");
+                }
                 return Ok(());
             }
         };
@@ -549,7 +588,9 @@ impl Inner {
                     claim.node.datacenter,
                     claim.node.machine
                 );
-                if let Some(previous) = previous {
+                if let Some(previous) = previous
+                    && !Arc::ptr_eq(&previous.generator, &minting.generator)
+                {
                     let stats = previous.generator.stats();
                     add_stats(
                         &mut self
@@ -575,12 +616,28 @@ impl Inner {
 
     /// A generator and a reservation for `claim`. The previous claim's
     /// reservation is retired first, so that nothing it let out can be
-    /// above the point the new generator resumes after.
+    /// above the point the new generator resumes after (or, when the claim
+    /// continues the previous one, so that its recorded mark is final).
     async fn mint(&self, claim: &Claim, previous: Option<&Minting>) -> Result<Minting, FleetError> {
         let options = &self.options;
         let node_mark = self.node_mark(claim)?;
         if let Some(previous) = previous {
             previous.reservation.retire().await;
+        }
+        let step_ms = i64::try_from(options.mark_step.as_millis()).unwrap_or(i64::MAX);
+        let reservation = Arc::new(Reservation::new(
+            node_mark.clone(),
+            Arc::clone(&self.source),
+            claim.generation,
+            step_ms,
+        ));
+        if let Some(previous) = previous.filter(|previous| previous.continues(claim)) {
+            return Ok(Minting {
+                claim: claim.clone(),
+                generator: Arc::clone(&previous.generator),
+                reservation,
+                resumed_after: previous.resumed_after,
+            });
         }
         let resumed_after = node_mark.recorded_ms().max(claim.floor_ms);
         let policy = match options.clock_policy {
@@ -594,18 +651,10 @@ impl Inner {
         if let Some(mark) = resumed_after {
             builder = builder.resume_after(mark);
         }
-        let generator = builder.build()?;
-        let step_ms = i64::try_from(options.mark_step.as_millis()).unwrap_or(i64::MAX);
-        let reservation = Reservation::new(
-            node_mark,
-            Arc::clone(&self.source),
-            claim.generation,
-            step_ms,
-        );
         Ok(Minting {
             claim: claim.clone(),
-            generator,
-            reservation: Arc::new(reservation),
+            generator: Arc::new(builder.build()?),
+            reservation,
             resumed_after,
         })
     }

@@ -18,13 +18,25 @@
 //! | `snowmint_node_slot`, `snowmint_node_datacenter`, `snowmint_node_machine` | gauge | the claim (-1 without one) |
 //! | `snowmint_claim_generation` | gauge | the claim's generation (0 without one) |
 //! | `snowmint_high_water_mark_ms` | gauge | the recorded mark, Unix ms |
+//!
+//! A node that claims its slot from a coordinator (etcd, ZooKeeper) also
+//! has, from its first scrape on:
+//!
+//! | metric | type | meaning |
+//! |---|---|---|
+//! | `snowmint_claim_state{state}` | gauge | 1 for what the claim engine is doing (`connecting`, `claiming`, `all_taken`, `held`, `released`), 0 for the others |
+//! | `snowmint_claim_time_to_deadline_ms` | gauge | how long the claim may still be used without a confirmed keep-alive (0 without one) |
+//! | `snowmint_claim_changes_total{change}` | counter | claims `acquired` and `lost` (a clean release is not a loss) |
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use metrics::{Counter, Gauge, Histogram, Key, Label, Level, Metadata, Recorder, Unit};
 use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
 };
+
+use snowmint_fleet::{ClaimState, CoordinatorStatus};
 
 use crate::issuer::{Issuer, Refusal};
 
@@ -40,6 +52,9 @@ const NODE_DATACENTER: &str = "snowmint_node_datacenter";
 const NODE_MACHINE: &str = "snowmint_node_machine";
 const CLAIM_GENERATION: &str = "snowmint_claim_generation";
 const HIGH_WATER_MARK: &str = "snowmint_high_water_mark_ms";
+const CLAIM_STATE: &str = "snowmint_claim_state";
+const CLAIM_TIME_TO_DEADLINE: &str = "snowmint_claim_time_to_deadline_ms";
+const CLAIM_CHANGES: &str = "snowmint_claim_changes_total";
 
 /// The service's metrics. Cheap to clone.
 #[derive(Clone)]
@@ -48,6 +63,8 @@ pub struct Metrics {
 }
 
 struct Inner {
+    /// Kept to register the claim metrics when a coordinator shows up.
+    recorder: PrometheusRecorder,
     handle: PrometheusHandle,
     ids_issued: Counter,
     batch_size: Histogram,
@@ -61,6 +78,66 @@ struct Inner {
     node_machine: Gauge,
     claim_generation: Gauge,
     high_water_mark: Gauge,
+    /// Registered at the first scrape that finds a claim engine, so that
+    /// nodes with a fixed identity do not export claim metrics.
+    claim: OnceLock<ClaimMetrics>,
+}
+
+/// The claim engine's metrics.
+struct ClaimMetrics {
+    state: Vec<(ClaimState, Gauge)>,
+    time_to_deadline: Gauge,
+    acquired: Counter,
+    lost: Counter,
+}
+
+impl ClaimMetrics {
+    fn register(recorder: &PrometheusRecorder) -> ClaimMetrics {
+        let meta = Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
+        recorder.describe_gauge(
+            CLAIM_STATE.into(),
+            None,
+            "1 for what the claim engine is doing (connecting, claiming, all_taken, held, released), else 0.".into(),
+        );
+        recorder.describe_gauge(
+            CLAIM_TIME_TO_DEADLINE.into(),
+            None,
+            "Milliseconds the claim may still be used without a confirmed keep-alive (0 without a claim).".into(),
+        );
+        recorder.describe_counter(
+            CLAIM_CHANGES.into(),
+            None,
+            "Claims acquired and lost (a clean release is not a loss).".into(),
+        );
+        let state = ClaimState::ALL
+            .iter()
+            .map(|&state| {
+                let key = Key::from_parts(CLAIM_STATE, vec![Label::new("state", state.name())]);
+                (state, recorder.register_gauge(&key, &meta))
+            })
+            .collect();
+        let change = |name: &'static str| {
+            let key = Key::from_parts(CLAIM_CHANGES, vec![Label::new("change", name)]);
+            recorder.register_counter(&key, &meta)
+        };
+        ClaimMetrics {
+            state,
+            time_to_deadline: recorder
+                .register_gauge(&Key::from_static_name(CLAIM_TIME_TO_DEADLINE), &meta),
+            acquired: change("acquired"),
+            lost: change("lost"),
+        }
+    }
+
+    fn set(&self, status: &CoordinatorStatus) {
+        for (state, gauge) in &self.state {
+            gauge.set(if *state == status.state { 1.0 } else { 0.0 });
+        }
+        let left = status.time_to_deadline(Instant::now()).unwrap_or_default();
+        self.time_to_deadline.set(left.as_millis() as f64);
+        self.acquired.absolute(status.claims);
+        self.lost.absolute(status.losses);
+    }
 }
 
 impl std::fmt::Debug for Metrics {
@@ -138,6 +215,8 @@ impl Metrics {
                 batch_size,
                 refused,
                 handle: recorder.handle(),
+                recorder,
+                claim: OnceLock::new(),
             }),
         }
     }
@@ -181,6 +260,11 @@ impl Metrics {
             .set(claim.map_or(0.0, |c| c.generation as f64));
         m.high_water_mark
             .set(report.high_water_mark_ms.map_or(0.0, |ms| ms as f64));
+        if let Some(status) = &report.coordinator {
+            m.claim
+                .get_or_init(|| ClaimMetrics::register(&m.recorder))
+                .set(status);
+        }
         m.handle.render()
     }
 

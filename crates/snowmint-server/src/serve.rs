@@ -3,7 +3,9 @@
 //!
 //! 1. [`start`]: the state directory, the slot source, the issuer, and the
 //!    high-water mark rule (a mark slightly ahead of the clock is waited
-//!    out; one too far ahead refuses to start, naming both times).
+//!    out; one too far ahead refuses to start, naming both times). A
+//!    coordinated node (etcd, ZooKeeper) starts fenced and claims its slot
+//!    in the background: it answers at once, with 503 until it holds one.
 //! 2. [`run`]: serve until `shutdown` resolves, let in-flight requests
 //!    finish, then release the claim.
 //!
@@ -16,7 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint::{Clock, OffsetClock, SystemClock, format_time};
-use snowmint_fleet::{FleetError, SlotSource, StaticSource, system_hostname};
+use snowmint_fleet::{
+    CoordinatorConfig, FleetError, Holder, SlotRange, SlotSource, StaticSource, system_hostname,
+};
 use tokio::net::TcpListener;
 
 use crate::config::{Config, Identity, Setting};
@@ -30,9 +34,9 @@ pub enum ServeError {
     /// Node identity or durability.
     #[error(transparent)]
     Fleet(#[from] FleetError),
-    /// Something this build cannot do.
-    #[error("{0}")]
-    Unsupported(String),
+    /// Coordinator settings the claim engine cannot use.
+    #[error(transparent)]
+    Coordinator(#[from] snowmint_fleet::ConfigError),
     /// Sockets, files.
     #[error("{context}: {source}")]
     Io {
@@ -43,7 +47,9 @@ pub enum ServeError {
     },
 }
 
-/// The slot source a configuration asks for.
+/// The slot source a configuration asks for. A coordinated one starts
+/// claiming at once, in the background, and names `config.listen` as the
+/// holder's address (so give it the bound address, not port 0).
 pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
     match &config.identity {
         Identity::Static(node) => Ok(Arc::new(StaticSource::new(config.layout, *node)?)),
@@ -57,10 +63,30 @@ pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
                 &hostname,
             )?))
         }
-        Identity::Coordinator(coordinator) => Err(ServeError::Unsupported(format!(
-            "coordinated claims (--coordinator {}) are not available in this build yet; give the node with --datacenter and --machine, or --machine-from-hostname",
-            coordinator.url
-        ))),
+        Identity::Coordinator(coordinator) => {
+            let slots = SlotRange::new(*coordinator.slots.start(), *coordinator.slots.end())?;
+            let settings = CoordinatorConfig::new(
+                &coordinator.fleet,
+                slots,
+                coordinator.claim_ttl,
+                holder(config.listen).to_string(),
+                config.layout,
+            )?;
+            Ok(snowmint_fleet::connect(&coordinator.url, settings)?)
+        }
+    }
+}
+
+/// Who this process is, as written into the slot key it claims: an
+/// operator reading the coordinator can find the process from it.
+fn holder(listen: SocketAddr) -> Holder {
+    Holder {
+        // A node without a readable hostname still claims; the pid and the
+        // address tell it apart.
+        host: system_hostname().unwrap_or_else(|_| "unknown".to_owned()),
+        pid: std::process::id(),
+        listen: listen.to_string(),
+        started_ms: SystemClock.now_ms(),
     }
 }
 
@@ -161,6 +187,12 @@ pub async fn serve(
         source,
     })?;
     tracing::info!("{}", startup_line(&config, address));
+    // With port 0 the address is known only now; the holder written into a
+    // claimed slot key must name the one clients reach.
+    let config = Config {
+        listen: address,
+        ..config
+    };
     let state = start(&config).await?;
     tracing::info!("listening on http://{address}");
     // Tests and scripts read the port from here; a closed stdout is no

@@ -258,10 +258,54 @@ async fn new_claims_get_new_generators() {
     );
 }
 
-/// The same slot claimed again (a new generation) never repeats an ID the
-/// earlier claim handed out: it resumes after the mark that claim recorded.
+/// The same slot claimed again (a new generation), with nobody else having
+/// issued on it, goes on from the last ID at once: the generator is kept,
+/// so even an ID of the earlier claim cannot repeat.
 #[tokio::test]
-async fn reclaiming_the_same_slot_resumes_after_its_mark() {
+async fn reclaiming_the_same_slot_goes_on_from_the_last_id() {
+    let s = setup(NodeState::Active(claim(5, 1))).await;
+    let before = id(&s.app).await;
+    let mark = s.source.reserved()[0].1;
+    assert!(mark > parts(before).0, "the mark is reserved ahead");
+    let mut again = claim(5, 2);
+    // The slot's floor is the mark this node recorded itself.
+    again.floor_ms = Some(mark);
+    s.source.state.send_replace(NodeState::Active(again));
+    until_generation(&s.app, 2).await;
+    // The clock has not moved, and still no refusal.
+    let after = id(&s.app).await;
+    assert!(after > before);
+    assert_eq!(parts(after).0, parts(before).0);
+    // The new claim records its own mark before its first ID goes out.
+    assert!(s.source.reserved().iter().any(|&(g, _)| g == 2));
+}
+
+/// The same slot claimed again after another node issued on it (the floor
+/// is above this node's mark): a fresh generator, after the floor.
+#[tokio::test]
+async fn reclaiming_a_slot_someone_else_used_resumes_after_the_floor() {
+    let s = setup(NodeState::Active(claim(5, 1))).await;
+    let before = id(&s.app).await;
+    let mark = s.source.reserved()[0].1;
+    let mut again = claim(5, 2);
+    again.floor_ms = Some(mark + 300);
+    s.source.state.send_replace(NodeState::Active(again));
+    until_generation(&s.app, 2).await;
+    let answer = get(&s.app, "/v1/id").await;
+    assert_eq!(
+        answer.error(StatusCode::SERVICE_UNAVAILABLE).0,
+        "clock_behind"
+    );
+    s.clock.set(mark + 301);
+    let after = id(&s.app).await;
+    assert!(after > before);
+    assert_eq!(parts(after).0, mark + 301);
+}
+
+/// A slot taken back after holding another one in between: a fresh
+/// generator, which resumes after the mark the node recorded for it.
+#[tokio::test]
+async fn returning_to_a_slot_resumes_after_its_mark() {
     let s = setup(NodeState::Active(claim(5, 1))).await;
     let before = id(&s.app).await;
     let mark = MarkFile::for_node(
@@ -274,8 +318,11 @@ async fn reclaiming_the_same_slot_resumes_after_its_mark() {
     .read()
     .unwrap()
     .unwrap();
-    s.source.state.send_replace(NodeState::Active(claim(5, 2)));
+    s.source.state.send_replace(NodeState::Active(claim(6, 2)));
     until_generation(&s.app, 2).await;
+    id(&s.app).await;
+    s.source.state.send_replace(NodeState::Active(claim(5, 3)));
+    until_generation(&s.app, 3).await;
     // The clock has not moved: the new generator waits for the mark.
     let answer = get(&s.app, "/v1/id").await;
     assert_eq!(

@@ -1,6 +1,8 @@
 //! The node and the service: `/v1/node`, `/healthz`, `/readyz`,
 //! `/metrics`, `/openapi.json`.
 
+use std::time::Instant;
+
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderValue;
@@ -8,6 +10,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use snowmint::format_time;
+use snowmint_fleet::CoordinatorStatus;
 
 use super::calc::{layout_name, spec};
 use super::params::Params;
@@ -45,7 +48,28 @@ pub async fn node(State(state): State<AppState>, params: Params) -> Result<Json<
         "high_water_mark": time(report.high_water_mark_ms),
         "last_timestamp_ms": report.last_timestamp_ms,
         "state_file": report.state_file.as_ref().map(|p| p.display().to_string()),
+        "coordinator": report.coordinator.as_ref().map(coordinator),
     })))
+}
+
+/// The claim engine's side of `/v1/node`: where it claims, what it holds,
+/// and how often its claim changed.
+fn coordinator(status: &CoordinatorStatus) -> Value {
+    let now = Instant::now();
+    json!({
+        "url": status.url,
+        "fleet": status.fleet,
+        "slots": status.slots.to_string(),
+        "state": status.state.name(),
+        "slot": status.slot,
+        "session_kind": status.session_kind,
+        "session_id": status.session_id,
+        "ttl_ms": status.ttl.as_millis() as u64,
+        "time_to_deadline_ms": status.time_to_deadline(now).map(|left| left.as_millis() as u64),
+        "claims_acquired": status.claims,
+        "claims_lost": status.losses,
+        "holder": status.holder,
+    })
 }
 
 /// `GET /healthz`: the process is up and answering.

@@ -19,6 +19,7 @@ use snowmint_server::{AppState, Issuer, IssuerOptions, app};
 use tower::ServiceExt;
 
 pub mod http;
+pub mod schema;
 
 /// A directory under the system's temporary directory, removed on drop.
 pub struct TempDir(PathBuf);
