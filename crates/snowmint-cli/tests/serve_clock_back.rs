@@ -139,7 +139,10 @@ fn parse_ids(body: &str, out: &mut Vec<u64>) {
 }
 
 /// Starts a node on `state_dir` in `env`, loads it until it has handed out
-/// `ids` IDs, kills it with SIGKILL; returns the IDs the clients received.
+/// `ids` IDs, kills it with SIGKILL just after it moved its high-water mark
+/// on (the mark then lies most of a step ahead of the clock, so that the
+/// restart finds it ahead even if starting takes a while); returns the IDs
+/// the clients received.
 fn load_then_kill(home: &TempDir, state_dir: &Path, env: &[(&str, &str)], ids: u64) -> Vec<u64> {
     let service = Service::start(
         home.path(),
@@ -148,10 +151,23 @@ fn load_then_kill(home: &TempDir, state_dir: &Path, env: &[(&str, &str)], ids: u
     );
     let load = Load::start(&service, 2);
     let ran = load.wait_for(ids);
+    let mut probe = service.connect();
+    // A safety net against a hang, not a timing assertion.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let fresh_mark = loop {
+        let node: serde_json::Value =
+            serde_json::from_str(&probe.get("/v1/node").unwrap().body).unwrap();
+        let ahead =
+            node["high_water_mark_ms"].as_i64().unwrap() - node["clock_ms"].as_i64().unwrap();
+        if ahead >= 700 || Instant::now() > deadline {
+            break ahead >= 700;
+        }
+    };
     let log = service.log();
     service.kill();
     let received = load.join();
     assert!(ran, "the load stopped early:\n{log}");
+    assert!(fresh_mark, "the mark was never moved a step ahead:\n{log}");
     received
 }
 
