@@ -76,7 +76,8 @@ struct ServeSettings {
     /// write per step) [env: SNOWMINT_MARK_STEP] [default: 1s].
     #[arg(long, value_name = "DURATION")]
     mark_step: Option<String>,
-    /// Longest time a request may take [env: SNOWMINT_REQUEST_TIMEOUT]
+    /// Longest time a request may take, and a connection may take to send
+    /// a request's head or sit idle [env: SNOWMINT_REQUEST_TIMEOUT]
     /// [default: 10s].
     #[arg(long, value_name = "DURATION")]
     request_timeout: Option<String>,

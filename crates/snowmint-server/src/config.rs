@@ -18,7 +18,7 @@
 //! | `clock_max` | `2s` | the bound of `wait` and `borrow` |
 //! | `mark_wait_max` | `2s` | longest gap to the high-water mark waited out at start |
 //! | `mark_step` | `1s` | how far ahead of the clock the mark is reserved |
-//! | `request_timeout` | `10s` | longest time a request may take |
+//! | `request_timeout` | `10s` | longest time a request may take; also the longest a connection may take to send a request head, or sit idle |
 //! | `coordinator`, `fleet`, `slots`, `claim_ttl` | none, `default`, all, `10s` | coordinated claims (etcd, ZooKeeper) |
 //! | `clock_offset_ms` | `0` | test and operations knob: shifts this node's clock |
 
@@ -345,7 +345,8 @@ pub struct Config {
     pub mark_wait_max: Duration,
     /// How far ahead of the clock the mark is reserved.
     pub mark_step: Duration,
-    /// Longest time a request may take.
+    /// Longest time a request may take; also the longest a connection may
+    /// take to send a request head, or sit idle between requests.
     pub request_timeout: Duration,
     /// Shift of this node's clock, in ms (tests and operations).
     pub clock_offset_ms: i64,

@@ -26,6 +26,8 @@
 //!   TOML file > defaults, checked in one place.
 //! - `serve.rs`: [`start`], [`run`], [`serve`]: from a configuration to a
 //!   running node and back down (graceful shutdown, claim release).
+//! - `connections.rs`: accepting connections and serving HTTP/1.1 on them,
+//!   with a deadline on reading each request's head.
 //! - `issuer.rs`: [`Issuer`], which follows the node's claim and issues IDs
 //!   only when they are fenced and covered by the high-water mark.
 //! - `state.rs`: [`AppState`], what handlers share.
@@ -46,6 +48,7 @@
 
 mod api;
 pub mod config;
+mod connections;
 mod error;
 mod issuer;
 mod metrics;

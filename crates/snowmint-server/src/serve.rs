@@ -140,6 +140,10 @@ pub async fn start(config: &Config) -> Result<AppState, ServeError> {
 /// Serves `state` on `listener` until `shutdown` resolves; then stops
 /// accepting, lets requests in flight finish (each within the request
 /// timeout) and releases the node's claim.
+///
+/// Each connection must deliver every request head within the request
+/// timeout, and is closed when idle that long, so that slow or silent
+/// clients cannot hold connections (and file descriptors) forever.
 pub async fn run(
     listener: TcpListener,
     state: AppState,
@@ -155,22 +159,14 @@ pub async fn run(
             metrics.run_upkeep();
         }
     });
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            tracing::info!("shutting down: no new connections; finishing requests in flight");
-        })
-        .await;
+    crate::connections::serve(listener, app, state.request_timeout(), shutdown).await;
     upkeep.abort();
     state.issuer().release().await;
     tracing::info!(
         source = state.issuer().source().kind(),
         "stopped; the node's claim is released"
     );
-    served.map_err(|source| ServeError::Io {
-        context: "serving".to_owned(),
-        source,
-    })
+    Ok(())
 }
 
 /// Runs `snowmint serve` on an already bound `listener`: logs where and as
