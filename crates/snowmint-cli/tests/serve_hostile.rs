@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serve_common::{Service, TempDir};
+use serve_common::{Service, TempDir, http};
 
 /// An answer read off the wire.
 #[derive(Debug)]
@@ -49,7 +49,7 @@ impl Reply {
         );
         for key in error.keys() {
             assert!(
-                ["code", "message", "field", "retry_after_s"].contains(&key.as_str()),
+                http::ERROR_KEYS.contains(&key.as_str()),
                 "{what}: unexpected key {key} in {json}"
             );
         }

@@ -4,6 +4,18 @@
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
+/// The keys an API error object may carry (`{"error":{...}}`): `code` and
+/// `message` always, the rest when they apply.
+pub const ERROR_KEYS: [&str; 7] = [
+    "code",
+    "message",
+    "field",
+    "value",
+    "min",
+    "max",
+    "retry_after_s",
+];
+
 /// One connection to the service.
 pub struct Connection {
     reader: BufReader<TcpStream>,

@@ -111,16 +111,7 @@ impl Answer {
         let keys: Vec<_> = error.as_object().unwrap().keys().cloned().collect();
         for key in &keys {
             assert!(
-                [
-                    "code",
-                    "message",
-                    "field",
-                    "value",
-                    "min",
-                    "max",
-                    "retry_after_s"
-                ]
-                .contains(&key.as_str()),
+                http::ERROR_KEYS.contains(&key.as_str()),
                 "unexpected key {key}: {json}"
             );
         }
