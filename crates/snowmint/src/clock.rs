@@ -31,30 +31,6 @@ pub trait Clock: Send + Sync {
     /// assert_eq!(ManualClock::new(7).now_ms(), 7);
     /// ```
     fn now_ms(&self) -> i64;
-
-    /// How long, from now, until [`now_ms`](Clock::now_ms) reads
-    /// `target_ms`: zero if it already does, `None` if the clock cannot
-    /// tell (the default; right for clocks that move only when told to).
-    ///
-    /// The generator uses it to sleep through most of a wait for the next
-    /// millisecond instead of polling.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use snowmint::{Clock, ManualClock, SystemClock};
-    ///
-    /// let now = SystemClock.now_ms();
-    /// let left = SystemClock.time_until(now + 10).expect("the system clock can tell");
-    /// assert!(left <= Duration::from_millis(10));
-    /// assert_eq!(SystemClock.time_until(now - 10), Some(Duration::ZERO));
-    /// assert_eq!(ManualClock::new(now).time_until(now + 10), None);
-    /// ```
-    fn time_until(&self, target_ms: i64) -> Option<Duration> {
-        let _ = target_ms;
-        None
-    }
 }
 
 /// The operating system's wall clock (`SystemTime`), which can step
@@ -82,12 +58,6 @@ impl Clock for SystemClock {
         } else {
             convert_and_remember(now)
         }
-    }
-
-    fn time_until(&self, target_ms: i64) -> Option<Duration> {
-        let target =
-            UNIX_EPOCH.checked_add(Duration::from_millis(u64::try_from(target_ms).ok()?))?;
-        Some(target.duration_since(SystemTime::now()).unwrap_or_default())
     }
 }
 
@@ -251,21 +221,12 @@ impl<C: Clock> Clock for OffsetClock<C> {
     fn now_ms(&self) -> i64 {
         self.inner.now_ms().saturating_add(self.offset_ms)
     }
-
-    fn time_until(&self, target_ms: i64) -> Option<Duration> {
-        self.inner
-            .time_until(target_ms.saturating_sub(self.offset_ms))
-    }
 }
 
 impl<C: Clock + ?Sized> Clock for Arc<C> {
     #[inline]
     fn now_ms(&self) -> i64 {
         (**self).now_ms()
-    }
-
-    fn time_until(&self, target_ms: i64) -> Option<Duration> {
-        (**self).time_until(target_ms)
     }
 }
 
@@ -274,20 +235,12 @@ impl<C: Clock + ?Sized> Clock for &C {
     fn now_ms(&self) -> i64 {
         (**self).now_ms()
     }
-
-    fn time_until(&self, target_ms: i64) -> Option<Duration> {
-        (**self).time_until(target_ms)
-    }
 }
 
 impl<C: Clock + ?Sized> Clock for Box<C> {
     #[inline]
     fn now_ms(&self) -> i64 {
         (**self).now_ms()
-    }
-
-    fn time_until(&self, target_ms: i64) -> Option<Duration> {
-        (**self).time_until(target_ms)
     }
 }
 
@@ -321,25 +274,6 @@ mod tests {
                 last = reading;
             }
         }
-    }
-
-    #[test]
-    fn time_until_is_zero_for_the_past_and_follows_an_offset() {
-        let now = SystemClock.now_ms();
-        assert_eq!(SystemClock.time_until(now - 1), Some(Duration::ZERO));
-        assert_eq!(SystemClock.time_until(-5), None, "before 1970");
-        // An hour ahead, with a clock shifted 10 minutes forward: 50
-        // minutes left (less whatever the test took since reading `now`).
-        let shifted = OffsetClock::new(SystemClock, 600_000);
-        let left = shifted
-            .time_until(now + 3_600_000)
-            .expect("the system clock can tell");
-        assert!(left <= Duration::from_secs(3000), "{left:?}");
-        assert!(left > Duration::from_secs(2940), "{left:?}");
-        assert_eq!(
-            OffsetClock::new(ManualClock::new(now), 5).time_until(now + 10),
-            None
-        );
     }
 
     #[test]

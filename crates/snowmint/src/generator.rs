@@ -31,19 +31,13 @@ use crate::error::{Error, Field};
 use crate::id::SnowflakeId;
 use crate::layout::{Layout, Node};
 
-/// How much earlier than the tick a short wait wakes up when the clock can
-/// say when the tick comes: more than a sleep usually overshoots (Linux's
-/// default timer slack is 50 µs), so that the rest is spun and the first
-/// IDs of the new millisecond come right at its start.
-const WAKE_MARGIN: Duration = Duration::from_micros(100);
+/// How long a short wait spins before it starts to sleep: longer than the
+/// wait for the next millisecond on a clock that moves by itself, which so
+/// never sleeps...
+const SPIN_LIMIT: Duration = Duration::from_millis(2);
 
-/// For clocks that cannot say when the tick comes: clock readings spent
-/// spinning before a short wait starts to sleep, a few microseconds...
-const WAIT_SPINS: u32 = 256;
-
-/// ... and the sleeps after that. A thread wakes about 0.1 ms later, so the
-/// first IDs of the new millisecond come that late at worst, leaving most
-/// of it to make them.
+/// ... and the sleeps after that, for clocks that move only when told to
+/// (or a clock stuck behind a `Wait` policy's target).
 const WAIT_STEP: Duration = Duration::from_micros(50);
 
 /// What the generator does when the clock reads earlier than the last
@@ -655,19 +649,15 @@ impl<C: Clock> Generator<C> {
     /// first, returns the last reading instead.
     ///
     /// A gap of more than a couple of milliseconds is slept off in one go.
-    /// The last millisecond or two are slept through up to just before the
-    /// tick when the clock can say when it comes, and spun after that;
-    /// otherwise they are spun briefly and then slept in short steps.
-    ///
-    /// Sleeping rather than yielding matters on a busy machine: a thread
-    /// that yields hands its core to whoever else is runnable for a whole
-    /// scheduler slice, often several milliseconds, and the generator loses
-    /// those milliseconds' IDs; a thread that has slept gets its core back
-    /// soon after its timer fires, the sooner the longer it slept
-    /// (BENCHMARKS.md has the figures).
+    /// The last millisecond or two are spun, reading the clock, so that the
+    /// first IDs of the new millisecond come right at its start: a thread
+    /// that sleeps or yields there can wake a whole millisecond late and
+    /// lose that millisecond's IDs (BENCHMARKS.md compares the two). A clock
+    /// that has not moved after [`SPIN_LIMIT`] of spinning is a hand-driven
+    /// one: it is then polled in short sleeps.
     fn wait_for(&self, until: u64, deadline: Option<Instant>) -> Result<(), i64> {
         let target_ms = self.layout.epoch_ms() + until as i64;
-        let mut spins = 0u32;
+        let mut spinning_since: Option<Instant> = None;
         loop {
             let now_ms = self.clock.now_ms();
             let gap = target_ms - now_ms;
@@ -681,13 +671,7 @@ impl<C: Clock> Generator<C> {
             if gap > 2 {
                 let nap = Duration::from_millis(gap as u64 - 1);
                 thread::sleep(left.map_or(nap, |left| left.min(nap)));
-            } else if let Some(left) = self.clock.time_until(target_ms) {
-                match left.checked_sub(WAKE_MARGIN) {
-                    Some(sleep) if !sleep.is_zero() => thread::sleep(sleep),
-                    _ => hint::spin_loop(),
-                }
-            } else if spins < WAIT_SPINS {
-                spins += 1;
+            } else if spinning_since.get_or_insert_with(Instant::now).elapsed() < SPIN_LIMIT {
                 hint::spin_loop();
             } else {
                 thread::sleep(WAIT_STEP);
@@ -868,7 +852,9 @@ mod tests {
 
     #[test]
     fn exhaustion_waits_for_a_clock_that_cannot_say_when_it_ticks() {
-        // A hand-driven clock has no `time_until`: the wait polls it.
+        // A hand-driven clock does not move while the wait spins: after the
+        // spin limit it is polled in short sleeps until another thread
+        // moves it.
         let clock = crate::ManualClock::new(1_700_000_000_000);
         let generator = Generator::builder(Layout::TWITTER, Node::default())
             .clock(clock.clone())
@@ -893,8 +879,7 @@ mod tests {
     fn exhaustion_on_the_system_clock_moves_to_a_later_millisecond() {
         let generator = Generator::new(Layout::TWITTER, Node::default()).expect("valid");
         let mut ids = Vec::new();
-        // Three milliseconds' worth: at least two waits for the next one,
-        // slept through with the system clock's `time_until`.
+        // Three milliseconds' worth: at least two waits for the next one.
         generator.next_ids(3 * 4096, &mut ids).expect("IDs");
         assert!(ids.windows(2).all(|pair| pair[0] < pair[1]));
         let last = Layout::TWITTER.timestamp_ms(ids[ids.len() - 1]);
