@@ -26,6 +26,21 @@ use snowmint_bench::contenders::{self, Shared, Spec, Unshared};
 use snowmint_bench::report::{self, Clocks, Row};
 use snowmint_bench::sustained::{self, Buffers, Busy, Sustained};
 
+/// What `--help` prints.
+const USAGE: &str = "\
+Measures snowmint's generator and its peers in one run; prints the markdown
+for BENCHMARKS.md.
+
+Usage: generator [--seconds S] [--sustained-rounds N] [--busy N] [--rounds R] [--only NAME,...]
+
+  --seconds S            length of each sustained run (0.1..=60, default 5)
+  --sustained-rounds N   sustained runs per contender and thread count (1..=20, default 5)
+  --busy N               threads spinning beside the sustained runs (0..=16, default 0)
+  --rounds R             interleaved rounds of burst samples (1..=1000, default 40)
+  --only NAME,...        only the contenders whose name contains one of the NAMEs
+
+Example: target/release/generator --only snowmint,ferroid --sustained-rounds 3";
+
 /// IDs per burst sample and per batch call: one millisecond's worth.
 const BURST: usize = 4096;
 /// Burst samples per contender per round.
@@ -88,7 +103,11 @@ fn options() -> Result<Options, String> {
                         ))?;
             }
             "--only" => options.only = Some(value()?),
-            other => return Err(format!("unknown argument {other}")),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument {other} (see --help)")),
         }
     }
     Ok(options)
