@@ -72,7 +72,7 @@ pub enum Refusal {
     },
     /// The clock reads earlier than IDs already issued (or than the mark).
     #[error(
-        "clock moved backwards: it reads {} but IDs may already have been issued up to {} ({} ms ahead); refusing until it catches up",
+        "the clock is behind the IDs this slot may already have issued: it reads {} but IDs may have gone out up to {} ({} ms ahead; a clock step back, or the high-water mark left by this node or the slot's previous holder); refusing until it catches up",
         format_time(*now_ms), format_time(*last_ms), last_ms.saturating_sub(*now_ms)
     )]
     ClockBehind {
@@ -486,7 +486,7 @@ impl Inner {
                             now = %format_time(now_ms),
                             behind_ms = last_ms - now_ms,
                             policy = self.options.clock_policy.name(),
-                            "clock regression: the clock reads earlier than IDs already issued"
+                            "clock behind: the clock reads earlier than IDs this slot may already have issued (a step back, or a previous holder's mark)"
                         );
                     }
                     if let ClockPolicySetting::Wait { max } = self.options.clock_policy {
