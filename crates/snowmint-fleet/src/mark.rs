@@ -24,6 +24,7 @@ use std::time::Duration;
 use snowmint::{Node, format_time};
 
 use crate::FleetError;
+use crate::reason::io_reason;
 
 /// The key of the one value the file holds.
 const KEY: &str = "high_water_ms";
@@ -79,10 +80,10 @@ impl MarkFile {
         let text = match fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => {
+            Err(error) => {
                 return Err(FleetError::Io {
-                    context: format!("reading the state file {}", self.path.display()),
-                    source,
+                    context: format!("cannot read the state file {}", self.path.display()),
+                    error,
                 });
             }
         };
@@ -102,8 +103,8 @@ impl MarkFile {
     /// Blocking; async callers run it on a blocking thread.
     pub fn write(&self, mark_ms: i64) -> Result<(), FleetError> {
         let io = |what: &str, path: &Path| {
-            let context = format!("{what} {}", path.display());
-            move |source| FleetError::Io { context, source }
+            let context = format!("cannot {what} {}", path.display());
+            move |error| FleetError::Io { context, error }
         };
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let name = self
@@ -120,13 +121,25 @@ impl MarkFile {
              high_water = \"{}\"\n",
             format_time(mark_ms)
         );
-        let mut file = File::create(&temp).map_err(io("creating", &temp))?;
+        let mut file = File::create(&temp).map_err(|error| match dir_problem(dir) {
+            // The usual cause, said plainly: the directory is gone or is
+            // no directory at all.
+            Some(problem) => FleetError::StateDir {
+                path: dir.to_owned(),
+                problem: problem.to_string(),
+            },
+            None => io("create the temporary state file", &temp)(error),
+        })?;
         file.write_all(text.as_bytes())
-            .map_err(io("writing", &temp))?;
-        file.sync_all().map_err(io("flushing", &temp))?;
+            .map_err(io("write the temporary state file", &temp))?;
+        file.sync_all()
+            .map_err(io("flush to disk the temporary state file", &temp))?;
         drop(file);
-        fs::rename(&temp, &self.path).map_err(io("renaming onto", &self.path))?;
-        sync_dir(dir).map_err(io("flushing the directory", dir))
+        fs::rename(&temp, &self.path).map_err(io(
+            &format!("rename {} onto the state file", temp.display()),
+            &self.path,
+        ))?;
+        sync_dir(dir).map_err(io("flush to disk the state directory", dir))
     }
 
     /// How long to wait at start before the clock passes `mark_ms`, or an
@@ -175,6 +188,114 @@ impl MarkFile {
     }
 }
 
+/// Creates the state directory `dir` (and its parents) if missing.
+///
+/// # Errors
+///
+/// [`FleetError::StateDir`], one sentence naming the directory and what
+/// is wrong: it is a file, a parent is a file, or it cannot be created
+/// (with the system's reason, such as "permission denied").
+///
+/// # Examples
+///
+/// ```
+/// let file = std::env::temp_dir().join(format!("snowmint-doc-statedir-{}", std::process::id()));
+/// std::fs::write(&file, "")?;
+/// let err = snowmint_fleet::create_state_dir(&file).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     format!("state directory {} is not a directory (it is a file)", file.display())
+/// );
+/// # std::fs::remove_file(&file)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn create_state_dir(dir: &Path) -> Result<(), FleetError> {
+    fs::create_dir_all(dir).map_err(|error| {
+        let problem = match dir_problem(dir) {
+            // Missing after a failed create: the error says why.
+            Some(DirProblem::Missing) | None => {
+                format!("cannot be created: {}", io_reason(&error))
+            }
+            Some(problem) => problem.to_string(),
+        };
+        FleetError::StateDir {
+            path: dir.to_owned(),
+            problem,
+        }
+    })
+}
+
+/// Why a path cannot serve as a directory.
+enum DirProblem {
+    /// It is something else: "a file".
+    NotADirectory(&'static str),
+    /// A parent is something else.
+    ParentNotADirectory(PathBuf, &'static str),
+    /// A symbolic link to nothing.
+    BrokenLink,
+    /// Nothing there.
+    Missing,
+}
+
+impl std::fmt::Display for DirProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DirProblem::NotADirectory(kind) => write!(f, "is not a directory (it is {kind})"),
+            DirProblem::ParentNotADirectory(parent, kind) => write!(
+                f,
+                "cannot exist: {} is not a directory (it is {kind})",
+                parent.display()
+            ),
+            DirProblem::BrokenLink => f.write_str("is a symbolic link to nothing"),
+            DirProblem::Missing => f.write_str("does not exist"),
+        }
+    }
+}
+
+/// What keeps `dir` from being a directory, if anything does.
+fn dir_problem(dir: &Path) -> Option<DirProblem> {
+    match fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => None,
+        Ok(meta) => Some(DirProblem::NotADirectory(kind_of(&meta))),
+        Err(_) if fs::symlink_metadata(dir).is_ok() => Some(DirProblem::BrokenLink),
+        Err(_) => {
+            let nearest = dir
+                .ancestors()
+                .skip(1)
+                .find_map(|parent| Some((parent, fs::metadata(parent).ok()?)));
+            Some(match nearest {
+                Some((parent, meta)) if !meta.is_dir() => {
+                    DirProblem::ParentNotADirectory(parent.to_owned(), kind_of(&meta))
+                }
+                _ => DirProblem::Missing,
+            })
+        }
+    }
+}
+
+/// "a file", "a socket"...: what a path that should be a directory is.
+fn kind_of(meta: &fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = meta.file_type();
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_fifo() {
+            return "a named pipe";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    if meta.is_file() {
+        "a file"
+    } else {
+        "not a regular file"
+    }
+}
+
 fn parse(text: &str) -> Result<i64, String> {
     for line in text.lines() {
         let line = line.trim();
@@ -208,6 +329,7 @@ fn sync_dir(_dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::TempDir;
 
     #[test]
     fn reads_the_key_among_comments_and_other_keys() {
@@ -222,6 +344,117 @@ mod tests {
             parse("high_water_ms = soon")
                 .unwrap_err()
                 .contains("\"soon\" is not a number")
+        );
+    }
+
+    /// Every I/O failure is one sentence: the path, what was being done,
+    /// the system's words once, no error number.
+    fn assert_one_sentence(message: &str) {
+        assert!(!message.contains("os error"), "{message}");
+        let words: Vec<&str> = message.split_whitespace().collect();
+        let mut seen = std::collections::HashSet::new();
+        for group in words.windows(2) {
+            assert!(seen.insert(group), "{group:?} repeats in {message:?}");
+        }
+    }
+
+    #[test]
+    fn a_state_dir_that_is_a_file_says_so() {
+        let dir = TempDir::new("dir-is-file");
+        let file = dir.path().join("state");
+        fs::write(&file, "").unwrap();
+        let message = create_state_dir(&file).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            format!(
+                "state directory {} is not a directory (it is a file)",
+                file.display()
+            )
+        );
+        assert_one_sentence(&message);
+        let below = file.join("below");
+        let message = create_state_dir(&below).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            format!(
+                "state directory {} cannot exist: {} is not a directory (it is a file)",
+                below.display(),
+                file.display()
+            )
+        );
+        assert_one_sentence(&message);
+    }
+
+    #[test]
+    fn a_state_dir_is_created_with_its_parents() {
+        let dir = TempDir::new("dir-created");
+        let deep = dir.path().join("a/b/c");
+        create_state_dir(&deep).unwrap();
+        assert!(deep.is_dir());
+        create_state_dir(&deep).expect("an existing directory is fine");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_broken_link_as_state_dir_says_so() {
+        let dir = TempDir::new("dir-link");
+        let link = dir.path().join("state");
+        std::os::unix::fs::symlink(dir.path().join("gone"), &link).unwrap();
+        let message = create_state_dir(&link).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            format!(
+                "state directory {} is a symbolic link to nothing",
+                link.display()
+            )
+        );
+    }
+
+    /// A write into a directory that turned into a file, or that is gone,
+    /// names the directory and the problem.
+    #[test]
+    fn writes_name_the_state_dir_that_went_wrong() {
+        let dir = TempDir::new("write-into-file");
+        let state = dir.path().join("state");
+        fs::write(&state, "").unwrap();
+        let file = MarkFile::for_node(&state, Node::default());
+        let message = file.write(1_000).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            format!(
+                "state directory {} is not a directory (it is a file)",
+                state.display()
+            )
+        );
+        fs::remove_file(&state).unwrap();
+        let message = file.write(1_000).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            format!("state directory {} does not exist", state.display())
+        );
+        assert_one_sentence(&message);
+    }
+
+    /// A state file that is a directory cannot be read: the message says
+    /// which file, and the system's words once.
+    #[test]
+    fn read_errors_name_the_file_once() {
+        let dir = TempDir::new("read-dir");
+        let file = MarkFile::at(dir.path());
+        let error = file.read().unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.starts_with(&format!(
+                "cannot read the state file {}: ",
+                dir.path().display()
+            )),
+            "{message}"
+        );
+        assert!(message.ends_with("is a directory"), "{message}");
+        assert_one_sentence(&message);
+        assert!(
+            std::error::Error::source(&error).is_none(),
+            "the I/O error is in the message, not repeated as a source"
         );
     }
 
