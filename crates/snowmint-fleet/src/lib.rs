@@ -25,7 +25,9 @@
 //! - `hostname.rs`: [`hostname_ordinal`] (`ids-12` -> 12) and
 //!   [`system_hostname`].
 //! - `mark.rs`: [`MarkFile`], the high-water mark's state file (atomic
-//!   writes, the start-up wait-or-refuse rule), and [`create_state_dir`].
+//!   writes, the start-up wait-or-refuse rule).
+//! - `state_dir.rs`: [`create_state_dir`], the directory the state files
+//!   live in.
 //! - `reservation.rs`: [`NodeMark`] and [`Reservation`], reserving the mark
 //!   ahead of the clock in steps so that no ID costs a write.
 //! - `coordinator/`: the claim engine shared by every coordination service
@@ -67,13 +69,15 @@ mod hostname;
 mod mark;
 mod reason;
 mod reservation;
+mod state_dir;
 mod static_source;
 #[cfg(test)]
 mod testing;
 
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
-pub use mark::{MarkFile, create_state_dir};
+pub use mark::MarkFile;
 pub use reservation::{NodeMark, Reservation};
+pub use state_dir::create_state_dir;
 pub use static_source::StaticSource;
 
 /// A boxed future, so that [`SlotSource`] stays object-safe.
