@@ -166,7 +166,10 @@ async fn ask(port: u16, request: &[u8]) -> String {
     let mut stream = TcpStream::connect(("127.0.0.1", port))
         .await
         .unwrap_or_else(|err| panic!("cannot reach the server on port {port}: {err}"));
-    stream.write_all(request).await.expect("cannot ask the server");
+    stream
+        .write_all(request)
+        .await
+        .expect("cannot ask the server");
     let mut answer = String::new();
     stream
         .read_to_string(&mut answer)
@@ -279,7 +282,11 @@ fn holder(n: usize, started_ms: i64) -> String {
 /// Waits for the engine's first claim, then reserves the mark a step
 /// ahead every step, as a serving node does; returns when it first held a
 /// slot, through `claimed`.
-async fn serve<S: SlotSource>(engine: Arc<S>, started: Instant, claimed: Arc<Mutex<Vec<Duration>>>) {
+async fn serve<S: SlotSource>(
+    engine: Arc<S>,
+    started: Instant,
+    claimed: Arc<Mutex<Vec<Duration>>>,
+) {
     let mut states = engine.state();
     if states
         .wait_for(|state| matches!(state, NodeState::Active(_)))
@@ -414,7 +421,12 @@ async fn run<C: Counted>(nodes: usize) -> Row {
         .sum();
     let hold_rates = C::COUNTERS
         .iter()
-        .map(|name| (*name, delta(&hold_to, &hold_from, name) / HOLD.as_secs_f64()))
+        .map(|name| {
+            (
+                *name,
+                delta(&hold_to, &hold_from, name) / HOLD.as_secs_f64(),
+            )
+        })
         .collect();
 
     // 3. Release, all at once.
@@ -434,7 +446,8 @@ async fn run<C: Counted>(nodes: usize) -> Row {
     let after_release = cluster.counters().await;
     let left = cluster.slot_holders(&fleet).await.len();
 
-    let per_node = |after: &Counters, before: &Counters| delta(after, before, C::WORK) / nodes as f64;
+    let per_node =
+        |after: &Counters, before: &Counters| delta(after, before, C::WORK) / nodes as f64;
     Row {
         backend: C::NAME,
         nodes,
@@ -503,7 +516,10 @@ async fn main() {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "claim TTL {TTL:?}, mark step {MARK_STEP:?}, hold {HOLD:?}; load average at start: {}",
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     let mut rows = Vec::new();
     for backend in &args.backends {
@@ -524,7 +540,10 @@ async fn main() {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "load average at the end: {}",
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     print_table(&rows);
 }

@@ -192,10 +192,13 @@ impl Backend for EtcdBackend {
         if done.succeeded() {
             return Ok(None);
         }
-        let found = done.op_responses().into_iter().find_map(|response| match response {
-            TxnOpResponse::Get(got) => got.kvs().first().map(|kv| kv.value().to_vec()),
-            _ => None,
-        });
+        let found = done
+            .op_responses()
+            .into_iter()
+            .find_map(|response| match response {
+                TxnOpResponse::Get(got) => got.kvs().first().map(|kv| kv.value().to_vec()),
+                _ => None,
+            });
         // The failed compare found the key, so the read in the same
         // transaction does too.
         Ok(Some(found.unwrap_or_default()))

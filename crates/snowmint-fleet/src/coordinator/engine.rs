@@ -235,8 +235,7 @@ impl<B: Backend> Shared<B> {
                     self.backend.list(&live.session, &self.paths.slots_dir()),
                 )
                 .await?;
-            let taken: BTreeSet<u64> =
-                names.iter().filter_map(|name| name.parse().ok()).collect();
+            let taken: BTreeSet<u64> = names.iter().filter_map(|name| name.parse().ok()).collect();
             let Some(slot) = picker.pick(range, &taken, preferred) else {
                 return Ok(None);
             };

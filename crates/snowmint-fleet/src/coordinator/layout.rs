@@ -43,9 +43,9 @@ impl<B: Backend> Shared<B> {
         let recorded = match read {
             Some(found) => found.value,
             None => {
-                let create =
-                    self.backend
-                        .create_record(&live.session, &path, ours.as_bytes());
+                let create = self
+                    .backend
+                    .create_record(&live.session, &path, ours.as_bytes());
                 match self.step(timing.step_limit(), create).await? {
                     None => return Ok(()),
                     // Another node recorded it first.

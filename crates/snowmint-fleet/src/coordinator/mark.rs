@@ -105,9 +105,13 @@ impl<B: Backend> Shared<B> {
                 None => (0, None),
             };
             let value = mark.to_string();
-            let write =
-                self.backend
-                    .write_guarded(&live.session, &guard, &path, value.as_bytes(), expected);
+            let write = self.backend.write_guarded(
+                &live.session,
+                &guard,
+                &path,
+                value.as_bytes(),
+                expected,
+            );
             match self.step(limit, write).await? {
                 GuardedWrite::Written { version } => {
                     return Ok((stored.map(|(mark, _)| mark), Some((mark, version))));

@@ -106,7 +106,10 @@ mod tests {
         // Taken, or outside the range: drawn like any other node's.
         for preferred in [Some(3), Some(12)] {
             let slot = picker.pick(range(0, 9), &taken, preferred).unwrap();
-            assert!(range(0, 9).contains(slot) && !taken.contains(&slot), "{slot}");
+            assert!(
+                range(0, 9).contains(slot) && !taken.contains(&slot),
+                "{slot}"
+            );
         }
     }
 
@@ -117,7 +120,10 @@ mod tests {
         let mut seen = BTreeSet::new();
         for _ in 0..1000 {
             let slot = picker.pick(range(5, 12), &taken, None).unwrap();
-            assert!(range(5, 12).contains(slot) && !taken.contains(&slot), "{slot}");
+            assert!(
+                range(5, 12).contains(slot) && !taken.contains(&slot),
+                "{slot}"
+            );
             seen.insert(slot);
         }
         assert_eq!(seen, BTreeSet::from([7, 8, 12]), "every free slot is drawn");
@@ -131,7 +137,11 @@ mod tests {
         let first = |holder: &str| SlotPicker::new(holder).pick(range(0, 1023), &taken, None);
         assert_eq!(first("host=web-1 pid=7"), first("host=web-1 pid=7"));
         let spread: BTreeSet<_> = (0..64).map(|n| first(&format!("pid={n}"))).collect();
-        assert!(spread.len() > 56, "64 holders drew only {} slots", spread.len());
+        assert!(
+            spread.len() > 56,
+            "64 holders drew only {} slots",
+            spread.len()
+        );
     }
 
     /// A storm simulated in rounds: every node that has no slot lists,
@@ -160,6 +170,9 @@ mod tests {
             waiting = lost;
         }
         assert_eq!(taken.len(), nodes);
-        assert!(attempts < 2 * nodes, "{attempts} attempts for {nodes} nodes");
+        assert!(
+            attempts < 2 * nodes,
+            "{attempts} attempts for {nodes} nodes"
+        );
     }
 }

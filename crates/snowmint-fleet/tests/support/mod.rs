@@ -26,7 +26,7 @@ pub use servers::{cluster, eventually, proxy};
 macro_rules! scenario_tests {
     ($cluster:ty) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn claims_the_lowest_free_slot_keeps_it_and_releases_it() {
+        async fn claims_a_free_slot_keeps_it_and_releases_it() {
             support::scenarios::claim_keep_release::<$cluster>().await;
         }
 
@@ -58,6 +58,27 @@ macro_rules! scenario_tests {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn reservations_raise_the_shared_mark_with_compare_and_set() {
             support::scenarios::reserve_rules::<$cluster>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_slot_key_recreated_by_a_waiting_node_stops_the_old_holder() {
+            support::scenarios::a_slot_key_recreated_by_a_waiting_node_stops_the_old_holder::<
+                $cluster,
+            >()
+            .await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_mark_write_that_finds_the_key_gone_ends_the_claim_at_once() {
+            support::scenarios::a_mark_write_that_finds_the_key_gone_ends_the_claim_at_once::<
+                $cluster,
+            >()
+            .await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_fleet_keeps_the_layout_it_started_with() {
+            support::scenarios::a_fleet_keeps_the_layout_it_started_with::<$cluster>().await;
         }
     };
 }
