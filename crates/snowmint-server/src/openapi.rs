@@ -189,3 +189,51 @@ impl PartialSchema for Document {
 }
 
 impl ToSchema for Document {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Refusal;
+
+    /// The limits the document states are the ones the code applies.
+    #[test]
+    fn stated_limits_are_the_codes() {
+        let document = document();
+        let count = &document["paths"]["/v1/ids"]["get"]["parameters"][0];
+        assert_eq!(count["name"], "count");
+        assert_eq!(count["schema"]["minimum"], 1);
+        assert_eq!(count["schema"]["maximum"], api::MAX_BATCH);
+        let ids = &document["components"]["schemas"]["Ids"]["properties"]["ids"];
+        assert_eq!(ids["maxItems"], api::MAX_BATCH);
+        let too_long = &document["components"]["responses"]["UriTooLong"]["description"];
+        assert!(
+            too_long
+                .as_str()
+                .unwrap()
+                .contains(&api::MAX_URI_BYTES.to_string()),
+            "{too_long}"
+        );
+    }
+
+    /// Every refusal code is among the documented error codes.
+    #[test]
+    fn every_refusal_code_is_documented() {
+        let document = document();
+        let codes =
+            document["components"]["schemas"]["ErrorDetails"]["properties"]["code"]["description"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+        for code in Refusal::CODES.into_iter().chain(["timeout"]) {
+            assert!(codes.contains(code), "{code} is not in {codes:?}");
+        }
+    }
+
+    /// The served text is the document.
+    #[test]
+    fn the_text_is_the_document() {
+        let served: Value = serde_json::from_str(document_text()).unwrap();
+        assert_eq!(served, document());
+        assert_eq!(served["openapi"], "3.1.0");
+    }
+}

@@ -1,10 +1,10 @@
-//! The one error answer: `{"error":{"code","message",...}}`.
+//! The one error answer: `{"error":{"code","message",...}}`, built by
+//! [`ApiError`](crate::ApiError).
 
 use serde::Serialize;
 use utoipa::ToSchema;
 
-/// Every error answer, whatever the status (built by
-/// [`ApiError`](crate::ApiError)).
+/// Every error answer, whatever the status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = Error)]

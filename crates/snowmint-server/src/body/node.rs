@@ -244,7 +244,7 @@ pub struct Status {
     pub status: StatusWord,
 }
 
-/// What [`Status`] says.
+/// What a status answer says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StatusWord {
