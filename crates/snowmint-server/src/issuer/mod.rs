@@ -3,10 +3,12 @@
 //!
 //! The [`Issuer`] follows its [`SlotSource`]: each new claim (a new
 //! `generation`) gets a fresh generator that resumes after the node's
-//! recorded mark and the claim's floor, and a fresh [`Reservation`]. (One
+//! recorded mark and the claim's floor, and a fresh
+//! [`Reservation`](snowmint_fleet::Reservation). (One
 //! exception: a claim that takes the same slot back, with nobody else
 //! having issued on it meanwhile, keeps the generator it had; see
-//! [`Minting::continues`].) Handing out an ID then takes:
+//! [`Minting::continues`](claims::Minting::continues).) Handing out an ID
+//! then takes:
 //!
 //! 1. the fencing check: the source's current state must be a claim that is
 //!    not past its deadline, of the generation the generator was built for;
