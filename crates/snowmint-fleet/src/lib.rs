@@ -27,7 +27,8 @@
 //! - `mark.rs`: [`MarkFile`], the high-water mark's state file (atomic
 //!   writes, the start-up wait-or-refuse rule).
 //! - `state_dir.rs`: [`create_state_dir`], the directory the state files
-//!   live in.
+//!   live in, and [`last_written_slot`], the slot a restarted node most
+//!   likely held.
 //! - `reservation.rs`: [`NodeMark`] and [`Reservation`], reserving the mark
 //!   ahead of the clock in steps so that no ID costs a write.
 //! - `coordinator/`: the claim engine shared by every coordination service
@@ -77,7 +78,7 @@ mod testing;
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
 pub use mark::MarkFile;
 pub use reservation::{NodeMark, Reservation};
-pub use state_dir::create_state_dir;
+pub use state_dir::{create_state_dir, last_written_slot};
 pub use static_source::StaticSource;
 
 /// A boxed future, so that [`SlotSource`] stays object-safe.

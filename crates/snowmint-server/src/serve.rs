@@ -72,7 +72,13 @@ pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
                 coordinator.claim_ttl,
                 holder(config.listen).to_string(),
                 config.layout,
-            )?;
+            )?
+            // A restarted node tries the slot it held first, so that it
+            // tends to get it back.
+            .with_preferred_slot(snowmint_fleet::last_written_slot(
+                &config.state_dir,
+                config.layout,
+            ));
             Ok(snowmint_fleet::connect(&coordinator.url, settings)?)
         }
     }
