@@ -115,7 +115,11 @@ impl Backend for ZooKeeperBackend {
             None => client,
         };
         for dir in dirs {
-            client.mkdir(dir, &PERSISTENT).await.map_err(classify)?;
+            // A read first: in a running fleet the directories exist, and a
+            // read costs the ensemble less than a create that fails.
+            if client.check_stat(dir).await.map_err(classify)?.is_none() {
+                client.mkdir(dir, &PERSISTENT).await.map_err(classify)?;
+            }
         }
         Ok(Opened {
             id: client.session_id().to_string(),
