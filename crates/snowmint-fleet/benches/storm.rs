@@ -26,9 +26,12 @@
 //! phase: etcd's `/metrics` (`etcd_server_proposals_committed_total`, the
 //! raft entries committed, and gRPC counters per method), ZooKeeper's
 //! `mntr` (`zk_packets_received`, `zk_packets_sent`) and `srvr` (the zxid,
-//! which counts write transactions). "Proposals per node, claim +
-//! release" is the claim and release phases together, without the hold,
-//! whose steady writes are given per second instead.
+//! which counts write transactions). The work per node of the claim phase
+//! leaves out the mark writes that nodes holding a slot make while others
+//! still claim (each one proposal, or one request): those are the steady
+//! load, which the hold gives per second. Each node's first mark write is
+//! counted in its claim. "Claim + release" is the two phases together,
+//! without the hold.
 //!
 //! Every node holds a socket to the server, and the server one back:
 //! 1,024 nodes need over 2,048 descriptors between the bench and the
@@ -41,6 +44,7 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -279,14 +283,21 @@ fn holder(n: usize, started_ms: i64) -> String {
     .to_string()
 }
 
+/// What the nodes of a run share with the bench.
+#[derive(Default)]
+struct Progress {
+    /// When each node first held a slot, from the start.
+    claimed: Mutex<Vec<Duration>>,
+    /// Mark writes after each node's first, made while others still claim:
+    /// the steady load, not the claims' cost.
+    steady_writes: AtomicU64,
+    /// Set once every node has claimed.
+    all_claimed: AtomicBool,
+}
+
 /// Waits for the engine's first claim, then reserves the mark a step
-/// ahead every step, as a serving node does; returns when it first held a
-/// slot, through `claimed`.
-async fn serve<S: SlotSource>(
-    engine: Arc<S>,
-    started: Instant,
-    claimed: Arc<Mutex<Vec<Duration>>>,
-) {
+/// ahead every step, as a serving node does.
+async fn serve<S: SlotSource>(engine: Arc<S>, started: Instant, progress: Arc<Progress>) {
     let mut states = engine.state();
     if states
         .wait_for(|state| matches!(state, NodeState::Active(_)))
@@ -295,14 +306,19 @@ async fn serve<S: SlotSource>(
     {
         return;
     }
-    claimed.lock().unwrap().push(started.elapsed());
+    progress.claimed.lock().unwrap().push(started.elapsed());
     let step_ms = i64::try_from(MARK_STEP.as_millis()).unwrap();
     let mut every = tokio::time::interval(MARK_STEP);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut first = true;
     loop {
         every.tick().await;
         let claim = states.borrow().claim_at(Instant::now()).cloned();
         if let Some(claim) = claim {
+            if !first && !progress.all_claimed.load(Ordering::SeqCst) {
+                progress.steady_writes.fetch_add(1, Ordering::SeqCst);
+            }
+            first = false;
             // A refusal (fenced in between) shows as a lost claim.
             let _ = engine
                 .reserve(claim.generation, SystemClock.now_ms() + step_ms)
@@ -363,7 +379,7 @@ async fn run<C: Counted>(nodes: usize) -> Row {
     let before = cluster.counters().await;
 
     // 1. Claim.
-    let claimed = Arc::new(Mutex::new(Vec::with_capacity(nodes)));
+    let progress = Arc::new(Progress::default());
     let started = Instant::now();
     let engines: Vec<Arc<Coordinator<C::Backend>>> = configs
         .into_iter()
@@ -376,14 +392,18 @@ async fn run<C: Counted>(nodes: usize) -> Row {
         .collect();
     let mut servers = JoinSet::new();
     for engine in &engines {
-        servers.spawn(serve(engine.clone(), started, claimed.clone()));
+        servers.spawn(serve(engine.clone(), started, progress.clone()));
     }
-    while claimed.lock().unwrap().len() < nodes && started.elapsed() < CLAIM_LIMIT {
+    while progress.claimed.lock().unwrap().len() < nodes && started.elapsed() < CLAIM_LIMIT {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let mut times = claimed.lock().unwrap().clone();
+    progress.all_claimed.store(true, Ordering::SeqCst);
+    let mut times = progress.claimed.lock().unwrap().clone();
     times.sort();
     let after_claim = cluster.counters().await;
+    // Each steady mark write is one proposal (etcd) or one request
+    // (ZooKeeper), the same either way.
+    let steady_writes = progress.steady_writes.load(Ordering::SeqCst) as f64;
     if times.len() < nodes {
         eprintln!(
             "{}: only {} of {nodes} nodes held a slot after {CLAIM_LIMIT:?}",
@@ -479,7 +499,7 @@ async fn run<C: Counted>(nodes: usize) -> Row {
         p50: quantile(&times, nodes, 0.5),
         p99: quantile(&times, nodes, 0.99),
         max: quantile(&times, nodes, 1.0),
-        per_node_claim: per_node(&after_claim, &before),
+        per_node_claim: per_node(&after_claim, &before) - steady_writes / nodes as f64,
         per_node_release: per_node(&after_release, &before_release),
         lost,
         lost_claiming,
