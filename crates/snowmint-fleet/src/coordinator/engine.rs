@@ -179,7 +179,7 @@ impl<B: Backend> Shared<B> {
             return reason;
         }
         loop {
-            match self.claim_free(live, timing, picker).await {
+            match self.claim_free(live, timing, picker, &mut confirmed).await {
                 Err(reason) => return reason,
                 Ok(None) => {
                     self.lock().all_taken = true;
@@ -198,6 +198,15 @@ impl<B: Backend> Shared<B> {
                     }
                 }
                 Ok(Some((slot, claimed_at))) => {
+                    // A claim that took a while starts with a fresh TTL,
+                    // not with what is left of the session's first one.
+                    let key = self.paths.slot(slot);
+                    if let Err(reason) = self
+                        .confirm_if_stale(live, timing, &mut confirmed, Some(&key))
+                        .await
+                    {
+                        return reason;
+                    }
                     let deadline = timing.deadline(confirmed.0, confirmed.1);
                     let generation = match self
                         .activate(live, slot, claimed_at, deadline, timing)
@@ -223,12 +232,14 @@ impl<B: Backend> Shared<B> {
         live: &Live<B::Session>,
         timing: Timing,
         picker: &mut SlotPicker,
+        confirmed: &mut (Instant, Duration),
     ) -> Result<Option<(u64, Instant)>, ClaimError> {
         let range = self.config.slots();
         let preferred = self.lock().last_slot.or(self.config.preferred_slot);
         // Each conflict means another node took a slot of the range since
         // the listing, so this many attempts find the range full or win.
         for _ in 0..range.len() {
+            self.confirm_if_stale(live, timing, confirmed, None).await?;
             let names = self
                 .step(
                     timing.step_limit(),
@@ -250,6 +261,31 @@ impl<B: Backend> Shared<B> {
             picker.stir();
         }
         Ok(None)
+    }
+
+    /// Keeps the session alive if its last confirmation is older than the
+    /// keep-alive interval, so that a slow claim (a storm, a loaded
+    /// coordinator) does not run into the first TTL; with `held`, also
+    /// checks that the session holds that key.
+    async fn confirm_if_stale(
+        &self,
+        live: &Live<B::Session>,
+        timing: Timing,
+        confirmed: &mut (Instant, Duration),
+        held: Option<&str>,
+    ) -> Result<(), ClaimError> {
+        let sent = Instant::now();
+        if sent < confirmed.0 + timing.renew_every() {
+            return Ok(());
+        }
+        let ttl = self
+            .step(
+                timing.step_limit(),
+                self.backend.keep_alive(&live.session, held),
+            )
+            .await?;
+        *confirmed = (sent, ttl);
+        Ok(())
     }
 
     /// Reads the slot's mark (and, where the guard cannot prove
