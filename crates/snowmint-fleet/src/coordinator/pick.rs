@@ -18,7 +18,7 @@
 //! a small constant number of attempts per node, not n/2.
 
 use std::collections::BTreeSet;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 use super::SlotRange;
 
@@ -75,9 +75,7 @@ impl SlotPicker {
     /// Mixes fresh randomness into the sequence, after a conflict.
     pub(super) fn stir(&mut self) {
         // RandomState is seeded per instance, from the system's randomness.
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        self.state.hash(&mut hasher);
-        self.state ^= hasher.finish();
+        self.state ^= std::collections::hash_map::RandomState::new().hash_one(self.state);
     }
 
     /// The next number of the sequence (SplitMix64).
