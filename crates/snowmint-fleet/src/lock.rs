@@ -212,7 +212,7 @@ pub(crate) fn held_message(
         ),
     };
     format!(
-        "{what}, which holds the lock file {}; two processes issuing as one node would issue the same IDs, so this one does not. Stop {stop}, or give this one another node or another state directory",
+        "{what}, which holds the lock file {}; two processes issuing as one node would issue the same IDs, so this one will not. Stop {stop}, or give this one another node or another state directory",
         lock_file.display()
     )
 }
