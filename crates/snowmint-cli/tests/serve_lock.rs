@@ -95,12 +95,26 @@ fn processes_on_different_nodes_share_a_directory() {
     let state_arg = state.to_str().unwrap();
     let one = Service::start(
         home.path(),
-        &["--datacenter", "3", "--machine", "7", "--state-dir", state_arg],
+        &[
+            "--datacenter",
+            "3",
+            "--machine",
+            "7",
+            "--state-dir",
+            state_arg,
+        ],
         &[],
     );
     let two = Service::start(
         home.path(),
-        &["--datacenter", "3", "--machine", "8", "--state-dir", state_arg],
+        &[
+            "--datacenter",
+            "3",
+            "--machine",
+            "8",
+            "--state-dir",
+            state_arg,
+        ],
         &[],
     );
     let from_one = ids(&one, 1000);

@@ -236,7 +236,11 @@ impl Inner {
     /// (its reservation is retired) and the claim's node is locked and read.
     async fn node_mark(&self, claim: &Claim) -> Result<Arc<NodeMark>, FleetError> {
         let file = MarkFile::for_node(&self.options.state_dir, claim.node);
-        let held = self.held.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let held = self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         if let Some(mark) = held {
             if *mark.file() == file && mark.is_locked() {
                 *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&mark));
@@ -256,7 +260,11 @@ impl Inner {
         if let Some(current) = self.current() {
             current.reservation.retire().await;
         }
-        let held = self.held.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let held = self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         if let Some(mark) = held {
             mark.unlock().await;
         }
