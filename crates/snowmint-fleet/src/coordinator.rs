@@ -53,7 +53,8 @@ use tokio::task::JoinHandle;
 
 pub use backend::{Backend, BackendError, GuardedWrite, Opened, Versioned};
 pub use config::{
-    ConfigError, CoordinatorConfig, CoordinatorUrl, Holder, MAX_TTL, MIN_TTL, SlotRange,
+    ConfigError, CoordinatorConfig, CoordinatorUrl, FleetName, Holder, MAX_FLEET_NAME, MAX_TTL,
+    MIN_TTL, SlotRange, parse_claim_ttl,
 };
 
 use crate::{BoxFuture, Claim, FleetError, NodeState, SlotSource};

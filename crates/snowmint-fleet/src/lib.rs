@@ -29,9 +29,10 @@
 //! - `reservation.rs`: [`NodeMark`] and [`Reservation`], reserving the mark
 //!   ahead of the clock in steps so that no ID costs a write.
 //! - `coordinator/`: the claim engine shared by every coordination service
-//!   ([`Coordinator`], [`connect`]), its settings ([`CoordinatorUrl`],
-//!   [`SlotRange`], [`CoordinatorConfig`]) and the primitives a service
-//!   must offer ([`Backend`]).
+//!   ([`Coordinator`], [`connect`]), its settings and their one reading
+//!   ([`CoordinatorUrl`], [`FleetName`], [`SlotRange`], [`parse_claim_ttl`],
+//!   [`CoordinatorConfig`]) and the primitives a service must offer
+//!   ([`Backend`]).
 //! - `etcd.rs` (feature `etcd`): [`EtcdBackend`], leases and transactions.
 //! - `zookeeper.rs` (feature `zookeeper`): [`ZooKeeperBackend`], ephemeral
 //!   znodes and sessions.
@@ -44,8 +45,8 @@ mod zookeeper;
 
 pub use coordinator::{
     Backend, BackendError, ClaimRecord, ClaimState, ConfigError, Coordinator, CoordinatorConfig,
-    CoordinatorStatus, CoordinatorUrl, GuardedWrite, Holder, MAX_TTL, MIN_TTL, Opened, SlotRange,
-    Versioned, connect,
+    CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite, Holder, MAX_FLEET_NAME, MAX_TTL,
+    MIN_TTL, Opened, SlotRange, Versioned, connect, parse_claim_ttl,
 };
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};
