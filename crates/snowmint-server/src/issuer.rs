@@ -32,7 +32,6 @@ use snowmint_fleet::{
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
-use crate::config::ClockPolicySetting;
 use crate::error::ApiError;
 
 /// How an [`Issuer`] issues.
@@ -41,7 +40,7 @@ pub struct IssuerOptions {
     /// The layout IDs are issued in.
     pub layout: Layout,
     /// What to do when the clock goes back.
-    pub clock_policy: ClockPolicySetting,
+    pub clock_policy: ClockPolicy,
     /// Where time comes from.
     pub clock: Arc<dyn Clock>,
     /// Directory of the nodes' state files.
@@ -281,7 +280,7 @@ impl Issuer {
     }
 
     /// The clock-regression policy.
-    pub fn clock_policy(&self) -> ClockPolicySetting {
+    pub fn clock_policy(&self) -> ClockPolicy {
         self.inner.options.clock_policy
     }
 
@@ -489,7 +488,7 @@ impl Inner {
                             "clock behind: the clock reads earlier than IDs this slot may already have issued (a step back, or a previous holder's mark)"
                         );
                     }
-                    if let ClockPolicySetting::Wait { max } = self.options.clock_policy {
+                    if let ClockPolicy::Wait { max } = self.options.clock_policy {
                         let behind = Duration::from_millis((last_ms - now_ms).max(0) as u64);
                         let deadline = *deadline.get_or_insert_with(|| Instant::now() + max);
                         let left = deadline.saturating_duration_since(Instant::now());
@@ -641,9 +640,10 @@ impl Inner {
         }
         let resumed_after = node_mark.recorded_ms().max(claim.floor_ms);
         let policy = match options.clock_policy {
-            // Waiting happens in `generate`, asynchronously.
-            ClockPolicySetting::Refuse | ClockPolicySetting::Wait { .. } => ClockPolicy::Refuse,
-            ClockPolicySetting::Borrow { max_ahead } => ClockPolicy::Borrow { max_ahead },
+            // Waiting happens in `generate`, asynchronously: the generator
+            // itself refuses.
+            ClockPolicy::Wait { .. } => ClockPolicy::Refuse,
+            other => other,
         };
         let mut builder = Generator::builder(options.layout, claim.node)
             .clock(Arc::clone(&options.clock))

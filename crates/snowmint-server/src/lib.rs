@@ -22,8 +22,9 @@
 //!
 //! # Layout
 //!
-//! - `config.rs`: [`config::Config`], settings from flags > environment >
-//!   TOML file > defaults, checked in one place.
+//! - `config/`: [`config::Config`], settings from flags > environment >
+//!   TOML file > defaults, each read by the one parser of its kind of value
+//!   (`snowmint`'s and `snowmint_fleet`'s).
 //! - `serve.rs`: [`start`], [`run`], [`serve`]: from a configuration to a
 //!   running node and back down (graceful shutdown, claim release).
 //! - `connections.rs`: accepting connections and serving HTTP/1.1 on them,
@@ -31,7 +32,8 @@
 //! - `issuer.rs`: [`Issuer`], which follows the node's claim and issues IDs
 //!   only when they are fenced and covered by the high-water mark.
 //! - `state.rs`: [`AppState`], what handlers share.
-//! - `api/`: [`app`] and [`routes`], the handlers, parameter parsing.
+//! - `api/`: [`app`] and [`routes`], the handlers, and reading their
+//!   parameters with the same parsers (`api/params.rs`).
 //! - `error.rs`: [`ApiError`], the one error answer.
 //! - `metrics.rs`: [`Metrics`], Prometheus counters and gauges.
 //! - `openapi.rs` and `openapi.json`: the OpenAPI 3 document.

@@ -20,7 +20,7 @@ pub async fn decode(IdSegment(text): IdSegment, params: Params) -> Result<Json<V
     let encoding = match params.get("encoding")? {
         Some(name) => name
             .parse::<Encoding>()
-            .map_err(|message| ApiError::bad_input("encoding", "invalid_parameter", message))?,
+            .map_err(|e| ApiError::from_core("encoding", e))?,
         None => Encoding::Decimal,
     };
     let id = SnowflakeId::parse(encoding, &text).map_err(|e| ApiError::from_core("id", e))?;
