@@ -94,12 +94,15 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
 /// high-water mark slightly ahead of the clock, or refuses one too far
 /// ahead.
 pub async fn start(config: &Config) -> Result<AppState, ServeError> {
-    std::fs::create_dir_all(&config.state_dir).map_err(|source| ServeError::Io {
-        context: format!(
-            "creating the state directory {}",
-            config.state_dir.display()
-        ),
-        source,
+    std::fs::create_dir_all(&config.state_dir).map_err(|source| {
+        let dir = config.state_dir.display();
+        // "File exists" would not say which file, nor why that matters.
+        let context = if config.state_dir.exists() && !config.state_dir.is_dir() {
+            format!("the state directory {dir} is not a directory")
+        } else {
+            format!("creating the state directory {dir}")
+        };
+        ServeError::Io { context, source }
     })?;
     let source = slot_source(config)?;
     let clock = clock(config);

@@ -411,7 +411,9 @@ fn layout_specs_parse_and_print() {
         Layout::new(1_704_067_200_000, 42, 0, 10, 11).unwrap()
     );
     assert_eq!(
-        "Discord@2015-01-01T00:00:00+00:00".parse::<Layout>().unwrap(),
+        "Discord@2015-01-01T00:00:00+00:00"
+            .parse::<Layout>()
+            .unwrap(),
         Layout::DISCORD
     );
     let custom: Layout = "39/0/8/16@0".parse().unwrap();
