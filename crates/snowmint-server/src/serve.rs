@@ -32,9 +32,11 @@ pub enum ServeError {
     /// Node identity or durability.
     #[error(transparent)]
     Fleet(#[from] FleetError),
-    /// Sockets, files. The message is what was being done; the cause is
-    /// the error's source, so that a chain of errors prints it once.
-    #[error("{context}")]
+    /// Coordinator settings the claim engine cannot use.
+    #[error(transparent)]
+    Coordinator(#[from] snowmint_fleet::ConfigError),
+    /// Sockets, files.
+    #[error("{context}: {source}")]
     Io {
         /// What was being done.
         context: String,
@@ -94,15 +96,12 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
 /// high-water mark slightly ahead of the clock, or refuses one too far
 /// ahead.
 pub async fn start(config: &Config) -> Result<AppState, ServeError> {
-    std::fs::create_dir_all(&config.state_dir).map_err(|source| {
-        let dir = config.state_dir.display();
-        // "File exists" would not say which file, nor why that matters.
-        let context = if config.state_dir.exists() && !config.state_dir.is_dir() {
-            format!("the state directory {dir} is not a directory")
-        } else {
-            format!("creating the state directory {dir}")
-        };
-        ServeError::Io { context, source }
+    std::fs::create_dir_all(&config.state_dir).map_err(|source| ServeError::Io {
+        context: format!(
+            "creating the state directory {}",
+            config.state_dir.display()
+        ),
+        source,
     })?;
     let source = slot_source(config)?;
     let clock = clock(config);
