@@ -29,7 +29,9 @@ pub struct ServeArgs {
 /// The settings of `snowmint serve` given as flags.
 ///
 /// Each value may also come from the environment variable named in its
-/// help, or from the same key in snake_case in the `--config` file.
+/// help, or from the same key in snake_case in the `--config` file; it is
+/// read by the same parser wherever it comes from. Durations are a number
+/// and a unit (500ms, 2s, 1.5s, 1m, 1h), at most 24h.
 #[derive(Debug, Args)]
 struct ServeSettings {
     /// Address to listen on, IP:PORT; port 0 picks a free one
@@ -73,7 +75,8 @@ struct ServeSettings {
     #[arg(long, value_name = "DURATION")]
     mark_wait_max: Option<String>,
     /// How far ahead of the clock the high-water mark is reserved (one disk
-    /// write per step) [env: SNOWMINT_MARK_STEP] [default: 1s].
+    /// write per step; at least 10ms) [env: SNOWMINT_MARK_STEP]
+    /// [default: 1s].
     #[arg(long, value_name = "DURATION")]
     mark_step: Option<String>,
     /// Longest time a request may take, and a connection may take to send
@@ -85,8 +88,8 @@ struct ServeSettings {
     /// (the chroot is optional) [env: SNOWMINT_COORDINATOR].
     #[arg(long, value_name = "URL")]
     coordinator: Option<String>,
-    /// Fleet name under the coordinator [env: SNOWMINT_FLEET]
-    /// [default: default].
+    /// Fleet name under the coordinator: 1 to 64 of A-Z a-z 0-9 - _ .
+    /// [env: SNOWMINT_FLEET] [default: default].
     #[arg(long, value_name = "NAME")]
     fleet: Option<String>,
     /// Slots this node may claim, A-B [env: SNOWMINT_SLOTS] [default: all].
