@@ -59,24 +59,33 @@ impl TypedValueParser for EncodingParser {
 }
 
 /// The layout named by `--layout` and `--epoch` (or `SNOWMINT_LAYOUT` and
-/// `SNOWMINT_EPOCH`; a message then says so).
+/// `SNOWMINT_EPOCH`; a message then says so). An empty variable counts as
+/// unset, as it does for `snowmint serve`.
 pub fn layout(
     layout: (&str, Option<ValueSource>),
     epoch: (Option<&str>, Option<ValueSource>),
 ) -> Result<Layout, BadInput> {
+    let from_env = |source: Option<ValueSource>| source == Some(ValueSource::EnvVariable);
     let from = |source: Option<ValueSource>, env: &str, error: snowmint::Error| {
         let bad = BadInput::from(error);
-        if source == Some(ValueSource::EnvVariable) {
+        if from_env(source) {
             bad.with_origin(env)
         } else {
             bad
         }
     };
-    let parsed = layout
+    let parsed = if layout.0.is_empty() && from_env(layout.1) {
+        Layout::default()
+    } else {
+        layout
+            .0
+            .parse::<Layout>()
+            .map_err(|e| from(layout.1, "SNOWMINT_LAYOUT", e))?
+    };
+    let epoch_text = epoch
         .0
-        .parse::<Layout>()
-        .map_err(|e| from(layout.1, "SNOWMINT_LAYOUT", e))?;
-    match epoch.0 {
+        .filter(|text| !(text.is_empty() && from_env(epoch.1)));
+    match epoch_text {
         Some(text) => snowmint::parse_epoch(text)
             .and_then(|ms| parsed.with_epoch(ms))
             .map_err(|e| from(epoch.1, "SNOWMINT_EPOCH", e)),
@@ -157,5 +166,9 @@ mod tests {
             layout(("twitter", None), (Some("2015-01-01T00:00:00Z"), flag)).unwrap(),
             Layout::DISCORD
         );
+        // Empty variables count as unset; an empty flag is a value.
+        assert_eq!(layout(("", env), (Some(""), env)).unwrap(), Layout::TWITTER);
+        assert!(layout(("", flag), (None, None)).is_err());
+        assert!(layout(("twitter", None), (Some(""), flag)).is_err());
     }
 }

@@ -1067,3 +1067,28 @@ fn layouts_and_epochs_read_the_same_everywhere() {
         assert_eq!(http["layout"], cli["layout"], "{query}");
     }
 }
+
+/// An empty `SNOWMINT_*` variable counts as unset, for the calculator
+/// commands as for `snowmint serve`.
+#[test]
+fn empty_variables_count_as_unset_everywhere() {
+    let home = TempDir::new("values-empty");
+    let empty = [("SNOWMINT_LAYOUT", ""), ("SNOWMINT_EPOCH", "")];
+    let mut command = Command::new(env!("CARGO_BIN_EXE_snowmint"));
+    clean(&mut command, &home);
+    let output = command
+        .args(["layout", "--format", "json"])
+        .envs(empty)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let cli: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(cli["layout"], "twitter");
+
+    let mut env = empty.to_vec();
+    env.push(("SNOWMINT_DATACENTER", ""));
+    let service = Service::start(home.path(), &[], &env);
+    let node = service.json("/v1/node");
+    assert_eq!(node["layout"], "twitter");
+    assert_eq!(node["datacenter"], 0);
+}

@@ -39,9 +39,10 @@ const BASE32_WIDTH: usize = 13;
 /// assert_eq!(SnowflakeId::parse(Encoding::Hex, "17eed6190fcedfff")?, id);
 /// # Ok::<(), snowmint::Error>(())
 /// ```
+///
+/// With the `serde` feature it serializes as its [name](Encoding::name) and
+/// deserializes from any name [`FromStr`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Encoding {
     /// Base 10, the canonical form.
     #[default]
@@ -153,6 +154,43 @@ impl FromStr for Encoding {
             Ok(encoding)
         } else {
             Err(Error::UnknownEncoding { name: echo(s) })
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+mod serde_impl {
+    use std::fmt;
+
+    use serde::de::{self, Visitor};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Encoding;
+
+    impl Serialize for Encoding {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.serialize_str(self.name())
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Encoding {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_str(NameVisitor)
+        }
+    }
+
+    /// Reads the name with [`Encoding`]'s `FromStr`, the one reading of it.
+    struct NameVisitor;
+
+    impl Visitor<'_> for NameVisitor {
+        type Value = Encoding;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an encoding name: decimal, hex, base32 or base58")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Encoding, E> {
+            v.parse().map_err(E::custom)
         }
     }
 }
