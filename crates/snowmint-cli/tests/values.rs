@@ -539,6 +539,10 @@ fn table() -> Vec<Value> {
                     vec!["\"etcd://127.0.0.1\"", "no port", "HOST:PORT"],
                 ),
                 ("http://x:1", vec!["\"http://x:1\"", "\"http\""]),
+                (
+                    "etcd://a:+1",
+                    vec!["\"etcd://a:+1\"", "\"+1\"", "1..=65535"],
+                ),
                 ("zk://a:1//x", vec!["\"zk://a:1//x\"", "chroot"]),
                 (" etcd://a:1", vec!["\" etcd://a:1\""]),
             ],

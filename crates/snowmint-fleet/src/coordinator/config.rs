@@ -84,7 +84,7 @@ pub enum ConfigError {
 /// assert_eq!(url.to_string(), "zk://10.0.0.1:2181,10.0.0.2:2181/apps");
 ///
 /// let err = "etcd://localhost:99999".parse::<CoordinatorUrl>().unwrap_err();
-/// assert!(err.to_string().contains("port \"99999\" is not a number in 1..=65535"));
+/// assert!(err.to_string().contains("port 99999 is out of range (1..=65535)"));
 /// # Ok::<(), snowmint_fleet::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,10 +176,9 @@ fn check_host_port(text: &str) -> Result<&str, String> {
             "endpoint {text:?} has no valid host (expected HOST:PORT)"
         ));
     }
-    match port.parse::<u16>() {
-        Ok(1..) => Ok(text),
-        _ => Err(format!("port {port:?} is not a number in 1..=65535")),
-    }
+    snowmint::parse_bounded("port", port, 1..=65535)
+        .map(|_| text)
+        .map_err(|error| error.to_string())
 }
 
 fn check_chroot(path: &str) -> Result<&str, String> {
@@ -574,7 +573,11 @@ mod tests {
             ),
             ("etcd://127.0.0.1", "endpoint \"127.0.0.1\" has no port"),
             ("etcd://:2379", "endpoint \":2379\" has no valid host"),
-            ("etcd://a:0", "port \"0\" is not a number in 1..=65535"),
+            ("etcd://a:0", "port 0 is out of range (1..=65535)"),
+            (
+                "etcd://a:+1",
+                "port \"+1\" is not a number (expected an integer in 1..=65535)",
+            ),
             ("etcd://a:1,", "endpoint \"\" has no port"),
             ("etcd://a:1/x", "etcd URLs take no path"),
             ("zk://a:1//x", "chroot \"//x\" has an empty"),

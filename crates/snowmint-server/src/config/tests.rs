@@ -164,10 +164,7 @@ fn hostname_and_coordinator_identities() {
             "coordinator URL \"http://x:1\" is invalid: scheme \"http\" is neither etcd nor zk",
         ),
         ("etcd://x", "endpoint \"x\" has no port"),
-        (
-            "zk://x:99999/app",
-            "port \"99999\" is not a number in 1..=65535",
-        ),
+        ("zk://x:99999/app", "port 99999 is out of range (1..=65535)"),
     ] {
         let err = Config::resolve(&[flags(&[(Setting::Coordinator, value)])], |_| None)
             .unwrap_err()
