@@ -271,13 +271,13 @@ impl fmt::Display for DurationText {
         const H: u128 = 60 * M;
         if micros == 0 {
             f.write_str("0")
-        } else if micros % H == 0 {
+        } else if micros.is_multiple_of(H) {
             write!(f, "{}h", micros / H)
-        } else if micros % M == 0 {
+        } else if micros.is_multiple_of(M) {
             write!(f, "{}m", micros / M)
-        } else if micros % S == 0 {
+        } else if micros.is_multiple_of(S) {
             write!(f, "{}s", micros / S)
-        } else if micros % MS == 0 {
+        } else if micros.is_multiple_of(MS) {
             write!(f, "{}ms", micros / MS)
         } else {
             let fraction = format!("{:03}", micros % MS);
