@@ -15,3 +15,13 @@ async fn connect_reads_an_etcd_url() {
     let url = format!("etcd://{}", cluster.client_addr());
     scenarios::connect_from_url(&cluster, &url, "etcd", "lease").await;
 }
+
+/// A closed port: the node is fenced with a sentence that names the
+/// coordinator and the system's words, and says that it retries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_coordinator_is_one_sentence() {
+    let port = support::cluster::free_port();
+    let url = format!("etcd://127.0.0.1:{port}");
+    let expected = format!("cannot reach the coordinator {url} (connection refused); retrying");
+    scenarios::unreachable_coordinator(&url, &expected).await;
+}

@@ -20,6 +20,18 @@ async fn connect_reads_a_zookeeper_url() {
     scenarios::connect_from_url(&cluster, &url, "zookeeper", "session").await;
 }
 
+/// A closed port: the node is fenced with a sentence that names the
+/// coordinator, and says that it retries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_coordinator_is_one_sentence() {
+    let port = support::cluster::free_port();
+    let url = format!("zk://127.0.0.1:{port}");
+    let expected = format!(
+        "cannot reach the coordinator {url} (no server of the ensemble took the connection); retrying"
+    );
+    scenarios::unreachable_coordinator(&url, &expected).await;
+}
+
 /// With a chroot, every znode lives under it (created when missing).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chroot_holds_every_znode() {
