@@ -1,28 +1,41 @@
 //! New IDs: `/v1/id` and `/v1/ids?count=N`.
 //!
-//! This is the hot path: bodies are written by hand (an ID is digits, so
-//! nothing needs escaping) rather than through a JSON serializer, with the
-//! core's two-digits-at-a-time writer ([`snowmint::push_decimal`]) because a
-//! batch of 4096 IDs spends most of its time turning numbers into text.
+//! This is the hot path: the bodies ([`crate::body::NewId`] and the
+//! others) write themselves into bytes without a JSON serializer.
 
 use axum::extract::State;
-use axum::http::HeaderValue;
-use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use snowmint::{SnowflakeId, push_decimal};
 
 use super::params::{Params, WantsText};
+use crate::body::{IdText, IdsText, NewId, NewIds};
 use crate::error::ApiError;
 use crate::issuer::Refusal;
+use crate::openapi::{BadRequest, Unavailable, UriTooLong};
 use crate::state::AppState;
 
 /// The largest `count` of `/v1/ids`: one millisecond's worth of IDs.
 pub const MAX_BATCH: u64 = 4096;
 
-const JSON: HeaderValue = HeaderValue::from_static("application/json");
-const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
-
-/// `GET /v1/id`: `{"id":"..."}`, or the bare number for `Accept: text/plain`.
+/// One new ID
+///
+/// Issues one new ID of this node, in the node's own layout. JSON by
+/// default; the bare decimal number for `Accept: text/plain`. Takes no
+/// parameters (unknown ones are a 400).
+#[utoipa::path(
+    get,
+    path = "/v1/id",
+    operation_id = "nextId",
+    tag = "issue",
+    responses(
+        (status = 200, description = "A new ID.", content(
+            (NewId = "application/json"),
+            (IdText = "text/plain"),
+        )),
+        (status = 400, response = BadRequest),
+        (status = 414, response = UriTooLong),
+        (status = 503, response = Unavailable),
+    ),
+)]
 pub async fn next_id(
     State(state): State<AppState>,
     WantsText(text): WantsText,
@@ -35,20 +48,35 @@ pub async fn next_id(
         .await
         .map_err(|refusal| refused(&state, refusal))?;
     state.metrics().issued(1);
-    let mut body = Vec::with_capacity(32);
-    if text {
-        push_decimal(&mut body, id.as_u64());
-        Ok(([(CONTENT_TYPE, TEXT)], body).into_response())
+    Ok(if text {
+        IdText(id).into_response()
     } else {
-        body.extend_from_slice(b"{\"id\":\"");
-        push_decimal(&mut body, id.as_u64());
-        body.extend_from_slice(b"\"}");
-        Ok(([(CONTENT_TYPE, JSON)], body).into_response())
-    }
+        NewId { id }.into_response()
+    })
 }
 
-/// `GET /v1/ids?count=N`: `{"ids":["...",...]}` with N in 1..=4096, or one
-/// ID per line for `Accept: text/plain`.
+/// A batch of new IDs
+///
+/// Issues `count` new IDs (1..=4096, one millisecond's worth), strictly
+/// increasing. JSON by default; one ID per line for `Accept: text/plain`.
+#[utoipa::path(
+    get,
+    path = "/v1/ids",
+    operation_id = "nextIds",
+    tag = "issue",
+    params(
+        ("count" = u64, Query, description = "How many IDs, 1..=4096.", minimum = 1, maximum = 4096, example = 10),
+    ),
+    responses(
+        (status = 200, description = "New IDs, in increasing order.", content(
+            (NewIds = "application/json"),
+            (IdsText = "text/plain"),
+        )),
+        (status = 400, response = BadRequest),
+        (status = 414, response = UriTooLong),
+        (status = 503, response = Unavailable),
+    ),
+)]
 pub async fn next_ids(
     State(state): State<AppState>,
     WantsText(text): WantsText,
@@ -63,31 +91,11 @@ pub async fn next_ids(
         .map_err(|refusal| refused(&state, refusal))?;
     state.metrics().issued(count as u64);
     state.metrics().batch(count);
-    // 19 digits at most, plus quotes and a comma.
-    let mut body = Vec::with_capacity(16 + ids.len() * 22);
-    if text {
-        for id in &ids {
-            push_decimal(&mut body, id.as_u64());
-            body.push(b'\n');
-        }
-        Ok(([(CONTENT_TYPE, TEXT)], body).into_response())
+    Ok(if text {
+        IdsText(&ids).into_response()
     } else {
-        body.extend_from_slice(b"{\"ids\":[");
-        write_quoted(&mut body, &ids);
-        body.extend_from_slice(b"]}");
-        Ok(([(CONTENT_TYPE, JSON)], body).into_response())
-    }
-}
-
-fn write_quoted(body: &mut Vec<u8>, ids: &[SnowflakeId]) {
-    for (i, id) in ids.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.push(b'"');
-        push_decimal(body, id.as_u64());
-        body.push(b'"');
-    }
+        NewIds { ids: &ids }.into_response()
+    })
 }
 
 fn refused(state: &AppState, refusal: Refusal) -> ApiError {
