@@ -13,9 +13,8 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use common::{TempDir, get};
-use snowmint::{Layout, ManualClock, Node};
+use snowmint::{ClockPolicy, Layout, ManualClock, Node};
 use snowmint_fleet::{BoxFuture, Claim, FleetError, MarkFile, NodeLock, NodeState, SlotSource};
-use snowmint_server::config::ClockPolicySetting;
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
 use tokio::sync::watch;
 
@@ -92,10 +91,10 @@ struct Setup {
 }
 
 async fn setup(initial: NodeState) -> Setup {
-    setup_with(initial, ClockPolicySetting::Refuse).await
+    setup_with(initial, ClockPolicy::Refuse).await
 }
 
-async fn setup_with(initial: NodeState, clock_policy: ClockPolicySetting) -> Setup {
+async fn setup_with(initial: NodeState, clock_policy: ClockPolicy) -> Setup {
     let dir = TempDir::new("claims");
     let clock = ManualClock::new(T);
     let source = HandSource::new(initial);
@@ -378,7 +377,7 @@ async fn answer_of(request: tokio::task::JoinHandle<common::Answer>) -> common::
         .unwrap()
 }
 
-const WAIT: ClockPolicySetting = ClockPolicySetting::Wait {
+const WAIT: ClockPolicy = ClockPolicy::Wait {
     max: Duration::from_secs(10),
 };
 

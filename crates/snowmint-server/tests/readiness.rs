@@ -12,9 +12,8 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use common::{NODE, TempDir, get};
-use snowmint::{Layout, ManualClock};
+use snowmint::{ClockPolicy, Layout, ManualClock};
 use snowmint_fleet::{MarkFile, SlotSource, StaticSource};
-use snowmint_server::config::ClockPolicySetting;
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
 
 const T: i64 = 1_700_000_000_000;
@@ -27,7 +26,7 @@ async fn node_on(state_dir: &Path, clock: &ManualClock) -> axum::Router {
         source as Arc<dyn SlotSource>,
         IssuerOptions {
             layout: Layout::TWITTER,
-            clock_policy: ClockPolicySetting::Refuse,
+            clock_policy: ClockPolicy::Refuse,
             clock: Arc::new(clock.clone()),
             state_dir: state_dir.to_owned(),
             mark_step: Duration::from_secs(1),
