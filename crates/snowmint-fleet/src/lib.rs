@@ -29,12 +29,15 @@
 //! - `state_dir.rs`: [`create_state_dir`], the directory the state files
 //!   live in, and [`last_written_slot`], the slot a restarted node most
 //!   likely held.
+//! - `lock.rs`: [`NodeLock`], one holder per node on a host (an exclusive
+//!   lock beside the state file).
 //! - `reservation.rs`: [`NodeMark`] and [`Reservation`], reserving the mark
 //!   ahead of the clock in steps so that no ID costs a write.
 //! - `coordinator/`: the claim engine shared by every coordination service
 //!   ([`Coordinator`], [`connect`]), its errors ([`ClaimError`]), its
-//!   settings ([`CoordinatorUrl`], [`SlotRange`], [`CoordinatorConfig`])
-//!   and the primitives a service must offer ([`Backend`]).
+//!   settings and their one reading ([`CoordinatorUrl`], [`FleetName`],
+//!   [`SlotRange`], [`parse_claim_ttl`], [`CoordinatorConfig`]) and the
+//!   primitives a service must offer ([`Backend`]).
 //! - `reason.rs`: how I/O errors read in messages (the system's words,
 //!   once).
 //! - `etcd.rs` (feature `etcd`): [`EtcdBackend`], leases and transactions.
@@ -49,8 +52,8 @@ mod zookeeper;
 
 pub use coordinator::{
     Backend, BackendError, Cause, ClaimError, ClaimRecord, ClaimState, ConfigError, Coordinator,
-    CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, GuardedWrite, Holder, MAX_TTL, MIN_TTL,
-    Opened, SlotRange, Versioned, connect,
+    CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite, Holder,
+    MAX_FLEET_NAME, MAX_TTL, MIN_TTL, Opened, SlotRange, Versioned, connect, parse_claim_ttl,
 };
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};
@@ -67,6 +70,7 @@ use snowmint::Node;
 use tokio::sync::watch;
 
 mod hostname;
+mod lock;
 mod mark;
 mod reason;
 mod reservation;
@@ -76,6 +80,7 @@ mod static_source;
 mod testing;
 
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
+pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use reservation::{NodeMark, Reservation};
 pub use state_dir::{create_state_dir, last_written_slot};
@@ -203,6 +208,21 @@ pub enum FleetError {
         now_ms: i64,
         /// The longest gap waited out.
         max_wait: Duration,
+    },
+    /// Another holder (another process on this host, or another handle in
+    /// this one) has the node's lock: it issues as this node from this
+    /// state directory.
+    #[error("{}", lock::held_message(state_dir, *node, lock_file, *pid))]
+    NodeLocked {
+        /// The state directory.
+        state_dir: PathBuf,
+        /// The node, when known.
+        node: Option<Node>,
+        /// The lock file.
+        lock_file: PathBuf,
+        /// The holder's pid, as it wrote it into the lock file (not yet
+        /// written, or unreadable: `None`).
+        pid: Option<u32>,
     },
     /// A hostname that yields no slot.
     #[error("hostname {hostname:?}: {reason}")]

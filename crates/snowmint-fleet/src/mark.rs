@@ -50,6 +50,8 @@ const KEY: &str = "high_water_ms";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MarkFile {
     path: PathBuf,
+    /// The node the file is for, when known (for messages).
+    node: Option<Node>,
 }
 
 impl MarkFile {
@@ -59,17 +61,61 @@ impl MarkFile {
     pub fn for_node(dir: &Path, node: Node) -> MarkFile {
         MarkFile {
             path: dir.join(format!("node-dc{}-m{}.mark", node.datacenter, node.machine)),
+            node: Some(node),
         }
     }
 
     /// A state file at an explicit path.
     pub fn at(path: impl Into<PathBuf>) -> MarkFile {
-        MarkFile { path: path.into() }
+        MarkFile {
+            path: path.into(),
+            node: None,
+        }
     }
 
     /// Where the file lives.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The directory the file is in.
+    pub fn dir(&self) -> &Path {
+        match self.path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        }
+    }
+
+    /// The node the file is for, if it was made with
+    /// [`for_node`](MarkFile::for_node).
+    pub fn node(&self) -> Option<Node> {
+        self.node
+    }
+
+    /// The node's lock file, beside the state file (see [`NodeLock`]):
+    /// `node-dc{datacenter}-m{machine}.lock` for `node-dc{datacenter}-m{machine}.mark`,
+    /// otherwise the file's name with `.lock` added.
+    ///
+    /// [`NodeLock`]: crate::NodeLock
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use snowmint::Node;
+    /// use snowmint_fleet::MarkFile;
+    ///
+    /// let file = MarkFile::for_node(Path::new("/var/lib/snowmint"), Node { datacenter: 1, machine: 2 });
+    /// assert_eq!(file.lock_path(), Path::new("/var/lib/snowmint/node-dc1-m2.lock"));
+    /// assert_eq!(MarkFile::at("/x/state").lock_path(), Path::new("/x/state.lock"));
+    /// ```
+    pub fn lock_path(&self) -> PathBuf {
+        if self.path.extension().is_some_and(|ext| ext == "mark") {
+            return self.path.with_extension("lock");
+        }
+        let mut name = self.path.file_name().unwrap_or_default().to_owned();
+        name.push(".lock");
+        self.path.with_file_name(name)
     }
 
     /// Reads the mark; `None` when there is no file yet.
@@ -106,7 +152,7 @@ impl MarkFile {
             let context = format!("cannot {what} {}", path.display());
             move |error| FleetError::Io { context, error }
         };
-        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let dir = self.dir();
         let name = self
             .path
             .file_name()

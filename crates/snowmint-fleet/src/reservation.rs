@@ -9,55 +9,82 @@
 //! its ID past the mark waits for the write itself.
 //!
 //! [`NodeMark`] is the state file of one node, shared by every claim made on
-//! that node; [`Reservation`] is what one claim (one generation) has
-//! reserved.
+//! that node, and the node's [`NodeLock`]; [`Reservation`] is what one
+//! claim (one generation) has reserved.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, PoisonError};
 
 use tokio::sync::Mutex;
 
-use crate::{FleetError, MarkFile, SlotSource};
+use crate::{FleetError, MarkFile, NodeLock, SlotSource};
 
 /// "Nothing recorded": below every real mark.
 const NONE: i64 = i64::MIN;
 
-/// The durable mark of one node: its state file and what it holds.
+/// The durable mark of one node: its state file, what it holds, and the
+/// lock that keeps other processes from issuing as the node meanwhile.
+///
+/// - [`open`](NodeMark::open) locks the node, then reads its file.
+/// - Every write of the mark first checks that the lock is still held
+///   (and that its file was not deleted; see [`NodeLock::confirm`]).
+/// - [`unlock`](NodeMark::unlock) gives the node up; no reservation on it
+///   can write again.
+/// - The last write that failed is remembered until one succeeds
+///   ([`write_failure`](NodeMark::write_failure)), so that readiness can
+///   say that IDs would be refused.
 ///
 /// # Examples
 ///
 /// ```
 /// use snowmint::Node;
-/// use snowmint_fleet::{MarkFile, NodeMark};
+/// use snowmint_fleet::{FleetError, MarkFile, NodeMark};
 ///
 /// let dir = std::env::temp_dir().join(format!("snowmint-doc-nodemark-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;
 /// let file = MarkFile::for_node(&dir, Node::default());
 /// file.write(1_700_000_000_000)?;
-/// let mark = NodeMark::open(file)?;
+/// let mark = NodeMark::open(file.clone())?;
 /// assert_eq!(mark.recorded_ms(), Some(1_700_000_000_000));
+/// assert!(matches!(NodeMark::open(file), Err(FleetError::NodeLocked { .. })));
 /// # std::fs::remove_dir_all(&dir)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
 pub struct NodeMark {
     file: MarkFile,
+    /// The node's lock; `None` once given up. Taken (std mutex, never held
+    /// across an await) under `recorded`, so that no write runs unlocked.
+    lock: std::sync::Mutex<Option<NodeLock>>,
     /// Serializes writers; holds what the file says. Reservations also take
     /// it to retire, so that a retired claim can never write again.
     recorded: Mutex<Option<i64>>,
     /// A copy of the recorded mark (or `NONE`) for lock-free reading by
     /// `/v1/node` and metrics.
     recorded_view: AtomicI64,
+    /// Why the last write failed, until a write succeeds: a node whose mark
+    /// cannot move is not ready.
+    failure: std::sync::Mutex<Option<String>>,
 }
 
 impl NodeMark {
-    /// Reads the node's state file.
+    /// Locks the node (see [`NodeLock`]) and reads its state file.
+    ///
+    /// # Errors
+    ///
+    /// [`FleetError::NodeLocked`] when another process (or another handle
+    /// in this one) holds the node; the errors of [`NodeLock::acquire`] and
+    /// [`MarkFile::read`].
     pub fn open(file: MarkFile) -> Result<Arc<NodeMark>, FleetError> {
+        // Locked first: the mark read must be one no other holder moves.
+        let lock = NodeLock::acquire(&file)?;
         let recorded = file.read()?;
         Ok(Arc::new(NodeMark {
             file,
+            lock: std::sync::Mutex::new(Some(lock)),
             recorded: Mutex::new(recorded),
             recorded_view: AtomicI64::new(recorded.unwrap_or(NONE)),
+            failure: std::sync::Mutex::new(None),
         }))
     }
 
@@ -71,6 +98,55 @@ impl NodeMark {
         // Relaxed: a snapshot for reports; nothing is ordered by it.
         let mark = self.recorded_view.load(Ordering::Relaxed);
         (mark != NONE).then_some(mark)
+    }
+
+    /// Whether the node's lock is still held by this mark.
+    pub fn is_locked(&self) -> bool {
+        self.lock_guard().is_some()
+    }
+
+    /// Gives the node's lock up, after any write in progress; from then on
+    /// no reservation on this mark writes. Retire the reservations first,
+    /// so that none of them lets an ID out above what is on disk.
+    pub async fn unlock(&self) {
+        let _writers = self.recorded.lock().await;
+        self.lock_guard().take();
+    }
+
+    /// Why the last write of the mark (file or source) failed, if no write
+    /// has succeeded since.
+    pub fn write_failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn lock_guard(&self) -> std::sync::MutexGuard<'_, Option<NodeLock>> {
+        self.lock.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn remember(&self, outcome: &Result<(), FleetError>) {
+        let failure = match outcome {
+            Ok(()) => None,
+            // A claim that ended is no trouble with the mark.
+            Err(FleetError::Fenced { .. }) => return,
+            Err(error) => Some(error.to_string()),
+        };
+        *self.failure.lock().unwrap_or_else(PoisonError::into_inner) = failure;
+    }
+
+    /// Checks, before a write, that this mark still holds the node's lock.
+    fn confirm_lock(&self) -> Result<(), FleetError> {
+        match self.lock_guard().as_mut() {
+            Some(lock) => lock.confirm(),
+            None => Err(FleetError::Fenced {
+                reason: format!(
+                    "the node's lock {} was given up",
+                    self.file.lock_path().display()
+                ),
+            }),
+        }
     }
 }
 
@@ -175,6 +251,22 @@ impl Reservation {
         self.raise(target, Some(ts_ms)).await
     }
 
+    /// Moves the reserved mark on once a write failed, whether or not an ID
+    /// needs it: to a step past the later of the clock and the reserved
+    /// mark, so that the write is tried for real. Nothing is written when
+    /// no failure is remembered.
+    ///
+    /// A node whose mark cannot be written is sent no traffic (it is not
+    /// ready), so without this no request would find out that the disk has
+    /// room again.
+    pub async fn retry_failed_write(&self, now_ms: i64) -> Result<(), FleetError> {
+        if self.mark.write_failure().is_none() {
+            return Ok(());
+        }
+        let from = self.covered.load(Ordering::Relaxed).max(now_ms);
+        self.raise(from.saturating_add(self.step_ms), None).await
+    }
+
     /// Moves the reserved mark to `target` (if that is further), writing the
     /// file first and then telling the source; `needed` is the timestamp
     /// the caller waits for: if another task covered it meanwhile, done.
@@ -188,6 +280,14 @@ impl Reservation {
         if needed.is_some_and(|ts| self.covers(ts)) || self.covers(target) {
             return Ok(());
         }
+        let outcome = self.write(&mut recorded, target).await;
+        self.mark.remember(&outcome);
+        outcome
+    }
+
+    /// The write of `raise`, under the node's writer lock.
+    async fn write(&self, recorded: &mut Option<i64>, target: i64) -> Result<(), FleetError> {
+        self.mark.confirm_lock()?;
         if recorded.is_none_or(|r| target > r) {
             let file = self.mark.file.clone();
             tokio::task::spawn_blocking(move || file.write(target))
@@ -313,5 +413,54 @@ mod tests {
         }
         assert_eq!(r.covered_ms(), Some(6_600));
         assert_eq!(r.node_mark().file().read().unwrap(), Some(6_600));
+    }
+
+    /// A failed write is remembered until one succeeds; retrying writes
+    /// only while a failure is remembered.
+    #[tokio::test]
+    async fn a_failed_write_is_remembered_until_a_write_succeeds() {
+        let dir = TempDir::new("failure");
+        let r = reservation(&dir, 1000);
+        r.extend(5_000, 5_000).await.unwrap();
+        let file = r.node_mark().file().clone();
+        // Nothing failed: a retry writes nothing.
+        std::fs::remove_file(file.path()).unwrap();
+        r.retry_failed_write(9_000).await.unwrap();
+        assert_eq!(file.read().unwrap(), None);
+        // The mark's path is a directory: every write fails.
+        std::fs::create_dir(file.path()).unwrap();
+        std::fs::write(file.path().join("in-the-way"), "").unwrap();
+        let error = r.extend(7_000, 7_000).await.unwrap_err().to_string();
+        assert_eq!(r.node_mark().write_failure(), Some(error));
+        assert!(r.retry_failed_write(9_000).await.is_err());
+        assert!(r.node_mark().write_failure().is_some());
+        // Room again: the retry writes a step past the clock, and the
+        // failure is forgotten.
+        std::fs::remove_dir_all(file.path()).unwrap();
+        r.retry_failed_write(9_000).await.unwrap();
+        assert_eq!(r.node_mark().write_failure(), None);
+        assert_eq!(file.read().unwrap(), Some(10_000));
+        assert!(r.covers(10_000));
+    }
+
+    /// An unlocked node writes no more, and its lock is free for the next
+    /// holder.
+    #[tokio::test]
+    async fn an_unlocked_node_writes_no_more() {
+        let dir = TempDir::new("unlock");
+        let r = reservation(&dir, 1000);
+        r.extend(5_000, 5_000).await.unwrap();
+        let file = r.node_mark().file().clone();
+        assert!(matches!(
+            NodeMark::open(file.clone()),
+            Err(FleetError::NodeLocked { .. })
+        ));
+        r.node_mark().unlock().await;
+        assert!(!r.node_mark().is_locked());
+        let err = r.extend(7_000, 7_000).await.unwrap_err();
+        assert!(matches!(err, FleetError::Fenced { .. }), "{err}");
+        assert_eq!(r.node_mark().write_failure(), None);
+        let next = NodeMark::open(file).expect("the lock is free");
+        assert_eq!(next.recorded_ms(), Some(6_000));
     }
 }

@@ -13,9 +13,8 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use common::{TempDir, get};
-use snowmint::{Layout, ManualClock, Node};
-use snowmint_fleet::{BoxFuture, Claim, FleetError, MarkFile, NodeState, SlotSource};
-use snowmint_server::config::ClockPolicySetting;
+use snowmint::{ClockPolicy, Layout, ManualClock, Node};
+use snowmint_fleet::{BoxFuture, Claim, FleetError, MarkFile, NodeLock, NodeState, SlotSource};
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
 use tokio::sync::watch;
 
@@ -92,6 +91,10 @@ struct Setup {
 }
 
 async fn setup(initial: NodeState) -> Setup {
+    setup_with(initial, ClockPolicy::Refuse).await
+}
+
+async fn setup_with(initial: NodeState, clock_policy: ClockPolicy) -> Setup {
     let dir = TempDir::new("claims");
     let clock = ManualClock::new(T);
     let source = HandSource::new(initial);
@@ -99,7 +102,7 @@ async fn setup(initial: NodeState) -> Setup {
         Arc::clone(&source) as Arc<dyn SlotSource>,
         IssuerOptions {
             layout: Layout::TWITTER,
-            clock_policy: ClockPolicySetting::Refuse,
+            clock_policy,
             clock: Arc::new(clock.clone()),
             state_dir: dir.path().to_owned(),
             mark_step: Duration::from_secs(1),
@@ -333,4 +336,250 @@ async fn returning_to_a_slot_resumes_after_its_mark() {
     let after = id(&s.app).await;
     assert!(after > before);
     assert_eq!(parts(after).0, mark + 1);
+}
+
+/// The value of the metric line `name` (no labels) in `/metrics`.
+async fn metric(app: &axum::Router, name: &str) -> f64 {
+    let text = get(app, "/metrics").await.body;
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+        .parse()
+        .unwrap()
+}
+
+/// Under `wait`, with the clock set back: starts an ID request, which
+/// waits for the clock, and returns once the generator has refused it at
+/// least once (the request is in its wait).
+async fn request_waiting_for_the_clock(s: &Setup) -> tokio::task::JoinHandle<common::Answer> {
+    let first = id(&s.app).await;
+    s.clock.set(parts(first).0 - 2_000);
+    let before = metric(&s.app, "snowmint_clock_regressions_total").await;
+    let app = s.app.clone();
+    let request = tokio::spawn(async move { get(&app, "/v1/id").await });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while metric(&s.app, "snowmint_clock_regressions_total").await <= before {
+        assert!(
+            Instant::now() < deadline,
+            "the request did not meet the clock behind within 30 s"
+        );
+        assert!(!request.is_finished(), "the request did not wait");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    request
+}
+
+/// Its answer, within 30 s.
+async fn answer_of(request: tokio::task::JoinHandle<common::Answer>) -> common::Answer {
+    tokio::time::timeout(Duration::from_secs(30), request)
+        .await
+        .expect("the waiting request did not end within 30 s after the clock caught up")
+        .unwrap()
+}
+
+const WAIT: ClockPolicy = ClockPolicy::Wait {
+    max: Duration::from_secs(10),
+};
+
+/// A request waiting for the clock (`--clock-policy wait`) whose claim
+/// passes its deadline meanwhile takes no ID when the clock catches up.
+#[tokio::test]
+async fn a_claim_that_expires_during_a_clock_wait_issues_nothing() {
+    let s = setup_with(NodeState::Active(claim(5, 1)), WAIT).await;
+    let request = request_waiting_for_the_clock(&s).await;
+    // The same claim, now past its deadline (as a reader sees a claim whose
+    // keep-alive never came).
+    let mut expired = claim(5, 1);
+    expired.valid_until = Some(Instant::now());
+    s.source.state.send_replace(NodeState::Active(expired));
+    s.clock.set(T + 1);
+    let answer = answer_of(request).await;
+    let (code, _, message) = answer.error(StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(code, "no_claim");
+    assert!(message.contains("deadline"), "{message}");
+}
+
+/// A request waiting for the clock whose claim is replaced by one on
+/// another slot takes no ID of the old slot when the clock catches up.
+#[tokio::test]
+async fn a_claim_replaced_during_a_clock_wait_issues_nothing() {
+    let s = setup_with(NodeState::Active(claim(5, 1)), WAIT).await;
+    let request = request_waiting_for_the_clock(&s).await;
+    s.source.state.send_replace(NodeState::Active(claim(6, 2)));
+    until_generation(&s.app, 2).await;
+    s.clock.set(T + 1);
+    let answer = answer_of(request).await;
+    let (code, _, message) = answer.error(StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(code, "not_ready");
+    assert!(message.contains("changed"), "{message}");
+    // The new claim issues as its own node.
+    let after = id(&s.app).await;
+    assert_eq!(
+        parts(after).1,
+        Node {
+            datacenter: 0,
+            machine: 6
+        }
+    );
+}
+
+/// A claim whose node another holder on this host has locked is not used:
+/// not ready, naming the holder; as soon as the lock is free the claim
+/// issues. A fenced node lets its lock go.
+#[tokio::test]
+async fn a_claim_on_a_node_locked_elsewhere_waits_for_the_lock() {
+    let s = setup(NodeState::Fenced {
+        reason: "starting".to_owned(),
+    })
+    .await;
+    let node = Layout::TWITTER.node_from_slot(5).unwrap();
+    let file = MarkFile::for_node(s.dir.path(), node);
+    // Another holder: a lock of its own, as another process would take.
+    let other = NodeLock::acquire(&file).unwrap();
+    file.write(T + 300).unwrap();
+    s.source.state.send_replace(NodeState::Active(claim(5, 1)));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let message = loop {
+        let ready = get(&s.app, "/readyz").await;
+        if ready.status != StatusCode::OK {
+            let (code, _, message) = ready.error(StatusCode::SERVICE_UNAVAILABLE);
+            if code == "not_ready" && message.contains("lock") {
+                break message;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the locked node never said so: {}",
+            ready.body
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    for part in [
+        format!("process {}", std::process::id()),
+        "datacenter 0 machine 5".to_owned(),
+        s.dir.path().display().to_string(),
+        "trying again".to_owned(),
+    ] {
+        assert!(message.contains(&part), "{part:?} is missing: {message}");
+    }
+    let answer = get(&s.app, "/v1/id").await;
+    assert_eq!(answer.error(StatusCode::SERVICE_UNAVAILABLE).2, message);
+
+    // The other holder lets go: the claim issues, after the mark it left.
+    drop(other);
+    s.clock.set(T + 301);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let first: u64 = loop {
+        let answer = get(&s.app, "/v1/id").await;
+        if answer.status == StatusCode::OK {
+            break answer.json()["id"].as_str().unwrap().parse().unwrap();
+        }
+        assert_eq!(answer.error(StatusCode::SERVICE_UNAVAILABLE).0, "not_ready");
+        assert!(
+            Instant::now() < deadline,
+            "the claim never issued after the lock was freed: {}",
+            answer.body
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(parts(first), (T + 301, node));
+    assert!(matches!(
+        NodeLock::acquire(&file),
+        Err(FleetError::NodeLocked { .. })
+    ));
+
+    // Fenced: the node's lock is free for another holder.
+    s.source.state.send_replace(NodeState::Fenced {
+        reason: "lease lost".to_owned(),
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let _next = loop {
+        match NodeLock::acquire(&file) {
+            Ok(lock) => break lock,
+            Err(error) => assert!(
+                Instant::now() < deadline,
+                "the fenced node kept its lock: {error}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert_eq!(
+        get(&s.app, "/v1/id")
+            .await
+            .error(StatusCode::SERVICE_UNAVAILABLE)
+            .0,
+        "no_claim"
+    );
+}
+
+/// A source that cannot record the mark makes the node not ready; the
+/// probe tries again and the node is ready once the source records it.
+#[tokio::test]
+async fn a_source_that_cannot_record_the_mark_is_not_ready() {
+    let s = setup(NodeState::Active(claim(5, 1))).await;
+    id(&s.app).await;
+    let reserved = s.source.reserved()[0].1;
+    *s.source.failing.lock().unwrap() = true;
+    s.clock.set(reserved + 1);
+    let answer = get(&s.app, "/v1/id").await;
+    assert_eq!(
+        answer.error(StatusCode::SERVICE_UNAVAILABLE).0,
+        "mark_unwritable"
+    );
+    let ready = get(&s.app, "/readyz").await;
+    let (code, _, message) = ready.error(StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(code, "mark_unwritable");
+    assert!(message.contains("hand://: unreachable"), "{message}");
+    let node = get(&s.app, "/v1/node").await.json();
+    assert_eq!(node["ready"], false, "{node}");
+
+    *s.source.failing.lock().unwrap() = false;
+    assert_eq!(get(&s.app, "/readyz").await.status, StatusCode::OK);
+    assert!(
+        s.source
+            .reserved()
+            .iter()
+            .any(|&(g, mark)| g == 1 && mark > reserved + 1),
+        "the probe recorded the mark with the source"
+    );
+}
+
+/// The same slot claimed back after a fence, while another holder on this
+/// host issued as the node in between (its mark in the state file is above
+/// this node's): not a continuation, but a fresh generator after that mark,
+/// even though the slot's floor is still this node's own.
+#[tokio::test]
+async fn a_node_used_by_another_holder_while_fenced_resumes_after_its_mark() {
+    let s = setup(NodeState::Active(claim(5, 1))).await;
+    let before = id(&s.app).await;
+    let mark = s.source.reserved()[0].1;
+    s.source.state.send_replace(NodeState::Fenced {
+        reason: "lease lost".to_owned(),
+    });
+    let node = Layout::TWITTER.node_from_slot(5).unwrap();
+    let file = MarkFile::for_node(s.dir.path(), node);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let other = loop {
+        if let Ok(lock) = NodeLock::acquire(&file) {
+            break lock;
+        }
+        assert!(Instant::now() < deadline, "the fenced node kept its lock");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    file.write(mark + 5_000).unwrap();
+    drop(other);
+
+    let mut again = claim(5, 2);
+    again.floor_ms = Some(mark);
+    s.source.state.send_replace(NodeState::Active(again));
+    until_generation(&s.app, 2).await;
+    let answer = get(&s.app, "/v1/id").await;
+    assert_eq!(
+        answer.error(StatusCode::SERVICE_UNAVAILABLE).0,
+        "clock_behind"
+    );
+    s.clock.set(mark + 5_001);
+    let after = id(&s.app).await;
+    assert!(after > before);
+    assert_eq!(parts(after).0, mark + 5_001);
 }

@@ -10,9 +10,8 @@ use std::time::Duration;
 
 use common::http::Connection;
 use common::{NODE, Options, node_with};
-use snowmint::ManualClock;
+use snowmint::{ClockPolicy, ManualClock};
 use snowmint_fleet::{NodeState, SlotSource};
-use snowmint_server::config::ClockPolicySetting;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -91,7 +90,7 @@ async fn shutdown_finishes_requests_in_flight_then_releases() {
     let clock = ManualClock::new(T);
     let node = node_with(Options {
         clock: Arc::new(clock.clone()),
-        policy: ClockPolicySetting::Wait {
+        policy: ClockPolicy::Wait {
             max: Duration::from_secs(30),
         },
         ..Options::default()

@@ -57,8 +57,9 @@ pub async fn healthz() -> Json<Status> {
 
 /// Readiness
 ///
-/// 200 while the node may issue IDs (holds a claim, the clock is not
-/// behind); 503 otherwise, saying why.
+/// 200 while an ID request would be answered; 503 otherwise, with the
+/// refusal it would get (no claim, clock behind or out of range, the
+/// high-water mark not writable).
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -71,7 +72,7 @@ pub async fn healthz() -> Json<Status> {
     ),
 )]
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<Status>, ApiError> {
-    state.issuer().readiness()?;
+    state.issuer().readiness().await?;
     Ok(Json(Status {
         status: StatusWord::Ready,
     }))

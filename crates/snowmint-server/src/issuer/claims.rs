@@ -1,16 +1,36 @@
 //! Following the slot source: each new claim gets a generator that resumes
 //! after the node's recorded mark and the claim's floor, and a fresh
 //! reservation of the mark.
+//!
+//! # The node's lock
+//!
+//! The issuer holds the lock of the node it issues as (see
+//! [`NodeLock`](snowmint_fleet::NodeLock)): taken before the claim's
+//! generator is built, given up when the claim ends (fenced) or moves to
+//! another node, after its reservation is retired, so that nothing it let
+//! out is above the mark on disk that the next holder resumes after.
+//!
+//! A claim whose node is locked by another process on this host is not
+//! used: the node stays not ready, saying which process holds it, and tries
+//! the lock again every second. With a static identity that is a refusal to
+//! start instead (see [`Issuer::start`](super::Issuer::start)). A
+//! coordinated node keeps the slot rather than releasing it: the fleet gave
+//! the slot to this process, and while the other process on this host
+//! issues as that node, no other member of the fleet should get it either.
+//! The other process is either one that lost the slot and lets its lock go
+//! when it takes another (or stops), after which this one goes on at once,
+//! or a mistake (two fleets, or a fixed identity, sharing one state
+//! directory) that the reason names for an operator.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError, Weak};
+use std::time::Duration;
 
 use snowmint::{Clock, ClockPolicy, Generator, GeneratorStats, format_time};
 use snowmint_fleet::{Claim, FleetError, MarkFile, NodeMark, NodeState, Reservation};
 use tokio::sync::watch;
 
 use super::Inner;
-use crate::config::ClockPolicySetting;
 
 /// What one claim issues with.
 pub(super) struct Minting {
@@ -36,22 +56,61 @@ impl Minting {
     /// still in flight; a fresh generator would have to resume after the
     /// mark, reserved a step ahead of the clock, and refuse (under
     /// `refuse`) until the clock passed it.
-    fn continues(&self, claim: &Claim) -> bool {
+    ///
+    /// The node's state file, read again when the node was locked anew
+    /// (after a fence), must not be above that mark either: another process
+    /// on this host may have issued as the node meanwhile.
+    fn continues(&self, claim: &Claim, node_mark: &Arc<NodeMark>) -> bool {
         // `None` sorts first: no floor is below any mark, and a floor is
         // above no recorded mark at all.
-        self.claim.node == claim.node && claim.floor_ms <= self.reservation.covered_ms()
+        let covered = self.reservation.covered_ms();
+        self.claim.node == claim.node
+            && claim.floor_ms <= covered
+            && (Arc::ptr_eq(self.reservation.node_mark(), node_mark)
+                || node_mark.recorded_ms() <= covered)
     }
 }
 
+/// How often a claim whose node another process holds tries the lock again.
+const LOCK_RETRY: Duration = Duration::from_secs(1);
+
 /// Applies every change of the source's state, until the issuer is gone.
+/// A claim whose node is locked by another process is tried again every
+/// [`LOCK_RETRY`] until the state changes.
 pub(super) async fn watch_claims(inner: Weak<Inner>, mut state: watch::Receiver<NodeState>) {
-    while state.changed().await.is_ok() {
+    let mut locked_out = false;
+    let mut last_error = None;
+    loop {
+        if locked_out {
+            tokio::select! {
+                changed = state.changed() => if changed.is_err() { return },
+                () = tokio::time::sleep(LOCK_RETRY) => {}
+            }
+        } else if state.changed().await.is_err() {
+            return;
+        }
         let latest = state.borrow_and_update().clone();
+        let active = matches!(latest, NodeState::Active(_));
         let Some(inner) = inner.upgrade() else {
             return;
         };
-        if let Err(error) = inner.follow(latest).await {
-            tracing::error!(%error, "cannot issue IDs under the new claim");
+        match inner.follow(latest).await {
+            Ok(()) => {
+                if locked_out && active {
+                    tracing::info!("the node's lock is free again; issuing IDs");
+                }
+                locked_out = false;
+                last_error = None;
+            }
+            Err(error) => {
+                locked_out = matches!(error, FleetError::NodeLocked { .. });
+                let message = error.to_string();
+                // Said once, not at every retry.
+                if last_error.as_ref() != Some(&message) {
+                    tracing::error!(%error, "cannot issue IDs under the new claim");
+                }
+                last_error = Some(message);
+            }
         }
     }
 }
@@ -70,6 +129,7 @@ impl Inner {
                 } else {
                     tracing::warn!(%reason, "fenced: this node may not issue IDs");
                 }
+                self.let_go().await;
                 return Ok(());
             }
         };
@@ -88,6 +148,7 @@ impl Inner {
                     generation = claim.generation,
                     resume_after = ?minting.resumed_after.map(|ms| format_time(ms).to_string()),
                     state_file = %minting.reservation.node_mark().file().path().display(),
+                    lock_file = %minting.reservation.node_mark().file().lock_path().display(),
                     "claimed slot {} (datacenter {} machine {})",
                     claim.slot,
                     claim.node.datacenter,
@@ -111,8 +172,13 @@ impl Inner {
                 Ok(())
             }
             Err(error) => {
+                let retry = match error {
+                    FleetError::NodeLocked { .. } => "; trying again every second",
+                    _ => "",
+                };
                 *self.broken.write().unwrap_or_else(PoisonError::into_inner) = Some(format!(
-                    "the node cannot issue IDs under its claim: {error}"
+                    "the node cannot issue IDs under its claim on slot {}: {error}{retry}",
+                    claim.slot
                 ));
                 Err(error)
             }
@@ -125,10 +191,10 @@ impl Inner {
     /// continues the previous one, so that its recorded mark is final).
     async fn mint(&self, claim: &Claim, previous: Option<&Minting>) -> Result<Minting, FleetError> {
         let options = &self.options;
-        let node_mark = self.node_mark(claim)?;
         if let Some(previous) = previous {
             previous.reservation.retire().await;
         }
+        let node_mark = self.node_mark(claim).await?;
         let step_ms = i64::try_from(options.mark_step.as_millis()).unwrap_or(i64::MAX);
         let reservation = Arc::new(Reservation::new(
             node_mark.clone(),
@@ -136,7 +202,7 @@ impl Inner {
             claim.generation,
             step_ms,
         ));
-        if let Some(previous) = previous.filter(|previous| previous.continues(claim)) {
+        if let Some(previous) = previous.filter(|previous| previous.continues(claim, &node_mark)) {
             return Ok(Minting {
                 claim: claim.clone(),
                 generator: Arc::clone(&previous.generator),
@@ -147,8 +213,8 @@ impl Inner {
         let resumed_after = node_mark.recorded_ms().max(claim.floor_ms);
         let policy = match options.clock_policy {
             // Waiting happens in `generate`, asynchronously.
-            ClockPolicySetting::Refuse | ClockPolicySetting::Wait { .. } => ClockPolicy::Refuse,
-            ClockPolicySetting::Borrow { max_ahead } => ClockPolicy::Borrow { max_ahead },
+            ClockPolicy::Wait { .. } => ClockPolicy::Refuse,
+            other => other,
         };
         let mut builder = Generator::builder(options.layout, claim.node)
             .clock(Arc::clone(&options.clock))
@@ -164,16 +230,43 @@ impl Inner {
         })
     }
 
-    /// The state file of the claim's node, opened once per process.
-    fn node_mark(&self, claim: &Claim) -> Result<Arc<NodeMark>, FleetError> {
+    /// The state file of the claim's node, locked: the one held already if
+    /// the claim is on the same node; otherwise the held one is unlocked
+    /// (its reservation is retired) and the claim's node is locked and read.
+    async fn node_mark(&self, claim: &Claim) -> Result<Arc<NodeMark>, FleetError> {
         let file = MarkFile::for_node(&self.options.state_dir, claim.node);
-        let mut marks = self.marks.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(mark) = marks.iter().find(|m| *m.file() == file) {
-            return Ok(Arc::clone(mark));
+        let held = self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mark) = held {
+            if *mark.file() == file && mark.is_locked() {
+                *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&mark));
+                return Ok(mark);
+            }
+            mark.unlock().await;
         }
         let mark = NodeMark::open(file)?;
-        marks.push(Arc::clone(&mark));
+        *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&mark));
         Ok(mark)
+    }
+
+    /// The claim ended: retires its reservation, then gives the node's lock
+    /// up, so that another process on this host may issue as the node
+    /// (after the mark this one left on disk).
+    async fn let_go(&self) {
+        if let Some(current) = self.current() {
+            current.reservation.retire().await;
+        }
+        let held = self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mark) = held {
+            mark.unlock().await;
+        }
     }
 }
 

@@ -18,7 +18,13 @@
 //!
 //! In the common case that is two uncontended read locks (the source's
 //! watch channel, the current generator), one compare-and-swap and one
-//! atomic load; nothing waits for a disk.
+//! atomic load; nothing waits for a disk. A request that waits (for the
+//! mark's write, or for the clock under `--clock-policy wait`) checks the
+//! claim again after the wait: it may have ended or changed meanwhile.
+//!
+//! The issuer holds the lock of the node it issues as, so that a second
+//! process on this host cannot issue as it from the same state directory;
+//! see `claims.rs`.
 //!
 //! - `mod.rs`: [`Issuer`] and the hot path (fencing check, generator, mark
 //!   check).
@@ -26,19 +32,19 @@
 //!   claim.
 //! - `refusal.rs`: [`Refusal`], why no ID was issued.
 //! - `report.rs`: [`NodeReport`] and readiness, what the node says about
-//!   itself.
+//!   itself: ready exactly when an ID request would not be refused.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use snowmint::{Clock, Error, Generator, GeneratorStats, Layout, SnowflakeId, format_time};
+use snowmint::{
+    Clock, ClockPolicy, Error, Generator, GeneratorStats, Layout, SnowflakeId, format_time,
+};
 use snowmint_fleet::{FleetError, MarkFile, NodeMark, NodeState, SlotSource};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
-
-use crate::config::ClockPolicySetting;
 
 mod claims;
 mod refusal;
@@ -54,7 +60,7 @@ pub struct IssuerOptions {
     /// The layout IDs are issued in.
     pub layout: Layout,
     /// What to do when the clock goes back.
-    pub clock_policy: ClockPolicySetting,
+    pub clock_policy: ClockPolicy,
     /// Where time comes from.
     pub clock: Arc<dyn Clock>,
     /// Directory of the nodes' state files.
@@ -88,8 +94,9 @@ struct Inner {
     current: RwLock<Option<Arc<Minting>>>,
     /// Why the current claim has no minting (its state file is unreadable).
     broken: RwLock<Option<String>>,
-    /// Opened state files, one per node this process has held.
-    marks: Mutex<Vec<Arc<NodeMark>>>,
+    /// The state file of the node this process holds, with the node's
+    /// lock; `None` while it holds none (see `claims.rs`).
+    held: Mutex<Option<Arc<NodeMark>>>,
     /// Stats of generators of earlier claims, so that counters only grow.
     retired_stats: Mutex<GeneratorStats>,
     /// Set while requests meet the clock behind, so that a regression is
@@ -128,7 +135,15 @@ impl std::fmt::Debug for Issuer {
 
 impl Issuer {
     /// Starts following `source`: sets up the current claim, if any, and
-    /// watches for changes. Fails if the claim's state file is unreadable.
+    /// watches for changes.
+    ///
+    /// # Errors
+    ///
+    /// When the current claim cannot be used: its state file is unreadable,
+    /// or another process holds its node ([`FleetError::NodeLocked`], whose
+    /// message names the state directory, the node and that process's pid).
+    /// A claim that comes later is not an error but a node that is not
+    /// ready, saying why.
     pub async fn start(
         source: Arc<dyn SlotSource>,
         options: IssuerOptions,
@@ -141,7 +156,7 @@ impl Issuer {
             options,
             current: RwLock::new(None),
             broken: RwLock::new(None),
-            marks: Mutex::new(Vec::new()),
+            held: Mutex::new(None),
             retired_stats: Mutex::new(GeneratorStats::default()),
             in_regression: AtomicBool::new(false),
             mark_failing: AtomicBool::new(false),
@@ -162,7 +177,7 @@ impl Issuer {
     }
 
     /// The clock-regression policy.
-    pub fn clock_policy(&self) -> ClockPolicySetting {
+    pub fn clock_policy(&self) -> ClockPolicy {
         self.inner.options.clock_policy
     }
 
@@ -278,12 +293,28 @@ impl Inner {
         }
     }
 
+    /// Checks that `minting` is still the one in force, after a wait:
+    /// `changed` is the reason when another claim has replaced it.
+    fn still_held(&self, minting: &Arc<Minting>, changed: &str) -> Result<(), Refusal> {
+        match self.minting() {
+            Ok(now) if Arc::ptr_eq(&now, minting) => Ok(()),
+            Ok(_) => Err(Refusal::NotReady {
+                reason: changed.to_owned(),
+            }),
+            Err(refusal) => Err(refusal),
+        }
+    }
+
     /// Runs `take` on the generator, applying the `wait` policy without
     /// blocking the runtime: the generator itself refuses, and this waits
     /// (asynchronously) for the clock to catch up, up to the bound.
+    ///
+    /// After each nap the claim is checked again before the next `take`:
+    /// the wait can outlast the claim's deadline, or see the claim replaced.
+    /// A request that does not wait pays nothing for this.
     async fn generate<T>(
         &self,
-        minting: &Minting,
+        minting: &Arc<Minting>,
         mut take: impl FnMut(&Generator<Arc<dyn Clock>>) -> Result<T, Error>,
     ) -> Result<T, Refusal> {
         let mut deadline = None;
@@ -306,7 +337,7 @@ impl Inner {
                             "clock behind: the clock reads earlier than IDs this slot may already have issued (a step back, or a previous holder's mark)"
                         );
                     }
-                    if let ClockPolicySetting::Wait { max } = self.options.clock_policy {
+                    if let ClockPolicy::Wait { max } = self.options.clock_policy {
                         let behind = Duration::from_millis((last_ms - now_ms).max(0) as u64);
                         let deadline = *deadline.get_or_insert_with(|| Instant::now() + max);
                         let left = deadline.saturating_duration_since(Instant::now());
@@ -314,6 +345,10 @@ impl Inner {
                             // Short naps: the clock may jump forward too.
                             let nap = behind.min(left).min(Duration::from_millis(50));
                             tokio::time::sleep(nap.max(Duration::from_millis(1))).await;
+                            self.still_held(
+                                minting,
+                                "the claim changed while the request waited for the clock",
+                            )?;
                             continue;
                         }
                     }
@@ -333,7 +368,7 @@ impl Inner {
     /// Makes sure an ID with timestamp `ts_ms` is covered by a recorded
     /// mark before it leaves.
     #[inline]
-    async fn cover(&self, minting: &Minting, ts_ms: i64) -> Result<(), Refusal> {
+    async fn cover(&self, minting: &Arc<Minting>, ts_ms: i64) -> Result<(), Refusal> {
         let reservation = &minting.reservation;
         if reservation.covers(ts_ms) {
             if reservation.due_for_refresh(ts_ms) {
@@ -345,27 +380,32 @@ impl Inner {
         reservation
             .extend(ts_ms, now_ms)
             .await
-            .map_err(|error| match error {
-                FleetError::Fenced { reason } => Refusal::NoClaim { reason },
-                other => {
-                    if !self.mark_failing.swap(true, Ordering::Relaxed) {
-                        tracing::error!(error = %other, "cannot record the high-water mark; refusing to issue IDs");
-                    }
-                    Refusal::MarkUnwritable {
-                        reason: other.to_string(),
-                    }
+            .map_err(|error| self.mark_refusal(error))?;
+        self.mark_recorded();
+        // The write took time: the claim must still hold.
+        self.still_held(minting, "the claim changed while the ID was made")
+    }
+
+    /// The refusal for a mark that could not be recorded; logged once while
+    /// writes keep failing.
+    fn mark_refusal(&self, error: FleetError) -> Refusal {
+        match error {
+            FleetError::Fenced { reason } => Refusal::NoClaim { reason },
+            other => {
+                if !self.mark_failing.swap(true, Ordering::Relaxed) {
+                    tracing::error!(error = %other, "cannot record the high-water mark; refusing to issue IDs");
                 }
-            })?;
+                Refusal::MarkUnwritable {
+                    reason: other.to_string(),
+                }
+            }
+        }
+    }
+
+    /// A mark was recorded: logs the recovery, if writes had failed.
+    fn mark_recorded(&self) {
         if self.mark_failing.swap(false, Ordering::Relaxed) {
             tracing::info!("the high-water mark is recorded again; issuing IDs");
-        }
-        // The write took time: the claim must still hold.
-        match self.minting() {
-            Ok(now) if Arc::ptr_eq(&now.reservation, reservation) => Ok(()),
-            Ok(_) => Err(Refusal::NotReady {
-                reason: "the claim changed while the ID was made".to_owned(),
-            }),
-            Err(refusal) => Err(refusal),
         }
     }
 }

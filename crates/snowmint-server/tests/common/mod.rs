@@ -10,9 +10,8 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
 use serde_json::Value;
-use snowmint::{Clock, Layout, Node, SystemClock};
+use snowmint::{Clock, ClockPolicy, Layout, Node, SystemClock};
 use snowmint_fleet::{SlotSource, StaticSource};
-use snowmint_server::config::ClockPolicySetting;
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
 use tower::ServiceExt;
 
@@ -39,7 +38,7 @@ pub struct TestNode {
 
 pub struct Options {
     pub clock: Arc<dyn Clock>,
-    pub policy: ClockPolicySetting,
+    pub policy: ClockPolicy,
     pub timeout: Duration,
 }
 
@@ -47,7 +46,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             clock: Arc::new(SystemClock),
-            policy: ClockPolicySetting::Refuse,
+            policy: ClockPolicy::Refuse,
             timeout: Duration::from_secs(10),
         }
     }
