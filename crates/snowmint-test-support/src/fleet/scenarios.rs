@@ -1,0 +1,617 @@
+//! The fleet scenarios, written once and run against every backend.
+//!
+//! Each scenario ends with [`check_run`] over every node that took part:
+//! no ID issued twice, every ID issued inside its claim, and every slot
+//! handed from one holder to the next only after the first had stopped.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use snowmint::Layout;
+use snowmint_fleet::{
+    Coordinator, CoordinatorConfig, FleetError, NodeState, SlotRange, SlotSource,
+};
+use tokio::sync::watch;
+
+use super::node::{Finished, ShiftedClock, TestNode};
+use crate::servers::Cluster;
+use crate::servers::proxy::Proxy;
+use crate::wait::eventually;
+
+/// The claim TTL of every scenario: short, so that expiry is quick.
+pub const TTL: Duration = Duration::from_secs(2);
+
+/// A slot handed from one node to another (or to itself, after a loss).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handover {
+    /// The slot.
+    pub slot: u64,
+    /// The node that held it first.
+    pub from: String,
+    /// The node that held it next.
+    pub to: String,
+}
+
+/// Checks a finished run; returns the handovers it saw so that a scenario
+/// can insist on the one it provoked.
+pub fn check_run(nodes: &[Finished]) -> Vec<Handover> {
+    let layout = Layout::TWITTER;
+    let mut seen = HashSet::new();
+    let mut total = 0;
+    for node in nodes {
+        for issued in &node.issued {
+            total += 1;
+            assert!(
+                seen.insert(issued.id),
+                "{} issued {} a second time",
+                node.name,
+                issued.id
+            );
+            assert_eq!(
+                layout.node_of(issued.id),
+                layout.node_from_slot(issued.slot).unwrap(),
+                "{}: ID {} does not carry its slot's node",
+                node.name,
+                issued.id
+            );
+            let claim = node
+                .claims
+                .iter()
+                .find(|claim| claim.generation == issued.generation)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{}: no record of claim generation {}",
+                        node.name, issued.generation
+                    )
+                });
+            assert_eq!(claim.slot, issued.slot);
+            assert!(
+                claim.claimed_at <= issued.at && issued.at < claim.valid_until,
+                "{}: ID {} issued outside its claim",
+                node.name,
+                issued.id
+            );
+        }
+    }
+    // Every claim of every node, per slot, in the order they were made.
+    let mut by_slot: BTreeMap<u64, Vec<(&str, &snowmint_fleet::ClaimRecord)>> = BTreeMap::new();
+    for node in nodes {
+        for claim in &node.claims {
+            by_slot
+                .entry(claim.slot)
+                .or_default()
+                .push((&node.name, claim));
+        }
+    }
+    let mut handovers = Vec::new();
+    for (slot, claims) in &mut by_slot {
+        claims.sort_by_key(|(_, claim)| claim.claimed_at);
+        for pair in claims.windows(2) {
+            let ((from, earlier), (to, later)) = (pair[0], pair[1]);
+            // Fenced before the next holder could even ask for the slot.
+            assert!(
+                earlier.valid_until <= later.claimed_at,
+                "slot {slot}: {from} could still issue until {:?} after {to} claimed it",
+                earlier.valid_until - later.claimed_at
+            );
+            // The next holder's IDs all come after the previous holder's.
+            let last_before = issued_under(nodes, from, earlier.generation).max();
+            let first_after = issued_under(nodes, to, later.generation).min();
+            if let (Some(last_before), Some(first_after)) = (last_before, first_after) {
+                assert!(
+                    first_after > last_before,
+                    "slot {slot}: {to} issued at {first_after} ms, not after {from}'s last ID at {last_before} ms"
+                );
+            }
+            handovers.push(Handover {
+                slot: *slot,
+                from: from.to_owned(),
+                to: to.to_owned(),
+            });
+        }
+    }
+    println!(
+        "{total} IDs checked across {} nodes, {} handovers",
+        nodes.len(),
+        handovers.len()
+    );
+    handovers
+}
+
+/// The timestamp of each ID `name` issued under `generation`.
+fn issued_under<'a>(
+    nodes: &'a [Finished],
+    name: &'a str,
+    generation: u64,
+) -> impl Iterator<Item = i64> + 'a {
+    nodes
+        .iter()
+        .filter(move |node| node.name == name)
+        .flat_map(|node| &node.issued)
+        .filter(move |issued| issued.generation == generation)
+        .map(|issued| Layout::TWITTER.timestamp_ms(issued.id))
+}
+
+/// The time of the last ID `node` issued.
+fn last_issued_ms(node: &Finished) -> i64 {
+    let times = node
+        .issued
+        .iter()
+        .map(|issued| Layout::TWITTER.timestamp_ms(issued.id));
+    times.max().expect("the node issued IDs")
+}
+
+async fn release_all<B: snowmint_fleet::Backend>(nodes: Vec<TestNode<B>>) -> Vec<Finished> {
+    let mut finished = Vec::new();
+    for node in nodes {
+        finished.push(node.release().await);
+    }
+    finished
+}
+
+/// A node claims the lowest free slot, keeps it past several TTLs,
+/// releases it at once on shutdown; a second node gets another slot; a
+/// third takes the released slot over, above its high-water mark.
+pub async fn claim_keep_release<C: Cluster>() {
+    let cluster = C::start().await;
+    let fleet = "keep";
+    let direct = || cluster.backend(cluster.client_addr());
+    let first = TestNode::start("first", direct(), fleet, "0-1023", TTL);
+    let claim = first.wait_active(1).await;
+    assert_eq!((claim.slot, claim.generation, claim.floor_ms), (0, 1, None));
+    assert_eq!(claim.details["holder"], "first");
+    let second = TestNode::start("second", direct(), fleet, "0-1023", TTL);
+    assert_eq!(second.wait_active(1).await.slot, 1, "the lowest free slot");
+
+    // Kept alive well past the TTL, without a single loss.
+    let issued = first.issued_count();
+    tokio::time::sleep(TTL * 3).await;
+    first.assert_undisturbed();
+    second.assert_undisturbed();
+    first.wait_issued(issued, 1).await;
+    let holders = cluster.slot_holders(fleet).await;
+    assert_eq!(
+        holders,
+        BTreeMap::from([(0, "first".into()), (1, "second".into())])
+    );
+
+    let first = first.release().await;
+    // The slot frees at once, not after the TTL.
+    assert_eq!(
+        cluster
+            .slot_holders(fleet)
+            .await
+            .keys()
+            .copied()
+            .collect::<Vec<_>>(),
+        [1]
+    );
+    let mark = cluster
+        .stored_mark(fleet, 0)
+        .await
+        .expect("slot 0 has a high-water mark");
+    let last = last_issued_ms(&first);
+    assert!(
+        mark >= last,
+        "the mark {mark} is below the last ID's time {last}"
+    );
+
+    let third = TestNode::start("third", direct(), fleet, "0-1023", TTL);
+    let claim = third.wait_active(1).await;
+    assert_eq!((claim.slot, claim.floor_ms), (0, Some(mark)));
+    third.wait_issued(0, 20).await;
+
+    let mut finished = vec![first];
+    finished.extend(release_all(vec![second, third]).await);
+    assert!(cluster.slot_holders(fleet).await.is_empty());
+    let handovers = check_run(&finished);
+    assert!(handovers.contains(&Handover {
+        slot: 0,
+        from: "first".into(),
+        to: "third".into()
+    }));
+}
+
+/// 40 nodes race for 32 slots: 32 distinct winners, 8 clear refusals, and
+/// never a slot held twice.
+pub async fn race_for_slots<C: Cluster>() {
+    const NODES: usize = 40;
+    let cluster = C::start().await;
+    let fleet = "race";
+    let nodes: Vec<_> = (0..NODES)
+        .map(|n| {
+            TestNode::start(
+                &format!("node-{n}"),
+                cluster.backend(cluster.client_addr()),
+                fleet,
+                "0-31",
+                TTL,
+            )
+        })
+        .collect();
+
+    // Watch every node's state while they race.
+    let receivers: Vec<watch::Receiver<NodeState>> =
+        nodes.iter().map(|node| node.engine.state()).collect();
+    let samples = Arc::new(Mutex::new((0usize, Vec::<String>::new())));
+    let sampler = tokio::spawn({
+        let samples = samples.clone();
+        async move {
+            loop {
+                let now = Instant::now();
+                let mut held = BTreeMap::new();
+                let mut doubles = Vec::new();
+                for (n, receiver) in receivers.iter().enumerate() {
+                    let slot = receiver.borrow().claim_at(now).map(|claim| claim.slot);
+                    if let Some(other) = slot.and_then(|slot| held.insert(slot, n)) {
+                        doubles.push(format!("slot {slot:?} held by node-{other} and node-{n}"));
+                    }
+                }
+                {
+                    let mut samples = samples.lock().unwrap();
+                    samples.0 += 1;
+                    samples.1.extend(doubles);
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    });
+
+    let all_taken = "all 32 slots of fleet race in 0-31 are taken";
+    let (winners, refused) = eventually("32 winners and 8 refusals", Duration::from_secs(60), || async {
+        let states: Vec<NodeState> = nodes.iter().map(TestNode::state).collect();
+        let winners: Vec<(usize, u64)> = states
+            .iter()
+            .enumerate()
+            .filter_map(|(n, state)| state.claim_at(Instant::now()).map(|claim| (n, claim.slot)))
+            .collect();
+        let refused: Vec<usize> = states
+            .iter()
+            .enumerate()
+            .filter(|(_, state)| matches!(state, NodeState::Fenced { reason } if reason == all_taken))
+            .map(|(n, _)| n)
+            .collect();
+        (winners.len() == 32 && refused.len() == NODES - 32).then_some((winners, refused))
+    })
+    .await;
+    let slots: BTreeSet<u64> = winners.iter().map(|(_, slot)| *slot).collect();
+    assert_eq!(
+        slots,
+        (0..32).collect(),
+        "every slot has exactly one winner"
+    );
+
+    // The server agrees: one key per slot, naming its winner.
+    let holders = cluster.slot_holders(fleet).await;
+    let expected: BTreeMap<u64, String> = winners
+        .iter()
+        .map(|(n, slot)| (*slot, format!("node-{n}")))
+        .collect();
+    assert_eq!(holders, expected);
+
+    // The refused keep retrying and stay refused; the winners keep serving.
+    tokio::time::sleep(TTL).await;
+    for n in &refused {
+        assert_eq!(
+            nodes[*n].state(),
+            NodeState::Fenced {
+                reason: all_taken.into()
+            }
+        );
+        assert_eq!(nodes[*n].issued_count(), 0);
+    }
+    for (n, _) in &winners {
+        nodes[*n].wait_issued(0, 1).await;
+    }
+
+    sampler.abort();
+    let (count, doubles) = std::mem::take(&mut *samples.lock().unwrap());
+    assert!(count > 10, "the sampler barely ran ({count} samples)");
+    assert!(doubles.is_empty(), "a slot was held twice: {doubles:?}");
+    let finished = release_all(nodes).await;
+    check_run(&finished);
+}
+
+/// The coordinator stops answering (SIGSTOP): every node stops issuing
+/// before its TTL runs out; when it answers again, every node claims anew
+/// and issues again.
+pub async fn server_pause_fences_everyone<C: Cluster>() {
+    let cluster = C::start().await;
+    let fleet = "pause";
+    let nodes: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|name| {
+            TestNode::start(
+                name,
+                cluster.backend(cluster.client_addr()),
+                fleet,
+                "0-1023",
+                TTL,
+            )
+        })
+        .collect();
+    let mut ttls = Vec::new();
+    for node in &nodes {
+        let claim = node.wait_active(1).await;
+        ttls.push(Duration::from_millis(
+            claim.details["ttl_ms"].parse().unwrap(),
+        ));
+        node.wait_issued(0, 20).await;
+    }
+
+    let paused_at = Instant::now();
+    cluster.process().pause();
+    for node in &nodes {
+        node.wait_fenced("").await;
+    }
+    let counts: Vec<usize> = nodes.iter().map(TestNode::issued_count).collect();
+    for (node, ttl) in nodes.iter().zip(&ttls) {
+        let record = node.engine.claims()[0];
+        assert!(
+            record.valid_until <= paused_at + *ttl,
+            "{} could issue until after its TTL ran out",
+            node.name
+        );
+        node.with_log(|log| {
+            let last = log.issued.last().unwrap().at;
+            assert!(
+                last < paused_at + *ttl,
+                "{} issued an ID after its TTL ran out",
+                node.name
+            );
+        });
+    }
+    // Nothing is issued while the coordinator is away.
+    tokio::time::sleep(TTL).await;
+    let still: Vec<usize> = nodes.iter().map(TestNode::issued_count).collect();
+    assert_eq!(counts, still, "a node issued IDs while fenced");
+
+    cluster.process().resume();
+    for (node, count) in nodes.iter().zip(&counts) {
+        node.wait_active(2).await;
+        node.wait_issued(*count, 20).await;
+    }
+    let finished = release_all(nodes).await;
+    check_run(&finished);
+}
+
+/// One node is cut off from the coordinator: it fences itself before a
+/// waiting node can take its slot; the other nodes keep serving.
+pub async fn partition_fences_the_cut_node<C: Cluster>() {
+    let cluster = C::start().await;
+    let fleet = "partition";
+    let proxy = Proxy::start(cluster.client_addr()).await;
+    let cut = TestNode::start("cut", cluster.backend(proxy.addr()), fleet, "0-2", TTL);
+    assert_eq!(cut.wait_active(1).await.slot, 0);
+    let direct = || cluster.backend(cluster.client_addr());
+    let others: Vec<_> = ["b", "c"]
+        .iter()
+        .map(|name| TestNode::start(name, direct(), fleet, "0-2", TTL))
+        .collect();
+    for node in &others {
+        node.wait_active(1).await;
+    }
+    let waiter = TestNode::start("waiter", direct(), fleet, "0-2", TTL);
+    waiter
+        .wait_fenced("all 3 slots of fleet partition in 0-2 are taken")
+        .await;
+    cut.wait_issued(0, 20).await;
+
+    proxy.cut();
+    let counts: Vec<usize> = others.iter().map(TestNode::issued_count).collect();
+    let taken = waiter.wait_active(1).await;
+    assert_eq!(taken.slot, 0, "the waiter takes the cut node's slot");
+    assert!(
+        cut.claim().is_none(),
+        "the cut node still thinks it holds slot 0"
+    );
+    for (node, count) in others.iter().zip(counts) {
+        node.wait_issued(count, 20).await;
+        node.assert_undisturbed();
+    }
+
+    // Healed, the cut node finds every slot taken and stays fenced.
+    proxy.heal();
+    cut.wait_fenced("all 3 slots of fleet partition in 0-2 are taken")
+        .await;
+
+    let mut nodes = vec![cut, waiter];
+    nodes.extend(others);
+    let finished = release_all(nodes).await;
+    let handovers = check_run(&finished);
+    assert!(
+        handovers.contains(&Handover {
+            slot: 0,
+            from: "cut".into(),
+            to: "waiter".into()
+        }),
+        "{handovers:?}"
+    );
+}
+
+/// An operator deletes a node's slot key: the node notices at its next
+/// keep-alive, fences itself and claims anew, above its own mark.
+pub async fn a_deleted_slot_key_is_noticed<C: Cluster>() {
+    let cluster = C::start().await;
+    let fleet = "deleted";
+    let node = TestNode::start(
+        "node",
+        cluster.backend(cluster.client_addr()),
+        fleet,
+        "0-1023",
+        TTL,
+    );
+    assert_eq!(node.wait_active(1).await.slot, 0);
+    node.wait_issued(0, 20).await;
+    cluster.delete_slot(fleet, 0).await;
+    let claim = node.wait_active(2).await;
+    assert_eq!(claim.slot, 0, "slot 0 is free again: the lowest");
+    assert!(
+        claim.floor_ms.is_some(),
+        "the new claim starts above the old mark"
+    );
+    let status = node.engine.status();
+    assert_eq!((status.claims, status.losses), (2, 1));
+    let count = node.issued_count();
+    node.wait_issued(count, 20).await;
+    let finished = node.release().await;
+    assert!(finished.claims[0].valid_until <= finished.claims[1].claimed_at);
+    let handovers = check_run(&[finished]);
+    assert!(handovers.contains(&Handover {
+        slot: 0,
+        from: "node".into(),
+        to: "node".into()
+    }));
+}
+
+/// A node crashes without releasing: its slot frees after the TTL, and the
+/// node that takes it over issues nothing at or below the old holder's
+/// mark, even with its clock a minute behind.
+pub async fn crash_takeover_respects_the_mark<C: Cluster>() {
+    let cluster = C::start().await;
+    let fleet = "crash";
+    let proxy = Proxy::start(cluster.client_addr()).await;
+    let old = TestNode::start("old", cluster.backend(proxy.addr()), fleet, "5-5", TTL);
+    assert_eq!(old.wait_active(1).await.slot, 5);
+    old.wait_issued(0, 50).await;
+    // The crashed machine's network dies with it: nothing it had queued
+    // (a session close) reaches the coordinator.
+    proxy.cut();
+    let old = old.crash();
+    let mark = cluster
+        .stored_mark(fleet, 5)
+        .await
+        .expect("the old holder left a mark");
+    let last = last_issued_ms(&old);
+    assert!(mark >= last);
+
+    let clock = ShiftedClock::default();
+    clock.shift(-60_000);
+    let direct = cluster.backend(cluster.client_addr());
+    let new = TestNode::start_with_clock("new", direct, fleet, "5-5", TTL, clock.clone());
+    let claim = new.wait_active(1).await;
+    assert_eq!((claim.slot, claim.floor_ms), (5, Some(mark)));
+    eventually(
+        "the new node to refuse with its clock behind the mark",
+        Duration::from_secs(30),
+        || async { new.with_log(|log| log.refusals > 20).then_some(()) },
+    )
+    .await;
+    assert_eq!(
+        new.issued_count(),
+        0,
+        "issued with the clock a minute behind the mark"
+    );
+
+    clock.shift(0);
+    new.wait_issued(0, 50).await;
+    let new = new.release().await;
+    for issued in &new.issued {
+        assert!(
+            Layout::TWITTER.timestamp_ms(issued.id) > mark,
+            "{} is at or below the mark",
+            issued.id
+        );
+    }
+    let handovers = check_run(&[old, new]);
+    assert!(handovers.contains(&Handover {
+        slot: 5,
+        from: "old".into(),
+        to: "new".into()
+    }));
+}
+
+/// Reservations raise the shared mark and never lower it, survive a write
+/// by someone else (compare-and-set), and are refused once the claim is
+/// gone.
+pub async fn reserve_rules<C: Cluster>() {
+    let cluster = C::start().await;
+    let fleet = "reserve";
+    let slots = SlotRange::new(9, 9).unwrap();
+    let config =
+        CoordinatorConfig::new(fleet, slots, TTL, "reserver".into(), Layout::TWITTER).unwrap();
+    let engine = Coordinator::start(cluster.backend(cluster.client_addr()), config).unwrap();
+    let mut states = engine.state();
+    let claim = eventually("a claim", Duration::from_secs(60), || {
+        let claim = states.borrow_and_update().claim_at(Instant::now()).cloned();
+        async move { claim }
+    })
+    .await;
+    let generation = claim.generation;
+    let base = 1_700_000_000_000;
+
+    engine.reserve(generation, base).await.unwrap();
+    assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base));
+    engine.reserve(generation, base - 1_000).await.unwrap();
+    assert_eq!(
+        cluster.stored_mark(fleet, 9).await,
+        Some(base),
+        "the mark was lowered"
+    );
+    engine.reserve(generation, base + 1_000).await.unwrap();
+    assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base + 1_000));
+
+    // Someone else moves the mark: the engine's compare-and-set notices.
+    cluster.set_mark(fleet, 9, base + 5_000).await;
+    engine.reserve(generation, base + 2_000).await.unwrap();
+    assert_eq!(
+        cluster.stored_mark(fleet, 9).await,
+        Some(base + 5_000),
+        "a newer mark was overwritten"
+    );
+    engine.reserve(generation, base + 6_000).await.unwrap();
+    assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base + 6_000));
+
+    let wrong = engine.reserve(generation + 1, base + 7_000).await;
+    assert!(matches!(wrong, Err(FleetError::Fenced { .. })), "{wrong:?}");
+    engine.release().await;
+    let gone = engine.reserve(generation, base + 8_000).await;
+    match gone {
+        Err(FleetError::Fenced { reason }) => assert!(reason.starts_with("released"), "{reason}"),
+        other => panic!("reserved after release: {other:?}"),
+    }
+    assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base + 6_000));
+}
+
+/// [`snowmint_fleet::connect`] turns a URL into a running engine whose
+/// claim says where it came from.
+pub async fn connect_from_url<C: Cluster>(cluster: &C, url: &str, kind: &str, session_name: &str) {
+    let fleet = "url";
+    let url: snowmint_fleet::CoordinatorUrl = url.parse().unwrap();
+    let slots = SlotRange::new(3, 4).unwrap();
+    let config =
+        CoordinatorConfig::new(fleet, slots, TTL, "via-url".into(), Layout::TWITTER).unwrap();
+    let source = snowmint_fleet::connect(&url, config).unwrap();
+    assert_eq!(source.kind(), kind);
+    let mut states = source.state();
+    let claim = eventually("a claim", Duration::from_secs(60), || {
+        let claim = states.borrow_and_update().claim_at(Instant::now()).cloned();
+        async move { claim }
+    })
+    .await;
+    assert_eq!(claim.slot, 3);
+    assert_eq!(
+        claim.node,
+        snowmint::Node {
+            datacenter: 0,
+            machine: 3
+        }
+    );
+    assert_eq!(claim.details["coordinator"], url.to_string());
+    assert_eq!(claim.details["fleet"], fleet);
+    assert_eq!(claim.details["slots"], "3-4");
+    assert!(!claim.details[session_name].is_empty());
+    assert!(
+        claim
+            .valid_until
+            .is_some_and(|deadline| deadline > Instant::now())
+    );
+    source.release().await;
+    let state = source.state().borrow().clone();
+    assert!(
+        matches!(state, NodeState::Fenced { ref reason } if reason.starts_with("released")),
+        "{state:?}"
+    );
+    assert!(cluster.slot_holders(fleet).await.is_empty());
+}

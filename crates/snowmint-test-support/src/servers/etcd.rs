@@ -1,0 +1,149 @@
+//! A real etcd server (Debian's etcd-server) for one test.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+use etcd_client::{Client, GetOptions};
+use snowmint_fleet::EtcdBackend;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::Cluster;
+use super::process::ServerProcess;
+use crate::net::free_port;
+use crate::temp::temp_dir;
+
+const INSTALL: &str = "apt-get install etcd-server (or put an etcd 3.4+ binary on PATH)";
+
+/// A single-member etcd cluster on loopback ports.
+pub struct EtcdCluster {
+    process: ServerProcess,
+}
+
+impl EtcdCluster {
+    async fn client(&self) -> Client {
+        Client::connect(
+            [format!("http://127.0.0.1:{}", self.process.addr().port())],
+            None,
+        )
+        .await
+        .expect("cannot connect to the test etcd")
+    }
+}
+
+async fn healthy(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)).await else {
+        return false;
+    };
+    let request = "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    let mut answer = String::new();
+    stream.write_all(request.as_bytes()).await.is_ok()
+        && stream.read_to_string(&mut answer).await.is_ok()
+        && answer.contains(r#""health":"true""#)
+}
+
+impl Cluster for EtcdCluster {
+    type Backend = EtcdBackend;
+
+    const NAME: &'static str = "etcd";
+
+    async fn start() -> EtcdCluster {
+        let dir = temp_dir("etcd");
+        let (client_port, peer_port) = (free_port(), free_port());
+        let client_url = format!("http://127.0.0.1:{client_port}");
+        let peer_url = format!("http://127.0.0.1:{peer_port}");
+        let args: Vec<String> = [
+            "--name",
+            "snowmint-test",
+            "--data-dir",
+            &dir.path().join("data").display().to_string(),
+            "--listen-client-urls",
+            &client_url,
+            "--advertise-client-urls",
+            &client_url,
+            "--listen-peer-urls",
+            &peer_url,
+            "--initial-advertise-peer-urls",
+            &peer_url,
+            "--initial-cluster",
+            &format!("snowmint-test={peer_url}"),
+            // A short election: the single member leads sooner.
+            "--heartbeat-interval",
+            "50",
+            "--election-timeout",
+            "500",
+        ]
+        .map(String::from)
+        .to_vec();
+        let process =
+            ServerProcess::start("etcd", "etcd", &args, dir, INSTALL, client_port, healthy).await;
+        EtcdCluster { process }
+    }
+
+    fn backend(&self, addr: SocketAddr) -> EtcdBackend {
+        EtcdBackend::new(vec![addr.to_string()])
+    }
+
+    async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {
+        let prefix = format!("/snowmint/{fleet}/slots/");
+        let listed = self
+            .client()
+            .await
+            .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
+            .await
+            .expect("cannot list the slot keys");
+        listed
+            .kvs()
+            .iter()
+            .map(|kv| {
+                let key = kv.key_str().expect("slot key is not UTF-8");
+                let slot = key.strip_prefix(&prefix).and_then(|n| n.parse().ok());
+                let slot = slot.unwrap_or_else(|| panic!("unexpected key {key}"));
+                (
+                    slot,
+                    kv.value_str().expect("holder is not UTF-8").to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    async fn stored_mark(&self, fleet: &str, slot: u64) -> Option<i64> {
+        let key = format!("/snowmint/{fleet}/hwm/{slot}");
+        let found = self
+            .client()
+            .await
+            .get(key, None)
+            .await
+            .expect("cannot read the mark");
+        found.kvs().first().map(|kv| {
+            kv.value_str()
+                .expect("mark is not UTF-8")
+                .parse()
+                .expect("mark is not a number")
+        })
+    }
+
+    async fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) {
+        let key = format!("/snowmint/{fleet}/hwm/{slot}");
+        self.client()
+            .await
+            .put(key, mark_ms.to_string(), None)
+            .await
+            .expect("cannot write the mark");
+    }
+
+    async fn delete_slot(&self, fleet: &str, slot: u64) {
+        let key = format!("/snowmint/{fleet}/slots/{slot}");
+        let deleted = self
+            .client()
+            .await
+            .delete(key, None)
+            .await
+            .expect("cannot delete the slot key");
+        assert_eq!(deleted.deleted(), 1, "no slot key to delete");
+    }
+
+    fn process(&self) -> &ServerProcess {
+        &self.process
+    }
+}

@@ -1,0 +1,169 @@
+//! A real ZooKeeper server (Debian's zookeeper package) for one test.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use snowmint_fleet::ZooKeeperBackend;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use zookeeper_client::{Client, Error};
+
+use super::Cluster;
+use super::process::ServerProcess;
+use crate::net::free_port;
+use crate::temp::temp_dir;
+
+const INSTALL: &str = "apt-get install zookeeper (it brings Java)";
+/// Debian's ZooKeeper jar; its manifest names the jars it needs.
+const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
+/// A logging backend for ZooKeeper's slf4j calls (Debian's libslf4j-java).
+const SLF4J_SIMPLE_JAR: &str = "/usr/share/java/slf4j-simple.jar";
+/// ZooKeeper's tick: sessions may be as short as two ticks, and expire
+/// within a tick of their timeout.
+pub const TICK_MS: u64 = 200;
+
+/// A standalone ZooKeeper server on a loopback port.
+pub struct ZooKeeperCluster {
+    process: ServerProcess,
+}
+
+impl ZooKeeperCluster {
+    async fn client(&self) -> Client {
+        let addr = format!("127.0.0.1:{}", self.process.addr().port());
+        tokio::time::timeout(Duration::from_secs(20), Client::connect(&addr))
+            .await
+            .expect("the test's own ZooKeeper client hung connecting")
+            .expect("cannot connect to the test ZooKeeper")
+    }
+}
+
+async fn serving(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)).await else {
+        return false;
+    };
+    let mut answer = String::new();
+    stream.write_all(b"srvr").await.is_ok()
+        && stream.read_to_string(&mut answer).await.is_ok()
+        && answer.contains("Mode: standalone")
+}
+
+impl Cluster for ZooKeeperCluster {
+    type Backend = ZooKeeperBackend;
+
+    const NAME: &'static str = "ZooKeeper";
+
+    async fn start() -> ZooKeeperCluster {
+        assert!(
+            Path::new(ZOOKEEPER_JAR).exists(),
+            "ZooKeeper is not installed ({ZOOKEEPER_JAR} is missing); install it with: {INSTALL}"
+        );
+        let dir = temp_dir("zookeeper");
+        let client_port = free_port();
+        let config = format!(
+            "tickTime={TICK_MS}\n\
+             dataDir={data}\n\
+             clientPort={client_port}\n\
+             clientPortAddress=127.0.0.1\n\
+             admin.enableServer=false\n\
+             4lw.commands.whitelist=srvr\n",
+            data = dir.path().join("data").display(),
+        );
+        let config_path = dir.path().join("zoo.cfg");
+        std::fs::write(&config_path, config).expect("cannot write zoo.cfg");
+        let mut classpath = ZOOKEEPER_JAR.to_owned();
+        if Path::new(SLF4J_SIMPLE_JAR).exists() {
+            classpath = format!("{classpath}:{SLF4J_SIMPLE_JAR}");
+        }
+        let args: Vec<String> = [
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+            "-cp",
+            &classpath,
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+            &config_path.display().to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
+        let process = ServerProcess::start(
+            "ZooKeeper",
+            "java",
+            &args,
+            dir,
+            INSTALL,
+            client_port,
+            serving,
+        )
+        .await;
+        ZooKeeperCluster { process }
+    }
+
+    fn backend(&self, addr: SocketAddr) -> ZooKeeperBackend {
+        ZooKeeperBackend::new(vec![addr.to_string()], None)
+    }
+
+    async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {
+        let client = self.client().await;
+        let dir = format!("/snowmint/{fleet}/slots");
+        let names = match client.list_children(&dir).await {
+            Ok(names) => names,
+            Err(Error::NoNode) => return BTreeMap::new(),
+            Err(err) => panic!("cannot list {dir}: {err}"),
+        };
+        let mut holders = BTreeMap::new();
+        for name in names {
+            let slot = name
+                .parse()
+                .unwrap_or_else(|_| panic!("unexpected znode {dir}/{name}"));
+            match client.get_data(&format!("{dir}/{name}")).await {
+                Ok((value, _)) => {
+                    holders.insert(slot, String::from_utf8(value).expect("holder is not UTF-8"));
+                }
+                // Gone between the listing and the read: not held.
+                Err(Error::NoNode) => {}
+                Err(err) => panic!("cannot read {dir}/{name}: {err}"),
+            }
+        }
+        holders
+    }
+
+    async fn stored_mark(&self, fleet: &str, slot: u64) -> Option<i64> {
+        let path = format!("/snowmint/{fleet}/hwm/{slot}");
+        match self.client().await.get_data(&path).await {
+            Ok((value, _)) => Some(
+                String::from_utf8(value)
+                    .unwrap()
+                    .parse()
+                    .expect("mark is not a number"),
+            ),
+            Err(Error::NoNode) => None,
+            Err(err) => panic!("cannot read {path}: {err}"),
+        }
+    }
+
+    async fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) {
+        let path = format!("/snowmint/{fleet}/hwm/{slot}");
+        let value = mark_ms.to_string();
+        self.client()
+            .await
+            .set_data(&path, value.as_bytes(), None)
+            .await
+            .expect("cannot write the mark");
+    }
+
+    async fn delete_slot(&self, fleet: &str, slot: u64) {
+        let path = format!("/snowmint/{fleet}/slots/{slot}");
+        self.client()
+            .await
+            .delete(&path, None)
+            .await
+            .expect("cannot delete the slot znode");
+    }
+
+    fn process(&self) -> &ServerProcess {
+        &self.process
+    }
+}
