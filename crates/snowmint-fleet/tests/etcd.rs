@@ -1,13 +1,11 @@
 //! The fleet claim engine against a real etcd server (Debian's
 //! etcd-server), started by each test on free loopback ports.
 
-mod support;
+use snowmint_test_support::fleet::scenarios;
+use snowmint_test_support::servers::Cluster;
+use snowmint_test_support::servers::etcd::EtcdCluster;
 
-use support::cluster::Cluster;
-use support::etcd::EtcdCluster;
-use support::scenarios;
-
-support::scenario_tests!(EtcdCluster);
+snowmint_test_support::scenario_tests!(EtcdCluster);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_reads_an_etcd_url() {

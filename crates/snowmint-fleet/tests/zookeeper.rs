@@ -1,17 +1,16 @@
 //! The fleet claim engine against a real ZooKeeper server (Debian's
 //! zookeeper), started by each test on free loopback ports.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
 use snowmint::Layout;
 use snowmint_fleet::{CoordinatorConfig, SlotRange, connect};
-use support::cluster::Cluster;
-use support::zookeeper::ZooKeeperCluster;
-use support::{eventually, scenarios};
+use snowmint_test_support::fleet::scenarios;
+use snowmint_test_support::servers::Cluster;
+use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::wait::eventually;
 
-support::scenario_tests!(ZooKeeperCluster);
+snowmint_test_support::scenario_tests!(ZooKeeperCluster);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_reads_a_zookeeper_url() {

@@ -5,18 +5,18 @@
 //! servers in `snowmint-fleet`; here a source driven by hand plays them, so
 //! that each transition can be set up exactly.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
-use common::{TempDir, get};
 use snowmint::{Layout, ManualClock, Node};
 use snowmint_fleet::{BoxFuture, Claim, FleetError, MarkFile, NodeState, SlotSource};
 use snowmint_server::config::ClockPolicySetting;
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
+use snowmint_test_support::server::get;
+use snowmint_test_support::temp::{TempDir, temp_dir};
+use snowmint_test_support::wait::eventually;
 use tokio::sync::watch;
 
 const T: i64 = 1_700_000_000_000;
@@ -92,7 +92,7 @@ struct Setup {
 }
 
 async fn setup(initial: NodeState) -> Setup {
-    let dir = TempDir::new("claims");
+    let dir = temp_dir("claims");
     let clock = ManualClock::new(T);
     let source = HandSource::new(initial);
     let issuer = Issuer::start(
@@ -136,17 +136,15 @@ fn parts(id: u64) -> (i64, Node) {
 /// source's state shows it at once; the issuer builds its generator just
 /// after, answering `not_ready` meanwhile).
 async fn until_generation(app: &axum::Router, generation: u64) {
-    for _ in 0..1000 {
+    let what = format!("the issuer to take up generation {generation}");
+    eventually(&what, Duration::from_secs(60), || async {
         let node = get(app, "/v1/node").await.json();
         let ready = get(app, "/readyz").await;
         let setting_up =
             ready.status != StatusCode::OK && ready.json()["error"]["code"] == "not_ready";
-        if node["generation"] == generation && !setting_up {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    panic!("generation {generation} was never taken up");
+        (node["generation"] == generation && !setting_up).then_some(())
+    })
+    .await;
 }
 
 /// The source records the mark, under the claim's generation, before the

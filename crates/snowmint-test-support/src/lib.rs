@@ -23,14 +23,14 @@
 //!
 //! - `server` → `server`: the service in-process, a router on a static
 //!   node and requests sent to it without a socket.
-//! - `fleet` → `servers`: the [`Cluster`](servers::Cluster) a fleet test
+//! - `fleet` → `servers`: the `Cluster` a fleet test
 //!   runs against, the server process behind it and a TCP proxy that cuts
 //!   a node off; `etcd` and `zookeeper` add the two servers. A missing
 //!   server fails the test and says how to install it.
 //! - `fleet` → `fleet`: in-process nodes and the claim engine's scenarios,
-//!   run against every server by [`scenario_tests!`].
+//!   run against every server by `scenario_tests!`.
 //! - `fleet` → `serve_fleet`: the binary's fleet scenarios, run against
-//!   every server by [`fleet_tests!`].
+//!   every server by `fleet_tests!`.
 
 pub mod http;
 pub mod net;
@@ -41,9 +41,9 @@ pub mod wait;
 
 #[cfg(feature = "fleet")]
 pub mod fleet;
-#[cfg(feature = "server")]
-pub mod server;
 #[cfg(feature = "fleet")]
 pub mod serve_fleet;
+#[cfg(feature = "server")]
+pub mod server;
 #[cfg(feature = "fleet")]
 pub mod servers;

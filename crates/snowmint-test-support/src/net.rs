@@ -17,9 +17,7 @@ pub fn free_port() -> u16 {
 /// Waits until something accepts connections on 127.0.0.1:`port`; `name`
 /// names it in the failure, after `limit`.
 pub fn wait_for_port(name: &str, port: u16, limit: Duration) {
-    wait_until(
-        &format!("{name} to listen on port {port}"),
-        limit,
-        || TcpStream::connect(("127.0.0.1", port)).ok().map(drop),
-    );
+    wait_until(&format!("{name} to listen on port {port}"), limit, || {
+        TcpStream::connect(("127.0.0.1", port)).ok().map(drop)
+    });
 }

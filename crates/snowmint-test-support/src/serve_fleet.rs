@@ -569,22 +569,27 @@ macro_rules! fleet_tests {
     ($cluster:ty) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn two_nodes_take_different_slots_and_never_collide() {
-            $crate::serve_fleet::two_nodes_take_different_slots::<$cluster>(env!("CARGO_BIN_EXE_snowmint")).await;
+            let snowmint = env!("CARGO_BIN_EXE_snowmint");
+            $crate::serve_fleet::two_nodes_take_different_slots::<$cluster>(snowmint).await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn sigterm_frees_the_slot_at_once() {
-            $crate::serve_fleet::sigterm_frees_the_slot_at_once::<$cluster>(env!("CARGO_BIN_EXE_snowmint")).await;
+            let snowmint = env!("CARGO_BIN_EXE_snowmint");
+            $crate::serve_fleet::sigterm_frees_the_slot_at_once::<$cluster>(snowmint).await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn sigkill_frees_the_slot_after_the_ttl_and_the_mark_holds() {
-            $crate::serve_fleet::sigkill_then_takeover_above_the_mark::<$cluster>(env!("CARGO_BIN_EXE_snowmint")).await;
+            let snowmint = env!("CARGO_BIN_EXE_snowmint");
+            $crate::serve_fleet::sigkill_then_takeover_above_the_mark::<$cluster>(snowmint).await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn a_stopped_coordinator_fences_every_node_until_it_runs_again() {
-            $crate::serve_fleet::a_stopped_coordinator_fences_every_node::<$cluster>(env!("CARGO_BIN_EXE_snowmint")).await;
+            let snowmint = env!("CARGO_BIN_EXE_snowmint");
+            $crate::serve_fleet::a_stopped_coordinator_fences_every_node::<$cluster>(snowmint)
+                .await;
         }
     };
 }

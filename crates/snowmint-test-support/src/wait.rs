@@ -9,6 +9,8 @@
 //!   code; both give the check's value once it has one.
 //! - [`Deadline`] is the same bound for a loop with its own pace, or one
 //!   whose failure must carry more than the default message.
+//! - [`within`] awaits a future that must end (a state change, a
+//!   release) under the same bound.
 //! - [`child_exit`] waits for a child process to exit.
 
 use std::future::Future;
@@ -77,14 +79,19 @@ impl Deadline {
         }
     }
 
-    /// Panics, saying what was waited for, for how long, and `details`.
+    /// Panics, saying what was waited for, for how long, and `details`
+    /// (unless empty).
     pub fn fail(&self, details: &str) -> ! {
-        let Deadline { what, limit, .. } = self;
-        if details.is_empty() {
-            panic!("gave up after {limit:?} waiting for {what}");
-        }
-        panic!("gave up after {limit:?} waiting for {what}:\n{details}");
+        gave_up(&self.what, self.limit, details)
     }
+}
+
+/// The failure of every wait that runs out.
+fn gave_up(what: &str, limit: Duration, details: &str) -> ! {
+    if details.is_empty() {
+        panic!("gave up after {limit:?} waiting for {what}");
+    }
+    panic!("gave up after {limit:?} waiting for {what}:\n{details}");
 }
 
 /// Calls `check` until it gives a value, and returns that value; panics,
@@ -130,6 +137,15 @@ where
     }
 }
 
+/// Awaits `future` (`what` it brings, for the failure); panics if it has
+/// not ended after `limit`.
+pub async fn within<T>(what: &str, limit: Duration, future: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(limit, future).await {
+        Ok(value) => value,
+        Err(_) => gave_up(what, limit, ""),
+    }
+}
+
 /// Waits for `child` (named `name` in the failure) to exit, and returns
 /// how it exited; panics if it is still running after `limit`.
 pub fn child_exit(child: &mut Child, name: &str, limit: Duration) -> ExitStatus {
@@ -162,7 +178,10 @@ mod tests {
         let failure = std::panic::catch_unwind(|| deadline.check_with(|| "the log".into()))
             .expect_err("the deadline has passed");
         let message = failure.downcast_ref::<String>().expect("a formatted panic");
-        assert_eq!(message, "gave up after 0ns waiting for a log line:\nthe log");
+        assert_eq!(
+            message,
+            "gave up after 0ns waiting for a log line:\nthe log"
+        );
     }
 
     /// A deadline that has not passed lets the loop go on.
@@ -172,6 +191,19 @@ mod tests {
         deadline.check();
         assert!(!deadline.passed());
         assert!(deadline.remaining() > Duration::ZERO);
+    }
+
+    /// A future that never ends fails like a wait that runs out.
+    #[tokio::test]
+    async fn a_future_that_does_not_end_fails() {
+        let never = std::future::pending::<()>();
+        let within = tokio::spawn(within("a pending future", Duration::from_millis(30), never));
+        let failure = within
+            .await
+            .expect_err("the wait cannot succeed")
+            .into_panic();
+        let message = failure.downcast_ref::<String>().expect("a formatted panic");
+        assert_eq!(message, "gave up after 30ms waiting for a pending future");
     }
 
     /// A child that exits is waited for, and its status returned.
