@@ -133,3 +133,83 @@ impl Drop for ServerProcess {
         let _ = child.wait();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::temp::temp_dir;
+
+    /// The message a panic carries.
+    fn message(panic: Box<dyn std::any::Any + Send>) -> String {
+        match panic.downcast::<String>() {
+            Ok(text) => *text,
+            Err(panic) => panic.downcast_ref::<&str>().unwrap_or(&"").to_string(),
+        }
+    }
+
+    /// A server that is not installed fails the test and says how to
+    /// install it.
+    #[tokio::test]
+    async fn a_missing_server_fails_with_how_to_install_it() {
+        let start = async {
+            let dir = temp_dir("missing");
+            let install = "apt-get install etcd-server";
+            ServerProcess::start(
+                "etcd",
+                "/nonexistent/etcd",
+                &[],
+                dir,
+                install,
+                1,
+                |_| async { true },
+            )
+            .await
+        };
+        let Err(failure) = tokio::spawn(start).await else {
+            panic!("a missing program started");
+        };
+        let message = message(failure.into_panic());
+        assert!(
+            message.starts_with("cannot run /nonexistent/etcd for etcd (")
+                && message.ends_with("); install it with: apt-get install etcd-server"),
+            "{message}"
+        );
+    }
+
+    /// A server that exits while starting fails the test with its log.
+    #[tokio::test]
+    async fn a_server_that_exits_fails_with_its_log() {
+        let start = async {
+            let args = ["-c".to_owned(), "echo no data dir; exit 1".to_owned()];
+            let dir = temp_dir("exits");
+            ServerProcess::start("demo", "sh", &args, dir, "", 1, |_| async { false }).await
+        };
+        let Err(failure) = tokio::spawn(start).await else {
+            panic!("a server that exits started");
+        };
+        let message = message(failure.into_panic());
+        assert!(
+            message.starts_with("demo exited (exit status: 1)"),
+            "{message}"
+        );
+        assert!(
+            message.ends_with("its log ends with:\nno data dir"),
+            "{message}"
+        );
+    }
+
+    /// Dropping the server kills its process.
+    #[tokio::test]
+    async fn dropping_the_server_kills_it() {
+        let args = ["600".to_owned()];
+        let server =
+            ServerProcess::start("demo", "sleep", &args, temp_dir("drop"), "", 1, |_| async {
+                true
+            })
+            .await;
+        let proc_dir = Path::new("/proc").join(server.pid().to_string());
+        assert!(proc_dir.exists(), "the server is not running");
+        drop(server);
+        assert!(!proc_dir.exists(), "the server outlived its guard");
+    }
+}
