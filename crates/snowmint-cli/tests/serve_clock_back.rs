@@ -18,6 +18,7 @@ use snowmint_test_support::wait::Deadline;
 
 /// The `snowmint` binary under test.
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
+
 /// The multi-threaded build of libfaketime, which the service (a threaded
 /// program) needs.
 fn libfaketime() -> PathBuf {

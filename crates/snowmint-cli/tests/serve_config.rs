@@ -6,6 +6,7 @@ use snowmint_test_support::temp::temp_dir;
 
 /// The `snowmint` binary under test.
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
+
 fn node_of(service: &Service) -> (u64, u64, String) {
     let node = service.json("/v1/node");
     (

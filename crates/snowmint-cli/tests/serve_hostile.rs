@@ -19,6 +19,7 @@ use snowmint_test_support::wait::Deadline;
 
 /// The `snowmint` binary under test.
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
+
 /// An answer read off the wire.
 #[derive(Debug)]
 struct Reply {

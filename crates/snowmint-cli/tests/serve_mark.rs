@@ -6,6 +6,7 @@ use snowmint_test_support::temp::temp_dir;
 
 /// The `snowmint` binary under test.
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
+
 /// Writes the state file of datacenter 0, machine 0 as an operator would.
 fn write_mark(state_dir: &std::path::Path, mark_ms: i64) {
     std::fs::create_dir_all(state_dir).unwrap();

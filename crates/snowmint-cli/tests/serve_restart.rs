@@ -9,6 +9,7 @@ use snowmint_test_support::wait::Deadline;
 
 /// The `snowmint` binary under test.
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
+
 /// Takes IDs as fast as it can until the connection breaks; returns every
 /// ID it received.
 fn hammer(service: &Service) -> std::thread::JoinHandle<Vec<u64>> {
