@@ -19,18 +19,19 @@
 //! - [`schema`]: checks a JSON value against the OpenAPI document's schemas.
 //! - [`serve`]: the real `snowmint serve` binary as a child process.
 //!
-//! With a feature:
+//! Behind a cargo feature, so that a test crate builds only what it uses:
 //!
-//! - `server` → `server`: the service in-process, a router on a static
-//!   node and requests sent to it without a socket.
-//! - `fleet` → `servers`: the `Cluster` a fleet test
-//!   runs against, the server process behind it and a TCP proxy that cuts
-//!   a node off; `etcd` and `zookeeper` add the two servers. A missing
-//!   server fails the test and says how to install it.
-//! - `fleet` → `fleet`: in-process nodes and the claim engine's scenarios,
-//!   run against every server by `scenario_tests!`.
-//! - `fleet` → `serve_fleet`: the binary's fleet scenarios, run against
-//!   every server by `fleet_tests!`.
+//! - `server` (feature `server`): the service in-process, a router on a
+//!   static node and requests sent to it without a socket.
+//! - `servers` (feature `fleet`): the `Cluster` a fleet test runs against,
+//!   the server process behind it, and a TCP proxy that cuts a node off.
+//!   The features `etcd` and `zookeeper` add the two servers (and turn on
+//!   snowmint-fleet's features of the same names). A missing server fails
+//!   the test and says how to install it.
+//! - `fleet` (feature `fleet`): in-process nodes and the claim engine's
+//!   scenarios, declared against one server by `scenario_tests!`.
+//! - `serve_fleet` (feature `fleet`): the binary's fleet scenarios,
+//!   declared against one server by `fleet_tests!`.
 
 pub mod http;
 pub mod net;
