@@ -5,14 +5,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args;
-use serde::Serialize;
-use snowmint::{Clock, Field, Layout, SystemClock, format_time};
+use snowmint::{Clock, Field, SystemClock};
+use snowmint_server::body::{LayoutDescription, MS_PER_YEAR};
 
 use crate::Global;
 use crate::values::Format;
-
-/// Milliseconds in a mean Gregorian year (365.2425 days).
-const MS_PER_YEAR: f64 = 365.2425 * 86_400_000.0;
 
 /// Arguments of `snowmint layout`.
 #[derive(Debug, Args)]
@@ -31,35 +28,11 @@ pub struct LayoutArgs {
     format: Format,
 }
 
-/// The JSON form of a layout.
-#[derive(Serialize)]
-struct LayoutJson {
-    /// The preset's name, or the custom specification.
-    layout: String,
-    epoch_ms: i64,
-    epoch: String,
-    last_instant_ms: i64,
-    last_instant: String,
-    /// Mean Gregorian years from now until the last instant (negative once
-    /// it has passed).
-    years_left: f64,
-    node_count: u64,
-    ids_per_ms: u64,
-    fields: Vec<FieldJson>,
-}
-
-#[derive(Serialize)]
-struct FieldJson {
-    name: &'static str,
-    bits: u8,
-    shift: u8,
-    max: u64,
-}
-
 /// Runs `snowmint layout`.
 pub fn run(args: LayoutArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = global.layout()?;
-    let description = describe(&layout, SystemClock.now_ms());
+    // The same description as the service's `GET /v1/layout`.
+    let description = LayoutDescription::new(&layout, SystemClock.now_ms());
     let text = match args.format {
         Format::Text => as_text(&description),
         Format::Json => format!("{}\n", serde_json::to_string(&description)?),
@@ -70,45 +43,7 @@ pub fn run(args: LayoutArgs, global: &Global) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn describe(layout: &Layout, now_ms: i64) -> LayoutJson {
-    let field = |name: Field, bits: u8, shift: u8| FieldJson {
-        name: name.name(),
-        bits,
-        shift,
-        max: layout.max(name),
-    };
-    let years_left = (layout.last_instant_ms() - now_ms) as f64 / MS_PER_YEAR;
-    LayoutJson {
-        layout: layout.to_string(),
-        epoch_ms: layout.epoch_ms(),
-        epoch: format_time(layout.epoch_ms()).to_string(),
-        last_instant_ms: layout.last_instant_ms(),
-        last_instant: format_time(layout.last_instant_ms()).to_string(),
-        years_left: (years_left * 100.0).round() / 100.0,
-        node_count: layout.node_count(),
-        ids_per_ms: layout.ids_per_ms(),
-        fields: vec![
-            field(
-                Field::Timestamp,
-                layout.timestamp_bits(),
-                layout.timestamp_shift(),
-            ),
-            field(
-                Field::Datacenter,
-                layout.datacenter_bits(),
-                layout.datacenter_shift(),
-            ),
-            field(
-                Field::Machine,
-                layout.machine_bits(),
-                layout.machine_shift(),
-            ),
-            field(Field::Sequence, layout.sequence_bits(), 0),
-        ],
-    }
-}
-
-fn as_text(d: &LayoutJson) -> String {
+fn as_text(d: &LayoutDescription) -> String {
     let span_years = (d.last_instant_ms - d.epoch_ms) as f64 / MS_PER_YEAR;
     let mut text = String::new();
     // Writing to a String cannot fail.

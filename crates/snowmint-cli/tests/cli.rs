@@ -866,6 +866,41 @@ fn layout_json() {
         (reported - years_left).abs() < 0.02,
         "{reported} vs {years_left}"
     );
+    // The service's `/v1/layout` shape: the flat facts as well, and exactly
+    // the keys its OpenAPI document lists for a layout.
+    assert_eq!(value["spec"], format!("41/5/5/12@{TWITTER_EPOCH}"));
+    assert_eq!(
+        [
+            &value["timestamp_bits"],
+            &value["datacenter_bits"],
+            &value["machine_bits"],
+            &value["sequence_bits"],
+            &value["timestamp_shift"],
+            &value["datacenter_shift"],
+            &value["machine_shift"],
+            &value["max_datacenter"],
+            &value["max_machine"],
+            &value["max_sequence"],
+        ],
+        [41, 5, 5, 12, 22, 17, 12, 31, 31, 4095]
+            .map(serde_json::Value::from)
+            .each_ref()
+    );
+    let document = snowmint_server::openapi::document();
+    let documented: std::collections::BTreeSet<&str> = document["components"]["schemas"]["Layout"]
+        ["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let printed = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(documented, printed);
 }
 
 /// The text form names the same facts for people.

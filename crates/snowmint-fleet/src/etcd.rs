@@ -19,6 +19,7 @@ use etcd_client::{
 use tokio::sync::Mutex;
 
 use crate::coordinator::{Backend, BackendError, CoordinatorUrl, GuardedWrite, Opened, Versioned};
+use crate::reason::io_cause;
 
 /// Claims slots through an etcd cluster (`etcd://HOST:PORT[,HOST:PORT...]`).
 #[derive(Debug, Clone)]
@@ -47,13 +48,45 @@ pub struct EtcdSession {
 /// expired or was revoked.
 const GRPC_NOT_FOUND: i32 = 5;
 
+/// Sorts an etcd client error into what the engine must know (is the
+/// lease gone? was the server reached?) and a few plain words for the
+/// message; the error itself stays behind as the source, for the log.
 fn classify(err: etcd_client::Error) -> BackendError {
-    match err {
-        etcd_client::Error::GRpcStatus(status) if i32::from(status.code()) == GRPC_NOT_FOUND => {
-            BackendError::Lost(status.message().to_owned())
+    use etcd_client::Error as E;
+    // What lies beneath: tonic keeps the transport failure (down to the
+    // operating system's error) as the source of a status or a transport
+    // error; etcd_client::Error itself has no source.
+    let beneath: Option<&(dyn std::error::Error + 'static)> = match &err {
+        E::GRpcStatus(status) => std::error::Error::source(status),
+        E::TransportError(transport) => Some(transport),
+        E::IoError(io) => Some(io),
+        _ => None,
+    };
+    // A failed connection, in the system's words ("connection refused"),
+    // else in the words of the deepest error tonic kept.
+    let failed_connection = beneath.map(|cause| {
+        io_cause(cause).unwrap_or_else(|| {
+            let mut deepest = cause;
+            while let Some(next) = deepest.source() {
+                deepest = next;
+            }
+            deepest.to_string()
+        })
+    });
+    let error = match (&err, failed_connection) {
+        (E::GRpcStatus(status), _) if i32::from(status.code()) == GRPC_NOT_FOUND => {
+            BackendError::lost(status.message())
         }
-        other => BackendError::Unavailable(other.to_string()),
-    }
+        (_, Some(reason)) => BackendError::unreachable(reason),
+        (E::GRpcStatus(status), None) if !status.message().is_empty() => {
+            BackendError::unavailable(status.message())
+        }
+        (E::GRpcStatus(status), None) => {
+            BackendError::unavailable(status.code().description().to_lowercase())
+        }
+        (other, None) => BackendError::unavailable(other.to_string()),
+    };
+    error.with_source(err)
 }
 
 impl Backend for EtcdBackend {
@@ -159,9 +192,9 @@ impl Backend for EtcdBackend {
             .message()
             .await
             .map_err(classify)?
-            .ok_or_else(|| BackendError::Unavailable("the keep-alive stream closed".into()))?;
+            .ok_or_else(|| BackendError::unavailable("the keep-alive stream closed"))?;
         if answer.ttl() <= 0 {
-            return Err(BackendError::Lost(format!(
+            return Err(BackendError::lost(format!(
                 "lease {:x} expired",
                 session.lease
             )));
@@ -177,7 +210,7 @@ impl Backend for EtcdBackend {
                 .await
                 .map_err(classify)?;
             if !found.kvs().iter().any(|kv| kv.lease() == session.lease) {
-                return Err(BackendError::Lost(format!(
+                return Err(BackendError::lost(format!(
                     "key {key} is no longer attached to lease {:x}",
                     session.lease
                 )));
@@ -253,8 +286,36 @@ impl Backend for EtcdBackend {
             .await
             .map_err(classify)
         {
-            Ok(_) | Err(BackendError::Lost(_)) => Ok(()),
+            Ok(_) | Err(BackendError::Lost { .. }) => Ok(()),
             Err(err) => Err(err),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error;
+
+    use super::*;
+    use crate::testing::closed_port;
+
+    /// A closed port: the message is the system's words, and tonic's error
+    /// stays behind as the source, for the log.
+    #[tokio::test]
+    async fn a_refused_connection_reads_as_the_systems_words() {
+        let backend = EtcdBackend::new(vec![format!("127.0.0.1:{}", closed_port())]);
+        let Err(error) = backend.open_session(Duration::from_secs(2), &[]).await else {
+            panic!("a session was opened through a closed port");
+        };
+        assert!(
+            matches!(error, BackendError::Unreachable { .. }),
+            "{error:?}"
+        );
+        assert_eq!(error.to_string(), "connection refused");
+        let details = error.source().expect("the client's error is kept");
+        assert!(
+            format!("{details:?}").contains("ConnectionRefused"),
+            "{details:?}"
+        );
     }
 }

@@ -26,12 +26,16 @@
 //!   [`system_hostname`].
 //! - `mark.rs`: [`MarkFile`], the high-water mark's state file (atomic
 //!   writes, the start-up wait-or-refuse rule).
+//! - `state_dir.rs`: [`create_state_dir`], the directory the state files
+//!   live in.
 //! - `reservation.rs`: [`NodeMark`] and [`Reservation`], reserving the mark
 //!   ahead of the clock in steps so that no ID costs a write.
 //! - `coordinator/`: the claim engine shared by every coordination service
-//!   ([`Coordinator`], [`connect`]), its settings ([`CoordinatorUrl`],
-//!   [`SlotRange`], [`CoordinatorConfig`]) and the primitives a service
-//!   must offer ([`Backend`]).
+//!   ([`Coordinator`], [`connect`]), its errors ([`ClaimError`]), its
+//!   settings ([`CoordinatorUrl`], [`SlotRange`], [`CoordinatorConfig`])
+//!   and the primitives a service must offer ([`Backend`]).
+//! - `reason.rs`: how I/O errors read in messages (the system's words,
+//!   once).
 //! - `etcd.rs` (feature `etcd`): [`EtcdBackend`], leases and transactions.
 //! - `zookeeper.rs` (feature `zookeeper`): [`ZooKeeperBackend`], ephemeral
 //!   znodes and sessions.
@@ -43,9 +47,9 @@ mod etcd;
 mod zookeeper;
 
 pub use coordinator::{
-    Backend, BackendError, ClaimRecord, ClaimState, ConfigError, Coordinator, CoordinatorConfig,
-    CoordinatorStatus, CoordinatorUrl, GuardedWrite, Holder, MAX_TTL, MIN_TTL, Opened, SlotRange,
-    Versioned, connect,
+    Backend, BackendError, Cause, ClaimError, ClaimRecord, ClaimState, ConfigError, Coordinator,
+    CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, GuardedWrite, Holder, MAX_TTL, MIN_TTL,
+    Opened, SlotRange, Versioned, connect,
 };
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};
@@ -63,12 +67,17 @@ use tokio::sync::watch;
 
 mod hostname;
 mod mark;
+mod reason;
 mod reservation;
+mod state_dir;
 mod static_source;
+#[cfg(test)]
+mod testing;
 
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
 pub use mark::MarkFile;
 pub use reservation::{NodeMark, Reservation};
+pub use state_dir::create_state_dir;
 pub use static_source::StaticSource;
 
 /// A boxed future, so that [`SlotSource`] stays object-safe.
@@ -127,14 +136,29 @@ pub enum FleetError {
     #[error(transparent)]
     Id(#[from] snowmint::Error),
     /// Reading or writing local state failed.
-    #[error("{context}: {source}")]
+    ///
+    /// The message says what was being done and the system's words for
+    /// what went wrong ("cannot read the state file /x: permission
+    /// denied"); the I/O error itself is in `error`, not repeated as a
+    /// source.
+    #[error("{context}: {}", reason::io_reason(error))]
     Io {
-        /// What was being done, with the path.
+        /// What was being done, with the path: "cannot read the state
+        /// file /x".
         context: String,
         /// The underlying error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    /// The coordination service failed or could not be reached.
+    /// The state directory cannot be used.
+    #[error("state directory {} {problem}", path.display())]
+    StateDir {
+        /// The directory.
+        path: PathBuf,
+        /// What is wrong with it: "is not a directory (it is a file)".
+        problem: String,
+    },
+    /// The coordination service could not be used (this build lacks its
+    /// backend, or there is no async runtime to run the claim engine in).
     #[error("coordinator {coordinator}: {message}")]
     Coordinator {
         /// Which coordinator (its URL).
@@ -142,6 +166,9 @@ pub enum FleetError {
         /// What went wrong.
         message: String,
     },
+    /// The claim engine failed (a mark could not be written).
+    #[error(transparent)]
+    Claim(#[from] ClaimError),
     /// The node holds no valid claim.
     #[error("no slot is held: {reason}")]
     Fenced {

@@ -24,6 +24,7 @@ use std::time::Duration;
 use snowmint::{Node, format_time};
 
 use crate::FleetError;
+use crate::state_dir::dir_problem;
 
 /// The key of the one value the file holds.
 const KEY: &str = "high_water_ms";
@@ -79,10 +80,10 @@ impl MarkFile {
         let text = match fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => {
+            Err(error) => {
                 return Err(FleetError::Io {
-                    context: format!("reading the state file {}", self.path.display()),
-                    source,
+                    context: format!("cannot read the state file {}", self.path.display()),
+                    error,
                 });
             }
         };
@@ -102,8 +103,8 @@ impl MarkFile {
     /// Blocking; async callers run it on a blocking thread.
     pub fn write(&self, mark_ms: i64) -> Result<(), FleetError> {
         let io = |what: &str, path: &Path| {
-            let context = format!("{what} {}", path.display());
-            move |source| FleetError::Io { context, source }
+            let context = format!("cannot {what} {}", path.display());
+            move |error| FleetError::Io { context, error }
         };
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let name = self
@@ -120,13 +121,25 @@ impl MarkFile {
              high_water = \"{}\"\n",
             format_time(mark_ms)
         );
-        let mut file = File::create(&temp).map_err(io("creating", &temp))?;
+        let mut file = File::create(&temp).map_err(|error| match dir_problem(dir) {
+            // The usual cause, said plainly: the directory is gone or is
+            // no directory at all.
+            Some(problem) => FleetError::StateDir {
+                path: dir.to_owned(),
+                problem: problem.to_string(),
+            },
+            None => io("create the temporary state file", &temp)(error),
+        })?;
         file.write_all(text.as_bytes())
-            .map_err(io("writing", &temp))?;
-        file.sync_all().map_err(io("flushing", &temp))?;
+            .map_err(io("write the temporary state file", &temp))?;
+        file.sync_all()
+            .map_err(io("flush to disk the temporary state file", &temp))?;
         drop(file);
-        fs::rename(&temp, &self.path).map_err(io("renaming onto", &self.path))?;
-        sync_dir(dir).map_err(io("flushing the directory", dir))
+        fs::rename(&temp, &self.path).map_err(io(
+            &format!("rename {} onto the state file", temp.display()),
+            &self.path,
+        ))?;
+        sync_dir(dir).map_err(io("flush to disk the state directory", dir))
     }
 
     /// How long to wait at start before the clock passes `mark_ms`, or an
@@ -208,6 +221,7 @@ fn sync_dir(_dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::TempDir;
 
     #[test]
     fn reads_the_key_among_comments_and_other_keys() {
@@ -222,6 +236,65 @@ mod tests {
             parse("high_water_ms = soon")
                 .unwrap_err()
                 .contains("\"soon\" is not a number")
+        );
+    }
+
+    /// Every I/O failure is one sentence: the path, what was being done,
+    /// the system's words once, no error number.
+    fn assert_one_sentence(message: &str) {
+        assert!(!message.contains("os error"), "{message}");
+        let words: Vec<&str> = message.split_whitespace().collect();
+        let mut seen = std::collections::HashSet::new();
+        for group in words.windows(2) {
+            assert!(seen.insert(group), "{group:?} repeats in {message:?}");
+        }
+    }
+
+    /// A write into a directory that turned into a file, or that is gone,
+    /// names the directory and the problem.
+    #[test]
+    fn writes_name_the_state_dir_that_went_wrong() {
+        let dir = TempDir::new("write-into-file");
+        let state = dir.path().join("state");
+        fs::write(&state, "").unwrap();
+        let file = MarkFile::for_node(&state, Node::default());
+        let message = file.write(1_000).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            format!(
+                "state directory {} is not a directory (it is a file)",
+                state.display()
+            )
+        );
+        fs::remove_file(&state).unwrap();
+        let message = file.write(1_000).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            format!("state directory {} does not exist", state.display())
+        );
+        assert_one_sentence(&message);
+    }
+
+    /// A state file that is a directory cannot be read: the message says
+    /// which file, and the system's words once.
+    #[test]
+    fn read_errors_name_the_file_once() {
+        let dir = TempDir::new("read-dir");
+        let file = MarkFile::at(dir.path());
+        let error = file.read().unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.starts_with(&format!(
+                "cannot read the state file {}: ",
+                dir.path().display()
+            )),
+            "{message}"
+        );
+        assert!(message.ends_with("is a directory"), "{message}");
+        assert_one_sentence(&message);
+        assert!(
+            std::error::Error::source(&error).is_none(),
+            "the I/O error is in the message, not repeated as a source"
         );
     }
 

@@ -193,8 +193,11 @@ impl Reservation {
             tokio::task::spawn_blocking(move || file.write(target))
                 .await
                 .map_err(|join| FleetError::Io {
-                    context: format!("writing the state file {}", self.mark.file.path().display()),
-                    source: std::io::Error::other(join.to_string()),
+                    context: format!(
+                        "cannot write the state file {}",
+                        self.mark.file.path().display()
+                    ),
+                    error: std::io::Error::other(join.to_string()),
                 })??;
             *recorded = Some(target);
             self.mark.recorded_view.store(target, Ordering::Relaxed);
@@ -238,31 +241,11 @@ impl Reservation {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicUsize;
-
     use snowmint::{Layout, Node};
 
     use super::*;
     use crate::StaticSource;
-
-    struct TempDir(std::path::PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            static COUNT: AtomicUsize = AtomicUsize::new(0);
-            let n = COUNT.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir()
-                .join(format!("snowmint-fleet-{name}-{}-{n}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testing::TempDir;
 
     fn reservation(dir: &TempDir, step_ms: i64) -> Arc<Reservation> {
         let node = Node {
@@ -270,7 +253,7 @@ mod tests {
             machine: 2,
         };
         let source = Arc::new(StaticSource::new(Layout::TWITTER, node).unwrap());
-        let mark = NodeMark::open(MarkFile::for_node(&dir.0, node)).unwrap();
+        let mark = NodeMark::open(MarkFile::for_node(dir.path(), node)).unwrap();
         Arc::new(Reservation::new(mark, source, 1, step_ms))
     }
 
@@ -320,7 +303,12 @@ mod tests {
         let r = reservation(&dir, 1000);
         r.extend(5_000, 5_000).await.unwrap();
         r.refresh_in_background(5_600);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while r.refreshing.load(Ordering::Acquire) || r.covered_ms() == Some(6_000) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the background refresh did not finish within 30 s"
+            );
             tokio::task::yield_now().await;
         }
         assert_eq!(r.covered_ms(), Some(6_600));

@@ -46,13 +46,22 @@ pub struct ZooKeeperSession {
 const PERSISTENT: CreateOptions<'static> = CreateMode::Persistent.with_acls(Acls::anyone_all());
 const EPHEMERAL: CreateOptions<'static> = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
 
+/// Sorts a ZooKeeper client error into what the engine must know (is the
+/// session gone? was the server reached?) and a few plain words for the
+/// message; the error itself stays behind as the source, for the log.
 fn classify(err: Error) -> BackendError {
-    match err {
+    let error = match &err {
         Error::SessionExpired | Error::SessionMoved | Error::AuthFailed | Error::ClientClosed => {
-            BackendError::Lost(err.to_string())
+            BackendError::lost(err.to_string())
         }
-        other => BackendError::Unavailable(other.to_string()),
-    }
+        Error::NoHosts => {
+            BackendError::unreachable("no server of the ensemble took the connection")
+        }
+        Error::ConnectionLoss => BackendError::unreachable("the connection was lost"),
+        Error::Timeout => BackendError::unreachable("timed out"),
+        other => BackendError::unavailable(other.to_string()),
+    };
+    error.with_source(err)
 }
 
 impl ZooKeeperSession {
@@ -90,7 +99,7 @@ impl Backend for ZooKeeperBackend {
             Some(root) => {
                 client.mkdir(root, &PERSISTENT).await.map_err(classify)?;
                 client.chroot(root.clone()).map_err(|_| {
-                    BackendError::Unavailable(format!("chroot {root:?} is not a valid path"))
+                    BackendError::unavailable(format!("chroot {root:?} is not a valid path"))
                 })?
             }
             None => client,
@@ -139,7 +148,7 @@ impl Backend for ZooKeeperBackend {
         match (held, stat) {
             (None, _) => Ok(session.client.session_timeout()),
             (Some(_), Some(stat)) if session.owns(&stat) => Ok(session.client.session_timeout()),
-            (Some(path), _) => Err(BackendError::Lost(format!(
+            (Some(path), _) => Err(BackendError::lost(format!(
                 "znode {path} is no longer held by session {}",
                 session.client.session_id()
             ))),
@@ -173,7 +182,8 @@ impl Backend for ZooKeeperBackend {
         value: &[u8],
         expected: Option<i64>,
     ) -> Result<GuardedWrite, BackendError> {
-        let bad_path = |err: Error| BackendError::Unavailable(format!("{path}: {err}"));
+        let bad_path =
+            |err: Error| BackendError::unavailable(format!("cannot write {path}: {err}"));
         let mut writer = session
             .client
             .new_check_writer(guard, None)
@@ -206,7 +216,7 @@ impl Backend for ZooKeeperBackend {
                 ..
             }) => Ok(GuardedWrite::Conflict),
             Err(CheckWriteError::RequestFailed { source }) => Err(classify(source)),
-            Err(other) => Err(BackendError::Unavailable(other.to_string())),
+            Err(other) => Err(BackendError::unavailable(other.to_string())),
         }
     }
 
@@ -225,5 +235,32 @@ impl Backend for ZooKeeperBackend {
             }
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+    use crate::testing::closed_port;
+
+    /// A closed port: no server took the connection, said in words, with
+    /// the client's error behind it.
+    #[tokio::test]
+    async fn a_refused_connection_reads_as_plain_words() {
+        let backend = ZooKeeperBackend::new(vec![format!("127.0.0.1:{}", closed_port())], None);
+        let Err(error) = backend.open_session(Duration::from_secs(2), &[]).await else {
+            panic!("a session was opened through a closed port");
+        };
+        assert!(
+            matches!(error, BackendError::Unreachable { .. }),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "no server of the ensemble took the connection"
+        );
+        assert!(error.source().is_some_and(|source| source.is::<Error>()));
     }
 }

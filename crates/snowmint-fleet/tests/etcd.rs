@@ -2,6 +2,7 @@
 //! etcd-server), started by each test on free loopback ports.
 
 use snowmint_test_support::fleet::scenarios;
+use snowmint_test_support::net::free_port;
 use snowmint_test_support::servers::Cluster;
 use snowmint_test_support::servers::etcd::EtcdCluster;
 
@@ -12,4 +13,14 @@ async fn connect_reads_an_etcd_url() {
     let cluster = EtcdCluster::start().await;
     let url = format!("etcd://{}", cluster.client_addr());
     scenarios::connect_from_url(&cluster, &url, "etcd", "lease").await;
+}
+
+/// A closed port: the node is fenced with a sentence that names the
+/// coordinator and the system's words, and says that it retries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_coordinator_is_one_sentence() {
+    let port = free_port();
+    let url = format!("etcd://127.0.0.1:{port}");
+    let expected = format!("cannot reach the coordinator {url} (connection refused); retrying");
+    scenarios::unreachable_coordinator(&url, &expected).await;
 }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use snowmint::Layout;
 use snowmint_fleet::{CoordinatorConfig, SlotRange, connect};
 use snowmint_test_support::fleet::scenarios;
+use snowmint_test_support::net::free_port;
 use snowmint_test_support::servers::Cluster;
 use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
 use snowmint_test_support::wait::eventually;
@@ -17,6 +18,18 @@ async fn connect_reads_a_zookeeper_url() {
     let cluster = ZooKeeperCluster::start().await;
     let url = format!("zk://{}", cluster.client_addr());
     scenarios::connect_from_url(&cluster, &url, "zookeeper", "session").await;
+}
+
+/// A closed port: the node is fenced with a sentence that names the
+/// coordinator, and says that it retries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_coordinator_is_one_sentence() {
+    let port = free_port();
+    let url = format!("zk://127.0.0.1:{port}");
+    let expected = format!(
+        "cannot reach the coordinator {url} (no server of the ensemble took the connection); retrying"
+    );
+    scenarios::unreachable_coordinator(&url, &expected).await;
 }
 
 /// With a chroot, every znode lives under it (created when missing).

@@ -1,6 +1,6 @@
 //! The one error type of the HTTP API, and its one mapping to responses.
 //!
-//! Every error answer has the same body:
+//! Every error answer has the same body, an [`ErrorBody`]:
 //!
 //! ```json
 //! {"error":{"code":"out_of_range","message":"datacenter 32 is out of range (0..=31)","field":"datacenter","value":"32","min":"0","max":"31"}}
@@ -12,16 +12,17 @@
 //!   be written) is 503 with `Retry-After` in whole seconds, at least 1; the
 //!   body repeats it as `retry_after_s`.
 //! - `value`, `min` and `max`, when present, repeat the message's facts for
-//!   programs (the calculator page builds its Spanish messages from them):
-//!   the offending value as given and the valid range. They are strings, as
-//!   IDs are, because an ID's bounds do not fit a JavaScript number.
+//!   programs: the offending value as given and the valid range.
 
 use std::time::Duration;
 
-use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use axum::Json;
+use axum::http::header::RETRY_AFTER;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use snowmint::{Error, InvalidIdKind, SnowflakeId};
+
+use crate::body::{ErrorBody, ErrorDetails};
 
 /// An error answer: status, machine-readable code, message for people, and
 /// the parameter it is about.
@@ -188,35 +189,32 @@ struct Facts {
     max: Option<String>,
 }
 
+impl ApiError {
+    /// The body of the answer.
+    pub fn body(&self) -> ErrorBody {
+        let facts = self.facts.as_deref().cloned().unwrap_or_default();
+        ErrorBody {
+            error: ErrorDetails {
+                code: self.code,
+                message: self.message.clone(),
+                field: self.field.clone(),
+                value: facts.value,
+                min: facts.min,
+                max: facts.max,
+                retry_after_s: self.retry_after_s(),
+            },
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let retry_after_s = self.retry_after_s();
-        let mut error = serde_json::json!({
-            "code": self.code,
-            "message": self.message,
-        });
-        if let Some(field) = self.field {
-            error["field"] = field.into();
-        }
-        let facts = self.facts.map(|facts| *facts).unwrap_or_default();
-        for (key, fact) in [
-            ("value", facts.value),
-            ("min", facts.min),
-            ("max", facts.max),
-        ] {
-            if let Some(fact) = fact {
-                error[key] = fact.into();
-            }
-        }
-        if let Some(seconds) = retry_after_s {
-            error["retry_after_s"] = seconds.into();
-        }
-        let body = serde_json::json!({ "error": error }).to_string();
-        let mut response = (self.status, body).into_response();
-        let headers = response.headers_mut();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Some(seconds) = retry_after_s {
-            headers.insert(RETRY_AFTER, HeaderValue::from(seconds));
+        let body = self.body();
+        let mut response = (self.status, Json(&body)).into_response();
+        if let Some(seconds) = body.error.retry_after_s {
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
     }

@@ -28,13 +28,17 @@
 //!   running node and back down (graceful shutdown, claim release).
 //! - `connections.rs`: accepting connections and serving HTTP/1.1 on them,
 //!   with a deadline on reading each request's head.
-//! - `issuer.rs`: [`Issuer`], which follows the node's claim and issues IDs
-//!   only when they are fenced and covered by the high-water mark.
+//! - `issuer/`: [`Issuer`], which follows the node's claim and issues IDs
+//!   only when they are fenced and covered by the high-water mark;
+//!   [`Refusal`] when it may not; [`NodeReport`].
 //! - `state.rs`: [`AppState`], what handlers share.
 //! - `api/`: [`app`] and [`routes`], the handlers, parameter parsing.
+//! - `body/`: [`body`], the types every JSON answer is serialized from
+//!   (also `snowmint layout --format json`).
 //! - `error.rs`: [`ApiError`], the one error answer.
 //! - `metrics.rs`: [`Metrics`], Prometheus counters and gauges.
-//! - `openapi.rs` and `openapi.json`: the OpenAPI 3 document.
+//! - `openapi.rs`: [`openapi`], the OpenAPI 3.1 document, generated from
+//!   the handlers and the body types.
 //! - `page.rs` and `assets/`: the calculator page at `/`, built into the
 //!   binary.
 //!
@@ -47,6 +51,7 @@
 //!   refusals are 503 with `Retry-After`; no input makes a handler panic.
 
 mod api;
+pub mod body;
 pub mod config;
 mod connections;
 mod error;

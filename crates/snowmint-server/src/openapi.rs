@@ -1,39 +1,239 @@
-//! The OpenAPI 3 description of the API (`/openapi.json`).
+//! The OpenAPI 3.1 description of the API (`/openapi.json`), generated.
 //!
-//! The document is kept by hand in `openapi.json` next to this file; a test
-//! checks that it parses and describes exactly the routes of [`routes`].
+//! Nothing here is written by hand but prose: each operation is declared
+//! on its handler (`#[utoipa::path]` in `api/`), each body is the type the
+//! handler answers with ([`crate::body`]), and this module gathers them
+//! with the parts the handlers share: the error responses, the `layout=`
+//! and `epoch=` parameters, and the document's own header. Tests check that
+//! the document lists exactly the routes of [`routes`], and that every
+//! answer matches its schema.
 //!
 //! [`routes`]: crate::routes
 
 use std::sync::LazyLock;
 
 use serde_json::Value;
+use snowmint::Encoding;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::{IntoParams, Modify, OpenApi, PartialSchema, ToResponse, ToSchema};
 
-const DOCUMENT: &str = include_str!("openapi.json");
+use crate::api;
+use crate::body::ErrorBody;
 
-static TEXT: LazyLock<String> = LazyLock::new(|| {
-    let mut document = document();
-    document["info"]["version"] = env!("CARGO_PKG_VERSION").into();
-    document.to_string()
-});
+/// The document: header, tags, every operation (the schemas they use are
+/// gathered from them), the shared responses.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "snowmint",
+        description = "Twitter-style Snowflake IDs: a service that issues them and a calculator that explains them. IDs are 63-bit integers written as decimal strings. Every error answer is `{\"error\":{\"code\",\"message\",\"field\"?,\"value\"?,\"min\"?,\"max\"?,\"retry_after_s\"?}}`: bad input is a 4xx naming the parameter and its range; refusing to issue is a 503 with `Retry-After`. Unknown and repeated query parameters are rejected on /v1/ endpoints.",
+        license(name = "MIT OR Apache-2.0"),
+    ),
+    tags(
+        (name = "issue", description = "New IDs from this node."),
+        (name = "calculator", description = "Decode, encode and window any layout's IDs; nothing is issued."),
+        (name = "service", description = "The node and the process."),
+    ),
+    paths(
+        api::issue::next_id,
+        api::issue::next_ids,
+        api::calc::decode,
+        api::calc::encode,
+        api::calc::range,
+        api::calc::layout,
+        api::status::node,
+        api::status::healthz,
+        api::status::readyz,
+        api::status::metrics,
+        api::status::openapi,
+    ),
+    components(
+        schemas(ErrorBody),
+        responses(BadRequest, NotFound, UriTooLong, Unavailable),
+    ),
+    modifiers(&ListParameters),
+)]
+struct ApiDoc;
 
-/// The document, parsed.
+static TEXT: LazyLock<String> = LazyLock::new(|| document().to_string());
+
+/// The document, as JSON.
 ///
 /// # Examples
 ///
 /// ```
 /// let document = snowmint_server::openapi::document();
 /// assert!(document["paths"]["/v1/id"]["get"].is_object());
+/// assert_eq!(document["info"]["version"], env!("CARGO_PKG_VERSION"));
 /// ```
 pub fn document() -> Value {
-    serde_json::from_str(DOCUMENT).unwrap_or_else(|error| {
-        // The file is compiled in and checked by tests; this cannot happen
-        // in a released build, but an answer beats a panic.
-        serde_json::json!({ "openapi": "3.0.3", "error": error.to_string() })
+    serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|error| {
+        // Serializing a document of strings and maps cannot fail; an
+        // answer beats a panic all the same.
+        serde_json::json!({ "openapi": "3.1.0", "error": error.to_string() })
     })
 }
 
-/// The document as served, with this build's version.
+/// The document as served.
 pub fn document_text() -> &'static str {
     &TEXT
+}
+
+/// Writes `"parameters": []` into operations that take none, so that
+/// clients read every operation's list the same way.
+struct ListParameters;
+
+impl Modify for ListParameters {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [&mut item.get, &mut item.head].into_iter().flatten() {
+                operation.parameters.get_or_insert_with(Vec::new);
+            }
+        }
+    }
+}
+
+/// Bad input: the message names the parameter, the value and the valid
+/// range; `field` names the parameter.
+#[derive(ToResponse)]
+#[expect(dead_code, reason = "describes ApiError's 400 answers; never built")]
+pub(crate) struct BadRequest(ErrorBody);
+
+/// No such endpoint.
+#[derive(ToResponse)]
+#[expect(dead_code, reason = "describes ApiError's 404 answers; never built")]
+pub(crate) struct NotFound(ErrorBody);
+
+/// The request target is longer than 8192 bytes.
+#[derive(ToResponse)]
+#[expect(dead_code, reason = "describes ApiError's 414 answers; never built")]
+pub(crate) struct UriTooLong(ErrorBody);
+
+/// The node may not issue IDs now (clock behind, no claim, high-water mark
+/// not writable, request timeout). Try again after `Retry-After` seconds.
+#[derive(ToResponse)]
+#[response(headers(
+    ("Retry-After" = inline(RetryAfter), description = "Seconds until a retry is worth it (at least 1).")
+))]
+#[expect(dead_code, reason = "describes ApiError's 503 answers; never built")]
+pub(crate) struct Unavailable(ErrorBody);
+
+/// The schema of `Retry-After`: whole seconds, at least 1.
+struct RetryAfter;
+
+impl PartialSchema for RetryAfter {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(1))
+            .into()
+    }
+}
+
+impl ToSchema for RetryAfter {}
+
+/// The layout parameters of the calculator, read by `Params::layout`.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[expect(dead_code, reason = "describes the parameters; Params reads them")]
+pub(crate) struct LayoutParams {
+    /// The layout: `twitter` (default), `discord`, or widths `T/D/M/S`
+    /// adding up to 63, each optionally followed by `@EPOCH` (Unix ms).
+    #[param(default = "twitter", example = "discord", nullable = false)]
+    layout: Option<String>,
+    /// A custom epoch in Unix milliseconds, on top of the layout.
+    #[param(minimum = 0, example = 1288834974657_i64, nullable = false)]
+    epoch: Option<i64>,
+}
+
+/// The schema of the `encoding` parameter: an encoding's name.
+pub(crate) struct EncodingParam;
+
+impl PartialSchema for EncodingParam {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(Encoding::ALL.map(Encoding::name)))
+            .default(Some(Encoding::Decimal.name().into()))
+            .into()
+    }
+}
+
+impl ToSchema for EncodingParam {}
+
+/// The schema of an instant parameter: Unix milliseconds or RFC 3339.
+pub(crate) struct TimeParam;
+
+impl PartialSchema for TimeParam {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(
+                "^(-?[0-9]+|[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2}))$",
+            ))
+            .examples(["2023-11-14T22:13:20.000Z"])
+            .into()
+    }
+}
+
+impl ToSchema for TimeParam {}
+
+/// The schema of the document itself: a JSON object.
+pub(crate) struct Document;
+
+impl PartialSchema for Document {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new().schema_type(Type::Object).into()
+    }
+}
+
+impl ToSchema for Document {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Refusal;
+
+    /// The limits the document states are the ones the code applies.
+    #[test]
+    fn stated_limits_are_the_codes() {
+        let document = document();
+        let count = &document["paths"]["/v1/ids"]["get"]["parameters"][0];
+        assert_eq!(count["name"], "count");
+        assert_eq!(count["schema"]["minimum"], 1);
+        assert_eq!(count["schema"]["maximum"], api::MAX_BATCH);
+        let ids = &document["components"]["schemas"]["Ids"]["properties"]["ids"];
+        assert_eq!(ids["maxItems"], api::MAX_BATCH);
+        let too_long = &document["components"]["responses"]["UriTooLong"]["description"];
+        assert!(
+            too_long
+                .as_str()
+                .unwrap()
+                .contains(&api::MAX_URI_BYTES.to_string()),
+            "{too_long}"
+        );
+    }
+
+    /// Every refusal code is among the documented error codes.
+    #[test]
+    fn every_refusal_code_is_documented() {
+        let document = document();
+        let codes =
+            document["components"]["schemas"]["ErrorDetails"]["properties"]["code"]["description"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+        for code in Refusal::CODES.into_iter().chain(["timeout"]) {
+            assert!(codes.contains(code), "{code} is not in {codes:?}");
+        }
+    }
+
+    /// The served text is the document.
+    #[test]
+    fn the_text_is_the_document() {
+        let served: Value = serde_json::from_str(document_text()).unwrap();
+        assert_eq!(served, document());
+        assert_eq!(served["openapi"], "3.1.0");
+    }
 }

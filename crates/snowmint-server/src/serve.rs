@@ -37,8 +37,9 @@ pub enum ServeError {
     /// Coordinator settings the claim engine cannot use.
     #[error(transparent)]
     Coordinator(#[from] snowmint_fleet::ConfigError),
-    /// Sockets, files.
-    #[error("{context}: {source}")]
+    /// Sockets, files. The message is the context alone: the I/O error is
+    /// the source, which error reports print after it.
+    #[error("{context}")]
     Io {
         /// What was being done.
         context: String,
@@ -100,13 +101,7 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
 /// high-water mark slightly ahead of the clock, or refuses one too far
 /// ahead.
 pub async fn start(config: &Config) -> Result<AppState, ServeError> {
-    std::fs::create_dir_all(&config.state_dir).map_err(|source| ServeError::Io {
-        context: format!(
-            "creating the state directory {}",
-            config.state_dir.display()
-        ),
-        source,
-    })?;
+    snowmint_fleet::create_state_dir(&config.state_dir)?;
     let source = slot_source(config)?;
     let clock = clock(config);
     let options = IssuerOptions {

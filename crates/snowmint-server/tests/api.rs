@@ -545,6 +545,30 @@ async fn layout() {
         (&json["ids_per_ms"], &json["max_machine"]),
         (&2048.into(), &1023.into())
     );
+    // The same facts field by field, as `snowmint layout --format json`
+    // lists them: name, bits, shift, largest value.
+    let fields: Vec<(&str, u64, u64, u64)> = json["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap(),
+                f["bits"].as_u64().unwrap(),
+                f["shift"].as_u64().unwrap(),
+                f["max"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("timestamp", 42, 21, (1 << 42) - 1),
+            ("datacenter", 0, 21, 0),
+            ("machine", 10, 11, 1023),
+            ("sequence", 11, 0, 2047),
+        ]
+    );
 
     let answer = get(&node.app, "/v1/layout?layout=40/5/5/12").await;
     let (code, field, message) = answer.error(StatusCode::BAD_REQUEST);

@@ -1,6 +1,7 @@
 //! Checking JSON values against the OpenAPI document's schemas: the subset
-//! of JSON Schema the document uses (types, `nullable`, `enum`, bounds,
-//! required and undocumented keys, local `$ref`s).
+//! of JSON Schema the document uses (types, `null` as OpenAPI 3.1 writes it
+//! (a second type, or a `oneOf` alternative) or as 3.0 did (`nullable`),
+//! `allOf`, `enum`, bounds, required and undocumented keys, local `$ref`s).
 //!
 //! Used by the service's conformance test and the `snowmint` binary's
 //! fleet tests.
@@ -23,13 +24,49 @@ pub fn resolve<'a>(document: &'a Value, value: &'a Value) -> &'a Value {
     }
 }
 
+/// Whether `schema` (resolved) lets a value be `null`.
+fn allows_null(document: &Value, schema: &Value) -> bool {
+    let alternatives = schema.get("oneOf").or_else(|| schema.get("anyOf"));
+    schema["nullable"] == true
+        || schema["type"] == "null"
+        || schema["type"]
+            .as_array()
+            .is_some_and(|types| types.iter().any(|t| t == "null"))
+        || alternatives
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|alternative| allows_null(document, resolve(document, alternative)))
+}
+
 /// Checks `value` against the subset of JSON Schema the document uses;
 /// `at` names the value in panic messages.
 pub fn check(document: &Value, schema: &Value, value: &Value, at: &str) {
     let schema = resolve(document, schema);
     if value.is_null() {
-        assert_eq!(schema["nullable"], true, "{at}: null where not nullable");
+        assert!(
+            allows_null(document, schema),
+            "{at}: null where not nullable"
+        );
         return;
+    }
+    // A non-null value of a `oneOf` with `null`: the other alternative.
+    if let Some(alternatives) = schema.get("oneOf").or_else(|| schema.get("anyOf")) {
+        let others: Vec<&Value> = alternatives
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|alternative| resolve(document, alternative)["type"] != "null")
+            .collect();
+        assert_eq!(
+            others.len(),
+            1,
+            "{at}: unsupported alternatives {alternatives}"
+        );
+        return check(document, others[0], value, at);
+    }
+    for part in schema["allOf"].as_array().into_iter().flatten() {
+        check(document, part, value, at);
     }
     if let Some(options) = schema.get("enum").and_then(Value::as_array) {
         assert!(options.contains(value), "{at}: {value} not in {options:?}");
@@ -41,7 +78,16 @@ pub fn check(document: &Value, schema: &Value, value: &Value, at: &str) {
     if let Some(max) = schema.get("maximum") {
         assert!(number(value) <= number(max), "{at}: {value} > {max}");
     }
-    match schema["type"].as_str() {
+    // `["integer", "null"]`: the type besides null.
+    let kind = match &schema["type"] {
+        Value::Array(types) => {
+            let others: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+            assert_eq!(others.len(), 1, "{at}: unsupported types {types:?}");
+            others[0].as_str()
+        }
+        kind => kind.as_str(),
+    };
+    match kind {
         Some("object") => {
             let object = value
                 .as_object()

@@ -9,23 +9,110 @@
 use std::future::Future;
 use std::time::Duration;
 
+/// The error a client library gave, kept for the log.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Why a backend operation failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The message is a short phrase in plain words, written by the backend
+/// ("connection refused", "lease 694d expired"); the claim engine puts it
+/// into a sentence that names the coordinator. The client library's own
+/// error, with every detail, is the [`source`](std::error::Error::source),
+/// for the log: it is never part of the message, so that no printer of the
+/// error chain repeats it.
+///
+/// # Examples
+///
+/// ```
+/// use std::error::Error;
+/// use snowmint_fleet::BackendError;
+///
+/// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+/// let err = BackendError::unreachable("connection refused").with_source(refused);
+/// assert_eq!(err.to_string(), "connection refused");
+/// assert!(err.source().is_some());
+/// assert!(!err.is_lost());
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BackendError {
     /// The session is gone (lease expired or revoked, ZooKeeper session
     /// expired): everything it held is lost for good.
-    Lost(String),
-    /// The coordinator did not answer or refused for now; the session may
-    /// still be alive.
-    Unavailable(String),
+    #[error("{reason}")]
+    Lost {
+        /// What happened, in a few plain words.
+        reason: String,
+        /// The client library's error, if there was one.
+        #[source]
+        source: Option<Cause>,
+    },
+    /// No connection to the coordinator could be made or kept (refused,
+    /// timed out, no server answered); the session may still be alive.
+    #[error("{reason}")]
+    Unreachable {
+        /// What happened, in a few plain words.
+        reason: String,
+        /// The client library's error, if there was one.
+        #[source]
+        source: Option<Cause>,
+    },
+    /// The coordinator answered but refused or failed the request for now;
+    /// the session may still be alive.
+    #[error("{reason}")]
+    Unavailable {
+        /// What happened, in a few plain words.
+        reason: String,
+        /// The client library's error, if there was one.
+        #[source]
+        source: Option<Cause>,
+    },
 }
 
-impl std::fmt::Display for BackendError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BackendError::Lost(message) => write!(f, "session lost: {message}"),
-            BackendError::Unavailable(message) => f.write_str(message),
+impl BackendError {
+    /// The session is gone, for `reason`.
+    pub fn lost(reason: impl Into<String>) -> BackendError {
+        BackendError::Lost {
+            reason: reason.into(),
+            source: None,
         }
+    }
+
+    /// The coordinator cannot be reached, for `reason`.
+    pub fn unreachable(reason: impl Into<String>) -> BackendError {
+        BackendError::Unreachable {
+            reason: reason.into(),
+            source: None,
+        }
+    }
+
+    /// The coordinator refused or failed the request, for `reason`.
+    pub fn unavailable(reason: impl Into<String>) -> BackendError {
+        BackendError::Unavailable {
+            reason: reason.into(),
+            source: None,
+        }
+    }
+
+    /// The same error, with the client library's error behind it.
+    pub fn with_source(mut self, cause: impl Into<Cause>) -> BackendError {
+        let (BackendError::Lost { source, .. }
+        | BackendError::Unreachable { source, .. }
+        | BackendError::Unavailable { source, .. }) = &mut self;
+        *source = Some(cause.into());
+        self
+    }
+
+    /// Whether the session is gone for good.
+    pub fn is_lost(&self) -> bool {
+        matches!(self, BackendError::Lost { .. })
+    }
+
+    /// The plain-words phrase, as in the message.
+    pub fn reason(&self) -> &str {
+        let (BackendError::Lost { reason, .. }
+        | BackendError::Unreachable { reason, .. }
+        | BackendError::Unavailable { reason, .. }) = self;
+        reason
     }
 }
 

@@ -3,18 +3,39 @@
 
 use axum::Json;
 use axum::extract::State;
-use serde_json::{Value, json};
-use snowmint::{Encoding, Field, Layout, Parts, SnowflakeId, format_time};
+use snowmint::{Encoding, Field, Parts, SnowflakeId};
 
 use super::params::{IdSegment, Params};
+use crate::body::{DecodedId, IdRange, LayoutDescription};
 use crate::error::ApiError;
+use crate::openapi::{BadRequest, EncodingParam, LayoutParams, NotFound, TimeParam, UriTooLong};
 use crate::state::AppState;
 
-/// Average Gregorian year, for "years left".
-const MS_PER_YEAR: f64 = 365.2425 * 86_400_000.0;
-
-/// `GET /v1/ids/{id}`: the fields of an ID (decimal, or `encoding=`).
-pub async fn decode(IdSegment(text): IdSegment, params: Params) -> Result<Json<Value>, ApiError> {
+/// Decode an ID
+///
+/// The fields of any ID in 0..=2^63-1: time, datacenter, machine,
+/// sequence, read with the given layout.
+#[utoipa::path(
+    get,
+    path = "/v1/ids/{id}",
+    operation_id = "decodeId",
+    tag = "calculator",
+    params(
+        ("id" = String, Path, description = "The ID: decimal by default, or in `encoding`.", example = "1724551110457221119"),
+        ("encoding" = inline(Option<EncodingParam>), Query, description = "How `id` is written."),
+        LayoutParams,
+    ),
+    responses(
+        (status = 200, description = "The ID's fields.", body = DecodedId),
+        (status = 400, response = BadRequest),
+        (status = 404, response = NotFound),
+        (status = 414, response = UriTooLong),
+    ),
+)]
+pub async fn decode(
+    IdSegment(text): IdSegment,
+    params: Params,
+) -> Result<Json<DecodedId>, ApiError> {
     params.allow(&["layout", "epoch", "encoding"])?;
     let layout = params.layout()?;
     let encoding = match params.get("encoding")? {
@@ -24,11 +45,32 @@ pub async fn decode(IdSegment(text): IdSegment, params: Params) -> Result<Json<V
         None => Encoding::Decimal,
     };
     let id = SnowflakeId::parse(encoding, &text).map_err(|e| ApiError::from_core("id", e))?;
-    Ok(Json(describe(&layout, id)))
+    Ok(Json(DecodedId::new(&layout, id)))
 }
 
-/// `GET /v1/encode`: the ID of the given fields.
-pub async fn encode(params: Params) -> Result<Json<Value>, ApiError> {
+/// Build an ID from its fields
+///
+/// The ID made of a time, datacenter, machine and sequence, in the given
+/// layout.
+#[utoipa::path(
+    get,
+    path = "/v1/encode",
+    operation_id = "encodeId",
+    tag = "calculator",
+    params(
+        ("timestamp" = inline(TimeParam), Query, description = "The ID's time: Unix milliseconds (`1700000000000`) or RFC 3339 (`2023-11-14T22:13:20.000Z`); must lie within the layout (epoch ..= last instant)."),
+        ("datacenter" = u64, Query, description = "The datacenter field, 0..=31 in the Twitter layout (the layout's width decides).", example = 0),
+        ("machine" = u64, Query, description = "The machine field, 0..=31 in the Twitter layout (the layout's width decides).", example = 0),
+        ("sequence" = u64, Query, description = "The sequence field, 0..=4095 in the Twitter layout (the layout's width decides).", example = 0),
+        LayoutParams,
+    ),
+    responses(
+        (status = 200, description = "The ID and its fields.", body = DecodedId),
+        (status = 400, response = BadRequest),
+        (status = 414, response = UriTooLong),
+    ),
+)]
+pub async fn encode(params: Params) -> Result<Json<DecodedId>, ApiError> {
     params.allow(&[
         "timestamp",
         "datacenter",
@@ -47,96 +89,62 @@ pub async fn encode(params: Params) -> Result<Json<Value>, ApiError> {
     let id = layout
         .encode(parts)
         .map_err(|e| ApiError::from_core("parts", e))?;
-    Ok(Json(describe(&layout, id)))
+    Ok(Json(DecodedId::new(&layout, id)))
 }
 
-/// `GET /v1/range`: the smallest and largest ID of a time window.
-pub async fn range(params: Params) -> Result<Json<Value>, ApiError> {
+/// The IDs of a time window
+///
+/// The smallest and the largest ID whose time lies in `from ..= to`, for
+/// `WHERE id BETWEEN min AND max`.
+#[utoipa::path(
+    get,
+    path = "/v1/range",
+    operation_id = "idRange",
+    tag = "calculator",
+    params(
+        ("from" = inline(TimeParam), Query, description = "Start of the window (inclusive): Unix milliseconds (`1700000000000`) or RFC 3339 (`2023-11-14T22:13:20.000Z`); must lie within the layout (epoch ..= last instant)."),
+        ("to" = inline(TimeParam), Query, description = "End of the window (inclusive), not before `from`: Unix milliseconds (`1700000000000`) or RFC 3339 (`2023-11-14T22:13:20.000Z`); must lie within the layout (epoch ..= last instant)."),
+        LayoutParams,
+    ),
+    responses(
+        (status = 200, description = "The window and its ID bounds.", body = IdRange),
+        (status = 400, response = BadRequest),
+        (status = 414, response = UriTooLong),
+    ),
+)]
+pub async fn range(params: Params) -> Result<Json<IdRange>, ApiError> {
     params.allow(&["from", "to", "layout", "epoch"])?;
     let layout = params.layout()?;
     let from_ms = params.time("from", &layout)?;
     let to_ms = params.time("to", &layout)?;
-    let range = layout
+    let ids = layout
         .id_range(from_ms, to_ms)
         .map_err(|e| ApiError::from_core("from", e))?;
-    Ok(Json(json!({
-        "from_ms": from_ms,
-        "from": format_time(from_ms).to_string(),
-        "to_ms": to_ms,
-        "to": format_time(to_ms).to_string(),
-        "min": range.start().to_string(),
-        "max": range.end().to_string(),
-        "layout": layout_name(&layout),
-        "epoch_ms": layout.epoch_ms(),
-    })))
+    Ok(Json(IdRange::new(&layout, from_ms, to_ms, ids)))
 }
 
-/// `GET /v1/layout`: widths, shifts, epoch, capacity and last instant.
+/// Describe a layout
+///
+/// Field widths and shifts, epoch, capacity, last representable instant
+/// and the years left until it.
+#[utoipa::path(
+    get,
+    path = "/v1/layout",
+    operation_id = "describeLayout",
+    tag = "calculator",
+    params(LayoutParams),
+    responses(
+        (status = 200, description = "The layout.", body = LayoutDescription),
+        (status = 400, response = BadRequest),
+        (status = 414, response = UriTooLong),
+    ),
+)]
 pub async fn layout(
     State(state): State<AppState>,
     params: Params,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<LayoutDescription>, ApiError> {
     params.allow(&["layout", "epoch"])?;
     let layout = params.layout()?;
     let now_ms = state.issuer().clock().now_ms();
-    let last = layout.last_instant_ms();
-    let years_left = ((last - now_ms) as f64 / MS_PER_YEAR * 100.0).round() / 100.0;
-    Ok(Json(json!({
-        "layout": layout_name(&layout),
-        "spec": spec(&layout),
-        "epoch_ms": layout.epoch_ms(),
-        "epoch": format_time(layout.epoch_ms()).to_string(),
-        "timestamp_bits": layout.timestamp_bits(),
-        "datacenter_bits": layout.datacenter_bits(),
-        "machine_bits": layout.machine_bits(),
-        "sequence_bits": layout.sequence_bits(),
-        "timestamp_shift": layout.timestamp_shift(),
-        "datacenter_shift": layout.datacenter_shift(),
-        "machine_shift": layout.machine_shift(),
-        "max_datacenter": layout.max(Field::Datacenter),
-        "max_machine": layout.max(Field::Machine),
-        "max_sequence": layout.max(Field::Sequence),
-        "ids_per_ms": layout.ids_per_ms(),
-        "node_count": layout.node_count(),
-        "last_instant_ms": last,
-        "last_instant": format_time(last).to_string(),
-        "years_left": years_left,
-    })))
-}
-
-/// The decoded fields of an ID, as `/v1/ids/{id}` and `/v1/encode` answer.
-pub(crate) fn describe(layout: &Layout, id: SnowflakeId) -> Value {
-    let parts = layout.decode(id);
-    json!({
-        "id": id.to_string(),
-        "timestamp_ms": parts.timestamp_ms,
-        "time": format_time(parts.timestamp_ms).to_string(),
-        "datacenter": parts.datacenter,
-        "machine": parts.machine,
-        "sequence": parts.sequence,
-        "layout": layout_name(layout),
-        "epoch_ms": layout.epoch_ms(),
-        "encodings": {
-            "hex": id.encode(Encoding::Hex).to_string(),
-            "base32": id.encode(Encoding::Base32).to_string(),
-            "base58": id.encode(Encoding::Base58).to_string(),
-        },
-    })
-}
-
-/// The preset name, or the custom specification.
-pub(crate) fn layout_name(layout: &Layout) -> String {
-    layout.to_string()
-}
-
-/// The full `T/D/M/S@EPOCH` specification, even for presets.
-pub(crate) fn spec(layout: &Layout) -> String {
-    format!(
-        "{}/{}/{}/{}@{}",
-        layout.timestamp_bits(),
-        layout.datacenter_bits(),
-        layout.machine_bits(),
-        layout.sequence_bits(),
-        layout.epoch_ms()
-    )
+    Ok(Json(LayoutDescription::new(&layout, now_ms)))
 }

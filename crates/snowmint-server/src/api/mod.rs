@@ -24,10 +24,12 @@ use tower::timeout::TimeoutLayer;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-mod calc;
-mod issue;
+pub(crate) mod calc;
+pub(crate) mod issue;
 pub(crate) mod params;
-mod status;
+pub(crate) mod status;
+
+pub(crate) use issue::MAX_BATCH;
 
 /// The longest request target accepted (path and query).
 pub const MAX_URI_BYTES: usize = 8 * 1024;

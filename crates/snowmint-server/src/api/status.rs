@@ -1,97 +1,97 @@
 //! The node and the service: `/v1/node`, `/healthz`, `/readyz`,
 //! `/metrics`, `/openapi.json`.
 
-use std::time::Instant;
-
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderValue;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
-use snowmint::format_time;
-use snowmint_fleet::CoordinatorStatus;
 
-use super::calc::{layout_name, spec};
 use super::params::Params;
+use crate::body::{NodeDescription, Status, StatusWord};
 use crate::error::ApiError;
+use crate::openapi::{BadRequest, Document, Unavailable, UriTooLong};
 use crate::state::AppState;
 
-/// `GET /v1/node`: who this node is and whether it may issue.
-pub async fn node(State(state): State<AppState>, params: Params) -> Result<Json<Value>, ApiError> {
+/// This node
+///
+/// The node's identity and claim, layout, clock policy and high-water
+/// mark. Takes no parameters.
+#[utoipa::path(
+    get,
+    path = "/v1/node",
+    operation_id = "describeNode",
+    tag = "service",
+    responses(
+        (status = 200, description = "The node.", body = NodeDescription),
+        (status = 400, response = BadRequest),
+        (status = 414, response = UriTooLong),
+    ),
+)]
+pub async fn node(
+    State(state): State<AppState>,
+    params: Params,
+) -> Result<Json<NodeDescription>, ApiError> {
     params.allow(&[])?;
-    let issuer = state.issuer();
-    let report = issuer.report();
-    let layout = issuer.layout();
-    let policy = issuer.clock_policy();
-    let claim = report.claim.as_ref();
-    let time = |ms: Option<i64>| ms.map(|ms| format_time(ms).to_string());
-    Ok(Json(json!({
-        "state": if claim.is_some() { "active" } else { "fenced" },
-        "ready": report.readiness.is_ok(),
-        "reason": report.fenced_reason.clone().or_else(|| report.readiness.as_ref().err().map(ToString::to_string)),
-        "source": report.source,
-        "slot": claim.map(|c| c.slot),
-        "datacenter": claim.map(|c| c.node.datacenter),
-        "machine": claim.map(|c| c.node.machine),
-        "generation": claim.map(|c| c.generation),
-        "claim_valid_for_ms": report.valid_for.map(|d| d.as_millis() as u64),
-        "claim_floor_ms": claim.and_then(|c| c.floor_ms),
-        "claim_details": claim.map(|c| &c.details),
-        "layout": layout_name(&layout),
-        "spec": spec(&layout),
-        "epoch_ms": layout.epoch_ms(),
-        "clock_policy": policy.name(),
-        "clock_max_ms": policy.bound().map(|d| d.as_millis() as u64),
-        "clock_ms": issuer.clock().now_ms(),
-        "high_water_mark_ms": report.high_water_mark_ms,
-        "high_water_mark": time(report.high_water_mark_ms),
-        "last_timestamp_ms": report.last_timestamp_ms,
-        "state_file": report.state_file.as_ref().map(|p| p.display().to_string()),
-        "coordinator": report.coordinator.as_ref().map(coordinator),
-    })))
+    Ok(Json(NodeDescription::new(state.issuer())))
 }
 
-/// The claim engine's side of `/v1/node`: where it claims, what it holds,
-/// and how often its claim changed.
-fn coordinator(status: &CoordinatorStatus) -> Value {
-    let now = Instant::now();
-    json!({
-        "url": status.url,
-        "fleet": status.fleet,
-        "slots": status.slots.to_string(),
-        "state": status.state.name(),
-        "slot": status.slot,
-        "session_kind": status.session_kind,
-        "session_id": status.session_id,
-        "ttl_ms": status.ttl.as_millis() as u64,
-        "time_to_deadline_ms": status.time_to_deadline(now).map(|left| left.as_millis() as u64),
-        "claims_acquired": status.claims,
-        "claims_lost": status.losses,
-        "holder": status.holder,
+/// Liveness
+///
+/// 200 while the process answers.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    operation_id = "healthz",
+    tag = "service",
+    responses(
+        (status = 200, description = "Alive.", body = Status),
+        (status = 414, response = UriTooLong),
+    ),
+)]
+pub async fn healthz() -> Json<Status> {
+    Json(Status {
+        status: StatusWord::Ok,
     })
 }
 
-/// `GET /healthz`: the process is up and answering.
-pub async fn healthz() -> Response {
-    (
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        "{\"status\":\"ok\"}",
-    )
-        .into_response()
-}
-
-/// `GET /readyz`: 200 while the node may issue IDs, else 503 saying why.
-pub async fn readyz(State(state): State<AppState>) -> Result<Response, ApiError> {
+/// Readiness
+///
+/// 200 while the node may issue IDs (holds a claim, the clock is not
+/// behind); 503 otherwise, saying why.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    operation_id = "readyz",
+    tag = "service",
+    responses(
+        (status = 200, description = "Ready.", body = Status),
+        (status = 414, response = UriTooLong),
+        (status = 503, response = Unavailable),
+    ),
+)]
+pub async fn readyz(State(state): State<AppState>) -> Result<Json<Status>, ApiError> {
     state.issuer().readiness()?;
-    Ok((
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        "{\"status\":\"ready\"}",
-    )
-        .into_response())
+    Ok(Json(Status {
+        status: StatusWord::Ready,
+    }))
 }
 
-/// `GET /metrics`: Prometheus text format.
+/// Prometheus metrics
+///
+/// IDs issued, batch sizes, sequence-exhaustion waits, clock regressions,
+/// refusals by reason, node state, high-water mark; for a node with a
+/// coordinator, the claim state, time to deadline and claim changes.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    operation_id = "metrics",
+    tag = "service",
+    responses(
+        (status = 200, description = "Prometheus text exposition format 0.0.4.", body = String, content_type = "text/plain"),
+        (status = 414, response = UriTooLong),
+    ),
+)]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let text = state.metrics().render(state.issuer());
     (
@@ -104,7 +104,19 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
-/// `GET /openapi.json`: the API described as OpenAPI 3.
+/// This document
+///
+/// The API described as OpenAPI 3.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    operation_id = "openapi",
+    tag = "service",
+    responses(
+        (status = 200, description = "The OpenAPI document.", body = inline(Document)),
+        (status = 414, response = UriTooLong),
+    ),
+)]
 pub async fn openapi() -> Response {
     (
         [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],

@@ -1,10 +1,15 @@
 //! The fleet scenarios, written once and run against every backend.
 //!
-//! Each scenario ends with [`check_run`] over every node that took part:
-//! no ID issued twice, every ID issued inside its claim, and every slot
-//! handed from one holder to the next only after the first had stopped.
+//! Each scenario ends with [`check_run`] (in `scenarios/checks.rs`) over
+//! every node that took part: no ID issued twice, every ID issued inside
+//! its claim, and every slot handed from one holder to the next only after
+//! the first had stopped.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+mod checks;
+
+pub use checks::check_run;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,128 +23,18 @@ use super::node::{Finished, ShiftedClock, TestNode};
 use crate::servers::Cluster;
 use crate::servers::proxy::Proxy;
 use crate::wait::eventually;
+use checks::{assert_handed, last_issued_ms};
 
 /// The claim TTL of every scenario: short, so that expiry is quick.
 pub const TTL: Duration = Duration::from_secs(2);
 
-/// A slot handed from one node to another (or to itself, after a loss).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Handover {
-    /// The slot.
-    pub slot: u64,
-    /// The node that held it first.
-    pub from: String,
-    /// The node that held it next.
-    pub to: String,
-}
-
-/// Checks a finished run; returns the handovers it saw so that a scenario
-/// can insist on the one it provoked.
-pub fn check_run(nodes: &[Finished]) -> Vec<Handover> {
-    let layout = Layout::TWITTER;
-    let mut seen = HashSet::new();
-    let mut total = 0;
-    for node in nodes {
-        for issued in &node.issued {
-            total += 1;
-            assert!(
-                seen.insert(issued.id),
-                "{} issued {} a second time",
-                node.name,
-                issued.id
-            );
-            assert_eq!(
-                layout.node_of(issued.id),
-                layout.node_from_slot(issued.slot).unwrap(),
-                "{}: ID {} does not carry its slot's node",
-                node.name,
-                issued.id
-            );
-            let claim = node
-                .claims
-                .iter()
-                .find(|claim| claim.generation == issued.generation)
-                .unwrap_or_else(|| {
-                    panic!(
-                        "{}: no record of claim generation {}",
-                        node.name, issued.generation
-                    )
-                });
-            assert_eq!(claim.slot, issued.slot);
-            assert!(
-                claim.claimed_at <= issued.at && issued.at < claim.valid_until,
-                "{}: ID {} issued outside its claim",
-                node.name,
-                issued.id
-            );
-        }
-    }
-    // Every claim of every node, per slot, in the order they were made.
-    let mut by_slot: BTreeMap<u64, Vec<(&str, &snowmint_fleet::ClaimRecord)>> = BTreeMap::new();
-    for node in nodes {
-        for claim in &node.claims {
-            by_slot
-                .entry(claim.slot)
-                .or_default()
-                .push((&node.name, claim));
-        }
-    }
-    let mut handovers = Vec::new();
-    for (slot, claims) in &mut by_slot {
-        claims.sort_by_key(|(_, claim)| claim.claimed_at);
-        for pair in claims.windows(2) {
-            let ((from, earlier), (to, later)) = (pair[0], pair[1]);
-            // Fenced before the next holder could even ask for the slot.
-            assert!(
-                earlier.valid_until <= later.claimed_at,
-                "slot {slot}: {from} could still issue until {:?} after {to} claimed it",
-                earlier.valid_until - later.claimed_at
-            );
-            // The next holder's IDs all come after the previous holder's.
-            let last_before = issued_under(nodes, from, earlier.generation).max();
-            let first_after = issued_under(nodes, to, later.generation).min();
-            if let (Some(last_before), Some(first_after)) = (last_before, first_after) {
-                assert!(
-                    first_after > last_before,
-                    "slot {slot}: {to} issued at {first_after} ms, not after {from}'s last ID at {last_before} ms"
-                );
-            }
-            handovers.push(Handover {
-                slot: *slot,
-                from: from.to_owned(),
-                to: to.to_owned(),
-            });
-        }
-    }
-    println!(
-        "{total} IDs checked across {} nodes, {} handovers",
-        nodes.len(),
-        handovers.len()
-    );
-    handovers
-}
-
-/// The timestamp of each ID `name` issued under `generation`.
-fn issued_under<'a>(
-    nodes: &'a [Finished],
-    name: &'a str,
-    generation: u64,
-) -> impl Iterator<Item = i64> + 'a {
-    nodes
-        .iter()
-        .filter(move |node| node.name == name)
-        .flat_map(|node| &node.issued)
-        .filter(move |issued| issued.generation == generation)
-        .map(|issued| Layout::TWITTER.timestamp_ms(issued.id))
-}
-
-/// The time of the last ID `node` issued.
-fn last_issued_ms(node: &Finished) -> i64 {
-    let times = node
-        .issued
-        .iter()
-        .map(|issued| Layout::TWITTER.timestamp_ms(issued.id));
-    times.max().expect("the node issued IDs")
+/// The first usable claim published on `states`.
+async fn first_claim(states: &mut watch::Receiver<NodeState>) -> snowmint_fleet::Claim {
+    eventually("a claim", Duration::from_secs(60), || {
+        let claim = states.borrow_and_update().claim_at(Instant::now()).cloned();
+        async move { claim }
+    })
+    .await
 }
 
 async fn release_all<B: snowmint_fleet::Backend>(nodes: Vec<TestNode<B>>) -> Vec<Finished> {
@@ -206,11 +101,7 @@ pub async fn claim_keep_release<C: Cluster>() {
     finished.extend(release_all(vec![second, third]).await);
     assert!(cluster.slot_holders(fleet).await.is_empty());
     let handovers = check_run(&finished);
-    assert!(handovers.contains(&Handover {
-        slot: 0,
-        from: "first".into(),
-        to: "third".into()
-    }));
+    assert_handed(&handovers, 0, "first", "third");
 }
 
 /// 40 nodes race for 32 slots: 32 distinct winners, 8 clear refusals, and
@@ -420,14 +311,7 @@ pub async fn partition_fences_the_cut_node<C: Cluster>() {
     nodes.extend(others);
     let finished = release_all(nodes).await;
     let handovers = check_run(&finished);
-    assert!(
-        handovers.contains(&Handover {
-            slot: 0,
-            from: "cut".into(),
-            to: "waiter".into()
-        }),
-        "{handovers:?}"
-    );
+    assert_handed(&handovers, 0, "cut", "waiter");
 }
 
 /// An operator deletes a node's slot key: the node notices at its next
@@ -458,11 +342,7 @@ pub async fn a_deleted_slot_key_is_noticed<C: Cluster>() {
     let finished = node.release().await;
     assert!(finished.claims[0].valid_until <= finished.claims[1].claimed_at);
     let handovers = check_run(&[finished]);
-    assert!(handovers.contains(&Handover {
-        slot: 0,
-        from: "node".into(),
-        to: "node".into()
-    }));
+    assert_handed(&handovers, 0, "node", "node");
 }
 
 /// A node crashes without releasing: its slot frees after the TTL, and the
@@ -515,11 +395,7 @@ pub async fn crash_takeover_respects_the_mark<C: Cluster>() {
         );
     }
     let handovers = check_run(&[old, new]);
-    assert!(handovers.contains(&Handover {
-        slot: 5,
-        from: "old".into(),
-        to: "new".into()
-    }));
+    assert_handed(&handovers, 5, "old", "new");
 }
 
 /// Reservations raise the shared mark and never lower it, survive a write
@@ -532,13 +408,7 @@ pub async fn reserve_rules<C: Cluster>() {
     let config =
         CoordinatorConfig::new(fleet, slots, TTL, "reserver".into(), Layout::TWITTER).unwrap();
     let engine = Coordinator::start(cluster.backend(cluster.client_addr()), config).unwrap();
-    let mut states = engine.state();
-    let claim = eventually("a claim", Duration::from_secs(60), || {
-        let claim = states.borrow_and_update().claim_at(Instant::now()).cloned();
-        async move { claim }
-    })
-    .await;
-    let generation = claim.generation;
+    let generation = first_claim(&mut engine.state()).await.generation;
     let base = 1_700_000_000_000;
 
     engine.reserve(generation, base).await.unwrap();
@@ -584,12 +454,7 @@ pub async fn connect_from_url<C: Cluster>(cluster: &C, url: &str, kind: &str, se
         CoordinatorConfig::new(fleet, slots, TTL, "via-url".into(), Layout::TWITTER).unwrap();
     let source = snowmint_fleet::connect(&url, config).unwrap();
     assert_eq!(source.kind(), kind);
-    let mut states = source.state();
-    let claim = eventually("a claim", Duration::from_secs(60), || {
-        let claim = states.borrow_and_update().claim_at(Instant::now()).cloned();
-        async move { claim }
-    })
-    .await;
+    let claim = first_claim(&mut source.state()).await;
     assert_eq!(claim.slot, 3);
     assert_eq!(
         claim.node,
@@ -614,4 +479,31 @@ pub async fn connect_from_url<C: Cluster>(cluster: &C, url: &str, kind: &str, se
         "{state:?}"
     );
     assert!(cluster.slot_holders(fleet).await.is_empty());
+}
+
+/// With nothing listening at `url`, the node is fenced for a reason that
+/// is one sentence: `expected`, with no Rust type or debug dump in it.
+pub async fn unreachable_coordinator(url: &str, expected: &str) {
+    let url: snowmint_fleet::CoordinatorUrl = url.parse().unwrap();
+    let slots = SlotRange::new(0, 1).unwrap();
+    let config =
+        CoordinatorConfig::new("away", slots, TTL, "lonely".into(), Layout::TWITTER).unwrap();
+    let source = snowmint_fleet::connect(&url, config).unwrap();
+    let mut states = source.state();
+    let reason = eventually("a reason past starting", Duration::from_secs(60), || {
+        let state = states.borrow_and_update().clone();
+        async move {
+            match state {
+                NodeState::Fenced { reason } if !reason.starts_with("starting") => Some(reason),
+                NodeState::Active(claim) => panic!("claimed through a closed port: {claim:?}"),
+                NodeState::Fenced { .. } => None,
+            }
+        }
+    })
+    .await;
+    assert_eq!(reason, expected);
+    for dump in ["{", "Error(", "tonic", "source:", "os error"] {
+        assert!(!reason.contains(dump), "{dump:?} in {reason:?}");
+    }
+    source.release().await;
 }

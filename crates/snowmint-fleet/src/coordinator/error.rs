@@ -1,0 +1,299 @@
+//! Why the claim engine fenced the node, or could not raise the mark.
+//!
+//! Every message is one sentence for the people who read `/readyz`, 503
+//! answers and logs: it names the coordinator once and says what went
+//! wrong in plain words. The client library's own error, with every
+//! detail, is kept apart ([`ClaimError::details`]) and written to the log
+//! only.
+
+use std::time::Duration;
+
+use super::{BackendError, SlotRange};
+
+/// An error of the claim engine.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint_fleet::{BackendError, ClaimError};
+///
+/// let err = ClaimError::from_backend(
+///     "etcd://127.0.0.1:2379",
+///     "lease",
+///     BackendError::unreachable("connection refused"),
+/// );
+/// assert_eq!(
+///     err.to_string(),
+///     "cannot reach the coordinator etcd://127.0.0.1:2379 (connection refused)"
+/// );
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClaimError {
+    /// No connection to the coordinator could be made or kept.
+    #[error("cannot reach the coordinator {coordinator} ({cause})")]
+    Unreachable {
+        /// The coordinator's URL.
+        coordinator: String,
+        /// What the backend saw.
+        cause: BackendError,
+    },
+    /// The coordinator could not serve a request (it answered with an
+    /// error, or the exchange broke off).
+    #[error("the coordinator {coordinator} could not serve the request: {cause}")]
+    Failed {
+        /// The coordinator's URL.
+        coordinator: String,
+        /// What the backend saw.
+        cause: BackendError,
+    },
+    /// The lease or session ended before a slot was held.
+    #[error("the coordinator {coordinator} ended the {session}: {cause}")]
+    SessionLost {
+        /// The coordinator's URL.
+        coordinator: String,
+        /// What the coordinator calls a session: `lease`, `session`.
+        session: &'static str,
+        /// What the backend saw.
+        cause: BackendError,
+    },
+    /// A request got no answer in time.
+    #[error("the coordinator {coordinator} did not answer within {} ms", limit.as_millis())]
+    NoAnswer {
+        /// The coordinator's URL.
+        coordinator: String,
+        /// How long the engine waited.
+        limit: Duration,
+    },
+    /// Every slot of the range is held by another node.
+    #[error("all {} slots of fleet {fleet} in {slots} are taken", slots.len())]
+    AllTaken {
+        /// The fleet's name.
+        fleet: String,
+        /// The slots this node may claim.
+        slots: SlotRange,
+    },
+    /// A slot was won, but reading its mark took so long that the claim
+    /// could not be used before its deadline.
+    #[error("claiming slot {slot} took longer than the TTL of {} ms allows", ttl.as_millis())]
+    SlowClaim {
+        /// The slot won.
+        slot: u64,
+        /// The TTL granted.
+        ttl: Duration,
+    },
+    /// A slot of the range maps to no node of the layout.
+    #[error("slot {slot} does not fit the layout: {reason}")]
+    OutsideLayout {
+        /// The slot won.
+        slot: u64,
+        /// What the layout says.
+        reason: snowmint::Error,
+    },
+    /// No keep-alive was confirmed before the claim's deadline.
+    #[error(
+        "the claim on slot {slot} could not be confirmed within its TTL of {} ms: {}",
+        ttl.as_millis(),
+        last.as_ref().map_or_else(|| "no keep-alive was answered".to_owned(), ToString::to_string)
+    )]
+    Unconfirmed {
+        /// The slot held.
+        slot: u64,
+        /// The TTL in force.
+        ttl: Duration,
+        /// Why the last keep-alive failed, if one was tried.
+        last: Option<Box<ClaimError>>,
+    },
+    /// The coordinator says the claim is gone: the lease or session
+    /// expired, or the slot key is no longer this node's.
+    #[error("the claim on slot {slot} is lost: {cause}")]
+    ClaimLost {
+        /// The slot held.
+        slot: u64,
+        /// What the backend saw.
+        cause: BackendError,
+    },
+    /// The slot's stored mark is not a number.
+    #[error(
+        "the high-water mark at {path} is {text:?}, not a Unix millisecond count; fix or delete it"
+    )]
+    BadMark {
+        /// The mark's key.
+        path: String,
+        /// What it holds.
+        text: String,
+    },
+    /// Other writers kept moving the mark.
+    #[error("the high-water mark at {path} kept changing under {attempts} attempts to raise it")]
+    MarkContended {
+        /// The mark's key.
+        path: String,
+        /// How many compare-and-set attempts were made.
+        attempts: usize,
+    },
+}
+
+impl ClaimError {
+    /// The error for a failed backend call to `coordinator`, whose
+    /// sessions are called `session`.
+    pub fn from_backend(coordinator: &str, session: &'static str, cause: BackendError) -> Self {
+        let coordinator = coordinator.to_owned();
+        match cause {
+            BackendError::Lost { .. } => ClaimError::SessionLost {
+                coordinator,
+                session,
+                cause,
+            },
+            BackendError::Unreachable { .. } => ClaimError::Unreachable { coordinator, cause },
+            BackendError::Unavailable { .. } => ClaimError::Failed { coordinator, cause },
+        }
+    }
+
+    /// The client library's error behind this one, with every detail, for
+    /// the log.
+    pub fn details(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        match self {
+            ClaimError::Unreachable { cause, .. }
+            | ClaimError::Failed { cause, .. }
+            | ClaimError::SessionLost { cause, .. }
+            | ClaimError::ClaimLost { cause, .. } => {
+                let (BackendError::Lost { source, .. }
+                | BackendError::Unreachable { source, .. }
+                | BackendError::Unavailable { source, .. }) = cause;
+                source.as_deref()
+            }
+            ClaimError::Unconfirmed {
+                last: Some(last), ..
+            } => last.details(),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error;
+
+    use super::*;
+
+    const URL: &str = "etcd://127.0.0.1:2379";
+
+    /// No word group of three appears twice: the sign of a context added
+    /// at two levels.
+    fn assert_no_repetition(message: &str) {
+        let words: Vec<&str> = message.split_whitespace().collect();
+        let mut seen = std::collections::HashSet::new();
+        for group in words.windows(3) {
+            assert!(seen.insert(group), "{group:?} repeats in {message:?}");
+        }
+    }
+
+    fn refused() -> BackendError {
+        BackendError::unreachable("connection refused")
+            .with_source(std::io::Error::other("tcp connect error"))
+    }
+
+    #[test]
+    fn backend_errors_name_the_coordinator_once() {
+        let cases = [
+            (
+                ClaimError::from_backend(URL, "lease", refused()),
+                "cannot reach the coordinator etcd://127.0.0.1:2379 (connection refused)",
+            ),
+            (
+                ClaimError::from_backend(
+                    URL,
+                    "lease",
+                    BackendError::unavailable("etcdserver: too many requests"),
+                ),
+                "the coordinator etcd://127.0.0.1:2379 could not serve the request: etcdserver: too many requests",
+            ),
+            (
+                ClaimError::from_backend(URL, "lease", BackendError::lost("lease 7f expired")),
+                "the coordinator etcd://127.0.0.1:2379 ended the lease: lease 7f expired",
+            ),
+            (
+                ClaimError::NoAnswer {
+                    coordinator: URL.into(),
+                    limit: Duration::from_millis(1500),
+                },
+                "the coordinator etcd://127.0.0.1:2379 did not answer within 1500 ms",
+            ),
+        ];
+        for (error, expected) in cases {
+            let message = error.to_string();
+            assert_eq!(message, expected);
+            assert_no_repetition(&message);
+            assert_eq!(message.matches(URL).count(), 1, "{message}");
+        }
+    }
+
+    /// A keep-alive failure inside an unconfirmed claim reads as one
+    /// sentence, and its details stay reachable for the log.
+    #[test]
+    fn unconfirmed_claims_say_why_the_last_keep_alive_failed() {
+        let unconfirmed = ClaimError::Unconfirmed {
+            slot: 3,
+            ttl: Duration::from_secs(2),
+            last: Some(Box::new(ClaimError::from_backend(URL, "lease", refused()))),
+        };
+        let message = unconfirmed.to_string();
+        assert_eq!(
+            message,
+            "the claim on slot 3 could not be confirmed within its TTL of 2000 ms: \
+             cannot reach the coordinator etcd://127.0.0.1:2379 (connection refused)"
+        );
+        assert_no_repetition(&message);
+        let details = unconfirmed.details().expect("the client's error is kept");
+        assert_eq!(details.to_string(), "tcp connect error");
+        let none = ClaimError::Unconfirmed {
+            slot: 3,
+            ttl: Duration::from_secs(2),
+            last: None,
+        };
+        assert_eq!(
+            none.to_string(),
+            "the claim on slot 3 could not be confirmed within its TTL of 2000 ms: no keep-alive was answered"
+        );
+    }
+
+    /// The message never carries the client library's text: that is what
+    /// `details` is for.
+    #[test]
+    fn details_stay_out_of_the_message() {
+        let error = ClaimError::from_backend(URL, "lease", refused());
+        assert!(!error.to_string().contains("tcp connect error"));
+        assert!(error.source().is_none(), "the cause is in the message");
+        let lost = ClaimError::ClaimLost {
+            slot: 0,
+            cause: BackendError::lost(
+                "key /snowmint/ids/slots/0 is no longer attached to lease 7f",
+            ),
+        };
+        assert_eq!(
+            lost.to_string(),
+            "the claim on slot 0 is lost: key /snowmint/ids/slots/0 is no longer attached to lease 7f"
+        );
+        assert!(lost.details().is_none());
+    }
+
+    #[test]
+    fn mark_errors_name_the_key() {
+        let bad = ClaimError::BadMark {
+            path: "/snowmint/ids/hwm/3".into(),
+            text: "soon".into(),
+        };
+        assert_eq!(
+            bad.to_string(),
+            "the high-water mark at /snowmint/ids/hwm/3 is \"soon\", not a Unix millisecond count; fix or delete it"
+        );
+        let contended = ClaimError::MarkContended {
+            path: "/snowmint/ids/hwm/3".into(),
+            attempts: 4,
+        };
+        assert_eq!(
+            contended.to_string(),
+            "the high-water mark at /snowmint/ids/hwm/3 kept changing under 4 attempts to raise it"
+        );
+    }
+}

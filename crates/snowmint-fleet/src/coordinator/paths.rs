@@ -1,0 +1,46 @@
+//! The fleet's key names, built in one place:
+//! `/snowmint/<fleet>/slots/<slot>` and `/snowmint/<fleet>/hwm/<slot>`.
+
+/// The keys of one fleet.
+pub(super) struct Paths {
+    root: String,
+}
+
+impl Paths {
+    /// The keys of `fleet`.
+    pub(super) fn new(fleet: &str) -> Paths {
+        Paths {
+            root: format!("/snowmint/{fleet}"),
+        }
+    }
+
+    pub(super) fn slots_dir(&self) -> String {
+        format!("{}/slots", self.root)
+    }
+
+    pub(super) fn marks_dir(&self) -> String {
+        format!("{}/hwm", self.root)
+    }
+
+    pub(super) fn slot(&self, slot: u64) -> String {
+        format!("{}/slots/{slot}", self.root)
+    }
+
+    pub(super) fn mark(&self, slot: u64) -> String {
+        format!("{}/hwm/{slot}", self.root)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_follow_the_design() {
+        let paths = Paths::new("ids");
+        assert_eq!(paths.slot(7), "/snowmint/ids/slots/7");
+        assert_eq!(paths.mark(7), "/snowmint/ids/hwm/7");
+        assert_eq!(paths.slots_dir(), "/snowmint/ids/slots");
+        assert_eq!(paths.marks_dir(), "/snowmint/ids/hwm");
+    }
+}

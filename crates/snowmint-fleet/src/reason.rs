@@ -1,0 +1,87 @@
+//! How the causes of errors read in messages.
+//!
+//! Messages are sentences for people: an operating-system error reads as
+//! the system's own words ("permission denied", "connection refused"),
+//! without the error number or the Rust type around it. The full error
+//! still goes to the log where one is written.
+
+use std::error::Error;
+use std::io;
+
+/// The operating system's words for `error`, starting in lower case and
+/// without the `(os error N)` suffix: `permission denied`.
+pub(crate) fn io_reason(error: &io::Error) -> String {
+    let text = error.to_string();
+    let text = match error.raw_os_error() {
+        Some(code) => text
+            .strip_suffix(&format!(" (os error {code})"))
+            .map_or(text.clone(), str::to_owned),
+        None => text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        // Only a capital followed by lower case is a sentence's start: an
+        // acronym (`EOF`) stays as it is.
+        Some(first) if chars.next().is_some_and(char::is_lowercase) => {
+            first.to_lowercase().chain(text.chars().skip(1)).collect()
+        }
+        _ => text,
+    }
+}
+
+/// The words of the first I/O error among `error` and its sources, if any
+/// (see [`io_reason`]).
+#[cfg_attr(not(feature = "etcd"), allow(dead_code))]
+pub(crate) fn io_cause(error: &(dyn Error + 'static)) -> Option<String> {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if let Some(io) = error.downcast_ref::<io::Error>() {
+            return Some(io_reason(io));
+        }
+        cause = error.source();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refused connection to a closed loopback port, as the system
+    /// reports it.
+    fn refused() -> io::Error {
+        let port = crate::testing::closed_port();
+        std::net::TcpStream::connect(("127.0.0.1", port)).unwrap_err()
+    }
+
+    #[test]
+    fn system_errors_read_as_the_systems_words() {
+        let refused = refused();
+        assert!(refused.to_string().contains("(os error"), "{refused}");
+        assert_eq!(io_reason(&refused), "connection refused");
+        let exists = std::fs::create_dir(std::env::temp_dir()).unwrap_err();
+        assert_eq!(io_reason(&exists), "file exists");
+    }
+
+    #[test]
+    fn other_errors_keep_their_text() {
+        let other = io::Error::other("task panicked");
+        assert_eq!(io_reason(&other), "task panicked");
+        let acronym = io::Error::other("EOF while reading");
+        assert_eq!(io_reason(&acronym), "EOF while reading");
+    }
+
+    /// The I/O error is found however deep it sits among the sources.
+    #[test]
+    fn io_causes_are_found_among_the_sources() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("transport error")]
+        struct Wrapper(#[source] io::Error);
+        let wrapped = Wrapper(refused());
+        assert_eq!(io_cause(&wrapped).as_deref(), Some("connection refused"));
+        let plain = io::Error::other("x");
+        let none: &(dyn Error + 'static) = &std::fmt::Error;
+        assert_eq!(io_cause(none), None);
+        assert_eq!(io_cause(&plain).as_deref(), Some("x"));
+    }
+}

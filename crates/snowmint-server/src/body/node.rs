@@ -1,0 +1,255 @@
+//! The service's bodies: the node (`/v1/node`), liveness and readiness.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::Serialize;
+use snowmint::format_time;
+use snowmint_fleet::{ClaimState, CoordinatorStatus};
+use utoipa::ToSchema;
+use utoipa::openapi::schema::ObjectBuilder;
+
+use super::calc::spec;
+use super::one_of_names;
+use crate::issuer::Issuer;
+
+/// This node: its identity and claim, layout, clock policy and high-water
+/// mark (`GET /v1/node`). Every key is always present; what does not apply
+/// is `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = Node)]
+pub struct NodeDescription {
+    /// Whether the node holds a claim that is not past its deadline.
+    pub state: FencingState,
+    /// Whether IDs can be issued now.
+    pub ready: bool,
+    /// Why not active or not ready.
+    #[schema(required = true)]
+    pub reason: Option<String>,
+    /// Where the identity comes from: static, hostname, etcd, zookeeper.
+    #[schema(examples("static"))]
+    pub source: &'static str,
+    /// The slot held: datacenter * 2^machine_bits + machine.
+    #[schema(required = true)]
+    pub slot: Option<u64>,
+    /// The datacenter of the slot held.
+    #[schema(required = true)]
+    pub datacenter: Option<u64>,
+    /// The machine of the slot held.
+    #[schema(required = true)]
+    pub machine: Option<u64>,
+    /// Counts the claims this node made (from 1); a new one gets a new
+    /// generator.
+    #[schema(required = true)]
+    pub generation: Option<u64>,
+    /// How long the claim is still known to be held; null if it cannot
+    /// expire.
+    #[schema(required = true)]
+    pub claim_valid_for_ms: Option<u64>,
+    /// The mark left by earlier holders of the slot.
+    #[schema(required = true)]
+    pub claim_floor_ms: Option<i64>,
+    /// What the slot source says about the claim.
+    #[schema(required = true)]
+    pub claim_details: Option<BTreeMap<String, String>>,
+    /// Preset name or `T/D/M/S@EPOCH` of the IDs this node issues.
+    #[schema(examples("twitter"))]
+    pub layout: String,
+    /// The full `T/D/M/S@EPOCH` specification, even for presets.
+    #[schema(examples("41/5/5/12@1288834974657"))]
+    pub spec: String,
+    /// The layout's epoch, Unix milliseconds.
+    pub epoch_ms: i64,
+    /// What the node does when the clock goes back.
+    #[schema(schema_with = clock_policy)]
+    pub clock_policy: &'static str,
+    /// The bound of the `wait` or `borrow` policy.
+    #[schema(required = true)]
+    pub clock_max_ms: Option<u64>,
+    /// This node's clock (with any configured offset), Unix milliseconds.
+    pub clock_ms: i64,
+    /// The recorded high-water mark: no ID at or below it is issued again.
+    #[schema(required = true)]
+    pub high_water_mark_ms: Option<i64>,
+    /// The mark: RFC 3339, UTC, milliseconds.
+    #[schema(required = true, examples("2023-11-14T22:13:20.000Z"))]
+    pub high_water_mark: Option<String>,
+    /// The last timestamp an ID may have been issued at.
+    #[schema(required = true)]
+    pub last_timestamp_ms: Option<i64>,
+    /// The node's state file, where the mark is recorded.
+    #[schema(required = true)]
+    pub state_file: Option<String>,
+    /// The claim engine, for a node that claims its slot from etcd or
+    /// ZooKeeper (`--coordinator`); null for a node given its identity.
+    #[schema(required = true)]
+    pub coordinator: Option<CoordinatorDescription>,
+}
+
+/// Whether the node may issue under a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FencingState {
+    /// It holds a claim that is not past its deadline.
+    Active,
+    /// It holds none: it may not issue IDs.
+    Fenced,
+}
+
+/// The schema of a clock policy's name.
+fn clock_policy() -> ObjectBuilder {
+    one_of_names(
+        ["refuse", "wait", "borrow"],
+        "What the node does when the clock goes back: refuse, wait (up to a bound), or borrow (run ahead of the clock, up to a bound).",
+    )
+}
+
+impl NodeDescription {
+    /// What `issuer` reports now.
+    pub fn new(issuer: &Issuer) -> NodeDescription {
+        let report = issuer.report();
+        let layout = issuer.layout();
+        let policy = issuer.clock_policy();
+        let claim = report.claim.as_ref();
+        NodeDescription {
+            state: if claim.is_some() {
+                FencingState::Active
+            } else {
+                FencingState::Fenced
+            },
+            ready: report.readiness.is_ok(),
+            reason: report
+                .fenced_reason
+                .clone()
+                .or_else(|| report.readiness.as_ref().err().map(ToString::to_string)),
+            source: report.source,
+            slot: claim.map(|c| c.slot),
+            datacenter: claim.map(|c| c.node.datacenter),
+            machine: claim.map(|c| c.node.machine),
+            generation: claim.map(|c| c.generation),
+            claim_valid_for_ms: report.valid_for.map(|d| d.as_millis() as u64),
+            claim_floor_ms: claim.and_then(|c| c.floor_ms),
+            claim_details: claim.map(|c| c.details.clone()),
+            layout: layout.to_string(),
+            spec: spec(&layout),
+            epoch_ms: layout.epoch_ms(),
+            clock_policy: policy.name(),
+            clock_max_ms: policy.bound().map(|d| d.as_millis() as u64),
+            clock_ms: issuer.clock().now_ms(),
+            high_water_mark_ms: report.high_water_mark_ms,
+            high_water_mark: report
+                .high_water_mark_ms
+                .map(|ms| format_time(ms).to_string()),
+            last_timestamp_ms: report.last_timestamp_ms,
+            state_file: report.state_file.as_ref().map(|p| p.display().to_string()),
+            coordinator: report
+                .coordinator
+                .as_ref()
+                .map(|status| CoordinatorDescription::new(status, Instant::now())),
+        }
+    }
+}
+
+/// The claim engine's side of `/v1/node`: where it claims, what it holds,
+/// and how often its claim changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = Coordinator)]
+pub struct CoordinatorDescription {
+    /// The coordinator.
+    #[schema(examples("etcd://127.0.0.1:2379"))]
+    pub url: String,
+    /// The fleet: slots live under `/snowmint/<fleet>/slots/<slot>`.
+    #[schema(examples("ids"))]
+    pub fleet: String,
+    /// The slots this node may claim, A-B.
+    #[schema(examples("0-1023"))]
+    pub slots: String,
+    /// What the claim engine is doing.
+    #[schema(schema_with = claim_state)]
+    pub state: &'static str,
+    /// The slot held.
+    #[schema(required = true)]
+    pub slot: Option<u64>,
+    /// What holds the slot key: an etcd lease or a ZooKeeper session.
+    #[schema(schema_with = session_kind)]
+    pub session_kind: &'static str,
+    /// The open lease or session, as the coordinator names it (hex for
+    /// etcd).
+    #[schema(required = true, examples("694d9a5c1e2f3b04"))]
+    pub session_id: Option<String>,
+    /// The lease TTL or session timeout granted (else asked for).
+    pub ttl_ms: u64,
+    /// How long the claim may still be used without a confirmed
+    /// keep-alive; null without a claim.
+    #[schema(required = true)]
+    pub time_to_deadline_ms: Option<u64>,
+    /// Claims made since the process started.
+    pub claims_acquired: u64,
+    /// Claims lost since the process started (a clean release is not a
+    /// loss).
+    pub claims_lost: u64,
+    /// What this node writes into its slot key.
+    #[schema(examples(
+        "host=web-1 pid=4242 listen=127.0.0.1:8081 started=2023-11-14T22:13:20.000Z"
+    ))]
+    pub holder: String,
+}
+
+/// The schema of the claim engine's state.
+fn claim_state() -> ObjectBuilder {
+    one_of_names(
+        ClaimState::ALL.map(ClaimState::name),
+        "What the claim engine is doing: opening a lease or session, looking for a free slot, finding them all taken (and retrying), holding a slot, or released for good (shutdown).",
+    )
+}
+
+/// The schema of what holds a slot key.
+fn session_kind() -> ObjectBuilder {
+    one_of_names(
+        ["lease", "session"],
+        "What holds the slot key: an etcd lease or a ZooKeeper session.",
+    )
+}
+
+impl CoordinatorDescription {
+    /// What `status` says, with the deadline counted from `now`.
+    pub fn new(status: &CoordinatorStatus, now: Instant) -> CoordinatorDescription {
+        CoordinatorDescription {
+            url: status.url.clone(),
+            fleet: status.fleet.clone(),
+            slots: status.slots.to_string(),
+            state: status.state.name(),
+            slot: status.slot,
+            session_kind: status.session_kind,
+            session_id: status.session_id.clone(),
+            ttl_ms: status.ttl.as_millis() as u64,
+            time_to_deadline_ms: status
+                .time_to_deadline(now)
+                .map(|left| left.as_millis() as u64),
+            claims_acquired: status.claims,
+            claims_lost: status.losses,
+            holder: status.holder.clone(),
+        }
+    }
+}
+
+/// The process answers (`GET /healthz`: `ok`), or the node may issue IDs
+/// (`GET /readyz`: `ready`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Status {
+    /// `ok` or `ready`.
+    pub status: StatusWord,
+}
+
+/// What a status answer says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusWord {
+    /// The process answers.
+    Ok,
+    /// The node may issue IDs.
+    Ready,
+}

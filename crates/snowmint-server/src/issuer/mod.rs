@@ -1,0 +1,371 @@
+//! Issuing IDs: which node am I, may I issue now, and is the ID covered by
+//! the high-water mark.
+//!
+//! The [`Issuer`] follows its [`SlotSource`]: each new claim (a new
+//! `generation`) gets a fresh generator that resumes after the node's
+//! recorded mark and the claim's floor, and a fresh
+//! [`Reservation`](snowmint_fleet::Reservation). (One
+//! exception: a claim that takes the same slot back, with nobody else
+//! having issued on it meanwhile, keeps the generator it had; see
+//! [`Minting::continues`](claims::Minting::continues).) Handing out an ID
+//! then takes:
+//!
+//! 1. the fencing check: the source's current state must be a claim that is
+//!    not past its deadline, of the generation the generator was built for;
+//! 2. the generator's compare-and-swap;
+//! 3. the mark check: an ID at or below the reserved mark goes out at once;
+//!    one above it waits until the mark is written (file, then source).
+//!
+//! In the common case that is two uncontended read locks (the source's
+//! watch channel, the current generator), one compare-and-swap and one
+//! atomic load; nothing waits for a disk.
+//!
+//! - `mod.rs`: [`Issuer`] and the hot path (fencing check, generator, mark
+//!   check).
+//! - `claims.rs`: following the source: a generator and a reservation per
+//!   claim.
+//! - `refusal.rs`: [`Refusal`], why no ID was issued.
+//! - `report.rs`: [`NodeReport`] and readiness, what the node says about
+//!   itself.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use snowmint::{Clock, Error, Generator, GeneratorStats, Layout, SnowflakeId, format_time};
+use snowmint_fleet::{FleetError, MarkFile, NodeMark, NodeState, SlotSource};
+use tokio::sync::watch;
+use tokio::task::AbortHandle;
+
+use crate::config::ClockPolicySetting;
+
+mod claims;
+mod refusal;
+mod report;
+
+use claims::{Minting, add_stats, watch_claims};
+pub use refusal::Refusal;
+pub use report::NodeReport;
+
+/// How an [`Issuer`] issues.
+#[derive(Clone)]
+pub struct IssuerOptions {
+    /// The layout IDs are issued in.
+    pub layout: Layout,
+    /// What to do when the clock goes back.
+    pub clock_policy: ClockPolicySetting,
+    /// Where time comes from.
+    pub clock: Arc<dyn Clock>,
+    /// Directory of the nodes' state files.
+    pub state_dir: PathBuf,
+    /// How far ahead of the clock the high-water mark is reserved.
+    pub mark_step: Duration,
+}
+
+impl std::fmt::Debug for IssuerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuerOptions")
+            .field("layout", &self.layout)
+            .field("clock_policy", &self.clock_policy)
+            .field("state_dir", &self.state_dir)
+            .field("mark_step", &self.mark_step)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Issues IDs for whatever claim its [`SlotSource`] holds. Cheap to clone.
+#[derive(Clone)]
+pub struct Issuer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    source: Arc<dyn SlotSource>,
+    state: watch::Receiver<NodeState>,
+    options: IssuerOptions,
+    /// The generator and reservation of the current claim.
+    current: RwLock<Option<Arc<Minting>>>,
+    /// Why the current claim has no minting (its state file is unreadable).
+    broken: RwLock<Option<String>>,
+    /// Opened state files, one per node this process has held.
+    marks: Mutex<Vec<Arc<NodeMark>>>,
+    /// Stats of generators of earlier claims, so that counters only grow.
+    retired_stats: Mutex<GeneratorStats>,
+    /// Set while requests meet the clock behind, so that a regression is
+    /// logged once, not once per request.
+    in_regression: AtomicBool,
+    /// Set while the high-water mark cannot be written, for the same reason.
+    mark_failing: AtomicBool,
+    /// Set once the claim is being given up (shutdown), for the log.
+    releasing: AtomicBool,
+    /// Serializes claim changes.
+    switching: tokio::sync::Mutex<()>,
+    watcher: Mutex<Option<AbortHandle>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(watcher) = self
+            .watcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            watcher.abort();
+        }
+    }
+}
+
+impl std::fmt::Debug for Issuer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Issuer")
+            .field("source", &self.inner.source.kind())
+            .field("options", &self.inner.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Issuer {
+    /// Starts following `source`: sets up the current claim, if any, and
+    /// watches for changes. Fails if the claim's state file is unreadable.
+    pub async fn start(
+        source: Arc<dyn SlotSource>,
+        options: IssuerOptions,
+    ) -> Result<Issuer, FleetError> {
+        let mut state = source.state();
+        let initial = state.borrow_and_update().clone();
+        let inner = Arc::new(Inner {
+            state: source.state(),
+            source,
+            options,
+            current: RwLock::new(None),
+            broken: RwLock::new(None),
+            marks: Mutex::new(Vec::new()),
+            retired_stats: Mutex::new(GeneratorStats::default()),
+            in_regression: AtomicBool::new(false),
+            mark_failing: AtomicBool::new(false),
+            releasing: AtomicBool::new(false),
+            switching: tokio::sync::Mutex::new(()),
+            watcher: Mutex::new(None),
+        });
+        inner.follow(initial).await?;
+        let watcher = tokio::spawn(watch_claims(Arc::downgrade(&inner), state));
+        *inner.watcher.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(watcher.abort_handle());
+        Ok(Issuer { inner })
+    }
+
+    /// The layout IDs are issued in.
+    pub fn layout(&self) -> Layout {
+        self.inner.options.layout
+    }
+
+    /// The clock-regression policy.
+    pub fn clock_policy(&self) -> ClockPolicySetting {
+        self.inner.options.clock_policy
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.options.clock
+    }
+
+    /// The slot source.
+    pub fn source(&self) -> &Arc<dyn SlotSource> {
+        &self.inner.source
+    }
+
+    /// The state file of the current claim and the mark it held when the
+    /// claim's generator was built (what the node resumed after).
+    pub fn resume_point(&self) -> Option<(MarkFile, Option<i64>)> {
+        let current = self.inner.current();
+        current.map(|m| {
+            (
+                m.reservation.node_mark().file().clone(),
+                m.reservation.node_mark().recorded_ms(),
+            )
+        })
+    }
+
+    /// One new ID.
+    pub async fn next_id(&self) -> Result<SnowflakeId, Refusal> {
+        let minting = self.inner.minting()?;
+        let id = self.inner.generate(&minting, Generator::next_id).await?;
+        let ts = self.layout().timestamp_ms(id);
+        self.inner.cover(&minting, ts).await?;
+        Ok(id)
+    }
+
+    /// `count` new IDs, appended to `out` (left as it was on error).
+    pub async fn next_ids(&self, count: usize, out: &mut Vec<SnowflakeId>) -> Result<(), Refusal> {
+        let minting = self.inner.minting()?;
+        let before = out.len();
+        let generated = self
+            .inner
+            .generate(&minting, |generator| generator.next_ids(count, out))
+            .await;
+        let covered = match (generated, out.last()) {
+            (Ok(()), Some(&last)) => {
+                let ts = self.layout().timestamp_ms(last);
+                self.inner.cover(&minting, ts).await
+            }
+            (Ok(()), None) => Ok(()),
+            (Err(refusal), _) => Err(refusal),
+        };
+        if covered.is_err() {
+            out.truncate(before);
+        }
+        covered
+    }
+    /// Counts of the generators' slow paths, over every claim so far.
+    pub fn stats(&self) -> GeneratorStats {
+        let mut total = *self
+            .inner
+            .retired_stats
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(minting) = self.inner.current() {
+            add_stats(&mut total, minting.generator.stats());
+        }
+        total
+    }
+
+    /// Gives the claim up (clean shutdown).
+    pub async fn release(&self) {
+        self.inner.releasing.store(true, Ordering::Relaxed);
+        self.inner.source.release().await;
+    }
+}
+
+impl Inner {
+    fn current(&self) -> Option<Arc<Minting>> {
+        self.current
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The minting of the claim in force, after the fencing check.
+    #[inline]
+    fn minting(&self) -> Result<Arc<Minting>, Refusal> {
+        let generation = {
+            let state = self.state.borrow();
+            match state.claim_at(Instant::now()) {
+                Some(claim) => claim.generation,
+                None => {
+                    return Err(Refusal::NoClaim {
+                        reason: match &*state {
+                            NodeState::Fenced { reason } => reason.clone(),
+                            NodeState::Active(_) => {
+                                "the claim could not be confirmed before its deadline".to_owned()
+                            }
+                        },
+                    });
+                }
+            }
+        };
+        match self.current() {
+            Some(minting) if minting.claim.generation == generation => Ok(minting),
+            _ => Err(Refusal::NotReady {
+                reason: self
+                    .broken
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone()
+                    .unwrap_or_else(|| "the new claim is being set up".to_owned()),
+            }),
+        }
+    }
+
+    /// Runs `take` on the generator, applying the `wait` policy without
+    /// blocking the runtime: the generator itself refuses, and this waits
+    /// (asynchronously) for the clock to catch up, up to the bound.
+    async fn generate<T>(
+        &self,
+        minting: &Minting,
+        mut take: impl FnMut(&Generator<Arc<dyn Clock>>) -> Result<T, Error>,
+    ) -> Result<T, Refusal> {
+        let mut deadline = None;
+        loop {
+            match take(&minting.generator) {
+                Ok(value) => {
+                    if self.in_regression.load(Ordering::Relaxed) {
+                        self.in_regression.store(false, Ordering::Relaxed);
+                        tracing::info!("clock caught up; issuing IDs again");
+                    }
+                    return Ok(value);
+                }
+                Err(Error::ClockBehind { last_ms, now_ms }) => {
+                    if !self.in_regression.swap(true, Ordering::Relaxed) {
+                        tracing::warn!(
+                            last = %format_time(last_ms),
+                            now = %format_time(now_ms),
+                            behind_ms = last_ms - now_ms,
+                            policy = self.options.clock_policy.name(),
+                            "clock behind: the clock reads earlier than IDs this slot may already have issued (a step back, or a previous holder's mark)"
+                        );
+                    }
+                    if let ClockPolicySetting::Wait { max } = self.options.clock_policy {
+                        let behind = Duration::from_millis((last_ms - now_ms).max(0) as u64);
+                        let deadline = *deadline.get_or_insert_with(|| Instant::now() + max);
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        if behind <= max && !left.is_zero() {
+                            // Short naps: the clock may jump forward too.
+                            let nap = behind.min(left).min(Duration::from_millis(50));
+                            tokio::time::sleep(nap.max(Duration::from_millis(1))).await;
+                            continue;
+                        }
+                    }
+                    let refusal = Refusal::ClockBehind { last_ms, now_ms };
+                    tracing::debug!(%refusal, "refused");
+                    return Err(refusal);
+                }
+                Err(other) => {
+                    return Err(Refusal::ClockOutOfRange {
+                        reason: other.to_string(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Makes sure an ID with timestamp `ts_ms` is covered by a recorded
+    /// mark before it leaves.
+    #[inline]
+    async fn cover(&self, minting: &Minting, ts_ms: i64) -> Result<(), Refusal> {
+        let reservation = &minting.reservation;
+        if reservation.covers(ts_ms) {
+            if reservation.due_for_refresh(ts_ms) {
+                reservation.refresh_in_background(self.options.clock.now_ms());
+            }
+            return Ok(());
+        }
+        let now_ms = self.options.clock.now_ms();
+        reservation
+            .extend(ts_ms, now_ms)
+            .await
+            .map_err(|error| match error {
+                FleetError::Fenced { reason } => Refusal::NoClaim { reason },
+                other => {
+                    if !self.mark_failing.swap(true, Ordering::Relaxed) {
+                        tracing::error!(error = %other, "cannot record the high-water mark; refusing to issue IDs");
+                    }
+                    Refusal::MarkUnwritable {
+                        reason: other.to_string(),
+                    }
+                }
+            })?;
+        if self.mark_failing.swap(false, Ordering::Relaxed) {
+            tracing::info!("the high-water mark is recorded again; issuing IDs");
+        }
+        // The write took time: the claim must still hold.
+        match self.minting() {
+            Ok(now) if Arc::ptr_eq(&now.reservation, reservation) => Ok(()),
+            Ok(_) => Err(Refusal::NotReady {
+                reason: "the claim changed while the ID was made".to_owned(),
+            }),
+            Err(refusal) => Err(refusal),
+        }
+    }
+}
