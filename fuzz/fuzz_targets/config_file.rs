@@ -53,9 +53,10 @@ fuzz_target!(|input: (&str, Vec<(u8, String)>)| {
             let _ = snowmint_server::slot_source(&config);
         }
         Identity::Hostname(None) => {}
-        Identity::Coordinator(coordinator) => {
-            assert!(coordinator.slots.start() <= coordinator.slots.end());
-            assert!(*coordinator.slots.end() < config.layout.node_count());
+        Identity::Coordinator { config: claims, .. } => {
+            assert!(claims.slots().first() <= claims.slots().last());
+            assert!(claims.slots().last() < config.layout.node_count());
+            assert!(!claims.fleet().is_empty() && claims.fleet().len() <= 64);
         }
     }
     let line = snowmint_server::startup_line(&config, SocketAddr::from(([127, 0, 0, 1], 0)));

@@ -17,7 +17,7 @@ use snowmint::{Encoding, SnowflakeId};
 use crate::Global;
 use crate::failure::BAD_INPUT;
 use crate::records::{RecordFormat, RecordWriter};
-use crate::values::IdEncoding;
+use crate::values::EncodingParser;
 
 /// Input and output chunk size: big enough that system calls cost nothing
 /// next to the work, small enough to stay in cache.
@@ -60,11 +60,11 @@ pub struct DecodeArgs {
     #[arg(long, value_enum, default_value_t)]
     format: RecordFormat,
     /// The encoding the IDs are written in.
-    #[arg(long, value_enum, value_name = "ENCODING", default_value_t)]
-    input: IdEncoding,
+    #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
+    input: Encoding,
     /// The encoding to write the IDs in.
-    #[arg(long, value_enum, value_name = "ENCODING", default_value_t)]
-    output: IdEncoding,
+    #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
+    output: Encoding,
     /// Leave out the header line of TSV and CSV.
     #[arg(long)]
     no_header: bool,
@@ -74,8 +74,8 @@ pub struct DecodeArgs {
 pub fn run(args: DecodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = global.layout()?;
     let mut decoder = Decoder {
-        input: args.input.into(),
-        records: RecordWriter::new(args.format, layout, args.output.into(), !args.no_header),
+        input: args.input,
+        records: RecordWriter::new(args.format, layout, args.output, !args.no_header),
         pending: Vec::with_capacity(CHUNK + MAX_LINE),
         out: io::stdout().lock(),
         seen: 0,

@@ -7,7 +7,7 @@ use clap::Args;
 use snowmint::{Encoding, Field, Parts};
 
 use crate::Global;
-use crate::values::{self, IdEncoding};
+use crate::values::{self, EncodingParser};
 
 /// Arguments of `snowmint encode`.
 #[derive(Debug, Args)]
@@ -37,8 +37,8 @@ pub struct EncodeArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     sequence: String,
     /// How to write the ID.
-    #[arg(long, value_enum, value_name = "ENCODING", default_value_t)]
-    output: IdEncoding,
+    #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
+    output: Encoding,
 }
 
 /// Runs `snowmint encode`.
@@ -54,7 +54,7 @@ pub fn run(args: EncodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
         .encode(parts)
         .map_err(crate::failure::BadInput::from)?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", id.encode(Encoding::from(args.output)))?;
+    writeln!(out, "{}", id.encode(args.output))?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -34,6 +34,13 @@ impl BadInput {
         }
     }
 
+    /// Says where the value came from, after the message:
+    /// `... (from SNOWMINT_LAYOUT)`, as `snowmint serve` says it.
+    pub fn with_origin(mut self, origin: &str) -> BadInput {
+        self.message = format!("{} (from {origin})", self.message);
+        self
+    }
+
     /// Adds a line of help under the message.
     pub fn with_hint(mut self, hint: impl fmt::Display) -> BadInput {
         self.hint = Some(hint.to_string());

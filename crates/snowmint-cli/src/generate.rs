@@ -14,7 +14,7 @@ use snowmint::{Clock, Encoding, Field, Generator, Node, SystemClock};
 
 use crate::Global;
 use crate::failure::BadInput;
-use crate::values::{self, IdEncoding};
+use crate::values::{self, EncodingParser};
 
 /// Output chunk size.
 const CHUNK: usize = 256 * 1024;
@@ -55,8 +55,8 @@ pub struct GenerateArgs {
     )]
     count: String,
     /// How to write the IDs.
-    #[arg(long, value_enum, value_name = "ENCODING", default_value_t)]
-    output: IdEncoding,
+    #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
+    output: Encoding,
 }
 
 /// Runs `snowmint generate`.
@@ -68,7 +68,7 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
     };
     let count = values::count("count", &args.count, u64::MAX)?;
     let generator = Generator::new(layout, node).map_err(BadInput::from)?;
-    let encoding = Encoding::from(args.output);
+    let encoding = args.output;
 
     let progress = progress_bar(count);
     let written = write_ids(&generator, count, encoding, progress.as_ref());

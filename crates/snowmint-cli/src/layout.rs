@@ -21,7 +21,8 @@ Examples:
 
 A layout is a preset (twitter, discord) or the four widths
 timestamp/datacenter/machine/sequence adding up to 63, optionally with
-@EPOCH; --epoch replaces the epoch of any of them.")]
+@EPOCH; --epoch replaces the epoch of any of them. An epoch is Unix
+milliseconds or an RFC 3339 time.")]
 pub struct LayoutArgs {
     /// Text for people, or JSON.
     #[arg(long, value_enum, default_value_t)]

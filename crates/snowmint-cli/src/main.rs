@@ -5,12 +5,14 @@
 //!
 //! - `failure.rs`: how errors become messages and exit codes (2 for bad
 //!   input, 1 for the rest, 0 for a closed pipe).
-//! - `values.rs`: reading numbers, instants and encodings from arguments.
+//! - `values.rs`: reading numbers, instants, layouts and encodings from
+//!   arguments, with the core's parsers.
 //! - `records.rs`: the fast writer of decoded IDs (text, JSON, TSV, CSV).
 
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use snowmint::Layout;
 
 use crate::failure::BadInput;
@@ -55,14 +57,15 @@ struct Cli {
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]
 struct Global {
-    /// The ID layout: twitter, discord, or widths T/D/M/S, each optionally with @EPOCH.
+    /// The ID layout: twitter, discord, or widths T/D/M/S, each optionally
+    /// with @EPOCH (Unix milliseconds or RFC 3339).
     #[arg(
         long,
         global = true,
         default_value = "twitter",
         env = "SNOWMINT_LAYOUT",
-        help_heading = "Layout",
-        value_parser = values::layout_name
+        value_name = "LAYOUT",
+        help_heading = "Layout"
     )]
     layout: String,
     /// A custom epoch on top of the layout: Unix milliseconds or RFC 3339.
@@ -70,23 +73,57 @@ struct Global {
         long,
         global = true,
         env = "SNOWMINT_EPOCH",
-        value_name = "MS",
+        value_name = "EPOCH",
         allow_negative_numbers = true,
-        help_heading = "Layout",
-        value_parser = values::epoch_ms
+        help_heading = "Layout"
     )]
-    epoch: Option<i64>,
+    epoch: Option<String>,
+    /// Where `--layout` and `--epoch` came from: the command line, the
+    /// environment or the default (set from the one parse of the command
+    /// line in `main`).
+    #[arg(skip)]
+    sources: Sources,
+}
+
+/// Where the global options' values came from.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sources {
+    layout: Option<ValueSource>,
+    epoch: Option<ValueSource>,
+}
+
+impl Sources {
+    /// The sources in `matches`, read where the subcommand's own values
+    /// are (global options are propagated there).
+    fn of(matches: &ArgMatches) -> Sources {
+        let matches = matches.subcommand().map_or(matches, |(_, sub)| sub);
+        Sources {
+            layout: matches.value_source("layout"),
+            epoch: matches.value_source("epoch"),
+        }
+    }
 }
 
 impl Global {
     /// The layout these options name: the preset or custom widths, with
     /// `--epoch` on top when given.
     fn layout(&self) -> Result<Layout, BadInput> {
-        let layout: Layout = self.layout.parse()?;
-        Ok(match self.epoch {
-            Some(epoch_ms) => layout.with_epoch(epoch_ms)?,
-            None => layout,
-        })
+        values::layout(
+            (&self.layout, self.sources.layout),
+            (self.epoch.as_deref(), self.sources.epoch),
+        )
+    }
+
+    /// `--layout` as typed on the command line, if it was.
+    fn layout_flag(&self) -> Option<&str> {
+        (self.sources.layout == Some(ValueSource::CommandLine)).then_some(self.layout.as_str())
+    }
+
+    /// `--epoch` as typed on the command line, if it was.
+    fn epoch_flag(&self) -> Option<&str> {
+        self.epoch
+            .as_deref()
+            .filter(|_| self.sources.epoch == Some(ValueSource::CommandLine))
     }
 }
 
@@ -124,7 +161,9 @@ impl Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+    cli.global.sources = Sources::of(&matches);
     let name = cli.command.name();
     let result = match cli.command {
         Command::Encode(args) => encode::run(args, &cli.global),

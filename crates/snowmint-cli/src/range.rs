@@ -8,7 +8,7 @@ use snowmint::{Encoding, format_time};
 
 use crate::Global;
 use crate::failure::BadInput;
-use crate::values::{self, Format, IdEncoding};
+use crate::values::{self, EncodingParser, Format};
 
 /// Arguments of `snowmint range`.
 #[derive(Debug, Args)]
@@ -38,8 +38,8 @@ pub struct RangeArgs {
     #[arg(long, value_enum, default_value_t)]
     format: Format,
     /// How to write the IDs.
-    #[arg(long, value_enum, value_name = "ENCODING", default_value_t)]
-    output: IdEncoding,
+    #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
+    output: Encoding,
 }
 
 /// The JSON form of a range.
@@ -61,7 +61,7 @@ pub fn run(args: RangeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let from_ms = values::instant("from", &args.from)?;
     let to_ms = values::instant("to", &args.to)?;
     let range = layout.id_range(from_ms, to_ms).map_err(BadInput::from)?;
-    let encoding = Encoding::from(args.output);
+    let encoding = args.output;
     let (min, max) = (range.start().encode(encoding), range.end().encode(encoding));
     let text = match args.format {
         Format::Text => format!(

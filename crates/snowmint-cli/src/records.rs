@@ -3,11 +3,11 @@
 //!
 //! `snowmint decode` is meant to chew through files of millions of IDs, so a
 //! record is assembled byte by byte: the ID by the core's stack encoder,
-//! numbers by [`push_decimal`], and the time by the core's
+//! numbers by the core's [`push_decimal`], and the time by the core's
 //! [`Rfc3339::write_to`].
 
 use clap::ValueEnum;
-use snowmint::{Encoding, Layout, Rfc3339, SnowflakeId, format_time};
+use snowmint::{Encoding, Layout, Rfc3339, SnowflakeId, format_time, push_decimal};
 
 /// How decoded IDs are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -146,39 +146,9 @@ impl RecordWriter {
     }
 }
 
-/// Appends `value` in decimal.
-#[inline]
-pub fn push_decimal(buf: &mut Vec<u8>, mut value: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&digits[at..]);
-}
-
 /// Appends `unix_ms` as RFC 3339 in UTC with milliseconds.
 #[inline]
 pub fn push_time(buf: &mut Vec<u8>, unix_ms: i64) {
     let mut text = [0; Rfc3339::MAX_LEN];
     buf.extend_from_slice(format_time(unix_ms).write_to(&mut text).as_bytes());
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn decimals() {
-        for value in [0, 7, 10, 4095, 1_700_000_000_000, u64::MAX] {
-            let mut buf = Vec::new();
-            push_decimal(&mut buf, value);
-            assert_eq!(buf, value.to_string().as_bytes());
-        }
-    }
 }

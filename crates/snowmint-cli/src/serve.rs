@@ -10,12 +10,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::parser::ValueSource;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use snowmint_server::config::{Config, Layer, Setting};
 use tracing_subscriber::EnvFilter;
 
 use crate::Global;
+use crate::failure::BadInput;
 
 /// Arguments of `snowmint serve`.
 #[derive(Debug, Args)]
@@ -29,7 +29,9 @@ pub struct ServeArgs {
 /// The settings of `snowmint serve` given as flags.
 ///
 /// Each value may also come from the environment variable named in its
-/// help, or from the same key in snake_case in the `--config` file.
+/// help, or from the same key in snake_case in the `--config` file; it is
+/// read by the same parser wherever it comes from. Durations are a number
+/// and a unit (500ms, 2s, 1.5s, 1m, 1h), at most 24h.
 #[derive(Debug, Args)]
 struct ServeSettings {
     /// Address to listen on, IP:PORT; port 0 picks a free one
@@ -73,7 +75,8 @@ struct ServeSettings {
     #[arg(long, value_name = "DURATION")]
     mark_wait_max: Option<String>,
     /// How far ahead of the clock the high-water mark is reserved (one disk
-    /// write per step) [env: SNOWMINT_MARK_STEP] [default: 1s].
+    /// write per step; at least 10ms) [env: SNOWMINT_MARK_STEP]
+    /// [default: 1s].
     #[arg(long, value_name = "DURATION")]
     mark_step: Option<String>,
     /// Longest time a request may take, and a connection may take to send
@@ -85,8 +88,8 @@ struct ServeSettings {
     /// (the chroot is optional) [env: SNOWMINT_COORDINATOR].
     #[arg(long, value_name = "URL")]
     coordinator: Option<String>,
-    /// Fleet name under the coordinator [env: SNOWMINT_FLEET]
-    /// [default: default].
+    /// Fleet name under the coordinator: 1 to 64 of A-Z a-z 0-9 - _ .
+    /// [env: SNOWMINT_FLEET] [default: default].
     #[arg(long, value_name = "NAME")]
     fleet: Option<String>,
     /// Slots this node may claim, A-B [env: SNOWMINT_SLOTS] [default: all].
@@ -107,12 +110,13 @@ struct ServeSettings {
     log: Option<String>,
 }
 
-/// Runs `snowmint serve`.
-pub fn run(args: ServeArgs, _global: &Global) -> anyhow::Result<ExitCode> {
+/// Runs `snowmint serve`. A setting that cannot be used is bad input
+/// (exit code 2), as a bad value of any other command is.
+pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let args = *args.settings;
     init_logging(args.log.as_deref())?;
     let config_file = args.config.clone();
-    let config = Config::load(flags(args), config_file)?;
+    let config = Config::load(flags(args, global), config_file).map_err(BadInput::new)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -128,7 +132,7 @@ pub fn run(args: ServeArgs, _global: &Global) -> anyhow::Result<ExitCode> {
 }
 
 /// The settings given as flags.
-fn flags(args: ServeSettings) -> Layer {
+fn flags(args: ServeSettings, global: &Global) -> Layer {
     let mut layer = Layer::flags();
     let given = [
         (Setting::Listen, args.listen),
@@ -160,14 +164,11 @@ fn flags(args: ServeSettings) -> Layer {
     // the command line count as flags here, so that the config file's
     // layout is not hidden by the global default (and the environment is
     // read, in its place in the order, by the configuration itself).
-    if let Ok(matches) = crate::Cli::command().try_get_matches() {
-        for (id, setting) in [("layout", Setting::Layout), ("epoch", Setting::Epoch)] {
-            if matches.value_source(id) == Some(ValueSource::CommandLine)
-                && let Some(value) = matches.get_raw(id).and_then(|mut v| v.next())
-            {
-                layer.set(setting, value.to_string_lossy());
-            }
-        }
+    if let Some(layout) = global.layout_flag() {
+        layer.set(Setting::Layout, layout);
+    }
+    if let Some(epoch) = global.epoch_flag() {
+        layer.set(Setting::Epoch, epoch);
     }
     layer
 }

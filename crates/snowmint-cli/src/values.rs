@@ -1,39 +1,20 @@
-//! Reading values from the command line: numbers, instants, layouts and ID
-//! encodings.
+//! Reading values from the command line with the core's parsers: numbers,
+//! instants, layouts and ID encodings.
 //!
 //! Numbers such as `--datacenter` are taken as text and read here rather
-//! than by clap, because the valid range depends on `--layout` and the
-//! message has to name it: `datacenter -1 is out of range (0..=31)`.
+//! than by clap, because the valid range depends on `--layout`; every
+//! value is read by the same function that reads it in the service's
+//! settings and HTTP parameters, so that a mistake is explained the same
+//! way wherever it is made: `datacenter -1 is out of range (0..=31)`.
+
+use std::ffi::OsStr;
 
 use clap::ValueEnum;
-use snowmint::{Clock, Encoding, Field, Layout, SystemClock};
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::parser::ValueSource;
+use snowmint::{Encoding, Field, Layout, SystemClock};
 
 use crate::failure::BadInput;
-
-/// An ID's text encoding, as a command-line choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum IdEncoding {
-    /// Base 10 (the canonical form).
-    #[default]
-    Decimal,
-    /// Base 16, 16 digits.
-    Hex,
-    /// Crockford's base 32, 13 digits.
-    Base32,
-    /// Base 58, Bitcoin alphabet.
-    Base58,
-}
-
-impl From<IdEncoding> for Encoding {
-    fn from(choice: IdEncoding) -> Encoding {
-        match choice {
-            IdEncoding::Decimal => Encoding::Decimal,
-            IdEncoding::Hex => Encoding::Hex,
-            IdEncoding::Base32 => Encoding::Base32,
-            IdEncoding::Base58 => Encoding::Base58,
-        }
-    }
-}
 
 /// Human-readable or machine-readable output of a single result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -45,59 +26,87 @@ pub enum Format {
     Json,
 }
 
-/// Checks a `--layout` value early, so that a typo is a usage error.
-pub fn layout_name(text: &str) -> Result<String, snowmint::Error> {
-    text.parse::<Layout>().map(|_| text.to_owned())
+/// Reads `--input`/`--output ENCODING` with [`Encoding`]'s own parser
+/// (any case, `dec` for decimal), listing the encodings in `--help` and in
+/// shell completions.
+#[derive(Debug, Clone, Copy)]
+pub struct EncodingParser;
+
+impl TypedValueParser for EncodingParser {
+    type Value = Encoding;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<Encoding, clap::Error> {
+        let parse = |text: &str| text.parse::<Encoding>();
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        let help = |encoding: Encoding| match encoding {
+            Encoding::Decimal => "Base 10 (the canonical form)",
+            Encoding::Hex => "Base 16, 16 digits",
+            Encoding::Base32 => "Crockford's base 32, 13 digits",
+            _ => "Base 58, Bitcoin alphabet",
+        };
+        Some(Box::new(Encoding::ALL.into_iter().map(move |encoding| {
+            PossibleValue::new(encoding.name()).help(help(encoding))
+        })))
+    }
 }
 
-/// Reads an `--epoch`: Unix milliseconds or an RFC 3339 time.
-pub fn epoch_ms(text: &str) -> Result<i64, snowmint::Error> {
-    snowmint::parse_time(text)
+/// The layout named by `--layout` and `--epoch` (or `SNOWMINT_LAYOUT` and
+/// `SNOWMINT_EPOCH`; a message then says so). An empty variable counts as
+/// unset, as it does for `snowmint serve`.
+pub fn layout(
+    layout: (&str, Option<ValueSource>),
+    epoch: (Option<&str>, Option<ValueSource>),
+) -> Result<Layout, BadInput> {
+    let from_env = |source: Option<ValueSource>| source == Some(ValueSource::EnvVariable);
+    let from = |source: Option<ValueSource>, env: &str, error: snowmint::Error| {
+        let bad = BadInput::from(error);
+        if from_env(source) {
+            bad.with_origin(env)
+        } else {
+            bad
+        }
+    };
+    let parsed = if layout.0.is_empty() && from_env(layout.1) {
+        Layout::default()
+    } else {
+        layout
+            .0
+            .parse::<Layout>()
+            .map_err(|e| from(layout.1, "SNOWMINT_LAYOUT", e))?
+    };
+    let epoch_text = epoch
+        .0
+        .filter(|text| !(text.is_empty() && from_env(epoch.1)));
+    match epoch_text {
+        Some(text) => snowmint::parse_epoch(text)
+            .and_then(|ms| parsed.with_epoch(ms))
+            .map_err(|e| from(epoch.1, "SNOWMINT_EPOCH", e)),
+        None => Ok(parsed),
+    }
 }
 
 /// Reads an instant: `now`, Unix milliseconds, or an RFC 3339 time.
-pub fn instant(name: &str, text: &str) -> Result<i64, BadInput> {
-    if text.eq_ignore_ascii_case("now") {
-        return Ok(SystemClock.now_ms());
-    }
-    snowmint::parse_time(text).map_err(|error| BadInput::new(format!("--{name}: {error}")))
+pub fn instant(name: &'static str, text: &str) -> Result<i64, BadInput> {
+    Ok(snowmint::parse_instant(name, text, &SystemClock)?)
 }
 
-/// Reads the value of an ID field (datacenter, machine, sequence).
-///
-/// Any `u64` is returned as it is, for the core to check against the layout
-/// with its own message; what is not a `u64` is rejected here, naming the
+/// Reads the value of an ID field (datacenter, machine, sequence) in the
 /// layout's range.
 pub fn field_value(layout: &Layout, field: Field, text: &str) -> Result<u64, BadInput> {
-    whole_number(field.name(), text, layout.max(field))
+    Ok(layout.parse_field(field, text)?)
 }
 
-/// Reads a count of things: any whole number up to `max`.
-pub fn count(name: &str, text: &str, max: u64) -> Result<u64, BadInput> {
-    let value = whole_number(name, text, max)?;
-    if value > max {
-        return Err(out_of_range(name, text, max));
-    }
-    Ok(value)
-}
-
-/// A `u64`, or an error that names `name`, the text and `0..=max`.
-fn whole_number(name: &str, text: &str, max: u64) -> Result<u64, BadInput> {
-    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(BadInput::new(format!(
-            "{name} {text:?} is not a whole number (0..={max})"
-        )));
-    }
-    match text.strip_prefix('+').unwrap_or(text).parse::<u64>() {
-        Ok(value) => Ok(value),
-        // Digits with a minus sign, or more than 64 bits of them.
-        Err(_) => Err(out_of_range(name, text, max)),
-    }
-}
-
-fn out_of_range(name: &str, text: &str, max: u64) -> BadInput {
-    BadInput::new(format!("{name} {text} is out of range (0..={max})"))
+/// Reads a count of things: a whole number up to `max` (0 makes nothing).
+pub fn count(name: &'static str, text: &str, max: u64) -> Result<u64, BadInput> {
+    Ok(snowmint::parse_bounded(name, text, 0..=max)?)
 }
 
 #[cfg(test)]
@@ -105,7 +114,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbers_that_are_not_u64_name_the_range() {
+    fn numbers_name_the_range() {
         let layout = Layout::TWITTER;
         let message = |text| {
             field_value(&layout, Field::Datacenter, text)
@@ -119,13 +128,12 @@ mod tests {
         );
         assert_eq!(
             message("x1"),
-            "datacenter \"x1\" is not a whole number (0..=31)"
+            "datacenter \"x1\" is not a number (expected an integer in 0..=31)"
         );
         assert_eq!(
-            message(""),
-            "datacenter \"\" is not a whole number (0..=31)"
+            message("+4"),
+            "datacenter \"+4\" is not a number (expected an integer in 0..=31)"
         );
-        assert_eq!(field_value(&layout, Field::Machine, "+40").unwrap(), 40);
     }
 
     #[test]
@@ -135,5 +143,32 @@ mod tests {
             count("count", "11", 10).unwrap_err().to_string(),
             "count 11 is out of range (0..=10)"
         );
+    }
+
+    #[test]
+    fn layouts_from_the_environment_say_so() {
+        let env = Some(ValueSource::EnvVariable);
+        let flag = Some(ValueSource::CommandLine);
+        let err = layout(("twiter", env), (None, None)).unwrap_err();
+        assert!(
+            err.to_string().ends_with(" (from SNOWMINT_LAYOUT)"),
+            "{err}"
+        );
+        let err = layout(("twiter", flag), (None, None)).unwrap_err();
+        assert!(
+            err.to_string().starts_with("unknown layout \"twiter\""),
+            "{err}"
+        );
+        assert!(!err.to_string().contains("(from"), "{err}");
+        let err = layout(("twitter", None), (Some("soon"), env)).unwrap_err();
+        assert!(err.to_string().ends_with(" (from SNOWMINT_EPOCH)"), "{err}");
+        assert_eq!(
+            layout(("twitter", None), (Some("2015-01-01T00:00:00Z"), flag)).unwrap(),
+            Layout::DISCORD
+        );
+        // Empty variables count as unset; an empty flag is a value.
+        assert_eq!(layout(("", env), (Some(""), env)).unwrap(), Layout::TWITTER);
+        assert!(layout(("", flag), (None, None)).is_err());
+        assert!(layout(("twitter", None), (Some(""), flag)).is_err());
     }
 }

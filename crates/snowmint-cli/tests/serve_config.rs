@@ -160,7 +160,7 @@ fn bad_settings_are_reported() {
         (
             vec!["--clock-policy", "never"],
             vec![],
-            "clock_policy \"never\" is not a policy (expected refuse, wait or borrow)",
+            "unknown clock policy \"never\" (expected refuse, wait or borrow) (from --clock-policy)",
         ),
         (
             vec!["--machine-from-hostname", "--hostname", "ids"],
@@ -175,7 +175,7 @@ fn bad_settings_are_reported() {
         (
             vec!["--claim-ttl", "500ms"],
             vec![("SNOWMINT_COORDINATOR", "zk://127.0.0.1:2181")],
-            "claim_ttl \"500ms\" is out of range (1s..=3600s) (from --claim-ttl)",
+            "claim TTL 500ms is out of range (1s..=1h) (from --claim-ttl)",
         ),
         (
             vec!["--coordinator", "zk://127.0.0.1:2181", "--machine", "3"],

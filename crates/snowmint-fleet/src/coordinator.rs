@@ -75,7 +75,8 @@ use tokio::task::JoinHandle;
 
 pub use backend::{Backend, BackendError, Cause, GuardedWrite, Opened, Versioned};
 pub use config::{
-    ConfigError, CoordinatorConfig, CoordinatorUrl, Holder, MAX_TTL, MIN_TTL, SlotRange,
+    ConfigError, CoordinatorConfig, CoordinatorUrl, FleetName, Holder, MAX_FLEET_NAME, MAX_TTL,
+    MIN_TTL, SlotRange, parse_claim_ttl,
 };
 pub use error::ClaimError;
 pub use status::{ClaimRecord, ClaimState, CoordinatorStatus};

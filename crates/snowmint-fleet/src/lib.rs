@@ -32,8 +32,9 @@
 //!   ahead of the clock in steps so that no ID costs a write.
 //! - `coordinator/`: the claim engine shared by every coordination service
 //!   ([`Coordinator`], [`connect`]), its errors ([`ClaimError`]), its
-//!   settings ([`CoordinatorUrl`], [`SlotRange`], [`CoordinatorConfig`])
-//!   and the primitives a service must offer ([`Backend`]).
+//!   settings and their one reading ([`CoordinatorUrl`], [`FleetName`],
+//!   [`SlotRange`], [`parse_claim_ttl`], [`CoordinatorConfig`]) and the
+//!   primitives a service must offer ([`Backend`]).
 //! - `reason.rs`: how I/O errors read in messages (the system's words,
 //!   once).
 //! - `etcd.rs` (feature `etcd`): [`EtcdBackend`], leases and transactions.
@@ -48,8 +49,8 @@ mod zookeeper;
 
 pub use coordinator::{
     Backend, BackendError, Cause, ClaimError, ClaimRecord, ClaimState, ConfigError, Coordinator,
-    CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, GuardedWrite, Holder, MAX_TTL, MIN_TTL,
-    Opened, SlotRange, Versioned, connect,
+    CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite, Holder,
+    MAX_FLEET_NAME, MAX_TTL, MIN_TTL, Opened, SlotRange, Versioned, connect, parse_claim_ttl,
 };
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};

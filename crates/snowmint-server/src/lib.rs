@@ -22,8 +22,9 @@
 //!
 //! # Layout
 //!
-//! - `config.rs`: [`config::Config`], settings from flags > environment >
-//!   TOML file > defaults, checked in one place.
+//! - `config/`: [`config::Config`], settings from flags > environment >
+//!   TOML file > defaults, each read by the one parser of its kind of value
+//!   (`snowmint`'s and `snowmint_fleet`'s).
 //! - `serve.rs`: [`start`], [`run`], [`serve`]: from a configuration to a
 //!   running node and back down (graceful shutdown, claim release).
 //! - `connections.rs`: accepting connections and serving HTTP/1.1 on them,
@@ -32,7 +33,9 @@
 //!   only when they are fenced and covered by the high-water mark;
 //!   [`Refusal`] when it may not; [`NodeReport`].
 //! - `state.rs`: [`AppState`], what handlers share.
-//! - `api/`: [`app`] and [`routes`], the handlers, parameter parsing.
+//! - `api/`: [`app`] and [`routes`], the handlers, and reading their
+//!   parameters with the same parsers as the configuration's
+//!   (`api/params.rs`).
 //! - `body/`: [`body`], the types every JSON answer is serialized from
 //!   (also `snowmint layout --format json`).
 //! - `error.rs`: [`ApiError`], the one error answer.

@@ -139,13 +139,25 @@ impl ToSchema for RetryAfter {}
 #[expect(dead_code, reason = "describes the parameters; Params reads them")]
 pub(crate) struct LayoutParams {
     /// The layout: `twitter` (default), `discord`, or widths `T/D/M/S`
-    /// adding up to 63, each optionally followed by `@EPOCH` (Unix ms).
+    /// adding up to 63, each optionally followed by `@EPOCH` (Unix
+    /// milliseconds or RFC 3339).
     #[param(default = "twitter", example = "discord", nullable = false)]
     layout: Option<String>,
-    /// A custom epoch in Unix milliseconds, on top of the layout.
-    #[param(minimum = 0, example = 1288834974657_i64, nullable = false)]
-    epoch: Option<i64>,
+    /// A custom epoch on top of the layout: Unix milliseconds
+    /// (`1288834974657`) or RFC 3339 (`2010-11-04T01:42:54.657Z`), not
+    /// before 1970.
+    #[param(
+        pattern = "^(-?[0-9]+|[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2}))$",
+        example = "2015-01-01T00:00:00Z",
+        nullable = false
+    )]
+    epoch: Option<String>,
 }
+
+/// Unix milliseconds or RFC 3339, as `snowmint::parse_time` reads them
+/// (also written out in `LayoutParams`'s attribute, which takes only a
+/// literal; a test checks that the two agree).
+const INSTANT: &str = "^(-?[0-9]+|[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2}))$";
 
 /// The schema of the `encoding` parameter: an encoding's name.
 pub(crate) struct EncodingParam;
@@ -162,16 +174,18 @@ impl PartialSchema for EncodingParam {
 
 impl ToSchema for EncodingParam {}
 
-/// The schema of an instant parameter: Unix milliseconds or RFC 3339.
+/// The schema of an instant parameter: `now` (any case), Unix milliseconds
+/// or RFC 3339, as `snowmint::parse_instant` reads them.
 pub(crate) struct TimeParam;
 
 impl PartialSchema for TimeParam {
     fn schema() -> RefOr<Schema> {
         ObjectBuilder::new()
             .schema_type(Type::String)
-            .pattern(Some(
-                "^(-?[0-9]+|[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2}))$",
-            ))
+            .pattern(Some(format!(
+                "^([Nn][Oo][Ww]|{})$",
+                &INSTANT[1..INSTANT.len() - 1]
+            )))
             .examples(["2023-11-14T22:13:20.000Z"])
             .into()
     }
@@ -194,6 +208,20 @@ impl ToSchema for Document {}
 mod tests {
     use super::*;
     use crate::Refusal;
+
+    /// The epoch parameter is described, with the instants' pattern.
+    #[test]
+    fn instant_patterns_agree() {
+        let document = document();
+        let epoch = document["paths"]["/v1/layout"]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "epoch")
+            .unwrap();
+        assert_eq!(epoch["schema"]["pattern"], INSTANT);
+        assert!(epoch["description"].as_str().unwrap().contains("RFC 3339"));
+    }
 
     /// The limits the document states are the ones the code applies.
     #[test]

@@ -18,9 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint::{Clock, OffsetClock, SystemClock, format_time};
-use snowmint_fleet::{
-    CoordinatorConfig, FleetError, Holder, SlotRange, SlotSource, StaticSource, system_hostname,
-};
+use snowmint_fleet::{FleetError, Holder, SlotSource, StaticSource, system_hostname};
 use tokio::net::TcpListener;
 
 use crate::config::{Config, Identity, Setting};
@@ -64,16 +62,14 @@ pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
                 &hostname,
             )?))
         }
-        Identity::Coordinator(coordinator) => {
-            let slots = SlotRange::new(*coordinator.slots.start(), *coordinator.slots.end())?;
-            let settings = CoordinatorConfig::new(
-                &coordinator.fleet,
-                slots,
-                coordinator.claim_ttl,
-                holder(config.listen).to_string(),
-                config.layout,
-            )?;
-            Ok(snowmint_fleet::connect(&coordinator.url, settings)?)
+        Identity::Coordinator {
+            url,
+            config: claims,
+        } => {
+            let claims = claims
+                .clone()
+                .with_holder(holder(config.listen).to_string());
+            Ok(snowmint_fleet::connect(url, claims)?)
         }
     }
 }
@@ -206,11 +202,14 @@ pub fn startup_line(config: &Config, address: SocketAddr) -> String {
         ),
         Identity::Hostname(Some(name)) => format!("with the slot of hostname {name:?}"),
         Identity::Hostname(None) => "with the slot of this machine's hostname".to_owned(),
-        Identity::Coordinator(c) => format!(
-            "with a slot of {} claimed from {} (fleet {})",
-            describe_slots(&c.slots),
-            c.url,
-            c.fleet
+        Identity::Coordinator {
+            url,
+            config: claims,
+        } => format!(
+            "with a slot of {}..={} claimed from {url} (fleet {})",
+            claims.slots().first(),
+            claims.slots().last(),
+            claims.fleet()
         ),
     };
     let policy = match config.clock_policy.bound() {
@@ -228,10 +227,6 @@ pub fn startup_line(config: &Config, address: SocketAddr) -> String {
         config.origin_note(Setting::StateDir),
         config.layout,
     )
-}
-
-fn describe_slots(slots: &std::ops::RangeInclusive<u64>) -> String {
-    format!("{}..={}", slots.start(), slots.end())
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use snowmint::{Clock, ManualClock, SystemClock};
+use snowmint::{Clock, ClockPolicy, ManualClock, SystemClock};
 use snowmint_fleet::{MarkFile, SlotSource};
-use snowmint_server::config::ClockPolicySetting;
 use snowmint_test_support::server::{Answer, NODE, Options, get, get_with, node, node_with, send};
 use snowmint_test_support::temp::temp_dir;
 
@@ -673,7 +672,7 @@ async fn borrow_and_wait_policies() {
     let clock = ManualClock::new(T);
     let node = node_with(Options {
         clock: Arc::new(clock.clone()),
-        policy: ClockPolicySetting::Borrow {
+        policy: ClockPolicy::Borrow {
             max_ahead: Duration::from_secs(2),
         },
         ..Options::default()
@@ -694,7 +693,7 @@ async fn borrow_and_wait_policies() {
     let clock = ManualClock::new(T);
     let node = node_with(Options {
         clock: Arc::new(clock.clone()),
-        policy: ClockPolicySetting::Wait {
+        policy: ClockPolicy::Wait {
             max: Duration::from_secs(30),
         },
         ..Options::default()
@@ -736,7 +735,7 @@ async fn a_recorded_mark_ahead_of_the_clock_is_respected() {
         source,
         snowmint_server::IssuerOptions {
             layout: snowmint::Layout::TWITTER,
-            clock_policy: ClockPolicySetting::Refuse,
+            clock_policy: ClockPolicy::Refuse,
             clock: Arc::new(clock.clone()),
             state_dir: dir.path().to_owned(),
             mark_step: Duration::from_secs(1),
@@ -818,7 +817,7 @@ async fn slow_requests_time_out() {
     let clock = ManualClock::new(T);
     let node = node_with(Options {
         clock: Arc::new(clock.clone()),
-        policy: ClockPolicySetting::Wait {
+        policy: ClockPolicy::Wait {
             max: Duration::from_secs(30),
         },
         timeout: Duration::from_millis(100),

@@ -10,9 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
-use snowmint::{Layout, ManualClock, Node};
+use snowmint::{ClockPolicy, Layout, ManualClock, Node};
 use snowmint_fleet::{BoxFuture, Claim, FleetError, MarkFile, NodeState, SlotSource};
-use snowmint_server::config::ClockPolicySetting;
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
 use snowmint_test_support::server::get;
 use snowmint_test_support::temp::{TempDir, temp_dir};
@@ -99,7 +98,7 @@ async fn setup(initial: NodeState) -> Setup {
         Arc::clone(&source) as Arc<dyn SlotSource>,
         IssuerOptions {
             layout: Layout::TWITTER,
-            clock_policy: ClockPolicySetting::Refuse,
+            clock_policy: ClockPolicy::Refuse,
             clock: Arc::new(clock.clone()),
             state_dir: dir.path().to_owned(),
             mark_step: Duration::from_secs(1),

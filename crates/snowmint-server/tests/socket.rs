@@ -6,9 +6,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use snowmint::ManualClock;
+use snowmint::{ClockPolicy, ManualClock};
 use snowmint_fleet::{NodeState, SlotSource};
-use snowmint_server::config::ClockPolicySetting;
 use snowmint_test_support::http::Connection;
 use snowmint_test_support::server::{NODE, Options, node_with};
 use tokio::net::TcpListener;
@@ -89,7 +88,7 @@ async fn shutdown_finishes_requests_in_flight_then_releases() {
     let clock = ManualClock::new(T);
     let node = node_with(Options {
         clock: Arc::new(clock.clone()),
-        policy: ClockPolicySetting::Wait {
+        policy: ClockPolicy::Wait {
             max: Duration::from_secs(30),
         },
         ..Options::default()

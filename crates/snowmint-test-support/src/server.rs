@@ -9,9 +9,8 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
 use serde_json::Value;
-use snowmint::{Clock, Layout, Node, SystemClock};
+use snowmint::{Clock, ClockPolicy, Layout, Node, SystemClock};
 use snowmint_fleet::{SlotSource, StaticSource};
-use snowmint_server::config::ClockPolicySetting;
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
 use tower::ServiceExt;
 
@@ -42,7 +41,7 @@ pub struct Options {
     /// The clock the issuer reads.
     pub clock: Arc<dyn Clock>,
     /// What the issuer does when the clock is behind.
-    pub policy: ClockPolicySetting,
+    pub policy: ClockPolicy,
     /// The request timeout.
     pub timeout: Duration,
 }
@@ -51,7 +50,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             clock: Arc::new(SystemClock),
-            policy: ClockPolicySetting::Refuse,
+            policy: ClockPolicy::Refuse,
             timeout: Duration::from_secs(10),
         }
     }

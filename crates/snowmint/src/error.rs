@@ -5,14 +5,14 @@
 //! show it to a person as it is.
 
 use std::fmt;
+use std::time::Duration;
 
 use crate::encoding::Encoding;
+pub(crate) use crate::value::echo;
+use crate::value::format_duration;
 
 /// The largest value an ID can have: 2^63 - 1.
 pub(crate) const MAX_ID: u64 = (1 << 63) - 1;
-
-/// Longest input echoed back in an error message; longer inputs are cut.
-const ECHO_LIMIT: usize = 40;
 
 /// A field of a Snowflake ID, as named in error messages.
 ///
@@ -149,15 +149,21 @@ pub enum Error {
         /// What was wrong with it.
         kind: InvalidIdKind,
     },
-    /// Text that is neither Unix milliseconds nor an RFC 3339 time.
+    /// Text that is neither Unix milliseconds nor an RFC 3339 time (nor
+    /// `now`, where that is accepted).
     #[error(
-        "time {input:?} is not valid: {reason} (expected Unix milliseconds such as 1700000000000, or RFC 3339 such as 2023-11-14T22:13:20.000Z)"
+        "{name} {input:?} is not valid: {reason} (expected {}Unix milliseconds such as 1700000000000, or RFC 3339 such as 2023-11-14T22:13:20.000Z)",
+        if *accepts_now { "now, " } else { "" }
     )]
     InvalidTime {
+        /// What the time is: `time`, `epoch`, or a parameter's name.
+        name: &'static str,
         /// The text given (cut to a readable length).
         input: String,
         /// What was wrong with it.
         reason: &'static str,
+        /// Whether `now` would have been accepted.
+        accepts_now: bool,
     },
     /// A layout whose widths or epoch do not make a valid format.
     #[error("invalid layout: {reason}")]
@@ -167,11 +173,70 @@ pub enum Error {
     },
     /// A layout name that is not a preset and not a custom specification.
     #[error(
-        "unknown layout {name:?} (expected twitter, discord, or widths such as 41/5/5/12@1288834974657)"
+        "unknown layout {name:?} (expected twitter, discord, or widths T/D/M/S such as 42/0/10/11; any of them optionally with @EPOCH)"
     )]
     UnknownLayout {
         /// The name given (cut to a readable length).
         name: String,
+    },
+    /// A name that is not an ID encoding.
+    #[error("unknown encoding {name:?} (expected decimal, hex, base32 or base58)")]
+    UnknownEncoding {
+        /// The name given (cut to a readable length).
+        name: String,
+    },
+    /// A name that is not a clock policy.
+    #[error("unknown clock policy {name:?} (expected refuse, wait or borrow)")]
+    UnknownClockPolicy {
+        /// The name given (cut to a readable length).
+        name: String,
+    },
+    /// Text that is not a whole number where one was expected.
+    #[error("{name} {input:?} is not a number (expected an integer in {min}..={max})")]
+    NotANumber {
+        /// What the number is, such as `count`.
+        name: &'static str,
+        /// The text given (cut to a readable length).
+        input: String,
+        /// The smallest valid value.
+        min: i128,
+        /// The largest valid value.
+        max: i128,
+    },
+    /// A whole number outside its range (negative numbers and numbers of
+    /// any size included).
+    #[error("{name} {input} is out of range ({min}..={max})")]
+    NumberOutOfRange {
+        /// What the number is, such as `count`.
+        name: &'static str,
+        /// The number as given (cut to a readable length).
+        input: String,
+        /// The smallest valid value.
+        min: i128,
+        /// The largest valid value.
+        max: i128,
+    },
+    /// Text that is not a duration.
+    #[error(
+        "{name} {input:?} is not a duration (expected a number and a unit: 500ms, 2s, 1.5s, 1m, 1h)"
+    )]
+    InvalidDuration {
+        /// What the duration is, such as `clock_max`.
+        name: &'static str,
+        /// The text given (cut to a readable length).
+        input: String,
+    },
+    /// A duration outside its range.
+    #[error("{name} {input} is out of range ({}..={})", format_duration(*min), format_duration(*max))]
+    DurationOutOfRange {
+        /// What the duration is, such as `clock_max`.
+        name: &'static str,
+        /// The duration as given (cut to a readable length).
+        input: String,
+        /// The shortest valid duration.
+        min: Duration,
+        /// The longest valid duration.
+        max: Duration,
     },
     /// A slot number beyond the layout's node count.
     #[error("slot {slot} is out of range (0..={max})")]
@@ -222,14 +287,6 @@ impl Error {
         }
     }
 
-    /// Builds an [`Error::InvalidTime`], cutting long input to a readable size.
-    pub(crate) fn invalid_time(input: &str, reason: &'static str) -> Error {
-        Error::InvalidTime {
-            input: echo(input),
-            reason,
-        }
-    }
-
     /// The field this error is about, when it is about one field of an ID.
     ///
     /// Services use it to point the message at the right input.
@@ -252,14 +309,6 @@ impl Error {
             | Error::InvalidTime { .. } => Some(Field::Timestamp),
             _ => None,
         }
-    }
-}
-
-/// Cuts `input` to at most [`ECHO_LIMIT`] characters, marking the cut.
-pub(crate) fn echo(input: &str) -> String {
-    match input.char_indices().nth(ECHO_LIMIT) {
-        None => input.to_owned(),
-        Some((at, _)) => format!("{}...", &input[..at]),
     }
 }
 

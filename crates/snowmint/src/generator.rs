@@ -91,6 +91,79 @@ pub enum ClockPolicy {
     },
 }
 
+impl ClockPolicy {
+    /// The names of the policies, as [`ClockPolicy::from_name`] reads them.
+    pub const NAMES: [&'static str; 3] = ["refuse", "wait", "borrow"];
+
+    /// The policy called `name` (`refuse`, `wait` or `borrow`, in any
+    /// case), with `bound` as the limit of `wait` and `borrow`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint::ClockPolicy;
+    ///
+    /// let bound = Duration::from_secs(2);
+    /// assert_eq!(ClockPolicy::from_name("wait", bound)?, ClockPolicy::Wait { max: bound });
+    /// assert_eq!(ClockPolicy::from_name("Refuse", bound)?, ClockPolicy::Refuse);
+    /// assert_eq!(
+    ///     ClockPolicy::from_name("sometimes", bound).unwrap_err().to_string(),
+    ///     "unknown clock policy \"sometimes\" (expected refuse, wait or borrow)"
+    /// );
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn from_name(name: &str, bound: Duration) -> Result<ClockPolicy, Error> {
+        if name.eq_ignore_ascii_case("refuse") {
+            Ok(ClockPolicy::Refuse)
+        } else if name.eq_ignore_ascii_case("wait") {
+            Ok(ClockPolicy::Wait { max: bound })
+        } else if name.eq_ignore_ascii_case("borrow") {
+            Ok(ClockPolicy::Borrow { max_ahead: bound })
+        } else {
+            Err(Error::UnknownClockPolicy {
+                name: crate::value::echo(name),
+            })
+        }
+    }
+
+    /// The policy's name: `refuse`, `wait` or `borrow`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(snowmint::ClockPolicy::Refuse.name(), "refuse");
+    /// ```
+    pub const fn name(&self) -> &'static str {
+        match self {
+            ClockPolicy::Refuse => "refuse",
+            ClockPolicy::Wait { .. } => "wait",
+            ClockPolicy::Borrow { .. } => "borrow",
+        }
+    }
+
+    /// How far behind the clock may be without a refusal: the bound of
+    /// `wait` and `borrow`, `None` for `refuse`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint::ClockPolicy;
+    ///
+    /// let policy = ClockPolicy::Borrow { max_ahead: Duration::from_millis(50) };
+    /// assert_eq!(policy.bound(), Some(Duration::from_millis(50)));
+    /// assert_eq!(ClockPolicy::Refuse.bound(), None);
+    /// ```
+    pub const fn bound(&self) -> Option<Duration> {
+        match self {
+            ClockPolicy::Refuse => None,
+            ClockPolicy::Wait { max } => Some(*max),
+            ClockPolicy::Borrow { max_ahead } => Some(*max_ahead),
+        }
+    }
+}
+
 /// Counts of the generator's slow paths, for metrics.
 ///
 /// # Examples

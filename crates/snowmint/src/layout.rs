@@ -447,6 +447,30 @@ impl Layout {
         }
     }
 
+    /// Reads the value of an ID field (datacenter, machine, sequence) from
+    /// text, checking it against this layout's range; see
+    /// [`parse_bounded`](crate::parse_bounded) for the rules.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Field, Layout};
+    ///
+    /// assert_eq!(Layout::TWITTER.parse_field(Field::Machine, "13")?, 13);
+    /// assert_eq!(
+    ///     Layout::TWITTER.parse_field(Field::Datacenter, "32").unwrap_err().to_string(),
+    ///     "datacenter 32 is out of range (0..=31)"
+    /// );
+    /// assert_eq!(
+    ///     Layout::TWITTER.parse_field(Field::Sequence, "x").unwrap_err().to_string(),
+    ///     "sequence \"x\" is not a number (expected an integer in 0..=4095)"
+    /// );
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn parse_field(&self, field: Field, text: &str) -> Result<u64, Error> {
+        crate::value::parse_bounded(field.name(), text, 0..=self.max(field))
+    }
+
     fn check(&self, field: Field, value: u64) -> Result<u64, Error> {
         let max = self.max(field);
         if value > max {
@@ -660,9 +684,10 @@ impl fmt::Display for Layout {
     }
 }
 
-/// Reads a layout: a preset name (`twitter`, `discord`), optionally with
-/// `@EPOCH`, or custom widths `T/D/M/S`, optionally with `@EPOCH` (the
-/// Twitter epoch otherwise).
+/// Reads a layout: a preset name (`twitter`, `discord`, in any case) or
+/// custom widths `T/D/M/S` (with the Twitter epoch), either optionally
+/// followed by `@EPOCH`, the epoch in Unix milliseconds or RFC 3339 (read by
+/// [`parse_epoch`](crate::parse_epoch)).
 ///
 /// # Examples
 ///
@@ -671,8 +696,14 @@ impl fmt::Display for Layout {
 ///
 /// assert_eq!("twitter".parse::<Layout>()?, Layout::TWITTER);
 /// assert_eq!("twitter@1420070400000".parse::<Layout>()?, Layout::DISCORD);
+/// assert_eq!("twitter@2015-01-01T00:00:00Z".parse::<Layout>()?, Layout::DISCORD);
 /// let custom: Layout = "42/0/10/11@1600000000000".parse()?;
 /// assert_eq!(custom.to_string(), "42/0/10/11@1600000000000");
+/// assert_eq!(
+///     "twitter@soon".parse::<Layout>().unwrap_err().to_string(),
+///     "invalid layout: epoch \"soon\" is not valid: the year needs 4 digits \
+///      (expected Unix milliseconds such as 1700000000000, or RFC 3339 such as 2023-11-14T22:13:20.000Z)"
+/// );
 /// # Ok::<(), snowmint::Error>(())
 /// ```
 impl FromStr for Layout {
@@ -682,12 +713,12 @@ impl FromStr for Layout {
         let unknown = || Error::UnknownLayout { name: echo(s) };
         let (base, epoch) = match s.split_once('@') {
             Some((base, epoch)) => {
-                let epoch = parse_small_decimal(epoch).ok_or_else(|| Error::InvalidLayout {
-                    reason: format!(
-                        "epoch {:?} is not a number of Unix milliseconds",
-                        echo(epoch)
-                    ),
-                })?;
+                // Said as a fault of the layout, so that a layout's errors
+                // all read (and are classed) alike.
+                let epoch =
+                    crate::time::parse_epoch(epoch).map_err(|error| Error::InvalidLayout {
+                        reason: error.to_string(),
+                    })?;
                 (base, Some(epoch))
             }
             None => (s, None),

@@ -41,7 +41,15 @@
 //!   widths that add up to 63.
 //! - [`Encoding`] (`encoding.rs`): hex, Crockford base32 and base58 text
 //!   besides decimal.
-//! - [`parse_time`], [`format_time`] (`time.rs`): Unix milliseconds and RFC 3339.
+//! - [`parse_time`], [`parse_instant`], [`parse_epoch`], [`format_time`]
+//!   (`time.rs`): Unix milliseconds and RFC 3339.
+//! - [`parse_bounded`], [`parse_duration`], [`format_duration`], [`echo`]
+//!   (`value.rs`): the one reading of whole numbers in a range and of
+//!   durations, shared by command-line flags, environment variables,
+//!   configuration files and HTTP parameters, and how messages quote input.
+//!   The other kinds of value are read by their own types:
+//!   `Layout::from_str`, [`Layout::parse_field`], `Encoding::from_str`,
+//!   [`ClockPolicy::from_name`], `SnowflakeId::from_str`.
 //! - [`Clock`] (`clock.rs`): where time comes from; [`SystemClock`], and
 //!   [`ManualClock`] for tests.
 //! - [`Generator`] (`generator.rs`): makes IDs for one node.
@@ -86,14 +94,19 @@ mod generator;
 mod id;
 mod layout;
 mod time;
+mod value;
 
 pub use clock::{Clock, ManualClock, OffsetClock, SystemClock};
-pub use encoding::{Encoded, Encoding};
+pub use encoding::{Encoded, Encoding, push_decimal};
 pub use error::{Error, Field, InvalidIdKind};
 pub use generator::{ClockPolicy, Generator, GeneratorBuilder, GeneratorStats, IdRun};
 pub use id::SnowflakeId;
 pub use layout::{DISCORD_EPOCH_MS, Layout, Node, Parts, TWITTER_EPOCH_MS};
-pub use time::{Rfc3339, format_time, parse_time};
+pub use time::{Rfc3339, format_time, parse_epoch, parse_instant, parse_time};
+pub use value::{
+    DurationText, check_duration, echo, format_duration, parse_bounded, parse_bounded_signed,
+    parse_duration,
+};
 
 // The README's examples are compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]

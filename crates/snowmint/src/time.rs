@@ -6,7 +6,8 @@
 
 use std::fmt;
 
-use crate::error::Error;
+use crate::clock::Clock;
+use crate::error::{Error, echo};
 
 const MS_PER_DAY: i64 = 86_400_000;
 
@@ -30,59 +31,112 @@ const MS_PER_DAY: i64 = 86_400_000;
 /// # Ok::<(), snowmint::Error>(())
 /// ```
 pub fn parse_time(input: &str) -> Result<i64, Error> {
-    let bytes = input.as_bytes();
-    if bytes.is_empty() {
-        return Err(Error::invalid_time(input, "it is empty"));
-    }
-    let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
-    if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
-        return input
-            .parse::<i64>()
-            .map_err(|_| Error::invalid_time(input, "the number does not fit 64 bits"));
-    }
-    parse_rfc3339(input)
+    Reading::new("time", input, false).parse()
 }
 
-fn parse_rfc3339(input: &str) -> Result<i64, Error> {
+/// Reads an instant as [`parse_time`] does, or `now` (any case) as what
+/// `clock` reads; errors name the value `name` (`timestamp`, `from`...).
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{ManualClock, parse_instant};
+///
+/// let clock = ManualClock::new(1_700_000_000_000);
+/// assert_eq!(parse_instant("to", "now", &clock)?, 1_700_000_000_000);
+/// assert_eq!(parse_instant("to", "1288834974657", &clock)?, 1_288_834_974_657);
+/// assert!(parse_instant("to", "yesterday", &clock)
+///     .unwrap_err()
+///     .to_string()
+///     .starts_with("to \"yesterday\" is not valid: the year needs 4 digits (expected now, Unix milliseconds"));
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+pub fn parse_instant(name: &'static str, input: &str, clock: &dyn Clock) -> Result<i64, Error> {
+    if input.eq_ignore_ascii_case("now") {
+        return Ok(clock.now_ms());
+    }
+    Reading::new(name, input, true).parse()
+}
+
+/// Reads an epoch: Unix milliseconds or an RFC 3339 time, as
+/// [`parse_time`] does, with errors that call it `epoch`. Whether the
+/// epoch suits a layout is [`Layout::with_epoch`](crate::Layout::with_epoch)'s
+/// to say.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::parse_epoch;
+///
+/// assert_eq!(parse_epoch("2015-01-01T00:00:00Z")?, snowmint::DISCORD_EPOCH_MS);
+/// assert_eq!(parse_epoch("1420070400000")?, snowmint::DISCORD_EPOCH_MS);
+/// assert!(parse_epoch("soon").unwrap_err().to_string().starts_with("epoch \"soon\" is not valid"));
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+pub fn parse_epoch(input: &str) -> Result<i64, Error> {
+    Reading::new("epoch", input, false).parse()
+}
+
+/// One reading of an instant's text, with what to say when it fails.
+struct Reading<'a> {
+    name: &'static str,
+    input: &'a str,
+    accepts_now: bool,
+}
+
+impl<'a> Reading<'a> {
+    fn new(name: &'static str, input: &'a str, accepts_now: bool) -> Reading<'a> {
+        Reading {
+            name,
+            input,
+            accepts_now,
+        }
+    }
+
+    fn bad(&self, reason: &'static str) -> Error {
+        Error::InvalidTime {
+            name: self.name,
+            input: echo(self.input),
+            reason,
+            accepts_now: self.accepts_now,
+        }
+    }
+
+    fn parse(&self) -> Result<i64, Error> {
+        let input = self.input;
+        let bytes = input.as_bytes();
+        if bytes.is_empty() {
+            return Err(self.bad("it is empty"));
+        }
+        let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
+        if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
+            return input
+                .parse::<i64>()
+                .map_err(|_| self.bad("the number does not fit 64 bits"));
+        }
+        parse_rfc3339(input).map_err(|reason| self.bad(reason))
+    }
+}
+
+fn parse_rfc3339(input: &str) -> Result<i64, &'static str> {
     let mut cursor = Cursor {
         bytes: input.as_bytes(),
         at: 0,
     };
-    let bad = |reason| Error::invalid_time(input, reason);
 
-    let year = cursor
-        .number(4)
-        .ok_or_else(|| bad("the year needs 4 digits"))?;
-    cursor
-        .expect(b"-")
-        .ok_or_else(|| bad("expected '-' after the year"))?;
-    let month = cursor
-        .number(2)
-        .ok_or_else(|| bad("the month needs 2 digits"))?;
-    cursor
-        .expect(b"-")
-        .ok_or_else(|| bad("expected '-' after the month"))?;
-    let day = cursor
-        .number(2)
-        .ok_or_else(|| bad("the day needs 2 digits"))?;
+    let year = cursor.number(4).ok_or("the year needs 4 digits")?;
+    cursor.expect(b"-").ok_or("expected '-' after the year")?;
+    let month = cursor.number(2).ok_or("the month needs 2 digits")?;
+    cursor.expect(b"-").ok_or("expected '-' after the month")?;
+    let day = cursor.number(2).ok_or("the day needs 2 digits")?;
     cursor
         .expect(b"Tt ")
-        .ok_or_else(|| bad("expected 'T' between the date and the time"))?;
-    let hour = cursor
-        .number(2)
-        .ok_or_else(|| bad("the hour needs 2 digits"))?;
-    cursor
-        .expect(b":")
-        .ok_or_else(|| bad("expected ':' after the hour"))?;
-    let minute = cursor
-        .number(2)
-        .ok_or_else(|| bad("the minute needs 2 digits"))?;
-    cursor
-        .expect(b":")
-        .ok_or_else(|| bad("expected ':' after the minute"))?;
-    let second = cursor
-        .number(2)
-        .ok_or_else(|| bad("the second needs 2 digits"))?;
+        .ok_or("expected 'T' between the date and the time")?;
+    let hour = cursor.number(2).ok_or("the hour needs 2 digits")?;
+    cursor.expect(b":").ok_or("expected ':' after the hour")?;
+    let minute = cursor.number(2).ok_or("the minute needs 2 digits")?;
+    cursor.expect(b":").ok_or("expected ':' after the minute")?;
+    let second = cursor.number(2).ok_or("the second needs 2 digits")?;
 
     let mut millis = 0;
     if cursor.expect(b".").is_some() {
@@ -93,52 +147,44 @@ fn parse_rfc3339(input: &str) -> Result<i64, Error> {
             scale /= 10;
         }
         if cursor.at == start {
-            return Err(bad("expected digits after the decimal point"));
+            return Err("expected digits after the decimal point");
         }
     }
 
     let offset_minutes = match cursor.next() {
         Some(b'Z' | b'z') => 0,
         Some(sign @ (b'+' | b'-')) => {
-            let hours = cursor
-                .number(2)
-                .ok_or_else(|| bad("the offset hours need 2 digits"))?;
-            cursor
-                .expect(b":")
-                .ok_or_else(|| bad("expected ':' in the offset"))?;
-            let minutes = cursor
-                .number(2)
-                .ok_or_else(|| bad("the offset minutes need 2 digits"))?;
+            let hours = cursor.number(2).ok_or("the offset hours need 2 digits")?;
+            cursor.expect(b":").ok_or("expected ':' in the offset")?;
+            let minutes = cursor.number(2).ok_or("the offset minutes need 2 digits")?;
             if hours > 23 || minutes > 59 {
-                return Err(bad("the offset is out of range (-23:59..=+23:59)"));
+                return Err("the offset is out of range (-23:59..=+23:59)");
             }
             let total = hours * 60 + minutes;
             if sign == b'-' { -total } else { total }
         }
         _ => {
-            return Err(bad(
-                "expected 'Z' or an offset such as +01:00 after the time",
-            ));
+            return Err("expected 'Z' or an offset such as +01:00 after the time");
         }
     };
     if cursor.at != cursor.bytes.len() {
-        return Err(bad("unexpected text after the offset"));
+        return Err("unexpected text after the offset");
     }
 
     if !(1..=12).contains(&month) {
-        return Err(bad("the month is out of range (01..=12)"));
+        return Err("the month is out of range (01..=12)");
     }
     if day < 1 || day > days_in_month(year, month) {
-        return Err(bad("the day does not exist in that month"));
+        return Err("the day does not exist in that month");
     }
     if hour > 23 {
-        return Err(bad("the hour is out of range (00..=23)"));
+        return Err("the hour is out of range (00..=23)");
     }
     if minute > 59 {
-        return Err(bad("the minute is out of range (00..=59)"));
+        return Err("the minute is out of range (00..=59)");
     }
     if second > 59 {
-        return Err(bad("the second is out of range (00..=59)"));
+        return Err("the second is out of range (00..=59)");
     }
 
     let days = days_from_civil(year, month, day);

@@ -405,6 +405,17 @@ fn layout_specs_parse_and_print() {
         "twitter@1420070400000".parse::<Layout>().unwrap(),
         Layout::DISCORD
     );
+    // The epoch may be written as RFC 3339: 2024-01-01 is 1704067200000.
+    assert_eq!(
+        "42/0/10/11@2024-01-01T00:00:00Z".parse::<Layout>().unwrap(),
+        Layout::new(1_704_067_200_000, 42, 0, 10, 11).unwrap()
+    );
+    assert_eq!(
+        "Discord@2015-01-01T00:00:00+00:00"
+            .parse::<Layout>()
+            .unwrap(),
+        Layout::DISCORD
+    );
     let custom: Layout = "39/0/8/16@0".parse().unwrap();
     assert_eq!(custom.ids_per_ms(), 1 << 16);
     assert_eq!(custom.node_count(), 256);

@@ -171,4 +171,28 @@ mod serde_form {
             assert!(serde_json::from_str::<SnowflakeId>(bad).is_err(), "{bad}");
         }
     }
+
+    /// Encodings are written by name and read as `FromStr` reads them.
+    #[test]
+    fn encodings_by_name() {
+        for encoding in Encoding::ALL {
+            let json = serde_json::to_string(&encoding).unwrap();
+            assert_eq!(json, format!("\"{}\"", encoding.name()));
+            assert_eq!(serde_json::from_str::<Encoding>(&json).unwrap(), encoding);
+        }
+        assert_eq!(
+            serde_json::from_str::<Encoding>("\"HEX\"").unwrap(),
+            Encoding::Hex
+        );
+        assert_eq!(
+            serde_json::from_str::<Encoding>("\"dec\"").unwrap(),
+            Encoding::Decimal
+        );
+        let err = serde_json::from_str::<Encoding>("\"base64\"").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&"base64".parse::<Encoding>().unwrap_err().to_string()),
+            "{err}"
+        );
+    }
 }

@@ -1,5 +1,11 @@
 //! What a coordinated node is told: where the coordinator is, which fleet it
 //! joins, which slots it may take, how long a claim lives, and who it is.
+//!
+//! Each of these values has its one reading here ([`CoordinatorUrl`],
+//! [`FleetName`], [`SlotRange`], [`parse_claim_ttl`]), used by the service's
+//! flags, environment and configuration file alike. Like the core's
+//! readers, they take text as it is (no trimming) and echo it, cut when
+//! long, in their messages.
 
 use std::fmt;
 use std::str::FromStr;
@@ -12,6 +18,13 @@ pub const MIN_TTL: Duration = Duration::from_secs(1);
 /// The longest claim TTL accepted: longer ones keep a crashed node's slot
 /// (and its IDs) out of use for too long to be useful.
 pub const MAX_TTL: Duration = Duration::from_secs(3600);
+
+/// The longest fleet name accepted, in characters: a fleet name is part of
+/// every key and znode path of the fleet.
+pub const MAX_FLEET_NAME: usize = 64;
+
+/// What the claim TTL is called in messages.
+const TTL_NAME: &str = "claim TTL";
 
 const URL_FORMS: &str = "etcd://HOST:PORT[,HOST:PORT...] or zk://HOST:PORT[,HOST:PORT...][/CHROOT]";
 
@@ -44,12 +57,10 @@ pub enum ConfigError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The claim TTL is outside the accepted range.
-    #[error("claim TTL {value:?} is out of range ({min:?}..={max:?})", min = MIN_TTL, max = MAX_TTL)]
-    Ttl {
-        /// The TTL as given.
-        value: Duration,
-    },
+    /// The claim TTL is not a duration, or is outside
+    /// [`MIN_TTL`]..=[`MAX_TTL`].
+    #[error(transparent)]
+    Ttl(snowmint::Error),
 }
 
 /// Where the coordination service is.
@@ -73,7 +84,7 @@ pub enum ConfigError {
 /// assert_eq!(url.to_string(), "zk://10.0.0.1:2181,10.0.0.2:2181/apps");
 ///
 /// let err = "etcd://localhost:99999".parse::<CoordinatorUrl>().unwrap_err();
-/// assert!(err.to_string().contains("port \"99999\" is not a number in 1..=65535"));
+/// assert!(err.to_string().contains("port 99999 is out of range (1..=65535)"));
 /// # Ok::<(), snowmint_fleet::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +118,7 @@ impl FromStr for CoordinatorUrl {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let invalid = |reason: String| ConfigError::Url {
-            value: text.to_owned(),
+            value: snowmint::echo(text),
             reason,
         };
         let (scheme, rest) = text
@@ -165,10 +176,9 @@ fn check_host_port(text: &str) -> Result<&str, String> {
             "endpoint {text:?} has no valid host (expected HOST:PORT)"
         ));
     }
-    match port.parse::<u16>() {
-        Ok(1..) => Ok(text),
-        _ => Err(format!("port {port:?} is not a number in 1..=65535")),
-    }
+    snowmint::parse_bounded("port", port, 1..=65535)
+        .map(|_| text)
+        .map_err(|error| error.to_string())
 }
 
 fn check_chroot(path: &str) -> Result<&str, String> {
@@ -281,13 +291,21 @@ impl FromStr for SlotRange {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let invalid = |reason: String| ConfigError::Slots {
-            value: text.to_owned(),
+            value: snowmint::echo(text),
             reason,
         };
         let number = |part: &str| {
-            part.trim().parse::<u64>().map_err(|_| {
+            if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(invalid(format!(
+                    "{:?} is not a slot number (expected A-B, e.g. 0-1023)",
+                    snowmint::echo(part)
+                )));
+            }
+            part.parse::<u64>().map_err(|_| {
                 invalid(format!(
-                    "{part:?} is not a slot number (expected A-B, e.g. 0-1023)"
+                    "slot {} is out of range (0..={})",
+                    snowmint::echo(part),
+                    u64::MAX
                 ))
             })
         };
@@ -307,6 +325,92 @@ impl fmt::Display for SlotRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}-{}", self.first, self.last)
     }
+}
+
+/// The name of a fleet: nodes of one fleet share its slots, and its keys
+/// live under `/snowmint/<fleet>/`.
+///
+/// 1 to [`MAX_FLEET_NAME`] letters, digits, `-`, `_` and `.`, other than
+/// `.` and `..` (which would name the wrong directory of keys). Case
+/// matters: `ids` and `IDS` are two fleets.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint_fleet::FleetName;
+///
+/// let name: FleetName = "ids-eu.1".parse()?;
+/// assert_eq!(name.as_str(), "ids-eu.1");
+/// assert_eq!(
+///     "a/b".parse::<FleetName>().unwrap_err().to_string(),
+///     "fleet name \"a/b\" is invalid: '/' is not allowed (expected 1 to 64 letters, digits, '-', '_' or '.', not \".\" or \"..\")"
+/// );
+/// assert!("x".repeat(65).parse::<FleetName>().is_err());
+/// # Ok::<(), snowmint_fleet::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FleetName(String);
+
+impl FleetName {
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for FleetName {
+    type Err = ConfigError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let invalid = |reason: String| ConfigError::Fleet {
+            value: snowmint::echo(text),
+            reason: format!(
+                "{reason} (expected 1 to {MAX_FLEET_NAME} letters, digits, '-', '_' or '.', not \".\" or \"..\")"
+            ),
+        };
+        if text.is_empty() {
+            return Err(invalid("it is empty".into()));
+        }
+        if text == "." || text == ".." {
+            return Err(invalid(format!("{text:?} names no fleet")));
+        }
+        if let Some(bad) = text
+            .chars()
+            .find(|&c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        {
+            return Err(invalid(format!("{bad:?} is not allowed")));
+        }
+        // Only ASCII is left: bytes are characters.
+        if text.len() > MAX_FLEET_NAME {
+            return Err(invalid(format!("it is {} characters long", text.len())));
+        }
+        Ok(FleetName(text.to_owned()))
+    }
+}
+
+impl fmt::Display for FleetName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Reads a claim TTL: a duration (`10s`, `1m`) in [`MIN_TTL`]..=[`MAX_TTL`].
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use snowmint_fleet::parse_claim_ttl;
+///
+/// assert_eq!(parse_claim_ttl("1m")?, Duration::from_secs(60));
+/// assert_eq!(
+///     parse_claim_ttl("500ms").unwrap_err().to_string(),
+///     "claim TTL 500ms is out of range (1s..=1h)"
+/// );
+/// # Ok::<(), snowmint_fleet::ConfigError>(())
+/// ```
+pub fn parse_claim_ttl(text: &str) -> Result<Duration, ConfigError> {
+    snowmint::parse_duration(TTL_NAME, text, MIN_TTL..=MAX_TTL).map_err(ConfigError::Ttl)
 }
 
 /// Who holds a slot, as written into the slot's key so that an operator can
@@ -354,7 +458,7 @@ impl fmt::Display for Holder {
 }
 
 /// Everything a coordinated node needs besides the coordinator itself.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoordinatorConfig {
     /// The fleet's name: nodes of one fleet share slots, keys live under
     /// `/snowmint/<fleet>/`.
@@ -375,9 +479,8 @@ impl CoordinatorConfig {
     ///
     /// # Errors
     ///
-    /// A fleet name that is empty or holds characters other than letters,
-    /// digits, `-`, `_` and `.`; a slot range past the layout; a TTL
-    /// outside [`MIN_TTL`]..=[`MAX_TTL`].
+    /// A fleet name that [`FleetName`] does not accept; a slot range past
+    /// the layout; a TTL outside [`MIN_TTL`]..=[`MAX_TTL`].
     ///
     /// # Examples
     ///
@@ -399,31 +502,23 @@ impl CoordinatorConfig {
         holder: String,
         layout: Layout,
     ) -> Result<CoordinatorConfig, ConfigError> {
-        let fleet_error = |reason: &str| ConfigError::Fleet {
-            value: fleet.to_owned(),
-            reason: reason.to_owned(),
-        };
-        if fleet.is_empty() || fleet == "." || fleet == ".." {
-            return Err(fleet_error("it must name something"));
-        }
-        if !fleet
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        {
-            return Err(fleet_error(
-                "only letters, digits, '-', '_' and '.' are allowed",
-            ));
-        }
-        if !(MIN_TTL..=MAX_TTL).contains(&ttl) {
-            return Err(ConfigError::Ttl { value: ttl });
-        }
+        let fleet: FleetName = fleet.parse()?;
+        let ttl =
+            snowmint::check_duration(TTL_NAME, ttl, MIN_TTL..=MAX_TTL).map_err(ConfigError::Ttl)?;
         Ok(CoordinatorConfig {
-            fleet: fleet.to_owned(),
+            fleet: fleet.0,
             slots: slots.check(layout)?,
             ttl,
             holder,
             layout,
         })
+    }
+
+    /// The same settings, with `holder` written into the slot key: a
+    /// service checks its settings before it knows the address it listens
+    /// on, and names the holder once it does.
+    pub fn with_holder(self, holder: String) -> CoordinatorConfig {
+        CoordinatorConfig { holder, ..self }
     }
 
     /// The fleet's name.
@@ -439,6 +534,16 @@ impl CoordinatorConfig {
     /// The requested claim TTL (the coordinator may grant a longer one).
     pub fn ttl(&self) -> Duration {
         self.ttl
+    }
+
+    /// What is written into the slot key.
+    pub fn holder(&self) -> &str {
+        &self.holder
+    }
+
+    /// The layout, which maps slots to nodes.
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 }
 
@@ -468,7 +573,11 @@ mod tests {
             ),
             ("etcd://127.0.0.1", "endpoint \"127.0.0.1\" has no port"),
             ("etcd://:2379", "endpoint \":2379\" has no valid host"),
-            ("etcd://a:0", "port \"0\" is not a number in 1..=65535"),
+            ("etcd://a:0", "port 0 is out of range (1..=65535)"),
+            (
+                "etcd://a:+1",
+                "port \"+1\" is not a number (expected an integer in 1..=65535)",
+            ),
             ("etcd://a:1,", "endpoint \"\" has no port"),
             ("etcd://a:1/x", "etcd URLs take no path"),
             ("zk://a:1//x", "chroot \"//x\" has an empty"),
@@ -503,7 +612,11 @@ mod tests {
             "7".parse::<SlotRange>().unwrap(),
             SlotRange::new(7, 7).unwrap()
         );
-        assert_eq!(" 1 - 3 ".parse::<SlotRange>().unwrap().len(), 3);
+        assert_eq!("1-3".parse::<SlotRange>().unwrap().len(), 3);
+        // Text is taken as it is, as every value's reader does.
+        for bad in [" 1-3", "1 - 3", "+1-3", "1-", "-3", ""] {
+            assert!(bad.parse::<SlotRange>().is_err(), "{bad:?}");
+        }
         let err = "a-3".parse::<SlotRange>().unwrap_err().to_string();
         assert_eq!(
             err,
@@ -524,6 +637,44 @@ mod tests {
         assert!(config(MIN_TTL).is_ok());
         assert!(config(MAX_TTL).is_ok());
         let err = config(Duration::from_millis(500)).unwrap_err().to_string();
-        assert_eq!(err, "claim TTL 500ms is out of range (1s..=3600s)");
+        assert_eq!(err, "claim TTL 500ms is out of range (1s..=1h)");
+        // The value and the text of the value are refused alike.
+        assert_eq!(parse_claim_ttl("500ms").unwrap_err().to_string(), err);
+        assert_eq!(parse_claim_ttl("1h"), Ok(MAX_TTL));
+        assert!(parse_claim_ttl("61m").is_err());
+    }
+
+    #[test]
+    fn fleet_names() {
+        let longest = "f".repeat(MAX_FLEET_NAME);
+        assert_eq!(longest.parse::<FleetName>().unwrap().as_str(), longest);
+        for (bad, says) in [
+            ("", "it is empty"),
+            (".", "\".\" names no fleet"),
+            ("..", "\"..\" names no fleet"),
+            ("a b", "' ' is not allowed"),
+            ("é", "'é' is not allowed"),
+        ] {
+            let err = bad.parse::<FleetName>().unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!(
+                    "fleet name {bad:?} is invalid: {says} (expected 1 to 64"
+                )),
+                "{err}"
+            );
+        }
+        let long = "f".repeat(MAX_FLEET_NAME + 1);
+        let err = long.parse::<FleetName>().unwrap_err().to_string();
+        assert!(err.contains("it is 65 characters long"), "{err}");
+        assert!(
+            err.contains(&format!("{}...", "f".repeat(40))),
+            "the value is cut: {err}"
+        );
+        // The claim engine's settings take the same names.
+        let slots = SlotRange::all(Layout::TWITTER);
+        let ttl = Duration::from_secs(10);
+        let err =
+            CoordinatorConfig::new(&long, slots, ttl, String::new(), Layout::TWITTER).unwrap_err();
+        assert_eq!(err, long.parse::<FleetName>().unwrap_err());
     }
 }

@@ -41,7 +41,7 @@ pub async fn decode(
     let encoding = match params.get("encoding")? {
         Some(name) => name
             .parse::<Encoding>()
-            .map_err(|message| ApiError::bad_input("encoding", "invalid_parameter", message))?,
+            .map_err(|e| ApiError::from_core("encoding", e))?,
         None => Encoding::Decimal,
     };
     let id = SnowflakeId::parse(encoding, &text).map_err(|e| ApiError::from_core("id", e))?;
@@ -58,7 +58,7 @@ pub async fn decode(
     operation_id = "encodeId",
     tag = "calculator",
     params(
-        ("timestamp" = inline(TimeParam), Query, description = "The ID's time: Unix milliseconds (`1700000000000`) or RFC 3339 (`2023-11-14T22:13:20.000Z`); must lie within the layout (epoch ..= last instant)."),
+        ("timestamp" = inline(TimeParam), Query, description = "The ID's time: `now`, Unix milliseconds (`1700000000000`) or RFC 3339 (`2023-11-14T22:13:20.000Z`); must lie within the layout (epoch ..= last instant)."),
         ("datacenter" = u64, Query, description = "The datacenter field, 0..=31 in the Twitter layout (the layout's width decides).", example = 0),
         ("machine" = u64, Query, description = "The machine field, 0..=31 in the Twitter layout (the layout's width decides).", example = 0),
         ("sequence" = u64, Query, description = "The sequence field, 0..=4095 in the Twitter layout (the layout's width decides).", example = 0),
@@ -102,8 +102,8 @@ pub async fn encode(params: Params) -> Result<Json<DecodedId>, ApiError> {
     operation_id = "idRange",
     tag = "calculator",
     params(
-        ("from" = inline(TimeParam), Query, description = "Start of the window (inclusive): Unix milliseconds (`1700000000000`) or RFC 3339 (`2023-11-14T22:13:20.000Z`); must lie within the layout (epoch ..= last instant)."),
-        ("to" = inline(TimeParam), Query, description = "End of the window (inclusive), not before `from`: Unix milliseconds (`1700000000000`) or RFC 3339 (`2023-11-14T22:13:20.000Z`); must lie within the layout (epoch ..= last instant)."),
+        ("from" = inline(TimeParam), Query, description = "Start of the window (inclusive): `now`, Unix milliseconds (`1700000000000`) or RFC 3339 (`2023-11-14T22:13:20.000Z`); must lie within the layout (epoch ..= last instant)."),
+        ("to" = inline(TimeParam), Query, description = "End of the window (inclusive), not before `from`: `now`, Unix milliseconds (`1700000000000`) or RFC 3339 (`2023-11-14T22:13:20.000Z`); must lie within the layout (epoch ..= last instant)."),
         LayoutParams,
     ),
     responses(

@@ -137,7 +137,7 @@ async fn not_found(uri: Uri) -> ApiError {
         "not_found",
         format!(
             "no such endpoint: {} (see /openapi.json)",
-            crate::config::snip(uri.path())
+            snowmint::echo(uri.path())
         ),
     )
 }
@@ -148,7 +148,7 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         "method_not_allowed",
         format!(
             "{method} is not allowed on {} (this API only answers GET and HEAD)",
-            crate::config::snip(uri.path())
+            snowmint::echo(uri.path())
         ),
     )
 }

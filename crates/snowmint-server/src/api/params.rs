@@ -1,29 +1,46 @@
 //! Reading requests: query parameters, the `{id}` path segment and the
 //! `Accept` header, with every rejection in the API's error shape.
 //!
-//! Parameters are read as text and converted here, so that messages name
-//! the parameter, the value and the valid range the same way everywhere.
-//! Unknown and repeated parameters are rejected rather than ignored: a typo
-//! such as `?cout=5` should not silently mean "one ID".
+//! Parameters are read as text and converted by the one parser of each
+//! kind of value (in `snowmint`: the same that reads the command line's
+//! flags and the service's settings), so that messages name the parameter,
+//! the value and the valid range the same way everywhere. Unknown and
+//! repeated parameters are rejected rather than ignored: a typo such as
+//! `?cout=5` should not silently mean "one ID".
+
+use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, Path, Query};
 use axum::http::header::ACCEPT;
 use axum::http::request::Parts;
-use snowmint::{Field, Layout, parse_time};
+use snowmint::{Clock, Error, Field, Layout, echo};
 
-use crate::config::{NumberError, parse_bounded, snip};
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// The query parameters of a request.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Params {
     pairs: Vec<(String, String)>,
+    /// The node's clock, for times given as `now` (only with a query).
+    clock: Option<Arc<dyn Clock>>,
 }
 
-impl<S: Send + Sync> FromRequestParts<S> for Params {
+impl std::fmt::Debug for Params {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Params")
+            .field("pairs", &self.pairs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FromRequestParts<AppState> for Params {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         if parts.uri.query().is_none_or(str::is_empty) {
             return Ok(Params::default());
         }
@@ -35,7 +52,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
                     format!("the query string cannot be read: {}", rejection.body_text()),
                 )
             })?;
-        Ok(Params { pairs })
+        Ok(Params {
+            pairs,
+            clock: Some(Arc::clone(state.issuer().clock())),
+        })
     }
 }
 
@@ -55,7 +75,7 @@ impl Params {
             return Err(ApiError::bad_input(
                 name,
                 "unknown_parameter",
-                format!("unknown parameter {:?} ({expected})", snip(name)),
+                format!("unknown parameter {:?} ({expected})", echo(name)),
             ));
         }
         Ok(self)
@@ -82,26 +102,36 @@ impl Params {
     }
 
     /// A required integer in `min..=max`.
-    pub fn bounded(&self, name: &str, min: u64, max: u64) -> Result<u64, ApiError> {
+    pub fn bounded(&self, name: &'static str, min: u64, max: u64) -> Result<u64, ApiError> {
         let text = self
             .required(name, &format!("an integer in {min}..={max}"))
             .map_err(|error| error.with_range(min, max))?;
-        bounded(name, text, min, max)
+        snowmint::parse_bounded(name, text, min..=max).map_err(|e| rejected(name, e))
     }
 
     /// A required ID field (datacenter, machine, sequence) in the layout's
     /// range.
     pub fn field(&self, layout: &Layout, field: Field) -> Result<u64, ApiError> {
-        self.bounded(field.name(), 0, layout.max(field))
+        let (name, max) = (field.name(), layout.max(field));
+        let text = self
+            .required(name, &format!("an integer in 0..={max}"))
+            .map_err(|error| error.with_range(0, max))?;
+        layout
+            .parse_field(field, text)
+            .map_err(|e| rejected(name, e))
     }
 
-    /// A required instant: Unix ms or RFC 3339, within the layout.
-    pub fn time(&self, name: &str, layout: &Layout) -> Result<i64, ApiError> {
+    /// A required instant: `now`, Unix ms or RFC 3339, within the layout.
+    pub fn time(&self, name: &'static str, layout: &Layout) -> Result<i64, ApiError> {
         let text = self.required(
             name,
-            "Unix milliseconds such as 1700000000000, or RFC 3339 such as 2023-11-14T22:13:20.000Z",
+            "now, Unix milliseconds such as 1700000000000, or RFC 3339 such as 2023-11-14T22:13:20.000Z",
         )?;
-        let ms = parse_time(text).map_err(|e| ApiError::from_core(name, e))?;
+        let clock: &dyn Clock = match &self.clock {
+            Some(clock) => clock.as_ref(),
+            None => &snowmint::SystemClock,
+        };
+        let ms = snowmint::parse_instant(name, text, clock).map_err(|e| rejected(name, e))?;
         layout
             .timestamp_offset(ms)
             .map_err(|e| ApiError::from_core(name, e))?;
@@ -118,34 +148,31 @@ impl Params {
             None => Layout::TWITTER,
         };
         match self.get("epoch")? {
-            Some(text) => {
-                let epoch = text.parse::<i64>().map_err(|_| {
-                    ApiError::bad_input(
-                        "epoch",
-                        "invalid_parameter",
-                        format!(
-                            "epoch {:?} is not a number of Unix milliseconds (expected an integer such as 1288834974657)",
-                            snip(text)
-                        ),
-                    )
-                })?;
-                layout
-                    .with_epoch(epoch)
-                    .map_err(|e| ApiError::from_core("epoch", e))
-            }
+            Some(text) => snowmint::parse_epoch(text)
+                .and_then(|epoch| layout.with_epoch(epoch))
+                .map_err(|e| rejected("epoch", e)),
             None => Ok(layout),
         }
     }
 }
 
-/// An integer in `min..=max`, or a 400 naming `name`.
-pub fn bounded(name: &str, text: &str, min: u64, max: u64) -> Result<u64, ApiError> {
-    parse_bounded(name, text, min, max)
-        .map_err(|error| match error {
-            NumberError::NotANumber(m) => ApiError::bad_input(name, "invalid_parameter", m),
-            NumberError::OutOfRange(m) => ApiError::bad_input(name, "out_of_range", m),
-        })
-        .map_err(|error| error.with_value(snip(text)).with_range(min, max))
+/// A 400 for a parameter the core's reader refused: out-of-range numbers
+/// are `out_of_range`, other text `invalid_parameter`, each with the value
+/// and the range; the rest as [`ApiError::from_core`] classes them.
+pub fn rejected(name: &str, error: Error) -> ApiError {
+    match &error {
+        Error::NotANumber {
+            input, min, max, ..
+        } => ApiError::bad_input(name, "invalid_parameter", error.to_string())
+            .with_value(input)
+            .with_range(min, max),
+        Error::NumberOutOfRange {
+            input, min, max, ..
+        } => ApiError::bad_input(name, "out_of_range", error.to_string())
+            .with_value(input)
+            .with_range(min, max),
+        _ => ApiError::from_core(name, error),
+    }
 }
 
 /// The `{id}` segment of `/v1/ids/{id}`, as text.
@@ -246,21 +273,25 @@ mod tests {
 
     #[test]
     fn numbers_outside_the_range_name_it() {
-        let err = bounded("count", "18446744073709551616", 1, 4096).unwrap_err();
+        let bounded = |text| {
+            let params = Params {
+                pairs: vec![("count".to_owned(), text)],
+                clock: None,
+            };
+            params.bounded("count", 1, 4096).unwrap_err()
+        };
+        let err = bounded("18446744073709551616".to_owned());
         assert_eq!(err.code(), "out_of_range");
         assert_eq!(
             err.message(),
             "count 18446744073709551616 is out of range (1..=4096)"
         );
-        let err = bounded("count", "abc", 1, 4096).unwrap_err();
+        let err = bounded("abc".to_owned());
         assert_eq!(err.code(), "invalid_parameter");
         assert_eq!(
             err.message(),
             "count \"abc\" is not a number (expected an integer in 1..=4096)"
         );
-        assert_eq!(
-            bounded("count", "-1", 1, 4096).unwrap_err().code(),
-            "out_of_range"
-        );
+        assert_eq!(bounded("-1".to_owned()).code(), "out_of_range");
     }
 }

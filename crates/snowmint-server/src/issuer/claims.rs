@@ -10,7 +10,6 @@ use snowmint_fleet::{Claim, FleetError, MarkFile, NodeMark, NodeState, Reservati
 use tokio::sync::watch;
 
 use super::Inner;
-use crate::config::ClockPolicySetting;
 
 /// What one claim issues with.
 pub(super) struct Minting {
@@ -147,8 +146,8 @@ impl Inner {
         let resumed_after = node_mark.recorded_ms().max(claim.floor_ms);
         let policy = match options.clock_policy {
             // Waiting happens in `generate`, asynchronously.
-            ClockPolicySetting::Refuse | ClockPolicySetting::Wait { .. } => ClockPolicy::Refuse,
-            ClockPolicySetting::Borrow { max_ahead } => ClockPolicy::Borrow { max_ahead },
+            ClockPolicy::Wait { .. } => ClockPolicy::Refuse,
+            other => other,
         };
         let mut builder = Generator::builder(options.layout, claim.node)
             .clock(Arc::clone(&options.clock))

@@ -33,12 +33,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use snowmint::{Clock, Error, Generator, GeneratorStats, Layout, SnowflakeId, format_time};
+use snowmint::{
+    Clock, ClockPolicy, Error, Generator, GeneratorStats, Layout, SnowflakeId, format_time,
+};
 use snowmint_fleet::{FleetError, MarkFile, NodeMark, NodeState, SlotSource};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
-
-use crate::config::ClockPolicySetting;
 
 mod claims;
 mod refusal;
@@ -54,7 +54,7 @@ pub struct IssuerOptions {
     /// The layout IDs are issued in.
     pub layout: Layout,
     /// What to do when the clock goes back.
-    pub clock_policy: ClockPolicySetting,
+    pub clock_policy: ClockPolicy,
     /// Where time comes from.
     pub clock: Arc<dyn Clock>,
     /// Directory of the nodes' state files.
@@ -162,7 +162,7 @@ impl Issuer {
     }
 
     /// The clock-regression policy.
-    pub fn clock_policy(&self) -> ClockPolicySetting {
+    pub fn clock_policy(&self) -> ClockPolicy {
         self.inner.options.clock_policy
     }
 
@@ -306,7 +306,7 @@ impl Inner {
                             "clock behind: the clock reads earlier than IDs this slot may already have issued (a step back, or a previous holder's mark)"
                         );
                     }
-                    if let ClockPolicySetting::Wait { max } = self.options.clock_policy {
+                    if let ClockPolicy::Wait { max } = self.options.clock_policy {
                         let behind = Duration::from_millis((last_ms - now_ms).max(0) as u64);
                         let deadline = *deadline.get_or_insert_with(|| Instant::now() + max);
                         let left = deadline.saturating_duration_since(Instant::now());

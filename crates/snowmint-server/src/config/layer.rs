@@ -1,0 +1,118 @@
+//! The places settings are given in, each read into a [`Layer`] of text:
+//! command-line flags, `SNOWMINT_*` environment variables, a TOML file.
+//!
+//! A layer only collects text; [`Config::resolve`](super::Config::resolve)
+//! reads every value, whichever layer it came from, with the same parser.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::ConfigError;
+use super::setting::{Origin, Setting};
+
+/// The settings given in one place, as text.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint_server::config::{Config, Layer, Setting};
+///
+/// let mut flags = Layer::flags();
+/// flags.set(Setting::Machine, "5");
+/// let env = Layer::from_env(|name| (name == "SNOWMINT_MACHINE").then(|| "4".to_owned()));
+/// let config = Config::resolve(&[flags, env], |_| None)?;
+/// assert_eq!(config.node(), Some(snowmint::Node { datacenter: 0, machine: 5 }));
+/// # Ok::<(), snowmint_server::config::ConfigError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub(super) origin: Origin,
+    pub(super) values: BTreeMap<Setting, String>,
+}
+
+impl Layer {
+    /// An empty layer of command-line flags.
+    pub fn flags() -> Layer {
+        Layer {
+            origin: Origin::Flag,
+            values: BTreeMap::new(),
+        }
+    }
+
+    /// Sets a value.
+    pub fn set(&mut self, setting: Setting, value: impl Into<String>) -> &mut Layer {
+        self.values.insert(setting, value.into());
+        self
+    }
+
+    /// The `SNOWMINT_*` variables that `lookup` knows (pass
+    /// `|name| std::env::var(name).ok()` for the process environment).
+    /// Empty values count as unset.
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Layer {
+        let values = Setting::ALL
+            .iter()
+            .filter_map(|&setting| {
+                lookup(&setting.env())
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (setting, v))
+            })
+            .collect();
+        Layer {
+            origin: Origin::Env,
+            values,
+        }
+    }
+
+    /// Reads a TOML file of `key = value` lines (see the module docs).
+    pub fn from_file(path: &Path) -> Result<Layer, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::File {
+            path: path.to_owned(),
+            message: error.to_string(),
+        })?;
+        Layer::from_toml(path, &text)
+    }
+
+    /// Reads TOML text as if from the file `path`. Strings, integers and
+    /// booleans are taken as the text a flag would give (`3`, `true`).
+    pub fn from_toml(path: &Path, text: &str) -> Result<Layer, ConfigError> {
+        let file_error = |message: String| ConfigError::File {
+            path: path.to_owned(),
+            message,
+        };
+        let table: toml::Table = toml::from_str(text).map_err(|e| file_error(e.to_string()))?;
+        let mut values = BTreeMap::new();
+        for (key, value) in table {
+            let setting = Setting::ALL
+                .into_iter()
+                .find(|s| s.key() == key)
+                .ok_or_else(|| {
+                    let known: Vec<_> = Setting::ALL
+                        .iter()
+                        .filter(|s| !s.is_hidden())
+                        .map(|s| s.key())
+                        .collect();
+                    file_error(format!(
+                        "unknown key {:?} (known keys: {})",
+                        snowmint::echo(&key),
+                        known.join(", ")
+                    ))
+                })?;
+            let text = match value {
+                toml::Value::String(s) => s,
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                other => {
+                    return Err(file_error(format!(
+                        "{key} must be a string, an integer or a boolean, not {}",
+                        other.type_str()
+                    )));
+                }
+            };
+            values.insert(setting, text);
+        }
+        Ok(Layer {
+            origin: Origin::File(path.to_owned()),
+            values,
+        })
+    }
+}
