@@ -38,10 +38,6 @@
 //! server it starts (which inherits the limit). The bench checks the
 //! limit at start and says what to run when it is too low.
 
-#[allow(unused_imports, unused_macros)]
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -50,9 +46,9 @@ use std::time::{Duration, Instant};
 
 use snowmint::{Clock, Layout, SystemClock};
 use snowmint_fleet::{Coordinator, CoordinatorConfig, Holder, NodeState, SlotRange, SlotSource};
-use support::cluster::Cluster;
-use support::etcd::EtcdCluster;
-use support::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::servers::Cluster;
+use snowmint_test_support::servers::etcd::EtcdCluster;
+use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;

@@ -5,9 +5,9 @@ use std::time::Duration;
 use snowmint::{Layout, TWITTER_EPOCH_MS};
 use snowmint_fleet::{Coordinator, CoordinatorConfig, NodeState, SlotRange, SlotSource};
 
-use super::super::cluster::Cluster;
-use super::super::eventually;
 use super::{TTL, first_claim};
+use crate::servers::Cluster;
+use crate::wait::eventually;
 
 fn engine<C: Cluster>(
     cluster: &C,

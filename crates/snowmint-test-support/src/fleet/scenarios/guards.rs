@@ -9,9 +9,9 @@ use snowmint_fleet::{
     Coordinator, CoordinatorConfig, FleetError, NodeState, SlotRange, SlotSource,
 };
 
-use super::super::cluster::Cluster;
-use super::super::eventually;
 use super::TTL;
+use crate::servers::Cluster;
+use crate::wait::eventually;
 
 /// An engine of `fleet` for `slots`, written into the slot key as `name`.
 fn engine<C: Cluster>(
