@@ -78,18 +78,24 @@
 //! - `error.rs`: [`ClaimError`].
 //! - `backend.rs`: [`Backend`], the primitives a service must offer, and
 //!   [`BackendError`].
-//! - `config.rs`: [`CoordinatorUrl`], [`SlotRange`], [`CoordinatorConfig`].
+//! - `config.rs`: [`CoordinatorConfig`], [`Holder`], the claim TTL's bounds
+//!   and [`ConfigError`].
+//! - `url.rs`, `slots.rs`, `fleet_name.rs`: the one reading of a
+//!   [`CoordinatorUrl`], a [`SlotRange`] and a [`FleetName`].
 
 mod backend;
 mod config;
 mod engine;
 mod error;
+mod fleet_name;
 mod layout;
 mod mark;
 mod paths;
 mod pick;
+mod slots;
 mod status;
 mod timing;
+mod url;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -99,11 +105,13 @@ use tokio::task::JoinHandle;
 
 pub use backend::{Backend, BackendError, Cause, GuardedWrite, Opened, Versioned};
 pub use config::{
-    ConfigError, CoordinatorConfig, CoordinatorUrl, FleetName, Holder, MAX_FLEET_NAME, MAX_TTL,
-    MIN_TTL, SlotRange, parse_claim_ttl,
+    ConfigError, CoordinatorConfig, Holder, MAX_FLEET_NAME, MAX_TTL, MIN_TTL, parse_claim_ttl,
 };
 pub use error::ClaimError;
+pub use fleet_name::FleetName;
+pub use slots::SlotRange;
 pub use status::{ClaimRecord, ClaimState, CoordinatorStatus};
+pub use url::CoordinatorUrl;
 
 use crate::{BoxFuture, FleetError, NodeState, SlotSource};
 use engine::{Inner, Shared};

@@ -175,17 +175,7 @@ fn kind_of(meta: &fs::Metadata) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::TempDir;
-
-    /// The message says each thing once, without the error number.
-    fn assert_one_sentence(message: &str) {
-        assert!(!message.contains("os error"), "{message}");
-        let words: Vec<&str> = message.split_whitespace().collect();
-        let mut seen = std::collections::HashSet::new();
-        for group in words.windows(2) {
-            assert!(seen.insert(group), "{group:?} repeats in {message:?}");
-        }
-    }
+    use crate::testing::{TempDir, assert_one_sentence};
 
     #[test]
     fn a_state_dir_that_is_a_file_says_so() {
