@@ -24,7 +24,8 @@ pub struct Outcome {
 /// with the pattern of that output. In a pattern, `[ID]` is a decimal ID,
 /// `[BASE58]` an ID in base58, `[MS]` Unix milliseconds, `[TIME]` an RFC
 /// 3339 UTC time with milliseconds, `[YEARS]` a number of years with two
-/// decimals; everything else stands for itself.
+/// decimals, `[..]` anything within a line; everything else stands for
+/// itself.
 pub const VARYING: &[(&str, &str)] = &[
     // snowmint --help, README.md
     (
@@ -99,6 +100,11 @@ IDs per ms    2048 per node (2048000 per second)",
         "curl -s localhost:8080/v1/node",
         r#"{"state":"active","ready":true,"reason":null,"source":"static","slot":103,"datacenter":3,"machine":7,"generation":1,"claim_valid_for_ms":null,"claim_floor_ms":null,"claim_details":{},"layout":"twitter","spec":"41/5/5/12@1288834974657","epoch_ms":1288834974657,"clock_policy":"refuse","clock_max_ms":null,"clock_ms":[MS],"high_water_mark_ms":[MS],"high_water_mark":"[TIME]","last_timestamp_ms":[MS],"state_file":"/var/lib/snowmint/node-dc3-m7.mark","coordinator":null}"#,
     ),
+    (
+        "snowmint serve --datacenter 3 --machine 7 --state-dir /var/lib/snowmint --listen 127.0.0.1:0",
+        "[..]Z  INFO snowmint_server::serve: snowmint serve [..] starting on 127.0.0.1:[..] as datacenter 3 (from --datacenter) machine 7 (from --machine), state directory /var/lib/snowmint (from --state-dir), layout twitter, clock policy refuse
+error: datacenter 3 machine 7 is already being served from the state directory /var/lib/snowmint by process 4242, which holds the lock file /var/lib/snowmint/node-dc3-m7.lock; two processes issuing as one node would issue the same IDs, so this one will not. Stop process 4242, or give this one another node or another state directory",
+    ),
 ];
 
 /// The discord layout described in JSON, by `snowmint layout` and by
@@ -154,7 +160,7 @@ pub fn pattern_of(command: &str) -> Option<&'static str> {
 
 /// The whole-text regex of a pattern of [`VARYING`].
 fn regex_of(pattern: &str) -> Regex {
-    let hole = Regex::new(r"\[([A-Z0-9]+)\]").unwrap();
+    let hole = Regex::new(r"\[([A-Z0-9]+|\.\.)\]").unwrap();
     let mut regex = String::from("^");
     let mut rest = 0;
     for found in hole.captures_iter(pattern) {
@@ -166,6 +172,7 @@ fn regex_of(pattern: &str) -> Regex {
             "MS" => "[0-9]{13}",
             "TIME" => r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z",
             "YEARS" => r"[0-9]+\.[0-9]{2}",
+            ".." => r"[^\n]*",
             other => panic!("check::VARYING: no hole [{other}] (see its doc comment)"),
         });
         rest = whole.end();

@@ -5,8 +5,8 @@
 //!   `--help`, read from the real binary's help (so that no example can be
 //!   shown there without being run);
 //! - each ```` ```console ```` block of README.md; the ones that talk to
-//!   `localhost:8080` run against a `snowmint serve` that this test starts
-//!   as the README does.
+//!   `localhost:8080` or use `/var/lib/snowmint` run against a `snowmint
+//!   serve` that this test starts as the README does.
 //!
 //! Examples are terminal transcripts in trycmd's syntax (see
 //! `transcript`), run with `sh` so that pipes work as shown; output that
@@ -60,7 +60,9 @@ fn every_readme_console_block_runs_as_shown() {
         let sandbox = Sandbox::new();
         for example in block {
             count += 1;
-            let outcome = if example.command.contains(server::SHOWN_ADDRESS) {
+            let outcome = if example.command.contains(server::SHOWN_ADDRESS)
+                || example.command.contains(server::SHOWN_STATE_DIR)
+            {
                 let server = server.get_or_insert_with(server::Server::start);
                 let mut outcome = sandbox.run(&server.rewrite_command(&example.command));
                 outcome.output = server.rewrite_output(&outcome.output);

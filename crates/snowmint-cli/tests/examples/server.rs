@@ -1,4 +1,5 @@
-//! The `snowmint serve` the README's HTTP examples talk to: started as the
+//! The `snowmint serve` the README's examples talk to (or, for the
+//! one that shows a second process refused, compete with): started as the
 //! README starts it, on a free port and in a temporary state directory
 //! instead of 8080 and /var/lib/snowmint; the examples' commands and
 //! outputs are rewritten between the two.
@@ -13,10 +14,13 @@ use std::time::{Duration, Instant};
 pub const SHOWN_ADDRESS: &str = "localhost:8080";
 
 /// The README's state directory.
-const SHOWN_STATE_DIR: &str = "/var/lib/snowmint";
+pub const SHOWN_STATE_DIR: &str = "/var/lib/snowmint";
 
 /// How the README starts the service; the test starts it the same way.
 const SHOWN_START: &str = "snowmint serve --datacenter 3 --machine 7 --state-dir /var/lib/snowmint";
+
+/// The process id the README shows for the service.
+const SHOWN_PID: &str = "4242";
 
 /// How long a start may take: a bound against hangs, not a timing
 /// assertion.
@@ -116,12 +120,16 @@ impl Server {
             .replace(SHOWN_STATE_DIR, &self.state_dir.display().to_string())
     }
 
-    /// The output as the README shows it: with its address and state
-    /// directory.
+    /// The output as the README shows it: with its address, state
+    /// directory and process id.
     pub fn rewrite_output(&self, output: &str) -> String {
         output
             .replace(&self.state_dir.display().to_string(), SHOWN_STATE_DIR)
             .replace(&self.address.to_string(), SHOWN_ADDRESS)
+            .replace(
+                &format!("process {}", self.child.id()),
+                &format!("process {SHOWN_PID}"),
+            )
     }
 }
 
