@@ -105,6 +105,12 @@ IDs per ms    2048 per node (2048000 per second)",
         "[..]Z  INFO snowmint_server::serve: snowmint serve [..] starting on 127.0.0.1:[..] as datacenter 3 (from --datacenter) machine 7 (from --machine), state directory /var/lib/snowmint (from --state-dir), layout twitter, clock policy refuse
 error: datacenter 3 machine 7 is already being served from the state directory /var/lib/snowmint by process 4242, which holds the lock file /var/lib/snowmint/node-dc3-m7.lock; two processes issuing as one node would issue the same IDs, so this one will not. Stop process 4242, or give this one another node or another state directory",
     ),
+    (
+        "cat /var/lib/snowmint/node-dc3-m7.mark",
+        "# snowmint high-water mark: no ID at or below this instant may be issued again
+high_water_ms = [MS]
+high_water = \"[TIME]\"",
+    ),
 ];
 
 /// The discord layout described in JSON, by `snowmint layout` and by
