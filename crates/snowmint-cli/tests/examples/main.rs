@@ -53,6 +53,13 @@ fn every_help_example_runs_as_shown() {
 #[test]
 fn every_readme_console_block_runs_as_shown() {
     let blocks = readme_blocks().unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        std::process::Command::new("curl")
+            .arg("--version")
+            .output()
+            .is_ok_and(|output| output.status.success()),
+        "the README's HTTP examples need curl: apt-get install curl (scripts/test does)"
+    );
     let mut server = None;
     let mut failures = Vec::new();
     let mut count = 0;
@@ -157,7 +164,10 @@ fn help(command: &[&str]) -> String {
         .env_remove("SNOWMINT_EPOCH")
         .output()
         .expect("running snowmint --help");
-    assert!(output.status.success(), "snowmint {command:?} --help failed");
+    assert!(
+        output.status.success(),
+        "snowmint {command:?} --help failed"
+    );
     String::from_utf8(output.stdout).unwrap()
 }
 
@@ -166,7 +176,10 @@ fn help(command: &[&str]) -> String {
 fn help_examples(title: &str, help: &str) -> Result<Vec<Example>, String> {
     let lines: Vec<&str> = help.lines().collect();
     let Some(start) = lines.iter().position(|line| *line == "Examples:") else {
-        return match lines.iter().position(|line| line.trim_start().starts_with("$ ")) {
+        return match lines
+            .iter()
+            .position(|line| line.trim_start().starts_with("$ "))
+        {
             Some(at) => Err(format!(
                 "{title}:{}: an example outside an Examples: section",
                 at + 1
@@ -212,11 +225,17 @@ fn readme_blocks() -> Result<Vec<Vec<Example>>, String> {
         // trycmd takes a block without a language for a transcript; this
         // README says what each block is.
         if info.is_empty() {
-            return Err(format!("README.md:{}: a code block without a language", at + 1));
+            return Err(format!(
+                "README.md:{}: a code block without a language",
+                at + 1
+            ));
         }
         let start = at + 1;
         let Some(length) = lines[start..].iter().position(|line| *line == "```") else {
-            return Err(format!("README.md:{}: a code block that does not end", at + 1));
+            return Err(format!(
+                "README.md:{}: a code block that does not end",
+                at + 1
+            ));
         };
         if info == "console" {
             blocks.push(transcript::parse(

@@ -37,10 +37,9 @@ pub struct Server {
 impl Server {
     /// Starts the service as the README does and waits until it is ready.
     pub fn start() -> Server {
-        let readme = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
-        )
-        .unwrap();
+        let readme =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+                .unwrap();
         assert!(
             readme.lines().any(|line| line == SHOWN_START),
             "README.md no longer starts the service with `{SHOWN_START}`: \
@@ -88,7 +87,10 @@ impl Server {
                 break address;
             }
             if let Some(status) = child.try_wait().unwrap() {
-                panic!("snowmint serve exited with {status} before listening:\n{}", logged());
+                panic!(
+                    "snowmint serve exited with {status} before listening:\n{}",
+                    logged()
+                );
             }
             assert!(
                 Instant::now() < deadline,

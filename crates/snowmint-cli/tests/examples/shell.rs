@@ -52,8 +52,9 @@ impl Sandbox {
     pub fn run(&self, command: &str) -> Outcome {
         let binary = Path::new(env!("CARGO_BIN_EXE_snowmint"));
         let path = std::env::join_paths(
-            std::iter::once(binary.parent().unwrap().to_path_buf())
-                .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+            std::iter::once(binary.parent().unwrap().to_path_buf()).chain(std::env::split_paths(
+                &std::env::var_os("PATH").unwrap_or_default(),
+            )),
         )
         .unwrap();
         let mut shell = Command::new("sh");
@@ -70,7 +71,9 @@ impl Sandbox {
             .process_group(0);
         for (name, _) in std::env::vars_os() {
             let name = name.to_string_lossy();
-            if name.starts_with("SNOWMINT_") || ["XDG_STATE_HOME", "COLUMNS", "LINES"].contains(&&*name) {
+            if name.starts_with("SNOWMINT_")
+                || ["XDG_STATE_HOME", "COLUMNS", "LINES"].contains(&&*name)
+            {
                 shell.env_remove(&*name);
             }
         }
