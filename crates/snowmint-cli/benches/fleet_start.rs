@@ -17,25 +17,24 @@
 //!   mark its predecessor reserved ahead of the clock (`--mark-step`, 1 s),
 //!   and under the default `refuse` policy waits for the clock to pass it.
 
-#[path = "../tests/serve_common/mod.rs"]
-mod serve_common;
-
-#[path = "../../snowmint-fleet/tests/servers/mod.rs"]
-mod servers;
-
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serve_common::TempDir;
-use serve_common::http::Connection;
-use servers::cluster::Cluster;
-use servers::etcd::EtcdCluster;
-use servers::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::http::Connection;
+use snowmint_test_support::serve;
+use snowmint_test_support::servers::Cluster;
+use snowmint_test_support::servers::etcd::EtcdCluster;
+use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::temp::{TempDir, temp_dir};
+use snowmint_test_support::wait::{Deadline, child_exit};
 
 /// Starts timed per series.
 const RUNS: usize = 20;
+/// How long a node may take to hand out its first ID, or to stop, before
+/// the bench gives up (a bound against a hang, far above what is measured).
+const LIMIT: Duration = Duration::from_secs(60);
 
 /// When a run's node printed its address and when it handed out its first
 /// ID, counted from the spawn.
@@ -62,7 +61,7 @@ fn main() {
 }
 
 fn series(name: &str, url: &str) {
-    let home = TempDir::new("bench-start");
+    let home = temp_dir("bench-start");
     // One unmeasured start: the page cache and the coordinator warm up.
     start_once(&home, url, "warm-up", "warm-up");
     let fresh: Vec<Run> = (0..RUNS)
@@ -93,7 +92,8 @@ fn start_once(home: &TempDir, url: &str, fleet: &str, state: &str) -> Run {
         state_dir.to_str().unwrap(),
     ];
     let spawned = Instant::now();
-    let mut child = serve_common::command(home.path(), &args, &[("SNOWMINT_LOG", "error")])
+    let binary = env!("CARGO_BIN_EXE_snowmint");
+    let mut child = serve::command(binary, home.path(), &args, &[("SNOWMINT_LOG", "error")])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -109,6 +109,7 @@ fn start_once(home: &TempDir, url: &str, fleet: &str, state: &str) -> Run {
         .expect("the node never said where it listens");
     let listening = spawned.elapsed();
     let mut connection = Connection::open(address).unwrap();
+    let deadline = Deadline::after(LIMIT, "the node's first ID");
     let first_id = loop {
         let answer = connection.get("/v1/id").unwrap();
         match answer.status {
@@ -116,10 +117,7 @@ fn start_once(home: &TempDir, url: &str, fleet: &str, state: &str) -> Run {
             503 => std::thread::sleep(Duration::from_micros(200)),
             other => panic!("/v1/id answered {other}: {}", answer.body),
         }
-        assert!(
-            spawned.elapsed() < Duration::from_secs(60),
-            "no ID within a minute"
-        );
+        deadline.check();
     };
     drop(connection);
     let stopped = Command::new("sh")
@@ -128,7 +126,7 @@ fn start_once(home: &TempDir, url: &str, fleet: &str, state: &str) -> Run {
         .unwrap();
     assert!(stopped.success());
     assert!(
-        child.wait().unwrap().success(),
+        child_exit(&mut child, "the node", LIMIT).success(),
         "the node did not stop cleanly"
     );
     Run {

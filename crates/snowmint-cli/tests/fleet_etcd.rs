@@ -2,9 +2,6 @@
 //! real etcd server (Debian's etcd-server), started by each test on free
 //! loopback ports.
 
-mod fleet_common;
-mod serve_common;
+use snowmint_test_support::servers::etcd::EtcdCluster;
 
-use fleet_common::servers::etcd::EtcdCluster;
-
-fleet_common::fleet_tests!(EtcdCluster);
+snowmint_test_support::fleet_tests!(EtcdCluster);

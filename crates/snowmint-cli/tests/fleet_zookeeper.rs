@@ -2,9 +2,6 @@
 //! ZooKeeper server (Debian's zookeeper), started by each test on a free
 //! loopback port.
 
-mod fleet_common;
-mod serve_common;
+use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
 
-use fleet_common::servers::zookeeper::ZooKeeperCluster;
-
-fleet_common::fleet_tests!(ZooKeeperCluster);
+snowmint_test_support::fleet_tests!(ZooKeeperCluster);

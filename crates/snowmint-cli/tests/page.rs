@@ -7,7 +7,6 @@
 //! the program. Each test saves screenshots under `target/screenshots/`.
 
 mod browser;
-mod serve_common;
 
 use browser::{Browser, DATACENTER, MACHINE, Options};
 use fantoccini::key::Key;

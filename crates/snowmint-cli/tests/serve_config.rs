@@ -1,9 +1,11 @@
 //! `snowmint serve` configuration: flags > environment > TOML file >
 //! defaults, identities, bad values, and a clean stop on SIGTERM.
 
-mod serve_common;
+use snowmint_test_support::serve::{Service, run_to_end};
+use snowmint_test_support::temp::temp_dir;
 
-use serve_common::{Service, TempDir, run_to_end};
+/// The `snowmint` binary under test.
+const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
 
 fn node_of(service: &Service) -> (u64, u64, String) {
     let node = service.json("/v1/node");
@@ -18,7 +20,7 @@ fn node_of(service: &Service) -> (u64, u64, String) {
 /// is not hidden by the global `--layout` default.
 #[test]
 fn flags_beat_environment_beat_file() {
-    let home = TempDir::new("precedence");
+    let home = temp_dir("precedence");
     let file = home.path().join("snowmint.toml");
     std::fs::write(
         &file,
@@ -30,7 +32,12 @@ fn flags_beat_environment_beat_file() {
     let state = state.to_str().unwrap();
     let env = [("SNOWMINT_MACHINE", "4"), ("SNOWMINT_STATE_DIR", state)];
 
-    let service = Service::start(home.path(), &["--config", file, "--machine", "5"], &env);
+    let service = Service::start(
+        SNOWMINT,
+        home.path(),
+        &["--config", file, "--machine", "5"],
+        &env,
+    );
     assert_eq!(node_of(&service), (2, 5, "discord".to_owned()));
     let log = service.log();
     assert!(log.contains("machine 5 (from --machine)"), "{log}");
@@ -40,12 +47,13 @@ fn flags_beat_environment_beat_file() {
     );
     drop(service);
 
-    let service = Service::start(home.path(), &["--config", file], &env);
+    let service = Service::start(SNOWMINT, home.path(), &["--config", file], &env);
     assert_eq!(node_of(&service), (2, 4, "discord".to_owned()));
     assert!(service.log().contains("machine 4 (from SNOWMINT_MACHINE)"));
     drop(service);
 
     let service = Service::start(
+        SNOWMINT,
         home.path(),
         &["--state-dir", state],
         &[("SNOWMINT_CONFIG", file)],
@@ -54,6 +62,7 @@ fn flags_beat_environment_beat_file() {
     drop(service);
 
     let service = Service::start(
+        SNOWMINT,
         home.path(),
         &["--config", file, "--layout", "twitter"],
         &env,
@@ -65,8 +74,8 @@ fn flags_beat_environment_beat_file() {
 /// under HOME, all said in the first log line.
 #[test]
 fn defaults_are_stated_in_the_first_log_line() {
-    let home = TempDir::new("defaults");
-    let service = Service::start(home.path(), &[], &[]);
+    let home = temp_dir("defaults");
+    let service = Service::start(SNOWMINT, home.path(), &[], &[]);
     let log = service.log();
     let first = log.lines().next().unwrap();
     let state_dir = home.path().join(".local/state/snowmint");
@@ -102,8 +111,9 @@ fn defaults_are_stated_in_the_first_log_line() {
 /// `--machine-from-hostname`: ids-45 is slot 45, datacenter 1 machine 13.
 #[test]
 fn identity_from_a_hostname_ordinal() {
-    let home = TempDir::new("hostname");
+    let home = temp_dir("hostname");
     let service = Service::start(
+        SNOWMINT,
         home.path(),
         &["--machine-from-hostname", "--hostname", "ids-45"],
         &[],
@@ -120,6 +130,7 @@ fn identity_from_a_hostname_ordinal() {
     drop(service);
 
     let service = Service::start(
+        SNOWMINT,
         home.path(),
         &["--hostname", "web-7"],
         &[("SNOWMINT_MACHINE_FROM_HOSTNAME", "true")],
@@ -131,7 +142,7 @@ fn identity_from_a_hostname_ordinal() {
 /// and where the value came from.
 #[test]
 fn bad_settings_are_reported() {
-    let home = TempDir::new("bad");
+    let home = temp_dir("bad");
     let bad_file = home.path().join("bad.toml");
     std::fs::write(&bad_file, "machin = 3\n").unwrap();
     let bad_file = bad_file.to_str().unwrap();
@@ -173,7 +184,7 @@ fn bad_settings_are_reported() {
         ),
         (vec!["--config", bad_file], vec![], "unknown key \"machin\""),
     ] {
-        let (status, stdout, stderr) = run_to_end(home.path(), &args, &env);
+        let (status, stdout, stderr) = run_to_end(SNOWMINT, home.path(), &args, &env);
         assert!(!status.success(), "{args:?} started");
         assert!(stdout.is_empty(), "{stdout}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
@@ -183,8 +194,8 @@ fn bad_settings_are_reported() {
 /// SIGTERM: a clean exit, with the claim released.
 #[test]
 fn sigterm_stops_cleanly() {
-    let home = TempDir::new("sigterm");
-    let service = Service::start(home.path(), &[], &[]);
+    let home = temp_dir("sigterm");
+    let service = Service::start(SNOWMINT, home.path(), &[], &[]);
     service.json("/v1/id");
     let (status, log) = service.terminate();
     assert!(status.success(), "{status}: {log}");

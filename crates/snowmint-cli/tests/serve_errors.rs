@@ -2,18 +2,19 @@
 //! person reading it, with the details in the log rather than in answers
 //! to clients.
 
-mod serve_common;
+use std::time::Duration;
 
-use std::time::{Duration, Instant};
+use snowmint_test_support::net::free_port;
+use snowmint_test_support::serve::{Service, run_to_end};
+use snowmint_test_support::temp::temp_dir;
+use snowmint_test_support::wait::wait_until;
 
-use serve_common::{Service, TempDir, run_to_end};
+/// The `snowmint` binary under test.
+const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
 
 /// A loopback port nothing listens on (free a moment ago).
 fn closed_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("binding a free loopback port")
-        .port()
+    free_port()
 }
 
 /// With the coordinator unreachable, every client's `no_claim` answer is
@@ -21,10 +22,11 @@ fn closed_port() -> u16 {
 /// error, with its Rust debug form, goes only to the log.
 #[test]
 fn no_claim_for_an_unreachable_coordinator_is_a_sentence() {
-    let home = TempDir::new("unreachable");
+    let home = temp_dir("unreachable");
     let url = format!("etcd://127.0.0.1:{}", closed_port());
     let state = home.path().join("state");
     let service = Service::start(
+        SNOWMINT,
         home.path(),
         &[
             "--coordinator",
@@ -36,22 +38,15 @@ fn no_claim_for_an_unreachable_coordinator_is_a_sentence() {
     );
     let sentence = format!("cannot reach the coordinator {url} (connection refused); retrying");
     // The first attempt fails at once; the limit only guards against a hang.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let message = loop {
+    let what = "a no_claim reason past starting";
+    let message = wait_until(what, Duration::from_secs(60), || {
         let answer = service.connect().get("/v1/id").unwrap();
         assert_eq!(answer.status, 503, "{}", answer.body);
         let body: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
         assert_eq!(body["error"]["code"], "no_claim", "{body}");
         let message = body["error"]["message"].as_str().unwrap().to_owned();
-        if !message.contains("starting") {
-            break message;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "still starting after 60 s: {message}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+        (!message.contains("starting")).then_some(message)
+    });
     assert!(message.ends_with(&sentence), "{message}");
     assert_eq!(message.matches(&url).count(), 1, "{message}");
     for dump in ["{", "Error(", "tonic", "source:", "os error"] {
@@ -69,11 +64,12 @@ fn no_claim_for_an_unreachable_coordinator_is_a_sentence() {
 /// is wrong, nothing said twice.
 #[test]
 fn a_state_dir_that_is_a_file_is_named() {
-    let home = TempDir::new("state-file");
+    let home = temp_dir("state-file");
     let file = home.path().join("state");
     std::fs::write(&file, "not a directory\n").unwrap();
     let file = file.to_str().unwrap();
     let (status, stdout, stderr) = run_to_end(
+        SNOWMINT,
         home.path(),
         &["--datacenter", "1", "--machine", "2", "--state-dir", file],
         &[],

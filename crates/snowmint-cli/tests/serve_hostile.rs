@@ -5,16 +5,20 @@
 //! shape wherever the request reached the service), never a 5xx; the
 //! service stays up and keeps answering a well-behaved client throughout.
 
-mod serve_common;
-
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serve_common::{Service, TempDir, http};
+use snowmint_test_support::http;
+use snowmint_test_support::serve::Service;
+use snowmint_test_support::temp::temp_dir;
+use snowmint_test_support::wait::Deadline;
+
+/// The `snowmint` binary under test.
+const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
 
 /// An answer read off the wire.
 #[derive(Debug)]
@@ -162,8 +166,8 @@ fn assert_no_panic(service: &Service) {
 /// shape, naming the parameter where there is one.
 #[test]
 fn bad_requests_get_4xx_in_the_error_shape_while_others_are_served() {
-    let home = TempDir::new("hostile-sweep");
-    let service = Service::start(home.path(), &[], &[]);
+    let home = temp_dir("hostile-sweep");
+    let service = Service::start(SNOWMINT, home.path(), &[], &[]);
     let address = service.address;
     let bystander = WellBehaved::start(&service);
 
@@ -304,8 +308,8 @@ fn bad_requests_get_4xx_in_the_error_shape_while_others_are_served() {
 /// connection is closed; never a 5xx, and the service keeps answering.
 #[test]
 fn malformed_requests_are_refused_by_the_http_layer_without_harm() {
-    let home = TempDir::new("hostile-malformed");
-    let service = Service::start(home.path(), &[], &[]);
+    let home = temp_dir("hostile-malformed");
+    let service = Service::start(SNOWMINT, home.path(), &[], &[]);
     let address = service.address;
     let bystander = WellBehaved::start(&service);
 
@@ -355,8 +359,8 @@ fn malformed_requests_are_refused_by_the_http_layer_without_harm() {
 /// meanwhile another client is served.
 #[test]
 fn slow_and_silent_connections_are_closed_after_the_request_timeout() {
-    let home = TempDir::new("hostile-slow");
-    let service = Service::start(home.path(), &["--request-timeout", "1s"], &[]);
+    let home = temp_dir("hostile-slow");
+    let service = Service::start(SNOWMINT, home.path(), &["--request-timeout", "1s"], &[]);
     let address = service.address;
     let bystander = WellBehaved::start(&service);
 
@@ -407,8 +411,8 @@ fn assert_closed(mut stream: TcpStream) {
 fn slow_clients_holding_every_file_descriptor_do_not_starve_the_others() {
     const DESCRIPTORS: u64 = 64;
     const ATTACKERS: usize = 120;
-    let home = TempDir::new("hostile-slowloris");
-    let service = Service::start(home.path(), &["--request-timeout", "1s"], &[]);
+    let home = temp_dir("hostile-slowloris");
+    let service = Service::start(SNOWMINT, home.path(), &["--request-timeout", "1s"], &[]);
     let address = service.address;
     let limited = std::process::Command::new("prlimit")
         .arg(format!("--nofile={DESCRIPTORS}:{DESCRIPTORS}"))
@@ -453,13 +457,17 @@ fn slow_clients_holding_every_file_descriptor_do_not_starve_the_others() {
     std::thread::sleep(Duration::from_millis(500));
 
     let mut answered = 0;
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Deadline::after(
+        Duration::from_secs(120),
+        "20 answers to a well-behaved client",
+    );
     while answered < 20 {
-        assert!(
-            Instant::now() < deadline,
-            "the well-behaved client got only {answered} answers:\n{}",
-            service.log()
-        );
+        deadline.check_with(|| {
+            format!(
+                "the well-behaved client got only {answered} answers:\n{}",
+                service.log()
+            )
+        });
         let Some(reply) = exchange(address, &get(b"/v1/id")) else {
             continue;
         };

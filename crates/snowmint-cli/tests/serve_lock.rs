@@ -4,11 +4,12 @@
 //! leaves no lock behind; other nodes in the same directory serve side by
 //! side.
 
-mod serve_common;
-
 use std::collections::HashSet;
 
-use serve_common::{Service, TempDir, run_to_end};
+use snowmint_test_support::serve::{Service, run_to_end};
+use snowmint_test_support::temp::temp_dir;
+
+const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
 
 /// The fields an ID was issued by: (datacenter, machine) in the Twitter
 /// layout, the ten bits above the sequence.
@@ -33,7 +34,7 @@ fn ids(service: &Service, count: usize) -> Vec<u64> {
 /// after the first one's IDs.
 #[test]
 fn a_second_process_on_the_same_node_refuses_until_the_first_is_killed() {
-    let home = TempDir::new("lock-same-node");
+    let home = temp_dir("lock-same-node");
     let state = home.path().join("state");
     let state_arg = state.to_str().unwrap();
     let args = [
@@ -44,11 +45,11 @@ fn a_second_process_on_the_same_node_refuses_until_the_first_is_killed() {
         "--state-dir",
         state_arg,
     ];
-    let first = Service::start(home.path(), &args, &[]);
+    let first = Service::start(SNOWMINT, home.path(), &args, &[]);
     let before = ids(&first, 100);
     assert!(before.iter().all(|&id| node_of(id) == (3, 7)));
 
-    let (status, stdout, stderr) = run_to_end(home.path(), &args, &[]);
+    let (status, stdout, stderr) = run_to_end(SNOWMINT, home.path(), &args, &[]);
     assert!(!status.success(), "the second process started:\n{stderr}");
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(
@@ -68,7 +69,7 @@ fn a_second_process_on_the_same_node_refuses_until_the_first_is_killed() {
     assert!(during[0] > *before.last().unwrap());
 
     first.kill();
-    let again = Service::start(home.path(), &args, &[]);
+    let again = Service::start(SNOWMINT, home.path(), &args, &[]);
     let after = ids(&again, 100);
     assert!(
         after[0] > *during.last().unwrap(),
@@ -90,10 +91,11 @@ fn a_second_process_on_the_same_node_refuses_until_the_first_is_killed() {
 /// serve, each as its own node.
 #[test]
 fn processes_on_different_nodes_share_a_directory() {
-    let home = TempDir::new("lock-other-node");
+    let home = temp_dir("lock-other-node");
     let state = home.path().join("state");
     let state_arg = state.to_str().unwrap();
     let one = Service::start(
+        SNOWMINT,
         home.path(),
         &[
             "--datacenter",
@@ -106,6 +108,7 @@ fn processes_on_different_nodes_share_a_directory() {
         &[],
     );
     let two = Service::start(
+        SNOWMINT,
         home.path(),
         &[
             "--datacenter",

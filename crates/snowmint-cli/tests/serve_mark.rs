@@ -1,9 +1,11 @@
 //! `snowmint serve` started with a state file whose high-water mark lies
 //! ahead of the clock: a small gap is waited out, a large one refuses.
 
-mod serve_common;
+use snowmint_test_support::serve::{Service, now_ms, run_to_end, timestamp_ms};
+use snowmint_test_support::temp::temp_dir;
 
-use serve_common::{Service, TempDir, now_ms, run_to_end, timestamp_ms};
+/// The `snowmint` binary under test.
+const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
 
 /// Writes the state file of datacenter 0, machine 0 as an operator would.
 fn write_mark(state_dir: &std::path::Path, mark_ms: i64) {
@@ -19,11 +21,12 @@ fn write_mark(state_dir: &std::path::Path, mark_ms: i64) {
 /// the mark.
 #[test]
 fn a_small_gap_is_waited_out() {
-    let home = TempDir::new("mark-wait");
+    let home = temp_dir("mark-wait");
     let state_dir = home.path().join("state");
     let mark = now_ms() + 1_500;
     write_mark(&state_dir, mark);
     let service = Service::start(
+        SNOWMINT,
         home.path(),
         &["--state-dir", state_dir.to_str().unwrap()],
         &[],
@@ -47,11 +50,12 @@ fn a_small_gap_is_waited_out() {
 /// A minute ahead: it refuses to start, naming both times.
 #[test]
 fn a_large_gap_refuses_to_start() {
-    let home = TempDir::new("mark-refuse");
+    let home = temp_dir("mark-refuse");
     let state_dir = home.path().join("state");
     let mark = now_ms() + 60_000;
     write_mark(&state_dir, mark);
     let (status, stdout, stderr) = run_to_end(
+        SNOWMINT,
         home.path(),
         &["--state-dir", state_dir.to_str().unwrap()],
         &[],
@@ -70,6 +74,7 @@ fn a_large_gap_refuses_to_start() {
 
     // A larger bound lets the same file through: the gap is what decides.
     let (status, _, stderr) = run_to_end(
+        SNOWMINT,
         home.path(),
         &[
             "--state-dir",
@@ -91,11 +96,12 @@ fn a_large_gap_refuses_to_start() {
 /// A damaged state file refuses to start rather than guess.
 #[test]
 fn a_damaged_state_file_refuses_to_start() {
-    let home = TempDir::new("mark-damaged");
+    let home = temp_dir("mark-damaged");
     let state_dir = home.path().join("state");
     std::fs::create_dir_all(&state_dir).unwrap();
     std::fs::write(state_dir.join("node-dc0-m0.mark"), "high_water_ms = soon\n").unwrap();
     let (status, _, stderr) = run_to_end(
+        SNOWMINT,
         home.path(),
         &["--state-dir", state_dir.to_str().unwrap()],
         &[],

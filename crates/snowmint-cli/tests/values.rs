@@ -11,16 +11,19 @@
 //! it names (the value, its range or forms). A good value must be accepted
 //! everywhere.
 
-mod serve_common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serve_common::{Service, TempDir};
 use snowmint::{ClockPolicy, Encoding, Field, Layout, SnowflakeId, SystemClock};
 use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl, FleetName, SlotRange};
+use snowmint_test_support::serve::Service;
+use snowmint_test_support::temp::{TempDir, temp_dir};
+use snowmint_test_support::wait::Deadline;
+
+/// The `snowmint` binary under test.
+const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
 
 /// How long `snowmint serve` may take to start listening (a safety net
 /// against hangs, not a timing assertion).
@@ -759,7 +762,7 @@ fn serve(home: &TempDir, args: &[String], env: &[(&str, &str)]) -> Result<Runnin
         seen
     });
     let log = || std::fs::read_to_string(&stderr).unwrap_or_default();
-    let deadline = Instant::now() + START_LIMIT;
+    let deadline = Deadline::after(START_LIMIT, "snowmint serve to listen or end");
     loop {
         if receiver.recv_timeout(Duration::from_millis(20)).is_ok() {
             return Ok(child);
@@ -771,11 +774,7 @@ fn serve(home: &TempDir, args: &[String], env: &[(&str, &str)]) -> Result<Runnin
                 stderr: log(),
             });
         }
-        assert!(
-            Instant::now() < deadline,
-            "snowmint serve did not start listening within {START_LIMIT:?}:\n{}",
-            log()
-        );
+        deadline.check_with(log);
     }
 }
 
@@ -852,9 +851,9 @@ fn feed(way: Way, case: &Value, value: &str, home: &TempDir, http: &Service) -> 
 /// every way that takes it.
 fn check(name: &str, index: usize) {
     let case = value(name, index);
-    let home = TempDir::new("values");
-    let http_home = TempDir::new("values-http");
-    let http = Service::start(http_home.path(), &[], &[]);
+    let home = temp_dir("values");
+    let http_home = temp_dir("values-http");
+    let http = Service::start(SNOWMINT, http_home.path(), &[], &[]);
     for (bad, says) in &case.bad {
         let mut seen: Vec<(String, String)> = Vec::new();
         for &way in &case.ways {
@@ -1035,7 +1034,7 @@ fn every_value_is_checked() {
 /// (2015-01-01T00:00:00Z) is 1420070400000 ms.
 #[test]
 fn layouts_and_epochs_read_the_same_everywhere() {
-    let home = TempDir::new("values-layout");
+    let home = temp_dir("values-layout");
     let layout_json = |args: &[&str]| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_snowmint"));
         clean(&mut command, &home);
@@ -1062,7 +1061,7 @@ fn layouts_and_epochs_read_the_same_everywhere() {
         let cli = layout_json(&["layout", args[0], args[1]]);
         assert_eq!(cli["epoch_ms"], epoch_ms, "{args:?}");
 
-        let service = Service::start(home.path(), &args, &[]);
+        let service = Service::start(SNOWMINT, home.path(), &args, &[]);
         let node = service.json("/v1/node");
         assert_eq!(node["epoch_ms"], epoch_ms, "serve {args:?}");
         assert_eq!(node["layout"], cli["layout"], "serve {args:?}");
@@ -1076,7 +1075,7 @@ fn layouts_and_epochs_read_the_same_everywhere() {
 /// commands as for `snowmint serve`.
 #[test]
 fn empty_variables_count_as_unset_everywhere() {
-    let home = TempDir::new("values-empty");
+    let home = temp_dir("values-empty");
     let empty = [("SNOWMINT_LAYOUT", ""), ("SNOWMINT_EPOCH", "")];
     let mut command = Command::new(env!("CARGO_BIN_EXE_snowmint"));
     clean(&mut command, &home);
@@ -1091,7 +1090,7 @@ fn empty_variables_count_as_unset_everywhere() {
 
     let mut env = empty.to_vec();
     env.push(("SNOWMINT_DATACENTER", ""));
-    let service = Service::start(home.path(), &[], &env);
+    let service = Service::start(SNOWMINT, home.path(), &[], &env);
     let node = service.json("/v1/node");
     assert_eq!(node["layout"], "twitter");
     assert_eq!(node["datacenter"], 0);

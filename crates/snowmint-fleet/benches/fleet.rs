@@ -16,18 +16,15 @@
 //!   publishes `Fenced`. Cuts are spread over the keep-alive cycle, so the
 //!   spread reflects where in the cycle the network failed.
 
-#[allow(unused_imports, unused_macros)]
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::time::{Duration, Instant};
 
 use snowmint::Layout;
 use snowmint_fleet::{Coordinator, CoordinatorConfig, NodeState, SlotRange, SlotSource};
-use support::cluster::Cluster;
-use support::etcd::EtcdCluster;
-use support::proxy::Proxy;
-use support::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::servers::Cluster;
+use snowmint_test_support::servers::etcd::EtcdCluster;
+use snowmint_test_support::servers::proxy::Proxy;
+use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::wait::within;
 
 /// The claim TTL (lease TTL, session timeout) measured with.
 const TTL: Duration = Duration::from_secs(2);
@@ -35,6 +32,9 @@ const TTL: Duration = Duration::from_secs(2);
 const CLAIMS: usize = 30;
 /// Cuts timed per backend (each takes about a TTL).
 const CUTS: usize = 9;
+/// How long a claim or a fence may take before the bench gives up (a
+/// bound against a hang, far above what is measured).
+const LIMIT: Duration = Duration::from_secs(60);
 
 fn config(fleet: &str) -> CoordinatorConfig {
     CoordinatorConfig::new(
@@ -49,8 +49,8 @@ fn config(fleet: &str) -> CoordinatorConfig {
 
 async fn claimed<S: SlotSource>(engine: &S) -> snowmint_fleet::Claim {
     let mut states = engine.state();
-    let state = states
-        .wait_for(|state| matches!(state, NodeState::Active(_)))
+    let active = states.wait_for(|state| matches!(state, NodeState::Active(_)));
+    let state = within("an active claim", LIMIT, active)
         .await
         .expect("the engine stopped");
     match &*state {
@@ -91,8 +91,8 @@ async fn fencing_delays<C: Cluster>(cluster: &C) -> (Vec<Duration>, Vec<Duration
         let cut_at = Instant::now();
         proxy.cut();
         let mut states = engine.state();
-        states
-            .wait_for(|state| matches!(state, NodeState::Fenced { .. }))
+        let fenced = states.wait_for(|state| matches!(state, NodeState::Fenced { .. }));
+        within("the cut engine to fence itself", LIMIT, fenced)
             .await
             .expect("the engine stopped");
         published.push(cut_at.elapsed());

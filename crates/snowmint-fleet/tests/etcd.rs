@@ -1,13 +1,12 @@
 //! The fleet claim engine against a real etcd server (Debian's
 //! etcd-server), started by each test on free loopback ports.
 
-mod support;
+use snowmint_test_support::fleet::scenarios;
+use snowmint_test_support::net::free_port;
+use snowmint_test_support::servers::Cluster;
+use snowmint_test_support::servers::etcd::EtcdCluster;
 
-use support::cluster::Cluster;
-use support::etcd::EtcdCluster;
-use support::scenarios;
-
-support::scenario_tests!(EtcdCluster);
+snowmint_test_support::scenario_tests!(EtcdCluster);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_reads_an_etcd_url() {
@@ -20,7 +19,7 @@ async fn connect_reads_an_etcd_url() {
 /// coordinator and the system's words, and says that it retries.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_coordinator_is_one_sentence() {
-    let port = support::cluster::free_port();
+    let port = free_port();
     let url = format!("etcd://127.0.0.1:{port}");
     let expected = format!("cannot reach the coordinator {url} (connection refused); retrying");
     scenarios::unreachable_coordinator(&url, &expected).await;

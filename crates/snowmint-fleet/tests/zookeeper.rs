@@ -1,17 +1,17 @@
 //! The fleet claim engine against a real ZooKeeper server (Debian's
 //! zookeeper), started by each test on free loopback ports.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
 use snowmint::Layout;
 use snowmint_fleet::{CoordinatorConfig, SlotRange, connect};
-use support::cluster::Cluster;
-use support::zookeeper::ZooKeeperCluster;
-use support::{eventually, scenarios};
+use snowmint_test_support::fleet::scenarios;
+use snowmint_test_support::net::free_port;
+use snowmint_test_support::servers::Cluster;
+use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::wait::eventually;
 
-support::scenario_tests!(ZooKeeperCluster);
+snowmint_test_support::scenario_tests!(ZooKeeperCluster);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_reads_a_zookeeper_url() {
@@ -24,7 +24,7 @@ async fn connect_reads_a_zookeeper_url() {
 /// coordinator, and says that it retries.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_coordinator_is_one_sentence() {
-    let port = support::cluster::free_port();
+    let port = free_port();
     let url = format!("zk://127.0.0.1:{port}");
     let expected = format!(
         "cannot reach the coordinator {url} (no server of the ensemble took the connection); retrying"

@@ -1,22 +1,21 @@
 //! Every endpoint and every error of the API, through the router without a
 //! socket (`oneshot`), over a node with a real state file.
 
-mod common;
-
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::{NODE, Options, get, get_with, node, node_with, send};
 use snowmint::{Clock, ClockPolicy, ManualClock, SystemClock};
 use snowmint_fleet::{MarkFile, SlotSource};
+use snowmint_test_support::server::{Answer, NODE, Options, get, get_with, node, node_with, send};
+use snowmint_test_support::temp::temp_dir;
 
 const TWITTER_EPOCH: i64 = 1_288_834_974_657;
 const T: i64 = 1_700_000_000_000;
 
-/// The fields of a Twitter-layout ID, by the formula of DESIGN.md.
+/// The fields of a Twitter-layout ID, by the formula in README.md.
 fn fields(id: u64) -> (i64, u64, u64, u64) {
     (
         (id >> 22) as i64 + TWITTER_EPOCH,
@@ -150,7 +149,7 @@ async fn bad_counts_name_the_field_and_the_range() {
     assert!(message.contains("takes no parameters"), "{message}");
 }
 
-/// `/v1/ids/{id}` decodes the worked example of DESIGN.md, in any encoding
+/// `/v1/ids/{id}` decodes the worked example of README.md, in any encoding
 /// and layout.
 #[tokio::test]
 async fn decode() {
@@ -613,7 +612,7 @@ async fn node_health_and_readiness() {
     );
 }
 
-fn retry_after(answer: &common::Answer) -> u64 {
+fn retry_after(answer: &Answer) -> u64 {
     let header: u64 = answer.headers["retry-after"]
         .to_str()
         .unwrap()
@@ -725,7 +724,7 @@ async fn borrow_and_wait_policies() {
 /// A mark in the state file ahead of the clock: nothing at or below it.
 #[tokio::test]
 async fn a_recorded_mark_ahead_of_the_clock_is_respected() {
-    let dir = common::TempDir::new("mark-ahead");
+    let dir = temp_dir("mark-ahead");
     MarkFile::for_node(dir.path(), NODE)
         .write(T + 1_000)
         .unwrap();

@@ -5,17 +5,17 @@
 //! servers in `snowmint-fleet`; here a source driven by hand plays them, so
 //! that each transition can be set up exactly.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
-use common::{TempDir, get};
 use snowmint::{ClockPolicy, Layout, ManualClock, Node};
 use snowmint_fleet::{BoxFuture, Claim, FleetError, MarkFile, NodeLock, NodeState, SlotSource};
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
+use snowmint_test_support::server::{Answer, get};
+use snowmint_test_support::temp::{TempDir, temp_dir};
+use snowmint_test_support::wait::eventually;
 use tokio::sync::watch;
 
 const T: i64 = 1_700_000_000_000;
@@ -95,7 +95,7 @@ async fn setup(initial: NodeState) -> Setup {
 }
 
 async fn setup_with(initial: NodeState, clock_policy: ClockPolicy) -> Setup {
-    let dir = TempDir::new("claims");
+    let dir = temp_dir("claims");
     let clock = ManualClock::new(T);
     let source = HandSource::new(initial);
     let issuer = Issuer::start(
@@ -139,17 +139,15 @@ fn parts(id: u64) -> (i64, Node) {
 /// source's state shows it at once; the issuer builds its generator just
 /// after, answering `not_ready` meanwhile).
 async fn until_generation(app: &axum::Router, generation: u64) {
-    for _ in 0..1000 {
+    let what = format!("the issuer to take up generation {generation}");
+    eventually(&what, Duration::from_secs(60), || async {
         let node = get(app, "/v1/node").await.json();
         let ready = get(app, "/readyz").await;
         let setting_up =
             ready.status != StatusCode::OK && ready.json()["error"]["code"] == "not_ready";
-        if node["generation"] == generation && !setting_up {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    panic!("generation {generation} was never taken up");
+        (node["generation"] == generation && !setting_up).then_some(())
+    })
+    .await;
 }
 
 /// The source records the mark, under the claim's generation, before the
@@ -351,7 +349,7 @@ async fn metric(app: &axum::Router, name: &str) -> f64 {
 /// Under `wait`, with the clock set back: starts an ID request, which
 /// waits for the clock, and returns once the generator has refused it at
 /// least once (the request is in its wait).
-async fn request_waiting_for_the_clock(s: &Setup) -> tokio::task::JoinHandle<common::Answer> {
+async fn request_waiting_for_the_clock(s: &Setup) -> tokio::task::JoinHandle<Answer> {
     let first = id(&s.app).await;
     s.clock.set(parts(first).0 - 2_000);
     let before = metric(&s.app, "snowmint_clock_regressions_total").await;
@@ -370,7 +368,7 @@ async fn request_waiting_for_the_clock(s: &Setup) -> tokio::task::JoinHandle<com
 }
 
 /// Its answer, within 30 s.
-async fn answer_of(request: tokio::task::JoinHandle<common::Answer>) -> common::Answer {
+async fn answer_of(request: tokio::task::JoinHandle<Answer>) -> Answer {
     tokio::time::timeout(Duration::from_secs(30), request)
         .await
         .expect("the waiting request did not end within 30 s after the clock caught up")

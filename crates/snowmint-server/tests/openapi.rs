@@ -1,14 +1,12 @@
 //! `/openapi.json` parses, describes exactly the router's routes, and what
 //! the service answers matches what it describes.
 
-mod common;
-
 use std::collections::BTreeSet;
 
 use axum::http::StatusCode;
-use common::schema::{check, resolve};
-use common::{get, get_with, node};
 use serde_json::Value;
+use snowmint_test_support::schema::{check, resolve};
+use snowmint_test_support::server::{Answer, get, get_with, node};
 
 fn document() -> Value {
     snowmint_server::openapi::document()
@@ -19,7 +17,7 @@ fn operation<'a>(document: &'a Value, path: &str) -> &'a Value {
 }
 
 /// Checks an answer against the operation's response for its status.
-fn conforms(document: &Value, path: &str, answer: &common::Answer) {
+fn conforms(document: &Value, path: &str, answer: &Answer) {
     let status = answer.status.as_u16().to_string();
     let response = resolve(document, &operation(document, path)["responses"][&status]);
     assert!(

@@ -5,14 +5,12 @@
 //! The page's behaviour in a browser is tested in
 //! `crates/snowmint-cli/tests/page.rs` (headless Chromium).
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::{get, get_with, node, send};
+use snowmint_test_support::server::{get, get_with, node, send};
 
 /// Path served, file in `assets/`, content type.
 const FILES: [(&str, &str, &str); 5] = [

@@ -2,8 +2,6 @@
 //! directory's disk full, with the clock outside the layout; and it comes
 //! back by itself once the trouble is gone, without an ID request.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,10 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use common::{NODE, TempDir, get};
 use snowmint::{ClockPolicy, Layout, ManualClock};
 use snowmint_fleet::{MarkFile, SlotSource, StaticSource};
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
+use snowmint_test_support::server::{Answer, NODE, get};
+use snowmint_test_support::temp::temp_dir;
 
 const T: i64 = 1_700_000_000_000;
 
@@ -113,7 +112,7 @@ impl Blocker {
 }
 
 /// The error code of a 503 answer.
-fn refused(answer: &common::Answer) -> String {
+fn refused(answer: &Answer) -> String {
     answer.error(StatusCode::SERVICE_UNAVAILABLE).0
 }
 
@@ -127,7 +126,7 @@ fn refused(answer: &common::Answer) -> String {
 /// writes.
 #[tokio::test]
 async fn a_full_disk_makes_the_node_not_ready_until_it_has_room() {
-    let dir = TempDir::new("readiness-full");
+    let dir = temp_dir("readiness-full");
     let state = dir.path().join("state");
     let tmpfs = Tmpfs::mount(&state);
     if let Err(reason) = &tmpfs {
@@ -193,7 +192,7 @@ async fn a_full_disk_makes_the_node_not_ready_until_it_has_room() {
 /// on a node that never issued an ID.
 #[tokio::test]
 async fn a_clock_outside_the_layout_is_not_ready() {
-    let dir = TempDir::new("readiness-range");
+    let dir = temp_dir("readiness-range");
     let layout = Layout::TWITTER;
     let clock = ManualClock::new(layout.epoch_ms() - 1);
     let app = node_on(dir.path(), &clock).await;

@@ -1,17 +1,15 @@
 //! The service on a real socket (127.0.0.1, port 0): concurrent clients
 //! over HTTP, and graceful shutdown.
 
-mod common;
-
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::http::Connection;
-use common::{NODE, Options, node_with};
 use snowmint::{ClockPolicy, ManualClock};
 use snowmint_fleet::{NodeState, SlotSource};
+use snowmint_test_support::http::Connection;
+use snowmint_test_support::server::{NODE, Options, node_with};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 

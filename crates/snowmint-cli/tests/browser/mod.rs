@@ -9,17 +9,18 @@
 //! Chromium and chromedriver are Debian's `chromium` and `chromium-driver`
 //! (`scripts/test` installs them). Without them the tests fail and say so.
 
-use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
-
-use crate::serve_common::{Service, TempDir};
+use snowmint_test_support::net::{free_port, wait_for_port};
+use snowmint_test_support::serve::Service;
+use snowmint_test_support::temp::{TempDir, temp_dir};
+use snowmint_test_support::wait::Deadline;
 
 /// How long anything the tests wait for may take before the test fails.
 /// Generous: the machine may be busy; this bounds a hang, it times nothing.
@@ -71,9 +72,10 @@ impl Browser {
     /// Starts the service, chromedriver and a browser session, and opens
     /// the page. `name` names the test's screenshots.
     pub async fn open(name: &str, options: Options) -> Browser {
-        let home = TempDir::new(&format!("page-{name}"));
+        let home = temp_dir(&format!("page-{name}"));
         let state_dir = home.path().join("state");
         let service = Service::start(
+            env!("CARGO_BIN_EXE_snowmint"),
             home.path(),
             &[
                 "--state-dir",
@@ -87,7 +89,7 @@ impl Browser {
         );
         let chromium = find_program(&["/usr/bin/chromium", "chromium"]);
         let chromedriver = find_program(&["/usr/bin/chromedriver", "chromedriver"]);
-        let profile = TempDir::new(&format!("page-{name}-chromium"));
+        let profile = temp_dir(&format!("page-{name}-chromium"));
         let port = free_port();
         let mut command = Command::new(&chromedriver);
         command
@@ -98,7 +100,7 @@ impl Browser {
             // Its own process group, so that Chromium goes down with it.
             .process_group(0);
         let driver = Process::spawn("chromedriver", &mut command);
-        wait_for_port(&driver, port);
+        wait_for_port(driver.name, port, PATIENCE);
 
         let (width, height) = options.window;
         let capabilities = json!({
@@ -218,31 +220,33 @@ impl Browser {
     /// Waits until `css` shows exactly `expected`; fails with what it shows
     /// if that does not happen.
     pub async fn wait_text(&self, css: &str, expected: &str) {
-        let mut shown = String::new();
-        let deadline = Instant::now() + PATIENCE;
-        while Instant::now() < deadline {
-            shown = self.text(css).await;
+        let deadline = Deadline::after(PATIENCE, format!("{css} to show {expected:?}"));
+        let shown = loop {
+            let shown = self.text(css).await;
             if shown == expected {
                 return;
             }
+            if deadline.passed() {
+                break shown;
+            }
             tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        };
         self.screenshot(&format!("{}-failed", css.trim_start_matches('#')))
             .await;
-        panic!("{css} shows {shown:?}, expected {expected:?}");
+        deadline.fail(&format!("{css} shows {shown:?}"));
     }
 
     /// Waits until `script` returns true.
     pub async fn wait_until(&self, what: &str, script: &str) {
-        let deadline = Instant::now() + PATIENCE;
-        while Instant::now() < deadline {
+        let deadline = Deadline::after(PATIENCE, what);
+        while !deadline.passed() {
             if self.js(script).await == Value::Bool(true) {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         self.screenshot("wait-failed").await;
-        panic!("waited in vain for {what}");
+        deadline.fail("");
     }
 
     /// Saves what the window shows as `target/screenshots/<test>-<what>.png`.
@@ -342,26 +346,5 @@ fn find_program(candidates: &[&str]) -> PathBuf {
     panic!(
         "{} not found; {INSTALL_HINT}",
         candidates.last().unwrap_or(&"program")
-    );
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("finding a free port")
-        .port()
-}
-
-fn wait_for_port(process: &Process, port: u16) {
-    let deadline = Instant::now() + PATIENCE;
-    while Instant::now() < deadline {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!(
-        "{} did not listen on port {port}; {INSTALL_HINT}",
-        process.name
     );
 }

@@ -6,7 +6,10 @@ use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use snowmint_test_support::temp::{TempDir, temp_dir};
+use snowmint_test_support::wait::Deadline;
 
 use crate::check::Outcome;
 
@@ -16,7 +19,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 /// A place for a series of examples: a working directory and a HOME.
 pub struct Sandbox {
-    dir: tempfile::TempDir,
+    dir: TempDir,
 }
 
 impl Sandbox {
@@ -24,10 +27,7 @@ impl Sandbox {
     /// with the directories the completion examples write into, as a
     /// shell user's would have.
     pub fn new() -> Sandbox {
-        let dir = tempfile::Builder::new()
-            .prefix("snowmint-examples-")
-            .tempdir()
-            .expect("creating a temporary directory");
+        let dir = temp_dir("examples");
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/examples");
         std::fs::create_dir(dir.path().join("work")).unwrap();
         std::fs::copy(fixtures.join("app.log"), dir.path().join("work/app.log"))
@@ -84,18 +84,18 @@ impl Sandbox {
             let _ = stdout.read_to_end(&mut output);
             output
         });
-        let started = Instant::now();
+        let deadline = Deadline::after(LIMIT, format!("`{command}` to end"));
         let status = loop {
             if let Some(status) = child.try_wait().unwrap() {
                 break status;
             }
-            if started.elapsed() > LIMIT {
+            if deadline.passed() {
                 // The shell's own `kill`: the group, children included.
                 let _ = Command::new("sh")
                     .args(["-c", &format!("kill -KILL -- -{}", child.id())])
                     .status();
                 let _ = child.wait();
-                panic!("`{command}` did not end within {LIMIT:?}");
+                deadline.fail("");
             }
             std::thread::sleep(Duration::from_millis(10));
         };

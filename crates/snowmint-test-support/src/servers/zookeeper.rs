@@ -10,7 +10,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use zookeeper_client::{Client, Error};
 
-use super::cluster::{Cluster, ServerProcess, TempDir, free_port};
+use super::Cluster;
+use super::process::ServerProcess;
+use crate::net::free_port;
+use crate::temp::temp_dir;
+use crate::wait::within;
 
 const INSTALL: &str = "apt-get install zookeeper (it brings Java)";
 /// Debian's ZooKeeper jar; its manifest names the jars it needs.
@@ -29,9 +33,9 @@ pub struct ZooKeeperCluster {
 impl ZooKeeperCluster {
     async fn client(&self) -> Client {
         let addr = format!("127.0.0.1:{}", self.process.addr().port());
-        tokio::time::timeout(Duration::from_secs(20), Client::connect(&addr))
+        let what = "the test's own ZooKeeper client to connect";
+        within(what, Duration::from_secs(20), Client::connect(&addr))
             .await
-            .expect("the test's own ZooKeeper client hung connecting")
             .expect("cannot connect to the test ZooKeeper")
     }
 }
@@ -56,7 +60,7 @@ impl Cluster for ZooKeeperCluster {
             Path::new(ZOOKEEPER_JAR).exists(),
             "ZooKeeper is not installed ({ZOOKEEPER_JAR} is missing); install it with: {INSTALL}"
         );
-        let dir = TempDir::new("zookeeper");
+        let dir = temp_dir("zookeeper");
         let client_port = free_port();
         let config = format!(
             "tickTime={TICK_MS}\n\

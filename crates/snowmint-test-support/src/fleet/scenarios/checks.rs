@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use snowmint::Layout;
 
-use super::super::node::Finished;
+use crate::fleet::node::Finished;
 
 /// A slot handed from one node to another (or to itself, after a loss).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,19 +1,14 @@
 //! The fleet scenarios of the real `snowmint serve` binary, written once
-//! and run against a real etcd (`fleet_etcd.rs`) and a real ZooKeeper
-//! (`fleet_zookeeper.rs`), each started by the test on free loopback ports.
+//! and run against a real etcd and a real ZooKeeper (the `snowmint-cli`
+//! tests `fleet_etcd.rs` and `fleet_zookeeper.rs`, through
+//! [`fleet_tests!`](crate::fleet_tests)), each started by the test on free
+//! loopback ports.
 //!
 //! Every node is its own process with its own state directory, so that
 //! only the coordinator's slot keys and high-water marks keep the nodes'
 //! IDs apart. Every scenario collects the IDs the nodes hand out over HTTP
-//! and checks that none was issued twice.
-
-#![allow(dead_code)] // Each backend's file uses the scenarios its features allow.
-
-#[path = "../../../snowmint-fleet/tests/servers/mod.rs"]
-pub mod servers;
-
-#[path = "../../../snowmint-server/tests/common/schema.rs"]
-mod schema;
+//! and checks that none was issued twice. Each scenario takes the path of
+//! the `snowmint` executable.
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
@@ -22,10 +17,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde_json::Value;
-use servers::cluster::Cluster;
-use servers::eventually;
 
-use crate::serve_common::{Service, TempDir, now_ms, timestamp_ms};
+use crate::schema;
+use crate::serve::{Service, now_ms, timestamp_ms};
+use crate::servers::Cluster;
+use crate::temp::{TempDir, temp_dir};
+use crate::wait::eventually;
 
 /// The claim TTL of the nodes: short, so that a crashed node's slot frees
 /// quickly (etcd leases count whole seconds; 1 s is the least accepted).
@@ -45,7 +42,7 @@ pub trait Coordinator: Cluster {
 }
 
 #[cfg(feature = "etcd")]
-impl Coordinator for servers::etcd::EtcdCluster {
+impl Coordinator for crate::servers::etcd::EtcdCluster {
     const SESSION_KIND: &'static str = "lease";
 
     fn url(&self) -> String {
@@ -54,7 +51,7 @@ impl Coordinator for servers::etcd::EtcdCluster {
 }
 
 #[cfg(feature = "zookeeper")]
-impl Coordinator for servers::zookeeper::ZooKeeperCluster {
+impl Coordinator for crate::servers::zookeeper::ZooKeeperCluster {
     const SESSION_KIND: &'static str = "session";
 
     fn url(&self) -> String {
@@ -67,14 +64,17 @@ struct Fleet<'a, C: Coordinator> {
     cluster: &'a C,
     name: &'static str,
     home: TempDir,
+    /// The `snowmint` executable.
+    binary: &'a str,
 }
 
 impl<'a, C: Coordinator> Fleet<'a, C> {
-    fn new(cluster: &'a C, name: &'static str) -> Fleet<'a, C> {
+    fn new(binary: &'a str, cluster: &'a C, name: &'static str) -> Fleet<'a, C> {
         Fleet {
             cluster,
             name,
-            home: TempDir::new(&format!("fleet-{name}")),
+            home: temp_dir(&format!("fleet-{name}")),
+            binary,
         }
     }
 
@@ -97,7 +97,7 @@ impl<'a, C: Coordinator> Fleet<'a, C> {
             all.extend_from_slice(&["--claim-ttl", TTL]);
         }
         all.extend_from_slice(args);
-        Service::start(self.home.path(), &all, &[])
+        Service::start(self.binary, self.home.path(), &all, &[])
     }
 
     /// The holder written into each slot key of the fleet.
@@ -291,9 +291,9 @@ fn assert_unique(runs: &[&[u64]]) {
 /// collide; a third, allowed only those two slots, finds them taken and
 /// refuses to issue. One node reads its settings from a TOML file, one
 /// from the environment.
-pub async fn two_nodes_take_different_slots<C: Coordinator>() {
+pub async fn two_nodes_take_different_slots<C: Coordinator>(binary: &str) {
     let cluster = C::start().await;
-    let fleet = Fleet::new(&cluster, "two");
+    let fleet = Fleet::new(binary, &cluster, "two");
     let url = cluster.url();
     let file = fleet.home.path().join("a.toml");
     std::fs::write(
@@ -302,6 +302,7 @@ pub async fn two_nodes_take_different_slots<C: Coordinator>() {
     )
     .unwrap();
     let a = Service::start(
+        binary,
         fleet.home.path(),
         &[
             "--config",
@@ -312,6 +313,7 @@ pub async fn two_nodes_take_different_slots<C: Coordinator>() {
         &[],
     );
     let b = Service::start(
+        binary,
         fleet.home.path(),
         &[
             "--state-dir",
@@ -398,9 +400,9 @@ pub async fn two_nodes_take_different_slots<C: Coordinator>() {
 /// gone (or already another node's), though its lease or session had 30 s
 /// left; a node waiting for that slot takes it and issues above the first
 /// node's IDs.
-pub async fn sigterm_frees_the_slot_at_once<C: Coordinator>() {
+pub async fn sigterm_frees_the_slot_at_once<C: Coordinator>(binary: &str) {
     let cluster = C::start().await;
-    let fleet = Fleet::new(&cluster, "term");
+    let fleet = Fleet::new(binary, &cluster, "term");
     let a = fleet.start("a", &["--claim-ttl", "30s"]);
     assert_eq!(held(&a).await, 0);
     let from_a = take(&a, 5);
@@ -440,9 +442,9 @@ pub async fn sigterm_frees_the_slot_at_once<C: Coordinator>() {
 /// node refuses (`refuse`) rather than issue at or below the mark the
 /// killed node left; with `borrow` it issues, every ID after the killed
 /// node's last.
-pub async fn sigkill_then_takeover_above_the_mark<C: Coordinator>() {
+pub async fn sigkill_then_takeover_above_the_mark<C: Coordinator>(binary: &str) {
     let cluster = C::start().await;
-    let fleet = Fleet::new(&cluster, "kill");
+    let fleet = Fleet::new(binary, &cluster, "kill");
     let a = fleet.start("a", &["--claim-ttl", "4s"]);
     assert_eq!(held(&a).await, 0);
     let client = Client::start(&a);
@@ -502,9 +504,9 @@ pub async fn sigkill_then_takeover_above_the_mark<C: Coordinator>() {
 /// 503 and not ready, still live, and no ID stamped at or after the stop
 /// plus the TTL. Once it runs again (SIGCONT) the nodes claim anew and
 /// serve; no ID repeats across the whole run.
-pub async fn a_stopped_coordinator_fences_every_node<C: Coordinator>() {
+pub async fn a_stopped_coordinator_fences_every_node<C: Coordinator>(binary: &str) {
     let cluster = C::start().await;
-    let fleet = Fleet::new(&cluster, "stop");
+    let fleet = Fleet::new(binary, &cluster, "stop");
     let nodes = [fleet.start("a", &[]), fleet.start("b", &[])];
     for node in &nodes {
         held(node).await;
@@ -558,28 +560,36 @@ pub async fn a_stopped_coordinator_fences_every_node<C: Coordinator>() {
     assert_unique(&[&ids[0], &ids[1]]);
 }
 
-/// Declares every scenario as a test against one coordinator.
+/// Declares every scenario as a test against one [`Coordinator`]:
+/// `fleet_tests!(EtcdCluster);` in a `snowmint-cli` test file (the tests
+/// run the binary that cargo built for it) that has Tokio's `macros` and
+/// `rt-multi-thread`.
+#[macro_export]
 macro_rules! fleet_tests {
     ($cluster:ty) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn two_nodes_take_different_slots_and_never_collide() {
-            fleet_common::two_nodes_take_different_slots::<$cluster>().await;
+            let snowmint = env!("CARGO_BIN_EXE_snowmint");
+            $crate::serve_fleet::two_nodes_take_different_slots::<$cluster>(snowmint).await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn sigterm_frees_the_slot_at_once() {
-            fleet_common::sigterm_frees_the_slot_at_once::<$cluster>().await;
+            let snowmint = env!("CARGO_BIN_EXE_snowmint");
+            $crate::serve_fleet::sigterm_frees_the_slot_at_once::<$cluster>(snowmint).await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn sigkill_frees_the_slot_after_the_ttl_and_the_mark_holds() {
-            fleet_common::sigkill_then_takeover_above_the_mark::<$cluster>().await;
+            let snowmint = env!("CARGO_BIN_EXE_snowmint");
+            $crate::serve_fleet::sigkill_then_takeover_above_the_mark::<$cluster>(snowmint).await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn a_stopped_coordinator_fences_every_node_until_it_runs_again() {
-            fleet_common::a_stopped_coordinator_fences_every_node::<$cluster>().await;
+            let snowmint = env!("CARGO_BIN_EXE_snowmint");
+            $crate::serve_fleet::a_stopped_coordinator_fences_every_node::<$cluster>(snowmint)
+                .await;
         }
     };
 }
-pub(crate) use fleet_tests;

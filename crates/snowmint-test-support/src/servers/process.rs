@@ -1,96 +1,18 @@
-//! What a test needs from a coordination server, and the process that runs
-//! one.
+//! The process of a coordination server started for one test.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::future::Future;
-use std::net::{SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
+use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use snowmint_fleet::Backend;
+use crate::temp::TempDir;
+use crate::wait::eventually;
 
-use super::eventually;
-
-/// A coordination server started for one test.
-pub trait Cluster: Send + Sync + Sized + 'static {
-    /// The backend that talks to it.
-    type Backend: Backend;
-
-    /// The service's name in messages.
-    const NAME: &'static str;
-
-    /// Starts a fresh server on free loopback ports and waits until it
-    /// answers.
-    fn start() -> impl Future<Output = Self> + Send;
-
-    /// Where clients reach it.
-    fn client_addr(&self) -> SocketAddr {
-        self.process().addr()
-    }
-
-    /// A backend that reaches the server at `addr` (the server itself, or
-    /// a proxy in front of it).
-    fn backend(&self, addr: SocketAddr) -> Self::Backend;
-
-    /// The slot keys of `fleet` as the server has them: slot -> holder.
-    fn slot_holders(&self, fleet: &str) -> impl Future<Output = BTreeMap<u64, String>> + Send;
-
-    /// The high-water mark of `slot` as the server has it.
-    fn stored_mark(&self, fleet: &str, slot: u64) -> impl Future<Output = Option<i64>> + Send;
-
-    /// Overwrites the high-water mark of `slot`, as another writer would.
-    fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) -> impl Future<Output = ()> + Send;
-
-    /// Deletes the key of `slot`, as an operator would by hand.
-    fn delete_slot(&self, fleet: &str, slot: u64) -> impl Future<Output = ()> + Send;
-
-    /// The server's process.
-    fn process(&self) -> &ServerProcess;
-}
-
-/// A free TCP port on 127.0.0.1 (free when asked; the server binds it
-/// right after).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("cannot bind a loopback port")
-        .port()
-}
-
-/// A directory removed when dropped.
-pub struct TempDir {
-    path: PathBuf,
-}
-
-impl TempDir {
-    /// A fresh, empty directory under the system's temp dir.
-    pub fn new(label: &str) -> TempDir {
-        static COUNT: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "snowmint-fleet-{label}-{}-{}",
-            std::process::id(),
-            COUNT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = fs::remove_dir_all(&path);
-        fs::create_dir_all(&path).expect("cannot create a temp dir");
-        TempDir { path }
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.path);
-    }
-}
+/// How long a server may take to start serving clients.
+const START_LIMIT: Duration = Duration::from_secs(60);
 
 /// A server process, killed when dropped. Its output goes to `server.log`
 /// in its directory.
@@ -139,7 +61,7 @@ impl ServerProcess {
             dir,
         };
         let what = format!("{name} to serve clients on port {port}");
-        eventually(&what, Duration::from_secs(60), || async {
+        eventually(&what, START_LIMIT, || async {
             process.assert_running();
             // A server that is still starting may accept and then say
             // nothing: each probe gets a second.
@@ -209,5 +131,85 @@ impl Drop for ServerProcess {
         let child = self.child.get_mut().unwrap_or_else(|e| e.into_inner());
         let _ = child.kill();
         let _ = child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::temp::temp_dir;
+
+    /// The message a panic carries.
+    fn message(panic: Box<dyn std::any::Any + Send>) -> String {
+        match panic.downcast::<String>() {
+            Ok(text) => *text,
+            Err(panic) => panic.downcast_ref::<&str>().unwrap_or(&"").to_string(),
+        }
+    }
+
+    /// A server that is not installed fails the test and says how to
+    /// install it.
+    #[tokio::test]
+    async fn a_missing_server_fails_with_how_to_install_it() {
+        let start = async {
+            let dir = temp_dir("missing");
+            let install = "apt-get install etcd-server";
+            ServerProcess::start(
+                "etcd",
+                "/nonexistent/etcd",
+                &[],
+                dir,
+                install,
+                1,
+                |_| async { true },
+            )
+            .await
+        };
+        let Err(failure) = tokio::spawn(start).await else {
+            panic!("a missing program started");
+        };
+        let message = message(failure.into_panic());
+        assert!(
+            message.starts_with("cannot run /nonexistent/etcd for etcd (")
+                && message.ends_with("); install it with: apt-get install etcd-server"),
+            "{message}"
+        );
+    }
+
+    /// A server that exits while starting fails the test with its log.
+    #[tokio::test]
+    async fn a_server_that_exits_fails_with_its_log() {
+        let start = async {
+            let args = ["-c".to_owned(), "echo no data dir; exit 1".to_owned()];
+            let dir = temp_dir("exits");
+            ServerProcess::start("demo", "sh", &args, dir, "", 1, |_| async { false }).await
+        };
+        let Err(failure) = tokio::spawn(start).await else {
+            panic!("a server that exits started");
+        };
+        let message = message(failure.into_panic());
+        assert!(
+            message.starts_with("demo exited (exit status: 1)"),
+            "{message}"
+        );
+        assert!(
+            message.ends_with("its log ends with:\nno data dir"),
+            "{message}"
+        );
+    }
+
+    /// Dropping the server kills its process.
+    #[tokio::test]
+    async fn dropping_the_server_kills_it() {
+        let args = ["600".to_owned()];
+        let server =
+            ServerProcess::start("demo", "sleep", &args, temp_dir("drop"), "", 1, |_| async {
+                true
+            })
+            .await;
+        let proc_dir = Path::new("/proc").join(server.pid().to_string());
+        assert!(proc_dir.exists(), "the server is not running");
+        drop(server);
+        assert!(!proc_dir.exists(), "the server outlived its guard");
     }
 }

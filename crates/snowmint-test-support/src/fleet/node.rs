@@ -12,7 +12,7 @@ use snowmint_fleet::{
 };
 use tokio::task::JoinHandle;
 
-use super::eventually;
+use crate::wait::{eventually, within};
 
 /// How far ahead of the IDs a node reserves the high-water mark.
 pub const RESERVE_STEP_MS: i64 = 500;
@@ -188,9 +188,8 @@ impl<B: Backend> TestNode<B> {
     pub async fn release(self) -> Finished {
         self.issuer.abort();
         let _ = self.issuer.await;
-        tokio::time::timeout(Duration::from_secs(30), self.engine.release())
-            .await
-            .unwrap_or_else(|_| panic!("{} did not release within 30 s", self.name));
+        let what = format!("{} to release its claim", self.name);
+        within(&what, Duration::from_secs(30), self.engine.release()).await;
         finished(self.name, &self.engine, &self.log)
     }
 

@@ -1,7 +1,6 @@
-//! Shared pieces of the service's tests: temporary state directories, a
-//! node built on a real state file, and request helpers.
-
-#![allow(dead_code)] // Each test file uses its own part of this module.
+//! The service in-process, for tests that need no socket: a node built on
+//! a real state file in a temporary directory, and requests sent straight
+//! to its router.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,11 +14,8 @@ use snowmint_fleet::{SlotSource, StaticSource};
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
 use tower::ServiceExt;
 
-pub mod http;
-pub mod schema;
-mod temp;
-
-pub use temp::TempDir;
+use crate::http;
+use crate::temp::{TempDir, temp_dir};
 
 /// The node every test runs as, unless it says otherwise.
 pub const NODE: Node = Node {
@@ -30,15 +26,23 @@ pub const NODE: Node = Node {
 /// A service for tests: the router, its state, the static source it
 /// follows and its state directory.
 pub struct TestNode {
+    /// The router, as `snowmint serve` runs it.
     pub app: Router,
+    /// The state behind the router.
     pub state: AppState,
+    /// The slot source the issuer follows; tests change its state.
     pub source: Arc<StaticSource>,
+    /// The state directory (the high-water mark file lives here).
     pub dir: TempDir,
 }
 
+/// How [`node_with`] sets the service up.
 pub struct Options {
+    /// The clock the issuer reads.
     pub clock: Arc<dyn Clock>,
+    /// What the issuer does when the clock is behind.
     pub policy: ClockPolicy,
+    /// The request timeout.
     pub timeout: Duration,
 }
 
@@ -52,12 +56,15 @@ impl Default for Options {
     }
 }
 
+/// A node with the default [`Options`]: the system clock, the `refuse`
+/// policy, a 10 s request timeout.
 pub async fn node() -> TestNode {
     node_with(Options::default()).await
 }
 
+/// A node as [`NODE`] of the Twitter layout, set up by `options`.
 pub async fn node_with(options: Options) -> TestNode {
-    let dir = TempDir::new("node");
+    let dir = temp_dir("node");
     let source = Arc::new(StaticSource::new(Layout::TWITTER, NODE).unwrap());
     let issuer = Issuer::start(
         Arc::clone(&source) as Arc<dyn SlotSource>,
@@ -82,16 +89,21 @@ pub async fn node_with(options: Options) -> TestNode {
 
 /// An answer, read whole.
 pub struct Answer {
+    /// The status code.
     pub status: StatusCode,
+    /// The headers.
     pub headers: HeaderMap,
+    /// The body, which must be UTF-8.
     pub body: String,
 }
 
 impl Answer {
+    /// The body as JSON; panics, showing it, if it is not JSON.
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
 
+    /// The `Content-Type` header, or "" without one.
     pub fn content_type(&self) -> &str {
         self.headers
             .get("content-type")
@@ -122,6 +134,7 @@ impl Answer {
     }
 }
 
+/// Sends `request` to `app` and reads the whole answer.
 pub async fn send(app: &Router, request: Request<Body>) -> Answer {
     let response = app.clone().oneshot(request).await.unwrap();
     let status = response.status();
@@ -136,10 +149,12 @@ pub async fn send(app: &Router, request: Request<Body>) -> Answer {
     }
 }
 
+/// `GET uri` on `app`.
 pub async fn get(app: &Router, uri: &str) -> Answer {
     send(app, Request::get(uri).body(Body::empty()).unwrap()).await
 }
 
+/// `GET uri` on `app` with one extra header (name, value).
 pub async fn get_with(app: &Router, uri: &str, header: (&str, &str)) -> Answer {
     send(
         app,

@@ -3,8 +3,8 @@
 //! (a second type, or a `oneOf` alternative) or as 3.0 did (`nullable`),
 //! `allOf`, `enum`, bounds, required and undocumented keys, local `$ref`s).
 //!
-//! Shared by the service's conformance test and the `snowmint` binary's
-//! fleet tests, which include this file with `#[path]`.
+//! Used by the service's conformance test and the `snowmint` binary's
+//! fleet tests.
 
 use serde_json::{Map, Value};
 

@@ -1,30 +1,32 @@
 //! Running the real `snowmint serve` binary in tests: on a free loopback
 //! port, with a private HOME and state directory, killed on drop.
-
-#![allow(dead_code)] // Each test file uses its own part of this module.
+//!
+//! Only the binary's own crate knows where cargo built it, so every call
+//! takes its path: `env!("CARGO_BIN_EXE_snowmint")` in the `snowmint-cli`
+//! tests and benches.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-#[path = "../../../snowmint-server/tests/common/http.rs"]
-pub mod http;
-#[path = "../../../snowmint-server/tests/common/temp.rs"]
-mod temp;
-
-pub use temp::TempDir;
+use crate::http;
+use crate::wait::{Deadline, child_exit};
 
 /// How long a start may take before the test gives up (a safety net
 /// against hangs, not a timing assertion).
 const START_LIMIT: Duration = Duration::from_secs(60);
+/// How long a stopped service may take to exit (a clean shutdown releases
+/// its claim first).
+const EXIT_LIMIT: Duration = Duration::from_secs(60);
 
 /// `snowmint serve` with `args`, in the environment `env` (no inherited
-/// SNOWMINT_* variables; HOME is `home`).
-pub fn command(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_snowmint"));
+/// SNOWMINT_* variables; HOME is `home`); `binary` is the `snowmint`
+/// executable.
+pub fn command(binary: &str, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(binary);
     command.arg("serve").args(args);
     for (name, _) in std::env::vars() {
         if name.starts_with("SNOWMINT_") || name == "XDG_STATE_HOME" {
@@ -38,14 +40,16 @@ pub fn command(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
 /// A running service.
 pub struct Service {
     child: Child,
+    /// Where it listens.
     pub address: SocketAddr,
+    /// The file its standard error goes to.
     stderr: PathBuf,
 }
 
 impl Service {
-    /// Starts the binary with `--listen 127.0.0.1:0` added and waits for its
+    /// Starts `binary` with `--listen 127.0.0.1:0` added and waits for its
     /// `listening on http://ADDR` line.
-    pub fn start(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Service {
+    pub fn start(binary: &str, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Service {
         let stderr = home.join(format!(
             "stderr-{}.log",
             std::time::SystemTime::now()
@@ -55,7 +59,7 @@ impl Service {
         ));
         let mut all = vec!["--listen", "127.0.0.1:0"];
         all.extend_from_slice(args);
-        let mut child = command(home, &all, env)
+        let mut child = command(binary, home, &all, env)
             .stdout(Stdio::piped())
             .stderr(File::create(&stderr).unwrap())
             .spawn()
@@ -69,7 +73,7 @@ impl Service {
                 }
             }
         });
-        let deadline = Instant::now() + START_LIMIT;
+        let deadline = Deadline::after(START_LIMIT, "snowmint serve to say where it listens");
         loop {
             if let Ok(address) = receiver.recv_timeout(Duration::from_millis(50)) {
                 return Service {
@@ -84,11 +88,7 @@ impl Service {
                     std::fs::read_to_string(&stderr).unwrap_or_default()
                 );
             }
-            assert!(
-                Instant::now() < deadline,
-                "snowmint serve did not start:\n{}",
-                std::fs::read_to_string(&stderr).unwrap_or_default()
-            );
+            deadline.check_with(|| std::fs::read_to_string(&stderr).unwrap_or_default());
         }
     }
 
@@ -109,6 +109,7 @@ impl Service {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
+    /// Its process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -116,7 +117,7 @@ impl Service {
     /// SIGKILL, and reap.
     pub fn kill(mut self) {
         self.child.kill().unwrap();
-        self.child.wait().unwrap();
+        child_exit(&mut self.child, "snowmint serve", EXIT_LIMIT);
     }
 
     /// SIGTERM, then wait for the exit.
@@ -127,7 +128,7 @@ impl Service {
             .status()
             .unwrap();
         assert!(sent.success());
-        let status = self.child.wait().unwrap();
+        let status = child_exit(&mut self.child, "snowmint serve", EXIT_LIMIT);
         (status, self.log())
     }
 }
@@ -139,26 +140,57 @@ impl Drop for Service {
     }
 }
 
-/// Runs the binary to its end (for starts that must fail).
+/// Runs `binary` to its end (for starts that must fail): exit status,
+/// standard output, standard error. Fails the test if it is still running
+/// after a minute (a start that should have failed did not), killing it.
 pub fn run_to_end(
+    binary: &str,
     home: &Path,
     args: &[&str],
     env: &[(&str, &str)],
 ) -> (ExitStatus, String, String) {
     let mut all = vec!["--listen", "127.0.0.1:0"];
     all.extend_from_slice(args);
-    let output = command(home, &all, env)
+    let mut child = command(binary, home, &all, env)
         .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running the snowmint binary");
+    let stdout = read_all(child.stdout.take().unwrap());
+    let stderr = read_all(child.stderr.take().unwrap());
+    // Killed if the wait gives up, so that the panic leaves no process.
+    let mut guard = KillOnDrop(child);
+    let status = child_exit(&mut guard.0, "snowmint serve", EXIT_LIMIT);
     (
-        output.status,
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
+        status,
+        stdout.join().expect("reading standard output"),
+        stderr.join().expect("reading standard error"),
     )
 }
 
-/// The fields of a Twitter-layout ID, by the formula of DESIGN.md.
+/// A child process killed (and reaped) when dropped.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Reads `pipe` to its end on a thread of its own, so that a child that
+/// fills one pipe cannot block on it while the test waits on the other.
+fn read_all(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// The timestamp (Unix ms) of a Twitter-layout ID, by the formula in
+/// README.md (`(unix_ms - epoch) << 22 | ...`).
 pub fn timestamp_ms(id: u64) -> i64 {
     (id >> 22) as i64 + 1_288_834_974_657
 }

@@ -1,8 +1,16 @@
 //! A minimal blocking HTTP/1.1 client over one keep-alive connection, so
 //! that socket tests need no client library.
+//!
+//! Every read has a deadline ([`READ_LIMIT`]): a service that stops
+//! answering fails the request with a timeout instead of hanging the test.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+/// How long a read may wait for the service before the request fails (a
+/// liveness bound, not a timing assertion).
+pub const READ_LIMIT: Duration = Duration::from_secs(60);
 
 /// The keys an API error object may carry (`{"error":{...}}`): `code` and
 /// `message` always, the rest when they apply.
@@ -24,12 +32,16 @@ pub struct Connection {
 
 /// A response: status, lower-cased headers, body.
 pub struct Response {
+    /// The status code.
     pub status: u16,
+    /// Every header as (lower-cased name, value), in the order received.
     pub headers: Vec<(String, String)>,
+    /// The body, which must be UTF-8.
     pub body: String,
 }
 
 impl Response {
+    /// The value of the header `name` (lower case), if present.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -39,9 +51,11 @@ impl Response {
 }
 
 impl Connection {
+    /// Connects to the service at `address`.
     pub fn open(address: SocketAddr) -> io::Result<Connection> {
         let stream = TcpStream::connect(address)?;
         stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(READ_LIMIT))?;
         Ok(Connection {
             reader: BufReader::new(stream.try_clone()?),
             writer: stream,

@@ -19,10 +19,10 @@ use snowmint_fleet::{
 };
 use tokio::sync::watch;
 
-use super::cluster::Cluster;
-use super::eventually;
 use super::node::{Finished, ShiftedClock, TestNode};
-use super::proxy::Proxy;
+use crate::servers::Cluster;
+use crate::servers::proxy::Proxy;
+use crate::wait::eventually;
 use checks::{assert_handed, last_issued_ms};
 
 /// The claim TTL of every scenario: short, so that expiry is quick.

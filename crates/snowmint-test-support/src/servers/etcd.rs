@@ -8,7 +8,10 @@ use snowmint_fleet::EtcdBackend;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::cluster::{Cluster, ServerProcess, TempDir, free_port};
+use super::Cluster;
+use super::process::ServerProcess;
+use crate::net::free_port;
+use crate::temp::temp_dir;
 
 const INSTALL: &str = "apt-get install etcd-server (or put an etcd 3.4+ binary on PATH)";
 
@@ -45,7 +48,7 @@ impl Cluster for EtcdCluster {
     const NAME: &'static str = "etcd";
 
     async fn start() -> EtcdCluster {
-        let dir = TempDir::new("etcd");
+        let dir = temp_dir("etcd");
         let (client_port, peer_port) = (free_port(), free_port());
         let client_url = format!("http://127.0.0.1:{client_port}");
         let peer_url = format!("http://127.0.0.1:{peer_port}");

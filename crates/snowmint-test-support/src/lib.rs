@@ -1,0 +1,50 @@
+//! What snowmint's tests and benches share: real servers started on free
+//! loopback ports and stopped on drop, HTTP helpers, the OpenAPI schema
+//! checker, temporary directories, and waits that end.
+//!
+//! Not published: a test crate takes it as a dev-dependency with the
+//! features it needs, such as
+//! `snowmint-test-support = { path = "../snowmint-test-support", features = ["etcd"] }`.
+//!
+//! # Layout
+//!
+//! Always there:
+//!
+//! - [`wait`]: every wait in a test has a deadline ([`wait::wait_until`],
+//!   [`wait::eventually`], [`wait::Deadline`]) and fails saying what it
+//!   waited for and for how long.
+//! - [`temp`]: temporary directories ([`tempfile::TempDir`]).
+//! - [`net`]: free loopback ports, and waiting for one to listen.
+//! - [`http`]: a blocking HTTP/1.1 client on one keep-alive connection.
+//! - [`schema`]: checks a JSON value against the OpenAPI document's schemas.
+//! - [`serve`]: the real `snowmint serve` binary as a child process.
+//!
+//! Behind a cargo feature, so that a test crate builds only what it uses:
+//!
+//! - `server` (feature `server`): the service in-process, a router on a
+//!   static node and requests sent to it without a socket.
+//! - `servers` (feature `fleet`): the `Cluster` a fleet test runs against,
+//!   the server process behind it, and a TCP proxy that cuts a node off.
+//!   The features `etcd` and `zookeeper` add the two servers (and turn on
+//!   snowmint-fleet's features of the same names). A missing server fails
+//!   the test and says how to install it.
+//! - `fleet` (feature `fleet`): in-process nodes and the claim engine's
+//!   scenarios, declared against one server by `scenario_tests!`.
+//! - `serve_fleet` (feature `fleet`): the binary's fleet scenarios,
+//!   declared against one server by `fleet_tests!`.
+
+pub mod http;
+pub mod net;
+pub mod schema;
+pub mod serve;
+pub mod temp;
+pub mod wait;
+
+#[cfg(feature = "fleet")]
+pub mod fleet;
+#[cfg(feature = "fleet")]
+pub mod serve_fleet;
+#[cfg(feature = "server")]
+pub mod server;
+#[cfg(feature = "fleet")]
+pub mod servers;
