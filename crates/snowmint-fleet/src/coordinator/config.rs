@@ -280,7 +280,7 @@ impl SlotRange {
         }
     }
 
-    /// The slots in claiming order: lowest first.
+    /// The slots of the range, lowest first.
     pub fn iter(&self) -> impl Iterator<Item = u64> + use<> {
         self.first..=self.last
     }
@@ -472,6 +472,8 @@ pub struct CoordinatorConfig {
     pub(crate) holder: String,
     /// The layout IDs are made in, which maps slots to nodes.
     pub(crate) layout: Layout,
+    /// The slot to try first, if free: the one the node held before.
+    pub(crate) preferred_slot: Option<u64>,
 }
 
 impl CoordinatorConfig {
@@ -511,6 +513,7 @@ impl CoordinatorConfig {
             ttl,
             holder,
             layout,
+            preferred_slot: None,
         })
     }
 
@@ -524,6 +527,37 @@ impl CoordinatorConfig {
     /// The fleet's name.
     pub fn fleet(&self) -> &str {
         &self.fleet
+    }
+
+    /// The same settings, with `slot` tried first whenever the node claims
+    /// and finds it free: a service that knows which slot it held before a
+    /// restart passes it here, so that it tends to get it back. A slot
+    /// outside the range, or taken, is passed over. (After a loss, the
+    /// engine prefers the slot it held last anyway.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint::Layout;
+    /// use snowmint_fleet::{CoordinatorConfig, SlotRange};
+    ///
+    /// let slots = SlotRange::all(Layout::TWITTER);
+    /// let config = CoordinatorConfig::new("ids", slots, Duration::from_secs(10), "web-1".into(), Layout::TWITTER)?
+    ///     .with_preferred_slot(Some(7));
+    /// assert_eq!(config.preferred_slot(), Some(7));
+    /// # Ok::<(), snowmint_fleet::ConfigError>(())
+    /// ```
+    pub fn with_preferred_slot(self, slot: Option<u64>) -> CoordinatorConfig {
+        CoordinatorConfig {
+            preferred_slot: slot,
+            ..self
+        }
+    }
+
+    /// The slot tried first, if free.
+    pub fn preferred_slot(&self) -> Option<u64> {
+        self.preferred_slot
     }
 
     /// The slots this node may claim.
