@@ -23,23 +23,31 @@ use std::time::Duration;
 
 use crate::error::Error;
 
-/// Longest input echoed back in an error message; longer inputs are cut.
+/// Longest input echoed back in an error message, counted as the quoted
+/// (escaped) text a message shows; longer inputs are cut.
 const ECHO_LIMIT: usize = 40;
 
-/// Cuts `input` to at most 40 characters, marking the cut with `...`, for
-/// quoting it in a message.
+/// Cuts `input` so that, quoted with `{:?}`, it shows at most 40 characters
+/// (escapes such as `\u{5cd}` count at their written width), marking the cut
+/// with `...`, for quoting it in a message.
 ///
 /// # Examples
 ///
 /// ```
 /// assert_eq!(snowmint::echo("short"), "short");
 /// assert_eq!(snowmint::echo(&"x".repeat(50)), format!("{}...", "x".repeat(40)));
+/// // A combining mark is written as an 8-character escape: 5 of them fit.
+/// assert_eq!(snowmint::echo(&"\u{5cd}".repeat(50)), format!("{}...", "\u{5cd}".repeat(5)));
 /// ```
 pub fn echo(input: &str) -> String {
-    match input.char_indices().nth(ECHO_LIMIT) {
-        None => input.to_owned(),
-        Some((at, _)) => format!("{}...", &input[..at]),
+    let mut shown = 0;
+    for (at, c) in input.char_indices() {
+        shown += c.escape_debug().count();
+        if shown > ECHO_LIMIT {
+            return format!("{}...", &input[..at]);
+        }
     }
+    input.to_owned()
 }
 
 /// Reads a whole number in `range`, naming it `name` in errors.
@@ -291,6 +299,28 @@ mod tests {
     use super::*;
 
     const DAY: RangeInclusive<Duration> = Duration::ZERO..=Duration::from_secs(86_400);
+
+    /// Found by the `time_text` fuzz target: combining marks are escaped
+    /// 8 characters wide in a quoted echo, so cutting by characters let a
+    /// 73-byte input make a 407-byte message.
+    #[test]
+    fn echo_is_short_however_it_is_escaped() {
+        for input in [
+            "\u{5cd}\u{5cc}".repeat(40),
+            "\u{1}".repeat(100),
+            "\"".repeat(100),
+            "\u{1F600}".repeat(100),
+            "x".repeat(100),
+        ] {
+            let quoted = format!("{:?}", echo(&input));
+            assert!(quoted.chars().count() <= ECHO_LIMIT + 5, "{quoted}");
+            assert!(quoted.len() > 3, "{quoted}");
+        }
+        let message = crate::parse_time(&"\u{1}\u{5cd}\u{5cc}".repeat(30))
+            .unwrap_err()
+            .to_string();
+        assert!(message.len() < 200, "{message}");
+    }
 
     #[test]
     fn durations() {
