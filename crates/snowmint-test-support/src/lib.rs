@@ -34,6 +34,10 @@
 //!   scenarios, declared against one server by `scenario_tests!`.
 //! - `serve_fleet` (feature `fleet`): the binary's fleet scenarios,
 //!   declared against one server by `fleet_tests!`.
+//! - `serve_cluster` (feature `fleet`): the binary's scenarios on a
+//!   replicated coordinator (a member killed, paused, cut off; the quorum
+//!   lost), declared against one by `cluster_tests!`; each prints how long
+//!   the fault kept each node from issuing.
 
 pub mod http;
 pub mod net;
@@ -44,6 +48,8 @@ pub mod wait;
 
 #[cfg(feature = "fleet")]
 pub mod fleet;
+#[cfg(feature = "fleet")]
+pub mod serve_cluster;
 #[cfg(feature = "fleet")]
 pub mod serve_fleet;
 #[cfg(feature = "server")]
