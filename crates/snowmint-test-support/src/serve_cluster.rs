@@ -90,18 +90,29 @@ struct Node {
     log: Arc<Mutex<NodeLog>>,
 }
 
-/// How long one fault kept one node from issuing, for the table.
+/// How long one fault kept one node from issuing, for the table. Every
+/// time is counted from the fault.
 #[derive(Debug, Clone)]
 pub struct Window {
     /// The node.
     pub node: &'static str,
-    /// From the fault to the first 503 (none: it kept issuing).
+    /// The first 503 (none: it was never refused).
     pub first_refusal: Option<Duration>,
-    /// From the fault to the first ID after that 503.
-    pub serving_again: Option<Duration>,
-    /// From the repair to the first ID after that 503 (none if it served
-    /// again before the repair).
-    pub after_repair: Option<Duration>,
+    /// The longest stretch without an ID, from the last ID before it to
+    /// the first after it (none: the node issued no ID after the stretch
+    /// began, its slot having gone to another node). A stretch that began
+    /// before the fault counts from the fault.
+    pub stalled: Option<(Duration, Option<Duration>)>,
+    /// When the repair came.
+    pub repair: Duration,
+}
+
+impl Window {
+    /// How long the node issued nothing: the longest stretch.
+    pub fn stall(&self) -> Option<Duration> {
+        let (from, until) = self.stalled?;
+        until.map(|until| until - from)
+    }
 }
 
 /// One scenario's run: the coordinator, the nodes, and the threads that
@@ -369,19 +380,29 @@ impl<R: Replicated> Run<R> {
         assert_unique(&logs);
         let claims = check_claims(&logs);
         check_ids_within_claims(&logs, &claims);
+        let end = Instant::now();
         let windows: Vec<Window> = logs
             .iter()
-            .filter_map(|(name, log)| window(name, log, fault, repair))
+            .filter_map(|(name, log)| window(name, log, fault, repair, end))
             .collect();
         for window in &windows {
+            let stalled = match window.stalled {
+                Some((from, Some(until))) => format!(
+                    "no ID from {} to {} ({} ms)",
+                    from.as_millis(),
+                    until.as_millis(),
+                    (until - from).as_millis()
+                ),
+                Some((from, None)) => format!("no ID after {} (slot taken over)", from.as_millis()),
+                None => "-".to_owned(),
+            };
             println!(
-                "fault window | {} | {} | node {} | first 503 {} | serving again {} | after repair {}",
+                "fault window | {} | {} | node {} | first 503 {} | {stalled} | repaired at {}",
                 self.backend,
                 self.scenario,
                 window.node,
                 ms(window.first_refusal),
-                ms(window.serving_again),
-                ms(window.after_repair),
+                window.repair.as_millis(),
             );
         }
         windows
@@ -407,30 +428,42 @@ fn ms(duration: Option<Duration>) -> String {
     duration.map_or_else(|| "-".to_owned(), |d| format!("{} ms", d.as_millis()))
 }
 
-/// The window of a node that was serving when the fault came.
-fn window(node: &'static str, log: &NodeLog, fault: Instant, repair: Instant) -> Option<Window> {
-    let before = log
-        .answers
-        .iter()
-        .rev()
-        .find(|answer| answer.sent < fault)?;
+/// The window of a node that was serving when the fault came; `end` is
+/// when the clients stopped.
+fn window(
+    node: &'static str,
+    log: &NodeLog,
+    fault: Instant,
+    repair: Instant,
+    end: Instant,
+) -> Option<Window> {
+    let before = log.answers.iter().rev().find(|a| a.sent < fault)?;
     if before.status != 200 {
         return None;
     }
+    let since = |instant: Instant| instant.saturating_duration_since(fault);
     let after: Vec<&Answer> = log.answers.iter().filter(|a| a.sent >= fault).collect();
     let refusal = after.iter().find(|answer| answer.status == 503);
-    let again = refusal.and_then(|refusal| {
-        after
-            .iter()
-            .find(|answer| answer.status == 200 && answer.sent >= refusal.received)
-    });
+    // The IDs' arrivals, from the last one before the fault.
+    let mut arrivals = vec![before.received];
+    arrivals.extend(after.iter().filter(|a| a.status == 200).map(|a| a.received));
+    let longest = arrivals
+        .windows(2)
+        .map(|pair| (pair[1] - pair[0], since(pair[0]), Some(since(pair[1]))))
+        .max_by_key(|(gap, ..)| *gap);
+    let last = *arrivals.last().unwrap();
+    // No ID at the end for longer than any earlier stretch: the slot went
+    // to another node.
+    let tail = (end - last, since(last), None);
+    let (_, from, until) = match longest {
+        Some(longest) if longest.0 >= tail.0 => longest,
+        _ => tail,
+    };
     Some(Window {
         node,
-        first_refusal: refusal.map(|answer| answer.received - fault),
-        serving_again: again.map(|answer| answer.received - fault),
-        after_repair: again
-            .filter(|answer| answer.sent >= repair)
-            .map(|answer| answer.received - repair),
+        first_refusal: refusal.map(|answer| since(answer.received)),
+        stalled: Some((from, until)),
+        repair: since(repair),
     })
 }
 
