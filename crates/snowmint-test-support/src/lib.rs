@@ -32,6 +32,9 @@
 //!   scenarios, declared against one server by `scenario_tests!`.
 //! - `serve_fleet` (feature `fleet`): the binary's fleet scenarios,
 //!   declared against one server by `fleet_tests!`.
+//! - `chaos` (feature `fleet`): the randomized fault test, five real
+//!   nodes on a replicated coordinator under random faults, and its
+//!   checker.
 
 pub mod http;
 pub mod net;
@@ -40,6 +43,8 @@ pub mod serve;
 pub mod temp;
 pub mod wait;
 
+#[cfg(feature = "fleet")]
+pub mod chaos;
 #[cfg(feature = "fleet")]
 pub mod fleet;
 #[cfg(feature = "fleet")]
