@@ -26,8 +26,10 @@
 //! - `servers` (feature `fleet`): the `Cluster` a fleet test runs against,
 //!   the server process behind it, and a TCP proxy that cuts a node off.
 //!   The features `etcd` and `zookeeper` add the two servers (and turn on
-//!   snowmint-fleet's features of the same names). A missing server fails
-//!   the test and says how to install it.
+//!   snowmint-fleet's features of the same names), alone or as three
+//!   members (`servers::replicated`: a 3-member etcd cluster, a 3-server
+//!   ZooKeeper ensemble, whose members a test can kill, restart, pause and
+//!   cut off). A missing server fails the test and says how to install it.
 //! - `fleet` (feature `fleet`): in-process nodes and the claim engine's
 //!   scenarios, declared against one server by `scenario_tests!`.
 //! - `serve_fleet` (feature `fleet`): the binary's fleet scenarios,
