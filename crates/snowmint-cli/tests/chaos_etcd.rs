@@ -12,5 +12,8 @@ use snowmint_test_support::servers::replicated::etcd::ReplicatedEtcd;
 /// and never one below a slot's earlier holder.
 #[test]
 fn random_faults_on_etcd_issue_no_id_twice() {
-    snowmint_test_support::chaos::run::<ReplicatedEtcd>(env!("CARGO_BIN_EXE_snowmint"), "chaos_etcd");
+    snowmint_test_support::chaos::run::<ReplicatedEtcd>(
+        env!("CARGO_BIN_EXE_snowmint"),
+        "chaos_etcd",
+    );
 }

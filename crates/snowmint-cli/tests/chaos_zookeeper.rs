@@ -12,5 +12,8 @@ use snowmint_test_support::servers::replicated::zookeeper::ReplicatedZooKeeper;
 /// and never one below a slot's earlier holder.
 #[test]
 fn random_faults_on_zookeeper_issue_no_id_twice() {
-    snowmint_test_support::chaos::run::<ReplicatedZooKeeper>(env!("CARGO_BIN_EXE_snowmint"), "chaos_zookeeper");
+    snowmint_test_support::chaos::run::<ReplicatedZooKeeper>(
+        env!("CARGO_BIN_EXE_snowmint"),
+        "chaos_zookeeper",
+    );
 }

@@ -122,7 +122,9 @@ impl Service {
 
     /// How it exited, if it has (without waiting).
     pub fn exited(&mut self) -> Option<ExitStatus> {
-        self.child.try_wait().expect("cannot ask whether snowmint serve exited")
+        self.child
+            .try_wait()
+            .expect("cannot ask whether snowmint serve exited")
     }
 
     /// SIGKILL, and reap.

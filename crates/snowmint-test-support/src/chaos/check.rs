@@ -83,23 +83,17 @@ pub struct Findings {
     pub regressions: usize,
     /// A few of them, described.
     pub regression_examples: Vec<String>,
-    /// For each slot, how many processes issued on it: a slot issued on by
-    /// three processes changed hands at least twice.
+    /// For each slot, how many processes issued on it.
     pub processes_per_slot: BTreeMap<u64, usize>,
+    /// How many times a slot was seen changing hands: in the order the
+    /// batches of a slot arrived, how often the process changed.
+    pub hand_overs: usize,
 }
 
 impl Findings {
     /// Whether any rule was broken.
     pub fn failed(&self) -> bool {
         self.duplicates > 0 || self.overlaps > 0 || self.regressions > 0
-    }
-
-    /// How many times, at least, a slot changed hands.
-    pub fn changes_of_hands(&self) -> usize {
-        self.processes_per_slot
-            .values()
-            .map(|processes| processes - 1)
-            .sum()
     }
 
     /// The failures, one line each, at most a few of each kind.
@@ -146,6 +140,11 @@ pub fn check(batches: &[Batch], ids: &mut [u64]) -> Findings {
         processes.sort_unstable();
         processes.dedup();
         findings.processes_per_slot.insert(*slot, processes.len());
+        batches.sort_by_key(|b| b.received_us);
+        findings.hand_overs += batches
+            .windows(2)
+            .filter(|pair| pair[0].process != pair[1].process)
+            .count();
         overlaps(*slot, batches, &mut findings);
         regressions(*slot, batches, &mut findings);
     }
@@ -296,7 +295,7 @@ mod tests {
         ]);
         assert!(!findings.failed(), "{}", findings.failures());
         assert_eq!((findings.ids, findings.batches), (420, 4));
-        assert_eq!(findings.changes_of_hands(), 1);
+        assert_eq!(findings.hand_overs, 1);
     }
 
     /// A process that takes its slot back after another held it is one
@@ -309,6 +308,8 @@ mod tests {
             batch(1, 0, (111, 115), 40, 50),
         ]);
         assert!(!findings.failed(), "{}", findings.failures());
+        assert_eq!(findings.hand_overs, 2);
+        assert_eq!(findings.processes_per_slot[&0], 2);
     }
 
     /// The same ID from two batches is a duplicate, whoever issued it.

@@ -295,19 +295,26 @@ pub(super) struct Clients {
 }
 
 /// The batch sizes the clients ask for.
-const COUNTS: [u32; 4] = [1, 10, 100, 1000];
+const COUNTS: [u32; 5] = [1, 4, 16, 64, 256];
 
 impl Clients {
     /// `per_node` clients for each node of `directory`, with request sizes
     /// drawn from `seed`; times are measured from `start`.
-    pub(super) fn start(directory: &Directory, per_node: usize, seed: u64, start: Instant) -> Clients {
+    pub(super) fn start(
+        directory: &Directory,
+        per_node: usize,
+        seed: u64,
+        start: Instant,
+    ) -> Clients {
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
         for node in 0..directory.len() {
             for client in 0..per_node {
                 let directory = Arc::clone(directory);
                 let stop = Arc::clone(&stop);
-                let rng = Rng::new(seed ^ ((node * per_node + client) as u64 + 1).wrapping_mul(0x9e37_79b9));
+                let rng = Rng::new(
+                    seed ^ ((node * per_node + client) as u64 + 1).wrapping_mul(0x9e37_79b9),
+                );
                 threads.push(std::thread::spawn(move || {
                     pull(node, &directory, &stop, rng, start)
                 }));

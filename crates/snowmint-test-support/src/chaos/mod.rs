@@ -18,7 +18,7 @@
 //!   running node. Only the wall clock moves: the monotonic clock that
 //!   times keep-alives and claim deadlines keeps real time.
 //! - Two clients per node, each a thread on a keep-alive connection, ask
-//!   for batches of 1, 10, 100 or 1,000 IDs, following the node to its
+//!   for batches of 1, 4, 16, 64 or 256 IDs, following the node to its
 //!   next process after a restart.
 //! - The faults ([`plan`](plan::plan)), drawn from the seed, one every 1
 //!   to 3 s, on a target not under another fault:

@@ -120,7 +120,9 @@ impl Fault {
     /// The fault's kind.
     pub fn kind(&self, members: usize) -> Kind {
         match self {
-            Fault::KillRestart { clock_back_ms: 0, .. } => Kind::KillRestart,
+            Fault::KillRestart {
+                clock_back_ms: 0, ..
+            } => Kind::KillRestart,
             Fault::KillRestart { .. } => Kind::KillRestartClockBack,
             Fault::Pause { .. } => Kind::Pause,
             Fault::MemberRestart { .. } => Kind::MemberRestart,
@@ -162,7 +164,10 @@ impl fmt::Display for Fault {
                 node,
                 members,
                 for_ms,
-            } => write!(f, "cut node {node} off from members {members:?} for {for_ms} ms"),
+            } => write!(
+                f,
+                "cut node {node} off from members {members:?} for {for_ms} ms"
+            ),
             Fault::ClockStep { node, by_ms, to_ms } => write!(
                 f,
                 "step node {node}'s clock by {by_ms:+} ms (to {to_ms:+} ms off real time)"
