@@ -83,8 +83,10 @@
 //!
 //! Also failing the test: an answer other than `200` or `503`, a batch
 //! that is not the size asked for or not strictly increasing or not of one
-//! slot, a node process that exits by itself, and a fleet that does not
-//! recover after the faults.
+//! slot, a node process that exits by itself, a fleet that does not
+//! recover after the faults, no ID received at all, and a node whose clock
+//! does not follow its offset file (checked once at the start, so that the
+//! clock steps are known to be real).
 //!
 //! # Running it longer, replaying it
 //!
