@@ -10,9 +10,13 @@ use clap_complete::Shell;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  $ snowmint completions bash > ~/.local/share/bash-completion/completions/snowmint
-  $ snowmint completions zsh > \"${fpath[1]}/_snowmint\"
-  $ snowmint completions fish > ~/.config/fish/completions/snowmint.fish")]
+  $ snowmint completions bash \\
+      > ~/.local/share/bash-completion/completions/snowmint
+  $ snowmint completions zsh > ~/.zfunc/_snowmint
+  $ snowmint completions fish > ~/.config/fish/completions/snowmint.fish
+
+For zsh, the directory (here ~/.zfunc) must be on $fpath before compinit
+runs: add `fpath=(~/.zfunc $fpath)` to ~/.zshrc.")]
 pub struct CompletionsArgs {
     /// The shell to write the script for.
     #[arg(value_enum)]

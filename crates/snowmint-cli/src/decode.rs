@@ -39,14 +39,25 @@ Examples:
   machine     13
   sequence    4095
 
-  $ snowmint decode --format csv 1724551110457221119
-  id,timestamp_ms,time,datacenter,machine,sequence
+  $ snowmint decode --input hex --format csv --no-header 17eed6190fcedfff
   1724551110457221119,1700000000000,2023-11-14T22:13:20.000Z,7,13,4095
 
-  $ snowmint decode --input hex --format csv 17eed6190fcedfff
+  $ snowmint decode --format json --output base58 1724551110457221119
+  {\"id\":\"51BRJMCGQge\",\"timestamp_ms\":1700000000000,\"time\":\"2023-11-14T22:13:20.000Z\",\"datacenter\":7,\"machine\":13,\"sequence\":4095}
+
   $ grep -o 'order_id=[0-9]*' app.log | cut -d= -f2 \\
-      | snowmint decode --format json > orders.jsonl
+      | snowmint decode --format tsv
+  id\ttimestamp_ms\ttime\tdatacenter\tmachine\tsequence
+  1724551110457221119\t1700000000000\t2023-11-14T22:13:20.000Z\t7\t13\t4095
+  1724551114651521024\t1700000001000\t2023-11-14T22:13:21.000Z\t7\t13\t0
+
   $ snowmint decode --layout discord 175928847299117063
+  id          175928847299117063
+  timestamp   1462015105796
+  time        2016-04-30T11:18:25.796Z
+  datacenter  1
+  machine     0
+  sequence    7
 
 Standard input is read when no ID is given, or where an ID is `-`: one ID per
 line, blank lines skipped. A bad line is reported on stderr with its line

@@ -13,14 +13,16 @@ use crate::values::{self, EncodingParser};
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  $ snowmint encode --timestamp 1700000000000 --datacenter 7 --machine 13 --sequence 4095
+  $ snowmint encode --timestamp 1700000000000 --datacenter 7 --machine 13 \\
+                    --sequence 4095
   1724551110457221119
 
   $ snowmint encode --timestamp 2023-11-14T23:13:20+01:00 \\
                     --datacenter 7 --machine 13 --sequence 4095 --output hex
   17eed6190fcedfff
 
-  $ snowmint encode --timestamp now --datacenter 0 --machine 0 --sequence 0")]
+  $ snowmint encode --timestamp now --datacenter 0 --machine 0 --sequence 0
+  2127421958474694656")]
 pub struct EncodeArgs {
     /// When: Unix milliseconds, an RFC 3339 time (any offset, optional
     /// fraction), or `now`.

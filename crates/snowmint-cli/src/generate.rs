@@ -31,8 +31,16 @@ const PROGRESS_FROM: u64 = 1_000_000;
 #[command(after_help = "\
 Examples:
   $ snowmint generate --datacenter 1 --machine 2
-  $ snowmint generate --datacenter 1 --machine 2 --count 1000000 > ids.txt
+  2127421958474833920
+
   $ snowmint generate --datacenter 1 --machine 2 --count 3 --output base58
+  5wTu3QQgMpb
+  5wTu3QQgMpc
+  5wTu3QQgMpd
+
+  $ snowmint generate --datacenter 1 --machine 2 --count 1000000 > ids.txt
+  $ wc -l < ids.txt
+  1000000
 
 IDs are strictly increasing. One node makes at most 4096 IDs per millisecond
 (in the default layout), so a million IDs take about a quarter of a second.

@@ -16,8 +16,37 @@ use crate::values::Format;
 #[command(after_help = "\
 Examples:
   $ snowmint layout
-  $ snowmint layout --layout discord --format json
+  layout        twitter
+  epoch         1288834974657 (2010-11-04T01:42:54.657Z)
+  last instant  3487858230208 (2080-07-10T17:30:30.208Z)
+  years left    53.61
+
+  field       bits  shift  max
+  timestamp     41     22  2199023255551 ms (69.7 years)
+  datacenter     5     17  31
+  machine        5     12  31
+  sequence      12      0  4095
+
+  nodes         1024 (datacenter x machine)
+  IDs per ms    4096 per node (4096000 per second)
+
   $ snowmint layout --layout 42/0/10/11@2024-01-01T00:00:00Z
+  layout        42/0/10/11@1704067200000
+  epoch         1704067200000 (2024-01-01T00:00:00.000Z)
+  last instant  6102113711103 (2163-05-15T07:35:11.103Z)
+  years left    136.45
+
+  field       bits  shift  max
+  timestamp     42     21  4398046511103 ms (139.4 years)
+  datacenter     0     21  0
+  machine       10     11  1023
+  sequence      11      0  2047
+
+  nodes         1024 (datacenter x machine)
+  IDs per ms    2048 per node (2048000 per second)
+
+  $ snowmint layout --layout discord --format json
+  {\"layout\":\"discord\",\"spec\":\"41/5/5/12@1420070400000\",\"epoch_ms\":1420070400000,\"epoch\":\"2015-01-01T00:00:00.000Z\",\"timestamp_bits\":41,\"datacenter_bits\":5,\"machine_bits\":5,\"sequence_bits\":12,\"timestamp_shift\":22,\"datacenter_shift\":17,\"machine_shift\":12,\"max_datacenter\":31,\"max_machine\":31,\"max_sequence\":4095,\"ids_per_ms\":4096,\"node_count\":1024,\"last_instant_ms\":3619093655551,\"last_instant\":\"2084-09-06T15:47:35.551Z\",\"years_left\":57.77,\"fields\":[{\"name\":\"timestamp\",\"bits\":41,\"shift\":22,\"max\":2199023255551},{\"name\":\"datacenter\",\"bits\":5,\"shift\":17,\"max\":31},{\"name\":\"machine\",\"bits\":5,\"shift\":12,\"max\":31},{\"name\":\"sequence\",\"bits\":12,\"shift\":0,\"max\":4095}]}
 
 A layout is a preset (twitter, discord) or the four widths
 timestamp/datacenter/machine/sequence adding up to 63, optionally with

@@ -40,12 +40,35 @@ mod values;
     propagate_version = true,
     after_help = "\
 Examples:
-  snowmint decode 1724551110457221119
-  snowmint encode --timestamp 2023-11-14T22:13:20Z \\
-                  --datacenter 7 --machine 13 --sequence 4095
-  snowmint range --from 2024-01-01T00:00:00Z --to 2024-01-31T23:59:59.999Z
-  snowmint generate --datacenter 1 --machine 2 --count 5
-  grep -o '[0-9]\\{19\\}' app.log | snowmint decode --format tsv"
+  $ snowmint decode 1724551110457221119
+  id          1724551110457221119
+  timestamp   1700000000000
+  time        2023-11-14T22:13:20.000Z
+  datacenter  7
+  machine     13
+  sequence    4095
+
+  $ snowmint encode --timestamp 2023-11-14T22:13:20Z \\
+                    --datacenter 7 --machine 13 --sequence 4095
+  1724551110457221119
+
+  $ snowmint range --from 2024-01-01T00:00:00Z --to 2024-01-31T23:59:59.999Z
+  from  2024-01-01T00:00:00.000Z
+  to    2024-01-31T23:59:59.999Z
+  min   1741610183685046272
+  max   1752844207518646271
+
+  $ snowmint generate --datacenter 1 --machine 2 --count 3
+  2127421958474833920
+  2127421958474833921
+  2127421958474833922
+
+  $ grep -o '[0-9]\\{19\\}' app.log | snowmint decode --format csv
+  id,timestamp_ms,time,datacenter,machine,sequence
+  1724551110457221119,1700000000000,2023-11-14T22:13:20.000Z,7,13,4095
+  1724551114651521024,1700000001000,2023-11-14T22:13:21.000Z,7,13,0
+
+Each command's --help has more examples."
 )]
 struct Cli {
     #[command(flatten)]

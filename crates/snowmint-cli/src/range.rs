@@ -22,7 +22,13 @@ Examples:
 
   $ snowmint range --format json \\
                    --from 2024-01-01T00:00:00Z --to 2024-01-31T23:59:59.999Z
+  {\"from\":\"2024-01-01T00:00:00.000Z\",\"from_ms\":1704067200000,\"to\":\"2024-01-31T23:59:59.999Z\",\"to_ms\":1706745599999,\"min\":\"1741610183685046272\",\"max\":\"1752844207518646271\"}
+
   $ snowmint range --from 1700000000000 --to now
+  from  2023-11-14T22:13:20.000Z
+  to    2024-06-01T12:00:00.000Z
+  min   1724551110456246272
+  max   1796874333193240575
 
 Both ends are included, to the millisecond: every ID made in the window is
 in min..=max, so `WHERE id BETWEEN min AND max` selects the rows created in

@@ -12,13 +12,25 @@
 //!   itself when the holder stops renewing.
 //! - `/snowmint/<fleet>/hwm/<slot>`: the slot's high-water mark, a Unix
 //!   millisecond count. Not tied to any session: it must survive holders.
+//! - `/snowmint/<fleet>/layout`: the layout the fleet's IDs are made in,
+//!   as `T/D/M/S@EPOCH` (`41/5/5/12@1288834974657`), written by the first
+//!   node that claims. Not tied to any session.
 //!
 //! # Rules
 //!
-//! - Claim: open a session, list the taken slots, try to create the key of
-//!   each free slot of the range, lowest first, only if absent. None left:
-//!   fenced with "all N slots of fleet F in A-B are taken", retried with
-//!   backoff.
+//! - Layout: once a session is open, read the fleet's layout record; with
+//!   none, create it (only if still absent). A node whose layout is not
+//!   the recorded one claims nothing: fenced with a message that names
+//!   both layouts, retried with backoff.
+//! - Claim: list the taken slots and create the key of one free slot of
+//!   the range, only if absent. The slot tried is the one the node held
+//!   last (in this process, else [`CoordinatorConfig::with_preferred_slot`])
+//!   if the listing shows it free, else one drawn pseudo-randomly from the
+//!   free slots, seeded with the holder value; after a conflict, another
+//!   from a fresh listing. So nodes starting together spread over the
+//!   range, and a storm of n nodes costs a few attempts per node, not
+//!   n²/2 in all. None left: fenced with "all N slots of fleet F in A-B
+//!   are taken", retried with backoff.
 //! - Deadline: the node may issue until `sent + TTL - margin`, where `sent`
 //!   is when the last *confirmed* keep-alive was sent. The coordinator
 //!   cannot have counted the TTL from any earlier instant, so the node stops
@@ -27,13 +39,20 @@
 //!   [`Claim::valid_until`], so a reader stops even if this task is stuck.
 //! - Keep-alive every third of the TTL; after a failed one, retry every
 //!   tenth. Past the deadline, or on a definite loss (lease or session gone,
-//!   key no longer ours): fenced, the old session released if it still
-//!   answers, and a new claim, possibly of another slot, with a new
-//!   `generation`.
+//!   key no longer ours, seen by a keep-alive or by a mark write): fenced,
+//!   the old session released if it still answers, and a new claim,
+//!   possibly of another slot, with a new `generation`.
 //! - High-water mark: [`SlotSource::reserve`] raises the stored mark with a
 //!   compare-and-set on its version, guarded by the slot key still belonging
 //!   to this session, and never lowers it. A new claim reads the mark into
-//!   [`Claim::floor_ms`].
+//!   [`Claim::floor_ms`]. Where the guard proves only that the slot key
+//!   exists, not whose it is (ZooKeeper; see
+//!   [`Backend::GUARD_PROVES_OWNER`]), the new holder first writes the mark
+//!   back at the version it read, so that a slot key deleted by hand and
+//!   created anew cannot let the old holder write on. A conflict counts the
+//!   stored mark as cover only once the backend has seen the slot key
+//!   still this session's; a write that finds the key gone or another's
+//!   ends the claim at once, as a loss.
 //! - Clean shutdown ([`SlotSource::release`]): fenced first, then the
 //!   session ends (lease revoked, ZooKeeper node deleted and session
 //!   closed), so the slot frees at once.
@@ -49,23 +68,34 @@
 //!   service holds.
 //! - `engine.rs`: the claim loop (open, claim, keep alive, fence, start
 //!   over) and the state it shares with the handle.
-//! - `mark.rs`: the slot's shared high-water mark (read, compare-and-set).
+//! - `pick.rs`: which free slot to try (preferred, then pseudo-random).
+//! - `layout.rs`: the fleet's layout record.
+//! - `mark.rs`: the slot's shared high-water mark (read, write back,
+//!   compare-and-set).
 //! - `timing.rs`: the intervals that follow from the TTL, and the backoff.
 //! - `paths.rs`: the key names.
 //! - `status.rs`: [`CoordinatorStatus`], [`ClaimState`], [`ClaimRecord`].
 //! - `error.rs`: [`ClaimError`].
 //! - `backend.rs`: [`Backend`], the primitives a service must offer, and
 //!   [`BackendError`].
-//! - `config.rs`: [`CoordinatorUrl`], [`SlotRange`], [`CoordinatorConfig`].
+//! - `config.rs`: [`CoordinatorConfig`], [`Holder`], the claim TTL's bounds
+//!   and [`ConfigError`].
+//! - `url.rs`, `slots.rs`, `fleet_name.rs`: the one reading of a
+//!   [`CoordinatorUrl`], a [`SlotRange`] and a [`FleetName`].
 
 mod backend;
 mod config;
 mod engine;
 mod error;
+mod fleet_name;
+mod layout;
 mod mark;
 mod paths;
+mod pick;
+mod slots;
 mod status;
 mod timing;
+mod url;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -75,11 +105,13 @@ use tokio::task::JoinHandle;
 
 pub use backend::{Backend, BackendError, Cause, GuardedWrite, Opened, Versioned};
 pub use config::{
-    ConfigError, CoordinatorConfig, CoordinatorUrl, FleetName, Holder, MAX_FLEET_NAME, MAX_TTL,
-    MIN_TTL, SlotRange, parse_claim_ttl,
+    ConfigError, CoordinatorConfig, Holder, MAX_FLEET_NAME, MAX_TTL, MIN_TTL, parse_claim_ttl,
 };
 pub use error::ClaimError;
+pub use fleet_name::FleetName;
+pub use slots::SlotRange;
 pub use status::{ClaimRecord, ClaimState, CoordinatorStatus};
+pub use url::CoordinatorUrl;
 
 use crate::{BoxFuture, FleetError, NodeState, SlotSource};
 use engine::{Inner, Shared};
@@ -162,6 +194,7 @@ impl<B: Backend> Coordinator<B> {
             state,
             inner: Mutex::new(Inner::new()),
             marks: tokio::sync::Mutex::new(MarkCache::default()),
+            guard_lost: tokio::sync::Notify::new(),
         });
         let task = runtime.spawn(shared.clone().run());
         Ok(Coordinator {

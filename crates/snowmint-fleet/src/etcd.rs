@@ -7,7 +7,12 @@
 //!   TTL 0 means the lease is gone), then a read of the slot key to check
 //!   that it is still attached to the lease.
 //! - High-water mark: a transaction comparing the mark's mod_revision and
-//!   that the slot key is still attached to this lease.
+//!   that the slot key is still attached to this lease; on failure it
+//!   reads the slot key, so that the answer says whether the key is still
+//!   ours (a conflict) or not (the guard is lost). The lease compare proves
+//!   ownership, so a new holder need not write the mark back.
+//! - Records (the fleet's layout): a transaction that puts the key only if
+//!   absent, and otherwise reads it, in one round trip.
 //! - Release: revoking the lease deletes the key with it.
 
 use std::time::Duration;
@@ -94,6 +99,7 @@ impl Backend for EtcdBackend {
 
     const KIND: &'static str = "etcd";
     const SESSION_NAME: &'static str = "lease";
+    const GUARD_PROVES_OWNER: bool = true;
 
     fn url(&self) -> String {
         CoordinatorUrl::Etcd {
@@ -170,6 +176,32 @@ impl Backend for EtcdBackend {
             )]);
         let done = session.client.clone().txn(txn).await.map_err(classify)?;
         Ok(done.succeeded())
+    }
+
+    async fn create_record(
+        &self,
+        session: &EtcdSession,
+        path: &str,
+        value: &[u8],
+    ) -> Result<Option<Vec<u8>>, BackendError> {
+        let txn = Txn::new()
+            .when([Compare::create_revision(path, CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(path, value, None)])
+            .or_else([TxnOp::get(path, None)]);
+        let done = session.client.clone().txn(txn).await.map_err(classify)?;
+        if done.succeeded() {
+            return Ok(None);
+        }
+        let found = done
+            .op_responses()
+            .into_iter()
+            .find_map(|response| match response {
+                TxnOpResponse::Get(got) => got.kvs().first().map(|kv| kv.value().to_vec()),
+                _ => None,
+            });
+        // The failed compare found the key, so the read in the same
+        // transaction does too.
+        Ok(Some(found.unwrap_or_default()))
     }
 
     async fn keep_alive(

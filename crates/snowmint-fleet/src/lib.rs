@@ -27,7 +27,8 @@
 //! - `mark.rs`: [`MarkFile`], the high-water mark's state file (atomic
 //!   writes, the start-up wait-or-refuse rule).
 //! - `state_dir.rs`: [`create_state_dir`], the directory the state files
-//!   live in.
+//!   live in, and [`last_written_slot`], the slot a restarted node most
+//!   likely held.
 //! - `lock.rs`: [`NodeLock`], one holder per node on a host (an exclusive
 //!   lock beside the state file).
 //! - `reservation.rs`: [`NodeMark`] and [`Reservation`], reserving the mark
@@ -82,7 +83,7 @@ pub use hostname::{ordinal as hostname_ordinal, system_hostname};
 pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use reservation::{NodeMark, Reservation};
-pub use state_dir::create_state_dir;
+pub use state_dir::{create_state_dir, last_written_slot};
 pub use static_source::StaticSource;
 
 /// A boxed future, so that [`SlotSource`] stays object-safe.

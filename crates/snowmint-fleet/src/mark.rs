@@ -267,7 +267,7 @@ fn sync_dir(_dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::TempDir;
+    use crate::testing::{TempDir, assert_one_sentence};
 
     #[test]
     fn reads_the_key_among_comments_and_other_keys() {
@@ -283,17 +283,6 @@ mod tests {
                 .unwrap_err()
                 .contains("\"soon\" is not a number")
         );
-    }
-
-    /// Every I/O failure is one sentence: the path, what was being done,
-    /// the system's words once, no error number.
-    fn assert_one_sentence(message: &str) {
-        assert!(!message.contains("os error"), "{message}");
-        let words: Vec<&str> = message.split_whitespace().collect();
-        let mut seen = std::collections::HashSet::new();
-        for group in words.windows(2) {
-            assert!(seen.insert(group), "{group:?} repeats in {message:?}");
-        }
     }
 
     /// A write into a directory that turned into a file, or that is gone,

@@ -1,9 +1,13 @@
 //! The state directory: where each node's [`MarkFile`](crate::MarkFile)
 //! lives. Made at start, with a message that says plainly what is wrong
 //! when it cannot be (the path is a file, a parent is a file, no rights).
+//! The file written last names the slot a restarted node most likely
+//! held ([`last_written_slot`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
+
+use snowmint::{Layout, Node};
 
 use crate::FleetError;
 use crate::reason::io_reason;
@@ -42,6 +46,58 @@ pub fn create_state_dir(dir: &Path) -> Result<(), FleetError> {
             path: dir.to_owned(),
             problem,
         }
+    })
+}
+
+/// The slot, in `layout`, of the node whose state file in `dir` was
+/// written last: the slot a node restarted on this directory most likely
+/// held, to try first when it claims again
+/// ([`CoordinatorConfig::with_preferred_slot`](crate::CoordinatorConfig::with_preferred_slot)).
+/// `None` when no state file can be found (a new directory, or one that
+/// cannot be read: a guess is all this is).
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{Layout, Node};
+/// use snowmint_fleet::{MarkFile, last_written_slot};
+///
+/// let dir = std::env::temp_dir().join(format!("snowmint-doc-last-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// assert_eq!(last_written_slot(&dir, Layout::TWITTER), None);
+/// MarkFile::for_node(&dir, Node { datacenter: 1, machine: 2 }).write(1_700_000_000_000)?;
+/// assert_eq!(last_written_slot(&dir, Layout::TWITTER), Some(34));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn last_written_slot(dir: &Path, layout: Layout) -> Option<u64> {
+    fs::read_dir(dir)
+        .ok()?
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let node = node_of_file(&entry.file_name().to_string_lossy())?;
+            let slot = layout.slot_of(node).ok()?;
+            let written = entry.metadata().ok()?.modified().ok()?;
+            Some((written, slot))
+        })
+        .max()
+        .map(|(_, slot)| slot)
+}
+
+/// The node whose state file is called `name` (`node-dc3-m7.mark`).
+fn node_of_file(name: &str) -> Option<Node> {
+    let (datacenter, machine) = name
+        .strip_prefix("node-dc")?
+        .strip_suffix(".mark")?
+        .split_once("-m")?;
+    let digits = |text: &str| {
+        (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| text.parse().ok())
+            .flatten()
+    };
+    Some(Node {
+        datacenter: digits(datacenter)?,
+        machine: digits(machine)?,
     })
 }
 
@@ -119,17 +175,7 @@ fn kind_of(meta: &fs::Metadata) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::TempDir;
-
-    /// The message says each thing once, without the error number.
-    fn assert_one_sentence(message: &str) {
-        assert!(!message.contains("os error"), "{message}");
-        let words: Vec<&str> = message.split_whitespace().collect();
-        let mut seen = std::collections::HashSet::new();
-        for group in words.windows(2) {
-            assert!(seen.insert(group), "{group:?} repeats in {message:?}");
-        }
-    }
+    use crate::testing::{TempDir, assert_one_sentence};
 
     #[test]
     fn a_state_dir_that_is_a_file_says_so() {
@@ -156,6 +202,64 @@ mod tests {
             )
         );
         assert_one_sentence(&message);
+    }
+
+    #[test]
+    fn the_state_file_written_last_names_the_slot() {
+        let dir = TempDir::new("last-written");
+        assert_eq!(last_written_slot(dir.path(), Layout::TWITTER), None);
+        let older = crate::MarkFile::for_node(
+            dir.path(),
+            Node {
+                datacenter: 0,
+                machine: 5,
+            },
+        );
+        older.write(1_700_000_000_000).unwrap();
+        let newer = crate::MarkFile::for_node(
+            dir.path(),
+            Node {
+                datacenter: 2,
+                machine: 1,
+            },
+        );
+        // Written later, even on a file system whose times are coarse.
+        let stamp = |file: &crate::MarkFile| fs::metadata(file.path()).unwrap().modified().unwrap();
+        newer.write(1_700_000_000_000).unwrap();
+        while stamp(&newer) <= stamp(&older) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            newer.write(1_700_000_000_001).unwrap();
+        }
+        assert_eq!(last_written_slot(dir.path(), Layout::TWITTER), Some(65));
+        // Other files, and nodes the layout cannot hold, are passed over.
+        fs::write(dir.path().join("node-dc1-m1.mark.tmp"), "").unwrap();
+        fs::write(dir.path().join("node-dc99-m1.mark"), "").unwrap();
+        fs::write(dir.path().join("notes.txt"), "").unwrap();
+        assert_eq!(last_written_slot(dir.path(), Layout::TWITTER), Some(65));
+        assert_eq!(
+            last_written_slot(&dir.path().join("missing"), Layout::TWITTER),
+            None
+        );
+    }
+
+    #[test]
+    fn state_file_names_give_their_node() {
+        assert_eq!(
+            node_of_file("node-dc3-m7.mark"),
+            Some(Node {
+                datacenter: 3,
+                machine: 7
+            })
+        );
+        for other in [
+            "node-dc3-m7.mark.tmp",
+            ".node-dc3-m7.mark.42.tmp",
+            "node-dc-m7.mark",
+            "node-dc3-m+7.mark",
+            "node-dc3.mark",
+        ] {
+            assert_eq!(node_of_file(other), None, "{other}");
+        }
     }
 
     #[test]

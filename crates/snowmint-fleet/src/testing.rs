@@ -1,32 +1,36 @@
-//! What the unit tests share: temporary directories, closed ports.
+//! What the unit tests share: temporary directories, closed ports, and the
+//! check that a message says each thing once.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 
-/// A fresh directory under the system's temporary directory.
-pub(crate) struct TempDir(PathBuf);
+/// A fresh directory under the system's temporary directory, removed on
+/// drop (a [`tempfile::TempDir`] whose name starts with the test's label).
+pub(crate) struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     /// A new empty directory whose name starts with `name`.
     pub(crate) fn new(name: &str) -> TempDir {
-        static COUNT: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNT.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("snowmint-fleet-{name}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("creating a temporary directory");
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("snowmint-fleet-{name}-"))
+            .tempdir()
+            .expect("creating a temporary directory");
         TempDir(dir)
     }
 
     /// Where it is.
     pub(crate) fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+/// Asserts that an I/O failure's message is one sentence: no error number,
+/// and no pair of words said twice.
+pub(crate) fn assert_one_sentence(message: &str) {
+    assert!(!message.contains("os error"), "{message}");
+    let words: Vec<&str> = message.split_whitespace().collect();
+    let mut seen = std::collections::HashSet::new();
+    for group in words.windows(2) {
+        assert!(seen.insert(group), "{group:?} repeats in {message:?}");
     }
 }
 

@@ -2,13 +2,22 @@
 //! an ephemeral znode.
 //!
 //! - Claim: create the ephemeral znode; "node exists" means taken.
-//! - Keep-alive: read the slot znode's stat, one round trip that also
-//!   proves this session still owns it (`ephemeralOwner`).
+//! - Keep-alive: `sync`, then read the slot znode's stat, which proves
+//!   this session still owns it (`ephemeralOwner`). The `sync` makes the
+//!   server catch up with the leader first, so that a server cut off from
+//!   the quorum cannot confirm a session that the leader has expired.
 //! - High-water mark: a persistent znode, written in a multi-op that checks
-//!   the slot znode still exists and names the mark's data version. The
-//!   slot znode cannot outlive this session, and an expired session cannot
-//!   write, so only the holder can move the mark. (An operator deleting the
-//!   slot znode by hand is caught by the next keep-alive.)
+//!   the slot znode still exists and names the mark's data version. A
+//!   multi-op can check a znode's existence and version, not its owner: if
+//!   an operator deletes the slot znode and another node creates it anew,
+//!   the check passes for the old holder too. So the new holder writes the
+//!   mark back before it uses the slot (the engine does this, as
+//!   [`GUARD_PROVES_OWNER`](crate::Backend::GUARD_PROVES_OWNER) is false),
+//!   which makes the old holder's next write conflict, and a conflict
+//!   re-reads the slot znode's owner: not this session's, the guard is
+//!   lost.
+//! - Records (the fleet's layout): a persistent znode created if absent,
+//!   read when it exists.
 //! - Reads go through `sync` first, so that a follower that lags behind the
 //!   leader cannot hide the previous holder's last mark.
 //! - Release: delete the slot znode (if still ours), then the session
@@ -75,6 +84,7 @@ impl Backend for ZooKeeperBackend {
 
     const KIND: &'static str = "zookeeper";
     const SESSION_NAME: &'static str = "session";
+    const GUARD_PROVES_OWNER: bool = false;
 
     fn url(&self) -> String {
         CoordinatorUrl::ZooKeeper {
@@ -105,7 +115,11 @@ impl Backend for ZooKeeperBackend {
             None => client,
         };
         for dir in dirs {
-            client.mkdir(dir, &PERSISTENT).await.map_err(classify)?;
+            // A read first: in a running fleet the directories exist, and a
+            // read costs the ensemble less than a create that fails.
+            if client.check_stat(dir).await.map_err(classify)?.is_none() {
+                client.mkdir(dir, &PERSISTENT).await.map_err(classify)?;
+            }
         }
         Ok(Opened {
             id: client.session_id().to_string(),
@@ -135,16 +149,36 @@ impl Backend for ZooKeeperBackend {
         }
     }
 
+    async fn create_record(
+        &self,
+        session: &ZooKeeperSession,
+        path: &str,
+        value: &[u8],
+    ) -> Result<Option<Vec<u8>>, BackendError> {
+        match session.client.create(path, value, &PERSISTENT).await {
+            Ok(_) => Ok(None),
+            Err(Error::NodeExists) => match self.read(session, path).await? {
+                Some(found) => Ok(Some(found.value)),
+                None => Err(BackendError::unavailable(format!(
+                    "{path} was deleted while it was read"
+                ))),
+            },
+            Err(err) => Err(classify(err)),
+        }
+    }
+
     async fn keep_alive(
         &self,
         session: &ZooKeeperSession,
         held: Option<&str>,
     ) -> Result<Duration, BackendError> {
-        let stat = session
-            .client
-            .check_stat(held.unwrap_or("/"))
-            .await
-            .map_err(classify)?;
+        let path = held.unwrap_or("/");
+        match session.client.sync(path).await {
+            // A missing slot znode is reported by the stat below.
+            Ok(()) | Err(Error::NoNode) => {}
+            Err(err) => return Err(classify(err)),
+        }
+        let stat = session.client.check_stat(path).await.map_err(classify)?;
         match (held, stat) {
             (None, _) => Ok(session.client.session_timeout()),
             (Some(_), Some(stat)) if session.owns(&stat) => Ok(session.client.session_timeout()),
@@ -214,7 +248,14 @@ impl Backend for ZooKeeperBackend {
             Err(CheckWriteError::OperationFailed {
                 source: Error::BadVersion | Error::NodeExists | Error::NoNode,
                 ..
-            }) => Ok(GuardedWrite::Conflict),
+            }) => {
+                // The check saw a slot znode, not necessarily ours: one
+                // created anew by another node passes it too.
+                match session.client.check_stat(guard).await.map_err(classify)? {
+                    Some(stat) if session.owns(&stat) => Ok(GuardedWrite::Conflict),
+                    _ => Ok(GuardedWrite::GuardLost),
+                }
+            }
             Err(CheckWriteError::RequestFailed { source }) => Err(classify(source)),
             Err(other) => Err(BackendError::unavailable(other.to_string())),
         }

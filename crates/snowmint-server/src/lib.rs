@@ -2,8 +2,8 @@
 //!
 //! A fleet of applications calls it for Twitter-style Snowflake IDs; it also
 //! explains IDs (decode, encode, time windows, layouts). The contract is in
-//! the project's DESIGN.md, sections 3 and 5; `/openapi.json` describes
-//! every endpoint.
+//! README.md ("The service", "Running a fleet") and its invariants in
+//! docs/ARCHITECTURE.md §3; `/openapi.json` describes every endpoint.
 //!
 //! ```no_run
 //! use snowmint_server::config::{Config, Layer};

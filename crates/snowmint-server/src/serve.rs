@@ -68,7 +68,13 @@ pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
         } => {
             let claims = claims
                 .clone()
-                .with_holder(holder(config.listen).to_string());
+                .with_holder(holder(config.listen).to_string())
+                // A restarted node tries the slot it held first, so that it
+                // tends to get it back.
+                .with_preferred_slot(snowmint_fleet::last_written_slot(
+                    &config.state_dir,
+                    config.layout,
+                ));
             Ok(snowmint_fleet::connect(url, claims)?)
         }
     }

@@ -15,7 +15,7 @@ use snowmint_test_support::temp::temp_dir;
 const TWITTER_EPOCH: i64 = 1_288_834_974_657;
 const T: i64 = 1_700_000_000_000;
 
-/// The fields of a Twitter-layout ID, by the formula of DESIGN.md.
+/// The fields of a Twitter-layout ID, by the formula in README.md.
 fn fields(id: u64) -> (i64, u64, u64, u64) {
     (
         (id >> 22) as i64 + TWITTER_EPOCH,
@@ -149,7 +149,7 @@ async fn bad_counts_name_the_field_and_the_range() {
     assert!(message.contains("takes no parameters"), "{message}");
 }
 
-/// `/v1/ids/{id}` decodes the worked example of DESIGN.md, in any encoding
+/// `/v1/ids/{id}` decodes the worked example of README.md, in any encoding
 /// and layout.
 #[tokio::test]
 async fn decode() {

@@ -298,7 +298,9 @@ pub async fn two_nodes_take_different_slots<C: Coordinator>(binary: &str) {
     let file = fleet.home.path().join("a.toml");
     std::fs::write(
         &file,
-        format!("coordinator = \"{url}\"\nfleet = \"two\"\nclaim_ttl = \"{TTL}\"\n"),
+        format!(
+            "coordinator = \"{url}\"\nfleet = \"two\"\nclaim_ttl = \"{TTL}\"\nslots = \"0-1\"\n"
+        ),
     )
     .unwrap();
     let a = Service::start(
@@ -323,6 +325,7 @@ pub async fn two_nodes_take_different_slots<C: Coordinator>(binary: &str) {
             ("SNOWMINT_COORDINATOR", url.as_str()),
             ("SNOWMINT_FLEET", "two"),
             ("SNOWMINT_CLAIM_TTL", TTL),
+            ("SNOWMINT_SLOTS", "0-1"),
         ],
     );
     let slot_a = held(&a).await;
@@ -339,7 +342,7 @@ pub async fn two_nodes_take_different_slots<C: Coordinator>(binary: &str) {
     let status = coordinator(&a);
     assert_eq!(status["url"], url.as_str());
     assert_eq!(status["fleet"], "two");
-    assert_eq!(status["slots"], "0-1023");
+    assert_eq!(status["slots"], "0-1");
     assert_eq!(status["slot"], slot_a);
     assert_eq!(status["session_kind"], C::SESSION_KIND);
     assert!(status["session_id"].is_string(), "{status}");
@@ -403,7 +406,7 @@ pub async fn two_nodes_take_different_slots<C: Coordinator>(binary: &str) {
 pub async fn sigterm_frees_the_slot_at_once<C: Coordinator>(binary: &str) {
     let cluster = C::start().await;
     let fleet = Fleet::new(binary, &cluster, "term");
-    let a = fleet.start("a", &["--claim-ttl", "30s"]);
+    let a = fleet.start("a", &["--claim-ttl", "30s", "--slots", "0-0"]);
     assert_eq!(held(&a).await, 0);
     let from_a = take(&a, 5);
     let holder_a = holder_of(&a);
@@ -445,7 +448,7 @@ pub async fn sigterm_frees_the_slot_at_once<C: Coordinator>(binary: &str) {
 pub async fn sigkill_then_takeover_above_the_mark<C: Coordinator>(binary: &str) {
     let cluster = C::start().await;
     let fleet = Fleet::new(binary, &cluster, "kill");
-    let a = fleet.start("a", &["--claim-ttl", "4s"]);
+    let a = fleet.start("a", &["--claim-ttl", "4s", "--slots", "0-0"]);
     assert_eq!(held(&a).await, 0);
     let client = Client::start(&a);
     client.wait_for(20_000).await;

@@ -145,9 +145,12 @@ pub enum GuardedWrite {
         /// The new version.
         version: i64,
     },
-    /// The value changed since it was read: read it again.
+    /// The value changed since it was read, and the guard key is still
+    /// held by this session (checked after the failed write): read it
+    /// again.
     Conflict,
-    /// The guard key is no longer held by this session: nothing was written.
+    /// The guard key is no longer held by this session (gone, or another
+    /// session's): nothing was written.
     GuardLost,
 }
 
@@ -164,6 +167,14 @@ pub trait Backend: Send + Sync + 'static {
     const KIND: &'static str;
     /// What the service calls a session: `lease`, `session`.
     const SESSION_NAME: &'static str;
+    /// Whether [`write_guarded`](Backend::write_guarded) proves, in the
+    /// same atomic step, that this session *owns* the guard key (etcd
+    /// compares the key's lease), and not only that the key exists
+    /// (ZooKeeper's multi-op can check no more). When it does not, a new
+    /// holder writes the slot's mark back before it uses the slot, so that
+    /// the old holder's next mark write conflicts instead of passing a
+    /// guard that the new holder's key also satisfies.
+    const GUARD_PROVES_OWNER: bool;
 
     /// The coordinator's URL, for messages.
     fn url(&self) -> String;
@@ -192,10 +203,22 @@ pub trait Backend: Send + Sync + 'static {
         value: &[u8],
     ) -> impl Future<Output = Result<bool, BackendError>> + Send;
 
+    /// Creates `path` with `value`, not tied to any session (it outlives
+    /// them all), only if `path` does not exist. `Ok(None)`: created;
+    /// `Ok(Some(value))`: it exists and holds `value`.
+    fn create_record(
+        &self,
+        session: &Self::Session,
+        path: &str,
+        value: &[u8],
+    ) -> impl Future<Output = Result<Option<Vec<u8>>, BackendError>> + Send;
+
     /// Tells the service the session is alive and returns the TTL now in
     /// force, as the service answered it: the engine counts that TTL from
     /// the moment it made the call. With `held`, also checks that this
-    /// session still holds that key (`Lost` if not).
+    /// session still holds that key (`Lost` if not). The answer must come
+    /// from the service's current state (a server cut off from the rest
+    /// must not confirm a session that the others have expired).
     fn keep_alive(
         &self,
         session: &Self::Session,

@@ -1,6 +1,7 @@
-//! The claim loop: open a session, claim the lowest free slot, keep it
-//! alive, fence the node when the claim cannot be confirmed, and start over
-//! after a loss. The rules are in the [module docs](super).
+//! The claim loop: open a session, check the fleet's layout, claim a free
+//! slot, keep it alive, fence the node when the claim cannot be confirmed
+//! or is found lost, and start over after a loss. The rules are in the
+//! [module docs](super).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::Future;
@@ -8,10 +9,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use snowmint::Node;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 use super::mark::MarkCache;
 use super::paths::Paths;
+use super::pick::SlotPicker;
 use super::timing::{Backoff, Timing};
 use super::{Backend, BackendError, ClaimError, ClaimRecord, CoordinatorConfig};
 use crate::{Claim, NodeState};
@@ -34,6 +36,10 @@ pub(super) struct Shared<B: Backend> {
     /// is held across the write, so that concurrent reservations queue and
     /// most find their mark already covered.
     pub(super) marks: tokio::sync::Mutex<MarkCache>,
+    /// Woken when a mark write found the slot key no longer ours, so that
+    /// the engine gives the claim up at once instead of at its next
+    /// keep-alive.
+    pub(super) guard_lost: Notify,
 }
 
 /// A session with what the coordinator granted.
@@ -57,6 +63,8 @@ pub(super) struct Inner<S> {
     pub(super) all_taken: bool,
     /// Set once the claim is given up for good.
     pub(super) released: bool,
+    /// The slot of the last claim, tried first by the next one.
+    pub(super) last_slot: Option<u64>,
 }
 
 impl<S> Inner<S> {
@@ -70,6 +78,7 @@ impl<S> Inner<S> {
             losses: 0,
             all_taken: false,
             released: false,
+            last_slot: None,
         }
     }
 
@@ -121,9 +130,12 @@ impl<B: Backend> Shared<B> {
     /// The engine task: claims, keeps, and claims again, until aborted.
     pub(super) async fn run(self: Arc<Self>) {
         let mut backoff = Backoff::new(self.config.ttl());
+        let mut picker = SlotPicker::new(&self.config.holder);
         loop {
             if let Some((live, opened_at)) = self.open_session().await {
-                let reason = self.serve(&live, opened_at, &mut backoff).await;
+                let reason = self
+                    .serve(&live, opened_at, &mut backoff, &mut picker)
+                    .await;
                 self.end_session(&live, &reason).await;
             }
             tokio::time::sleep(backoff.next()).await;
@@ -159,11 +171,15 @@ impl<B: Backend> Shared<B> {
         live: &Live<B::Session>,
         opened_at: Instant,
         backoff: &mut Backoff,
+        picker: &mut SlotPicker,
     ) -> ClaimError {
         let timing = Timing { ttl: live.ttl };
         let mut confirmed = (opened_at, live.ttl);
+        if let Err(reason) = self.check_layout(live, timing).await {
+            return reason;
+        }
         loop {
-            match self.claim_lowest_free(live, timing).await {
+            match self.claim_free(live, timing, picker, &mut confirmed).await {
                 Err(reason) => return reason,
                 Ok(None) => {
                     self.lock().all_taken = true;
@@ -182,39 +198,58 @@ impl<B: Backend> Shared<B> {
                     }
                 }
                 Ok(Some((slot, claimed_at))) => {
-                    let deadline = timing.deadline(confirmed.0, confirmed.1);
+                    // A claim that took a while starts with a fresh TTL,
+                    // not with what is left of the session's first one.
+                    let key = self.paths.slot(slot);
                     if let Err(reason) = self
-                        .activate(live, slot, claimed_at, deadline, timing)
+                        .confirm_if_stale(live, timing, &mut confirmed, Some(&key))
                         .await
                     {
                         return reason;
                     }
+                    let deadline = timing.deadline(confirmed.0, confirmed.1);
+                    let generation = match self
+                        .activate(live, slot, claimed_at, deadline, timing)
+                        .await
+                    {
+                        Ok(generation) => generation,
+                        Err(reason) => return reason,
+                    };
                     backoff.reset();
-                    return self.keep_claim(live, slot, confirmed, timing).await;
+                    return self
+                        .keep_claim(live, slot, generation, confirmed, timing)
+                        .await;
                 }
             }
         }
     }
 
-    /// Tries the free slots of the range, lowest first.
-    async fn claim_lowest_free(
+    /// Claims a free slot of the range: the preferred one if the listing
+    /// shows it free, else one drawn at random; after a conflict, another
+    /// from a fresh listing. `None`: every slot is taken.
+    async fn claim_free(
         &self,
         live: &Live<B::Session>,
         timing: Timing,
+        picker: &mut SlotPicker,
+        confirmed: &mut (Instant, Duration),
     ) -> Result<Option<(u64, Instant)>, ClaimError> {
-        let names = self
-            .step(
-                timing.step_limit(),
-                self.backend.list(&live.session, &self.paths.slots_dir()),
-            )
-            .await?;
-        let taken: BTreeSet<u64> = names.iter().filter_map(|name| name.parse().ok()).collect();
-        for slot in self
-            .config
-            .slots()
-            .iter()
-            .filter(|slot| !taken.contains(slot))
-        {
+        let range = self.config.slots();
+        let preferred = self.lock().last_slot.or(self.config.preferred_slot);
+        // Each conflict means another node took a slot of the range since
+        // the listing, so this many attempts find the range full or win.
+        for _ in 0..range.len() {
+            self.confirm_if_stale(live, timing, confirmed, None).await?;
+            let names = self
+                .step(
+                    timing.step_limit(),
+                    self.backend.list(&live.session, &self.paths.slots_dir()),
+                )
+                .await?;
+            let taken: BTreeSet<u64> = names.iter().filter_map(|name| name.parse().ok()).collect();
+            let Some(slot) = picker.pick(range, &taken, preferred) else {
+                return Ok(None);
+            };
             let sent = Instant::now();
             let key = self.paths.slot(slot);
             let create =
@@ -223,11 +258,39 @@ impl<B: Backend> Shared<B> {
             if self.step(timing.step_limit(), create).await? {
                 return Ok(Some((slot, sent)));
             }
+            picker.stir();
         }
         Ok(None)
     }
 
-    /// Reads the slot's mark and publishes the claim.
+    /// Keeps the session alive if its last confirmation is older than the
+    /// keep-alive interval, so that a slow claim (a storm, a loaded
+    /// coordinator) does not run into the first TTL; with `held`, also
+    /// checks that the session holds that key.
+    async fn confirm_if_stale(
+        &self,
+        live: &Live<B::Session>,
+        timing: Timing,
+        confirmed: &mut (Instant, Duration),
+        held: Option<&str>,
+    ) -> Result<(), ClaimError> {
+        let sent = Instant::now();
+        if sent < confirmed.0 + timing.renew_every() {
+            return Ok(());
+        }
+        let ttl = self
+            .step(
+                timing.step_limit(),
+                self.backend.keep_alive(&live.session, held),
+            )
+            .await?;
+        *confirmed = (sent, ttl);
+        Ok(())
+    }
+
+    /// Reads the slot's mark (and, where the guard cannot prove
+    /// ownership, writes it back), then publishes the claim; returns its
+    /// generation.
     async fn activate(
         &self,
         live: &Live<B::Session>,
@@ -235,8 +298,14 @@ impl<B: Backend> Shared<B> {
         claimed_at: Instant,
         deadline: Instant,
         timing: Timing,
-    ) -> Result<(), ClaimError> {
-        let stored = self.read_mark(live, slot, timing.step_limit()).await?;
+    ) -> Result<u64, ClaimError> {
+        let mut stored = self.read_mark(live, slot, timing.step_limit()).await?;
+        let mut floor_ms = stored.map(|(mark, _)| mark);
+        if !B::GUARD_PROVES_OWNER {
+            (floor_ms, stored) = self
+                .write_mark_back(live, slot, stored, timing.step_limit())
+                .await?;
+        }
         if Instant::now() >= deadline {
             return Err(ClaimError::SlowClaim {
                 slot,
@@ -254,6 +323,7 @@ impl<B: Backend> Shared<B> {
         let mut inner = self.lock();
         inner.generation += 1;
         inner.all_taken = false;
+        inner.last_slot = Some(slot);
         *marks = MarkCache::read(inner.generation, stored);
         let held = Held {
             slot,
@@ -261,21 +331,22 @@ impl<B: Backend> Shared<B> {
             generation: inner.generation,
             claimed_at,
             deadline,
-            floor_ms: stored.map(|(mark, _)| mark),
+            floor_ms,
         };
         inner.claim = Some(held);
         let claim = self.claim_view(&inner, live, held);
         drop(inner);
         tracing::info!(coordinator = %self.url, slot, generation = held.generation, floor_ms = ?held.floor_ms, "claimed a slot");
         self.state.send_replace(NodeState::Active(claim));
-        Ok(())
+        Ok(held.generation)
     }
 
-    /// Renews the claim until it is lost; returns why.
+    /// Renews the claim of `generation` until it is lost; returns why.
     async fn keep_claim(
         &self,
         live: &Live<B::Session>,
         slot: u64,
+        generation: u64,
         mut confirmed: (Instant, Duration),
         timing: Timing,
     ) -> ClaimError {
@@ -285,7 +356,18 @@ impl<B: Backend> Shared<B> {
         let mut trouble: Option<ClaimError> = None;
         loop {
             let deadline = timing.deadline(confirmed.0, confirmed.1);
-            tokio::time::sleep_until(next.min(deadline).into()).await;
+            tokio::select! {
+                () = tokio::time::sleep_until(next.min(deadline).into()) => {}
+                () = self.guard_lost.notified() => {
+                    // A mark write found the key gone and ended the claim
+                    // already (a wake-up left over from an earlier claim
+                    // finds this one still held, and is ignored).
+                    if self.lock().claim.is_none_or(|held| held.generation != generation) {
+                        return self.guard_lost_error(slot);
+                    }
+                    continue;
+                }
+            }
             let now = Instant::now();
             if now >= deadline {
                 let error = ClaimError::Unconfirmed {
@@ -342,7 +424,7 @@ impl<B: Backend> Shared<B> {
     /// Fences the node for `error` and drops the claim, if any. The reason
     /// says that the engine tries again; the log also gets the client
     /// library's details, which the reason leaves out.
-    fn lose(&self, error: &ClaimError) {
+    pub(super) fn lose(&self, error: &ClaimError) {
         let reason = format!("{error}; retrying");
         if self.fence(reason.clone()) {
             match error.details() {
@@ -387,6 +469,19 @@ impl<B: Backend> Shared<B> {
                 true
             }
         })
+    }
+
+    /// Why a claim ends when a mark write finds its slot key no longer
+    /// held by this session.
+    pub(super) fn guard_lost_error(&self, slot: u64) -> ClaimError {
+        ClaimError::ClaimLost {
+            slot,
+            cause: BackendError::lost(format!(
+                "a high-water mark write found key {} no longer held by this {}",
+                self.paths.slot(slot),
+                B::SESSION_NAME
+            )),
+        }
     }
 
     fn all_taken(&self) -> ClaimError {

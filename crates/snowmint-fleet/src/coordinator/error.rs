@@ -131,6 +131,29 @@ pub enum ClaimError {
         /// How many compare-and-set attempts were made.
         attempts: usize,
     },
+    /// The fleet was started in another layout than this node's: the same
+    /// slot would make the same IDs in both.
+    #[error(
+        "fleet {fleet} is recorded with layout {recorded} at {path}, but this node uses {ours}; the nodes of a fleet must share one layout"
+    )]
+    LayoutMismatch {
+        /// The fleet's name.
+        fleet: String,
+        /// The record's key.
+        path: String,
+        /// The layout recorded, as `T/D/M/S@EPOCH`.
+        recorded: String,
+        /// This node's layout, as `T/D/M/S@EPOCH`.
+        ours: String,
+    },
+    /// The fleet's layout record cannot be read as a layout.
+    #[error("the layout record at {path} is {text:?}, which names no layout; fix or delete it")]
+    BadLayoutRecord {
+        /// The record's key.
+        path: String,
+        /// What it holds.
+        text: String,
+    },
 }
 
 impl ClaimError {
@@ -294,6 +317,31 @@ mod tests {
         assert_eq!(
             contended.to_string(),
             "the high-water mark at /snowmint/ids/hwm/3 kept changing under 4 attempts to raise it"
+        );
+    }
+
+    #[test]
+    fn layout_errors_name_both_layouts_and_the_key() {
+        let mismatch = ClaimError::LayoutMismatch {
+            fleet: "ids".into(),
+            path: "/snowmint/ids/layout".into(),
+            recorded: "41/5/5/12@1288834974657".into(),
+            ours: "41/5/7/10@1288834974657".into(),
+        };
+        let message = mismatch.to_string();
+        assert_eq!(
+            message,
+            "fleet ids is recorded with layout 41/5/5/12@1288834974657 at /snowmint/ids/layout, \
+             but this node uses 41/5/7/10@1288834974657; the nodes of a fleet must share one layout"
+        );
+        assert_no_repetition(&message);
+        let bad = ClaimError::BadLayoutRecord {
+            path: "/snowmint/ids/layout".into(),
+            text: "twitter?".into(),
+        };
+        assert_eq!(
+            bad.to_string(),
+            "the layout record at /snowmint/ids/layout is \"twitter?\", which names no layout; fix or delete it"
         );
     }
 }

@@ -3,6 +3,15 @@
 //! compare-and-set on its version, guarded by the slot key still
 //! belonging to this session, and never lowered.
 //!
+//! - Where the guard proves only that the slot key exists (ZooKeeper), a
+//!   new holder writes the mark back at the version it read before it
+//!   publishes its claim, so that the old holder's cached version is stale
+//!   and its next write conflicts.
+//! - A conflict counts the stored mark as cover only when the backend has
+//!   found the slot key still this session's; otherwise the guard is lost.
+//! - A lost guard ends the claim at once: fenced, counted as a loss, and
+//!   the engine claims anew.
+//!
 //! (The node's own state file is [`MarkFile`](crate::MarkFile); this is
 //! the copy under `/snowmint/<fleet>/hwm/<slot>` that outlives holders.)
 
@@ -72,6 +81,51 @@ impl<B: Backend> Shared<B> {
         }
     }
 
+    /// Makes the mark that a new claim read its own, before the claim is
+    /// published: writes `stored` back at the version read (or, with no
+    /// mark yet, creates one of 0, which covers nothing), so that a write
+    /// by the slot's previous holder, made with the version it cached,
+    /// conflicts from now on. A write of the previous holder that lands
+    /// first makes this one conflict: read again, and write that back.
+    ///
+    /// Returns the floor (the mark read last, `None` if there was none)
+    /// and the (mark, version) now stored.
+    pub(super) async fn write_mark_back(
+        &self,
+        live: &Live<B::Session>,
+        slot: u64,
+        mut stored: Option<(i64, i64)>,
+        limit: Duration,
+    ) -> Result<(Option<i64>, Option<(i64, i64)>), ClaimError> {
+        let guard = self.paths.slot(slot);
+        let path = self.paths.mark(slot);
+        for _ in 0..MARK_ATTEMPTS {
+            let (mark, expected) = match stored {
+                Some((mark, version)) => (mark, Some(version)),
+                None => (0, None),
+            };
+            let value = mark.to_string();
+            let write = self.backend.write_guarded(
+                &live.session,
+                &guard,
+                &path,
+                value.as_bytes(),
+                expected,
+            );
+            match self.step(limit, write).await? {
+                GuardedWrite::Written { version } => {
+                    return Ok((stored.map(|(mark, _)| mark), Some((mark, version))));
+                }
+                GuardedWrite::GuardLost => return Err(self.guard_lost_error(slot)),
+                GuardedWrite::Conflict => stored = self.read_mark(live, slot, limit).await?,
+            }
+        }
+        Err(ClaimError::MarkContended {
+            path,
+            attempts: MARK_ATTEMPTS,
+        })
+    }
+
     /// The session and claim of `generation`, if it may still be used.
     fn usable(&self, generation: u64) -> Result<UsableClaim<B::Session>, FleetError> {
         let inner = self.lock();
@@ -116,8 +170,21 @@ impl<B: Backend> Shared<B> {
                     return Ok(());
                 }
                 GuardedWrite::GuardLost => {
+                    // The claim ends now, not at the next keep-alive: no
+                    // other request may pass the claim check meanwhile.
+                    // Holding `marks`, no new claim can be published in
+                    // between, so this ends the claim of `generation`.
+                    let error = self.guard_lost_error(held.slot);
+                    if self
+                        .lock()
+                        .claim
+                        .is_some_and(|current| current.generation == generation)
+                    {
+                        self.lose(&error);
+                    }
+                    self.guard_lost.notify_one();
                     return Err(FleetError::Fenced {
-                        reason: format!("slot {} is no longer held by this node", held.slot),
+                        reason: format!("{error}; retrying"),
                     });
                 }
                 GuardedWrite::Conflict => {

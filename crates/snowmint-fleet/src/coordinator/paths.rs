@@ -1,5 +1,6 @@
 //! The fleet's key names, built in one place:
-//! `/snowmint/<fleet>/slots/<slot>` and `/snowmint/<fleet>/hwm/<slot>`.
+//! `/snowmint/<fleet>/slots/<slot>`, `/snowmint/<fleet>/hwm/<slot>` and
+//! `/snowmint/<fleet>/layout`.
 
 /// The keys of one fleet.
 pub(super) struct Paths {
@@ -29,6 +30,10 @@ impl Paths {
     pub(super) fn mark(&self, slot: u64) -> String {
         format!("{}/hwm/{slot}", self.root)
     }
+
+    pub(super) fn layout(&self) -> String {
+        format!("{}/layout", self.root)
+    }
 }
 
 #[cfg(test)]
@@ -42,5 +47,6 @@ mod tests {
         assert_eq!(paths.mark(7), "/snowmint/ids/hwm/7");
         assert_eq!(paths.slots_dir(), "/snowmint/ids/slots");
         assert_eq!(paths.marks_dir(), "/snowmint/ids/hwm");
+        assert_eq!(paths.layout(), "/snowmint/ids/layout");
     }
 }

@@ -2,7 +2,8 @@
 //! every coordination server must pass.
 //!
 //! - `node`: an in-process node that issues IDs only under a valid claim.
-//! - `scenarios`: claims, races, pauses, partitions, crashes and marks,
+//! - `scenarios`: claims, races, pauses, partitions, crashes, marks, slot
+//!   keys recreated by hand and the fleet's layout,
 //!   written once and run against every [`Cluster`](crate::servers::Cluster)
 //!   by [`scenario_tests!`](crate::scenario_tests).
 
@@ -16,7 +17,7 @@ pub mod scenarios;
 macro_rules! scenario_tests {
     ($cluster:ty) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn claims_the_lowest_free_slot_keeps_it_and_releases_it() {
+        async fn claims_a_free_slot_keeps_it_and_releases_it() {
             $crate::fleet::scenarios::claim_keep_release::<$cluster>().await;
         }
 
@@ -48,6 +49,21 @@ macro_rules! scenario_tests {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn reservations_raise_the_shared_mark_with_compare_and_set() {
             $crate::fleet::scenarios::reserve_rules::<$cluster>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_slot_key_recreated_by_a_waiting_node_stops_the_old_holder() {
+            $crate::fleet::scenarios::a_slot_key_recreated_by_a_waiting_node_stops_the_old_holder::<$cluster>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_mark_write_that_finds_the_key_gone_ends_the_claim_at_once() {
+            $crate::fleet::scenarios::a_mark_write_that_finds_the_key_gone_ends_the_claim_at_once::<$cluster>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_fleet_keeps_the_layout_it_started_with() {
+            $crate::fleet::scenarios::a_fleet_keeps_the_layout_it_started_with::<$cluster>().await;
         }
     };
 }

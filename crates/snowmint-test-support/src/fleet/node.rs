@@ -104,6 +104,16 @@ impl<B: Backend> TestNode<B> {
         let slots: SlotRange = slots.parse().unwrap();
         let config =
             CoordinatorConfig::new(fleet, slots, ttl, name.to_owned(), Layout::TWITTER).unwrap();
+        TestNode::start_configured(name, backend, config, clock)
+    }
+
+    /// The same, with every setting given (the holder should be `name`).
+    pub fn start_configured(
+        name: &str,
+        backend: B,
+        config: CoordinatorConfig,
+        clock: ShiftedClock,
+    ) -> TestNode<B> {
         let engine = Arc::new(Coordinator::start(backend, config).unwrap());
         let log = Arc::new(Mutex::new(IssueLog::default()));
         let issuer = tokio::spawn(issue(engine.clone(), clock.clone(), log.clone()));

@@ -6,8 +6,15 @@
 //! the first had stopped.
 
 mod checks;
+mod guards;
+mod layout;
 
 pub use checks::check_run;
+pub use guards::{
+    a_mark_write_that_finds_the_key_gone_ends_the_claim_at_once,
+    a_slot_key_recreated_by_a_waiting_node_stops_the_old_holder,
+};
+pub use layout::a_fleet_keeps_the_layout_it_started_with;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -45,19 +52,26 @@ async fn release_all<B: snowmint_fleet::Backend>(nodes: Vec<TestNode<B>>) -> Vec
     finished
 }
 
-/// A node claims the lowest free slot, keeps it past several TTLs,
-/// releases it at once on shutdown; a second node gets another slot; a
-/// third takes the released slot over, above its high-water mark.
+/// A node claims a free slot, keeps it past several TTLs, releases it at
+/// once on shutdown; a second node gets another slot; a third, told that
+/// it held the released slot before, takes it back, above its high-water
+/// mark.
 pub async fn claim_keep_release<C: Cluster>() {
     let cluster = C::start().await;
     let fleet = "keep";
     let direct = || cluster.backend(cluster.client_addr());
     let first = TestNode::start("first", direct(), fleet, "0-1023", TTL);
     let claim = first.wait_active(1).await;
-    assert_eq!((claim.slot, claim.generation, claim.floor_ms), (0, 1, None));
+    let slot = claim.slot;
+    assert!(slot < 1024, "slot {slot} is outside 0-1023");
+    assert_eq!((claim.generation, claim.floor_ms), (1, None));
     assert_eq!(claim.details["holder"], "first");
     let second = TestNode::start("second", direct(), fleet, "0-1023", TTL);
-    assert_eq!(second.wait_active(1).await.slot, 1, "the lowest free slot");
+    let other = second.wait_active(1).await.slot;
+    assert!(
+        other < 1024 && other != slot,
+        "the second node got slot {other}"
+    );
 
     // Kept alive well past the TTL, without a single loss.
     let issued = first.issued_count();
@@ -68,7 +82,7 @@ pub async fn claim_keep_release<C: Cluster>() {
     let holders = cluster.slot_holders(fleet).await;
     assert_eq!(
         holders,
-        BTreeMap::from([(0, "first".into()), (1, "second".into())])
+        BTreeMap::from([(slot, "first".into()), (other, "second".into())])
     );
 
     let first = first.release().await;
@@ -80,28 +94,39 @@ pub async fn claim_keep_release<C: Cluster>() {
             .keys()
             .copied()
             .collect::<Vec<_>>(),
-        [1]
+        [other]
     );
     let mark = cluster
-        .stored_mark(fleet, 0)
+        .stored_mark(fleet, slot)
         .await
-        .expect("slot 0 has a high-water mark");
+        .expect("the released slot has a high-water mark");
     let last = last_issued_ms(&first);
     assert!(
         mark >= last,
         "the mark {mark} is below the last ID's time {last}"
     );
 
-    let third = TestNode::start("third", direct(), fleet, "0-1023", TTL);
+    // A restarted service knows the slot it held (from its state file)
+    // and passes it as the preferred slot.
+    let config = CoordinatorConfig::new(
+        fleet,
+        SlotRange::all(Layout::TWITTER),
+        TTL,
+        "third".into(),
+        Layout::TWITTER,
+    )
+    .unwrap()
+    .with_preferred_slot(Some(slot));
+    let third = TestNode::start_configured("third", direct(), config, ShiftedClock::default());
     let claim = third.wait_active(1).await;
-    assert_eq!((claim.slot, claim.floor_ms), (0, Some(mark)));
+    assert_eq!((claim.slot, claim.floor_ms), (slot, Some(mark)));
     third.wait_issued(0, 20).await;
 
     let mut finished = vec![first];
     finished.extend(release_all(vec![second, third]).await);
     assert!(cluster.slot_holders(fleet).await.is_empty());
     let handovers = check_run(&finished);
-    assert_handed(&handovers, 0, "first", "third");
+    assert_handed(&handovers, slot, "first", "third");
 }
 
 /// 40 nodes race for 32 slots: 32 distinct winners, 8 clear refusals, and
@@ -274,7 +299,7 @@ pub async fn partition_fences_the_cut_node<C: Cluster>() {
     let fleet = "partition";
     let proxy = Proxy::start(cluster.client_addr()).await;
     let cut = TestNode::start("cut", cluster.backend(proxy.addr()), fleet, "0-2", TTL);
-    assert_eq!(cut.wait_active(1).await.slot, 0);
+    let slot = cut.wait_active(1).await.slot;
     let direct = || cluster.backend(cluster.client_addr());
     let others: Vec<_> = ["b", "c"]
         .iter()
@@ -292,10 +317,10 @@ pub async fn partition_fences_the_cut_node<C: Cluster>() {
     proxy.cut();
     let counts: Vec<usize> = others.iter().map(TestNode::issued_count).collect();
     let taken = waiter.wait_active(1).await;
-    assert_eq!(taken.slot, 0, "the waiter takes the cut node's slot");
+    assert_eq!(taken.slot, slot, "the waiter takes the cut node's slot");
     assert!(
         cut.claim().is_none(),
-        "the cut node still thinks it holds slot 0"
+        "the cut node still thinks it holds slot {slot}"
     );
     for (node, count) in others.iter().zip(counts) {
         node.wait_issued(count, 20).await;
@@ -311,11 +336,12 @@ pub async fn partition_fences_the_cut_node<C: Cluster>() {
     nodes.extend(others);
     let finished = release_all(nodes).await;
     let handovers = check_run(&finished);
-    assert_handed(&handovers, 0, "cut", "waiter");
+    assert_handed(&handovers, slot, "cut", "waiter");
 }
 
-/// An operator deletes a node's slot key: the node notices at its next
-/// keep-alive, fences itself and claims anew, above its own mark.
+/// An operator deletes a node's slot key: the node notices (at its next
+/// keep-alive or mark write), fences itself and claims anew, above its own
+/// mark, preferring the slot it held.
 pub async fn a_deleted_slot_key_is_noticed<C: Cluster>() {
     let cluster = C::start().await;
     let fleet = "deleted";
@@ -326,11 +352,11 @@ pub async fn a_deleted_slot_key_is_noticed<C: Cluster>() {
         "0-1023",
         TTL,
     );
-    assert_eq!(node.wait_active(1).await.slot, 0);
+    let slot = node.wait_active(1).await.slot;
     node.wait_issued(0, 20).await;
-    cluster.delete_slot(fleet, 0).await;
+    cluster.delete_slot(fleet, slot).await;
     let claim = node.wait_active(2).await;
-    assert_eq!(claim.slot, 0, "slot 0 is free again: the lowest");
+    assert_eq!(claim.slot, slot, "the slot held last is free again");
     assert!(
         claim.floor_ms.is_some(),
         "the new claim starts above the old mark"
@@ -342,7 +368,7 @@ pub async fn a_deleted_slot_key_is_noticed<C: Cluster>() {
     let finished = node.release().await;
     assert!(finished.claims[0].valid_until <= finished.claims[1].claimed_at);
     let handovers = check_run(&[finished]);
-    assert_handed(&handovers, 0, "node", "node");
+    assert_handed(&handovers, slot, "node", "node");
 }
 
 /// A node crashes without releasing: its slot frees after the TTL, and the
@@ -455,12 +481,16 @@ pub async fn connect_from_url<C: Cluster>(cluster: &C, url: &str, kind: &str, se
     let source = snowmint_fleet::connect(&url, config).unwrap();
     assert_eq!(source.kind(), kind);
     let claim = first_claim(&mut source.state()).await;
-    assert_eq!(claim.slot, 3);
+    assert!(
+        slots.contains(claim.slot),
+        "slot {} is outside 3-4",
+        claim.slot
+    );
     assert_eq!(
         claim.node,
         snowmint::Node {
             datacenter: 0,
-            machine: 3
+            machine: claim.slot
         }
     );
     assert_eq!(claim.details["coordinator"], url.to_string());

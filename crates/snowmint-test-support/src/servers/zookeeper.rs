@@ -115,7 +115,9 @@ impl Cluster for ZooKeeperCluster {
              clientPort={client_port}\n\
              clientPortAddress=127.0.0.1\n\
              admin.enableServer=false\n\
-             4lw.commands.whitelist=srvr\n",
+             4lw.commands.whitelist=srvr,mntr\n\
+             maxClientCnxns=0\n\
+             maxSessionTimeout=60000\n",
             data = dir.path().join("data").display(),
         );
         let config_path = dir.path().join("zoo.cfg");
