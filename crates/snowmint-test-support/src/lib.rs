@@ -38,6 +38,9 @@
 //!   replicated coordinator (a member killed, paused, cut off; the quorum
 //!   lost), declared against one by `cluster_tests!`; each prints how long
 //!   the fault kept each node from issuing.
+//! - `chaos` (feature `fleet`): the randomized fault test, five real
+//!   nodes on a replicated coordinator under random faults, and its
+//!   checker.
 
 pub mod http;
 pub mod net;
@@ -46,6 +49,8 @@ pub mod serve;
 pub mod temp;
 pub mod wait;
 
+#[cfg(feature = "fleet")]
+pub mod chaos;
 #[cfg(feature = "fleet")]
 pub mod fleet;
 #[cfg(feature = "fleet")]

@@ -109,9 +109,22 @@ impl Service {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
+    /// The file its standard error goes to (it stays after the process
+    /// ends, until HOME is removed).
+    pub fn log_path(&self) -> &Path {
+        &self.stderr
+    }
+
     /// Its process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// How it exited, if it has (without waiting).
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child
+            .try_wait()
+            .expect("cannot ask whether snowmint serve exited")
     }
 
     /// SIGKILL, and reap.
