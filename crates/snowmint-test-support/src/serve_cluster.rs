@@ -452,12 +452,15 @@ fn window(
         .map(|pair| (pair[1] - pair[0], since(pair[0]), Some(since(pair[1]))))
         .max_by_key(|(gap, ..)| *gap);
     let last = *arrivals.last().unwrap();
-    // No ID at the end for longer than any earlier stretch: the slot went
-    // to another node.
-    let tail = (end - last, since(last), None);
-    let (_, from, until) = match longest {
-        Some(longest) if longest.0 >= tail.0 => longest,
-        _ => tail,
+    // A node whose latest answer is a refusal has issued nothing since its
+    // last ID: its slot went to another node. That stretch counts too.
+    let refusing_at_the_end = after.last().is_some_and(|answer| answer.status != 200);
+    let tail = refusing_at_the_end.then(|| (end - last, since(last), None));
+    let (_, from, until) = match (longest, tail) {
+        (Some(longest), Some(tail)) if longest.0 < tail.0 => tail,
+        (Some(longest), _) => longest,
+        (None, Some(tail)) => tail,
+        (None, None) => (Duration::ZERO, since(last), Some(since(last))),
     };
     Some(Window {
         node,

@@ -348,9 +348,9 @@ mod tests {
     #[test]
     fn the_schedule_keeps_its_rules() {
         let planned = plan(7, SHAPE);
-        let mut busy_until = vec![0u64; SHAPE.nodes];
+        let mut busy_until = [0u64; SHAPE.nodes];
         let mut member_busy_until = 0u64;
-        let mut offsets = vec![0i64; SHAPE.nodes];
+        let mut offsets = [0i64; SHAPE.nodes];
         let mut kinds = std::collections::BTreeSet::new();
         for pair in planned.windows(2) {
             let gap = pair[1].at_ms - pair[0].at_ms;
