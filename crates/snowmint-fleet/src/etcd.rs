@@ -25,7 +25,9 @@
 //! that a member cut off from its quorum refuses at once instead of
 //! waiting.
 
+use std::collections::hash_map::RandomState;
 use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -43,18 +45,21 @@ use crate::reason::io_cause;
 #[derive(Debug, Clone)]
 pub struct EtcdBackend {
     endpoints: Vec<String>,
-    /// The member in use (an index into `endpoints`, counted on without
-    /// wrapping), shared with the sessions: a new session starts on the
-    /// member the last one had moved to.
+    /// The member in use, as a count whose remainder by the number of
+    /// endpoints is the index, shared with the sessions: a new session
+    /// starts on the member the last one had moved to.
     current: Arc<AtomicUsize>,
 }
 
 impl EtcdBackend {
-    /// A backend for the etcd client endpoints `HOST:PORT`.
+    /// A backend for the etcd client endpoints `HOST:PORT`. It starts on a
+    /// member drawn at random, so that a fleet spreads over the cluster.
     pub fn new(endpoints: Vec<String>) -> EtcdBackend {
+        // std's hasher is seeded at random for each process.
+        let start = RandomState::new().build_hasher().finish();
         EtcdBackend {
             endpoints,
-            current: Arc::new(AtomicUsize::new(0)),
+            current: Arc::new(AtomicUsize::new(start as usize)),
         }
     }
 }

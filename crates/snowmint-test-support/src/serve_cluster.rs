@@ -632,6 +632,9 @@ pub async fn pause_the_member_in_use<R: Replicated>(binary: &str) -> Vec<Window>
         .first_node_proxies()
         .busiest(Duration::from_secs(1))
         .await;
+    // The fault costs more on the leader (an election): say which it was.
+    let role = run.cluster.role(member).await;
+    println!("{} | {}: member {member}, {role:?}", R::NAME, run.scenario);
     let fault = Instant::now();
     run.cluster.pause(member);
     tokio::time::sleep(DWELL).await;
@@ -654,6 +657,9 @@ pub async fn cut_a_member_off<R: Replicated>(binary: &str) -> Vec<Window> {
         .first_node_proxies()
         .busiest(Duration::from_secs(1))
         .await;
+    // The fault costs more on the leader (an election): say which it was.
+    let role = run.cluster.role(member).await;
+    println!("{} | {}: member {member}, {role:?}", R::NAME, run.scenario);
     let fault = Instant::now();
     run.cut_everywhere(member);
     tokio::time::sleep(DWELL).await;
