@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use super::check::{Batch, slot_of};
 use super::rng::Rng;
 use crate::http::Connection;
-use crate::serve::{Service, now_ms};
+use crate::serve::{Service, libfaketime, now_ms};
 use crate::temp::TempDir;
 
 /// What every node is started with, besides its coordinator URL.
@@ -244,22 +244,6 @@ impl Fleet {
             })
             .collect()
     }
-}
-
-/// The multi-threaded build of libfaketime, which the service (a threaded
-/// program) needs.
-fn libfaketime() -> PathBuf {
-    let mut candidates = vec![PathBuf::from("/usr/lib/faketime/libfaketimeMT.so.1")];
-    // Debian puts it under the multiarch directory, such as x86_64-linux-gnu.
-    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
-        for entry in entries.flatten() {
-            candidates.push(entry.path().join("faketime/libfaketimeMT.so.1"));
-        }
-    }
-    candidates
-        .into_iter()
-        .find(|path| path.exists())
-        .expect("libfaketime is missing: apt-get install faketime (scripts/test installs it)")
 }
 
 /// Writes libfaketime's offset file: seconds with decimals ("-0.050"; a

@@ -57,9 +57,14 @@ pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(1);
 /// must find them free. A port of the ephemeral range may meanwhile be
 /// taken as the local end of an outgoing connection (the peers and the
 /// nodes reconnect all the time), so these ports come from below it,
-/// picked at random so that tests running side by side rarely meet.
+/// picked at random so that tests running side by side rarely meet; and
+/// none is given twice in one test process, so that a test starting while
+/// another's member is down cannot take that member's port from it.
 pub fn member_ports(count: usize) -> Vec<u16> {
     use std::hash::BuildHasher;
+    static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
     let ephemeral_from = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
         .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
@@ -74,7 +79,7 @@ pub fn member_ports(count: usize) -> Vec<u16> {
         assert!(attempt < 10_000, "no free port in {low}..{high}");
         let port = low + (random.hash_one(attempt) % u64::from(high - low)) as u16;
         let free = std::net::TcpListener::bind(("127.0.0.1", port)).is_ok();
-        if free && !ports.contains(&port) {
+        if free && given.insert(port) {
             ports.push(port);
             if ports.len() == count {
                 break;
