@@ -68,9 +68,9 @@ thread_local! {
     /// Turning a `SystemTime` into milliseconds goes through
     /// `duration_since`, which std does not inline even with link-time
     /// optimisation: it adds about 45% to a read in a default release
-    /// build and about 12% with LTO, however the milliseconds are then
+    /// build and about 10% with LTO, however the milliseconds are then
     /// computed. Comparing a reading with the bounds of the last
-    /// millisecond inlines and adds about 4% — and a busy generator reads
+    /// millisecond inlines and adds 2–4% — and a busy generator reads
     /// the clock thousands of times within one millisecond (BENCHMARKS.md,
     /// "Reading the clock"). The clock is still read on every call, and the
     /// answer is exact: a reading outside the bounds, later or earlier, is
