@@ -13,7 +13,10 @@
 //! clock reading and the policy; the atomic loop around it only retries when
 //! another thread got there first. Keeping the decision pure is what lets
 //! the model-checking test (`tests/loom.rs`) and the unit tests below cover
-//! it on its own.
+//! it on its own. For one ID the common case — the clock at or past the
+//! word's millisecond, with room left — is decided inline by [`plan_one`],
+//! which a property test checks against [`plan`]; everything else goes to
+//! [`plan`].
 
 use std::hint;
 use std::ops::Deref;
