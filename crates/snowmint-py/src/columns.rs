@@ -1,15 +1,12 @@
 //! `decode_many`: a column of IDs decoded at once, into columns that NumPy
 //! and pandas take without a copy.
 //!
-//! The input is read without a copy when it is a list (each int is read
-//! once), and with one copy of its bytes (`memoryview.tobytes()`) when it
-//! is a buffer: the stable ABI this package is built for (CPython 3.9 on)
-//! has no safe way to borrow another object's buffer before 3.11.
-//!
-//! The output is one `bytearray` holding the four columns one after the
-//! other, written in place, and each column is a `memoryview` of its part
-//! cast to signed 64-bit integers (format `q`), which `numpy.asarray`,
-//! `numpy.frombuffer` and `memoryview.tolist` read as they are.
+//! The IDs are read and decoded in steps of [`STEP`], from a list item by
+//! item, from a buffer a slice of its bytes at a time. The output is one
+//! block of memory holding the four columns one after the other, and each
+//! column is a `memoryview` of its part cast to signed 64-bit integers
+//! (format `q`), which `numpy.asarray`, `numpy.frombuffer` and
+//! `memoryview.tolist` read as they are.
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -104,62 +101,138 @@ enum Order {
     Big,
 }
 
-/// The IDs to decode, as read from the argument.
-enum Ids<'a> {
-    /// Ints from a list or another iterable, already checked.
+/// How many IDs are read and decoded at a time: small enough that a step's
+/// input stays in cache and its memory is reused from one step to the
+/// next, large enough that the per-step calls cost nothing.
+const STEP: usize = 1 << 15;
+
+/// Where the IDs come from.
+enum Source<'py> {
+    /// A list, read item by item.
+    List(Bound<'py, PyList>),
+    /// Ints from another iterable, read (and checked) up front.
     Values(Vec<u64>),
-    /// The bytes of a buffer of 64-bit integers.
-    Raw {
-        bytes: &'a [u8],
+    /// A one-dimensional buffer of 64-bit integers.
+    Buffer {
+        view: Bound<'py, PyMemoryView>,
+        len: usize,
         order: Order,
         signed: bool,
     },
 }
 
-impl Ids<'_> {
+impl<'py> Source<'py> {
+    fn new(py: Python<'py>, ids: &Bound<'py, PyAny>) -> PyResult<Source<'py>> {
+        if let Ok(list) = ids.cast::<PyList>() {
+            return Ok(Source::List(list.clone()));
+        }
+        match read_buffer(ids)? {
+            Some((view, order, signed)) => Ok(Source::Buffer {
+                len: view.len()?,
+                view,
+                order,
+                signed,
+            }),
+            None => read_ints(py, ids).map(Source::Values),
+        }
+    }
+
     fn len(&self) -> usize {
         match self {
-            Ids::Values(values) => values.len(),
-            Ids::Raw { bytes, .. } => bytes.len() / 8,
+            Source::List(list) => list.len(),
+            Source::Values(values) => values.len(),
+            Source::Buffer { len, .. } => *len,
         }
+    }
+
+    /// Puts the IDs `start..start + count` into `raw`, checking the ints
+    /// of a list as it goes (the bits of a buffer are checked by
+    /// [`decode_all`]).
+    fn read(
+        &self,
+        py: Python<'py>,
+        start: usize,
+        count: usize,
+        raw: &mut Vec<u64>,
+    ) -> PyResult<()> {
+        raw.clear();
+        match self {
+            Source::List(list) => {
+                for index in start..start + count {
+                    let item = list.get_item(index)?;
+                    let id = values::id(py, &item)
+                        .map_err(|error| errors::at_index(py, error, index))?;
+                    raw.push(id.as_u64());
+                }
+            }
+            Source::Values(values) => raw.extend_from_slice(&values[start..start + count]),
+            Source::Buffer { view, order, .. } => {
+                // The stable ABI this package is built for (CPython 3.9 on)
+                // has no safe way to borrow another object's buffer before
+                // 3.11: the step's bytes are copied out, then read.
+                let part = PySlice::new(py, start as isize, (start + count) as isize, 1);
+                let bytes = view.get_item(part)?.call_method0("tobytes")?;
+                let bytes = bytes.cast::<PyBytes>()?;
+                raw.extend(bytes.as_bytes().chunks_exact(8).map(|item| {
+                    let mut word = [0u8; 8];
+                    word.copy_from_slice(item);
+                    match order {
+                        Order::Native => u64::from_ne_bytes(word),
+                        Order::Little => u64::from_le_bytes(word),
+                        Order::Big => u64::from_be_bytes(word),
+                    }
+                }));
+            }
+        }
+        Ok(())
+    }
+
+    /// The error for the bits `raw` found at `index`, which are no ID.
+    fn not_an_id(&self, py: Python<'_>, index: usize, raw: u64) -> PyErr {
+        let error = match self {
+            Source::Buffer { signed: true, .. } => SnowflakeId::from_i64(raw as i64),
+            _ => SnowflakeId::from_u64(raw),
+        };
+        let error = match error {
+            Err(error) => errors::to_py(py, error, None),
+            Ok(_) => PyTypeError::new_err("invalid ID"),
+        };
+        errors::at_index(py, error, index)
     }
 }
 
 /// Decodes `ids` in `layout` (see `snowmint.decode_many`).
+///
+/// The four columns go one after the other into one new `bytearray`,
+/// written in place: a step at a time, the IDs are read (with the
+/// interpreter lock) and decoded (without it: the array is not yet seen by
+/// any other thread).
 pub fn decode_many(py: Python<'_>, layout: &Layout, ids: &Bound<'_, PyAny>) -> PyResult<Columns> {
-    let buffer = read_buffer(ids)?;
-    let input = match &buffer {
-        Some((bytes, order, signed)) => Ids::Raw {
-            bytes: bytes.as_bytes(py),
-            order: *order,
-            signed: *signed,
-        },
-        None => Ids::Values(read_ints(py, ids)?),
-    };
-    let len = input.len();
+    let source = Source::new(py, ids)?;
+    let len = source.len();
     let size = len
         .checked_mul(4 * 8)
         .ok_or_else(|| pyo3::exceptions::PyMemoryError::new_err("too many IDs"))?;
-    let mut failure = None;
-    let array = PyByteArray::new_with(py, size, |out| {
-        // Nothing else can see the new array yet, and the input is a list's
-        // copy or an immutable `bytes`: the interpreter can go on meanwhile.
-        failure = py.detach(|| decode_into(layout, &input, out)).err();
+    let memory = PyByteArray::new_with(py, size, |out| {
+        let (timestamps, rest) = out.split_at_mut(len * 8);
+        let (datacenters, rest) = rest.split_at_mut(len * 8);
+        let (machines, sequences) = rest.split_at_mut(len * 8);
+        let columns = timestamps
+            .chunks_mut(STEP * 8)
+            .zip(datacenters.chunks_mut(STEP * 8))
+            .zip(machines.chunks_mut(STEP * 8))
+            .zip(sequences.chunks_mut(STEP * 8));
+        let mut raw = Vec::with_capacity(len.min(STEP));
+        for (step, (((timestamps, datacenters), machines), sequences)) in columns.enumerate() {
+            let start = step * STEP;
+            source.read(py, start, timestamps.len() / 8, &mut raw)?;
+            let out = [timestamps, datacenters, machines, sequences];
+            py.detach(|| decode_all(layout, &raw, out))
+                .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))?;
+        }
         Ok(())
     })?;
-    if let Some((index, raw)) = failure {
-        let error = match input {
-            Ids::Raw { signed: true, .. } => SnowflakeId::from_i64(raw as i64),
-            _ => SnowflakeId::from_u64(raw),
-        };
-        let error = error.err().map(|error| errors::to_py(py, error, None));
-        return Err(errors::at_index(
-            py,
-            error.unwrap_or_else(|| PyTypeError::new_err("invalid ID")),
-            index,
-        ));
-    }
-    let view = PyMemoryView::from(array.as_any())?;
+    let view = PyMemoryView::from(memory.as_any())?;
     let column = |k: usize| -> PyResult<Py<PyAny>> {
         let part = PySlice::new(py, (k * len * 8) as isize, ((k + 1) * len * 8) as isize, 1);
         Ok(view.get_item(part)?.call_method1("cast", ("q",))?.unbind())
@@ -173,43 +246,19 @@ pub fn decode_many(py: Python<'_>, layout: &Layout, ids: &Bound<'_, PyAny>) -> P
     })
 }
 
-/// Writes the four columns of `input` into `out`, or says where the first
-/// value that is not an ID is (its index, and its bits as read).
-fn decode_into(layout: &Layout, input: &Ids<'_>, out: &mut [u8]) -> Result<(), (usize, u64)> {
-    match input {
-        Ids::Values(values) => decode_all(layout, values.iter().copied(), out),
-        Ids::Raw { bytes, order, .. } => {
-            let read = bytes.chunks_exact(8).map(|item| {
-                let mut word = [0u8; 8];
-                word.copy_from_slice(item);
-                match order {
-                    Order::Native => u64::from_ne_bytes(word),
-                    Order::Little => u64::from_le_bytes(word),
-                    Order::Big => u64::from_be_bytes(word),
-                }
-            });
-            decode_all(layout, read, out)
-        }
-    }
-}
-
-/// Decodes each of `raws` into its place in the four columns of `out`.
+/// Decodes each of `raws` into its place in the four columns `out`, or says
+/// where the first value that is not an ID is (its index, and its bits as
+/// read).
 #[inline]
-fn decode_all(
-    layout: &Layout,
-    raws: impl ExactSizeIterator<Item = u64>,
-    out: &mut [u8],
-) -> Result<(), (usize, u64)> {
-    let len = raws.len();
-    let (timestamps, rest) = out.split_at_mut(len * 8);
-    let (datacenters, rest) = rest.split_at_mut(len * 8);
-    let (machines, sequences) = rest.split_at_mut(len * 8);
+fn decode_all(layout: &Layout, raws: &[u64], out: [&mut [u8]; 4]) -> Result<(), (usize, u64)> {
+    let [timestamps, datacenters, machines, sequences] = out;
     let rows = timestamps
         .chunks_exact_mut(8)
         .zip(datacenters.chunks_exact_mut(8))
         .zip(machines.chunks_exact_mut(8))
         .zip(sequences.chunks_exact_mut(8));
-    for (index, (raw, (((timestamp, datacenter), machine), sequence))) in raws.zip(rows).enumerate()
+    for (index, (&raw, (((timestamp, datacenter), machine), sequence))) in
+        raws.iter().zip(rows).enumerate()
     {
         let id = SnowflakeId::from_u64_checked(raw).ok_or((index, raw))?;
         let parts = layout.decode(id);
@@ -222,12 +271,11 @@ fn decode_all(
     Ok(())
 }
 
-/// The bytes of `ids` if it has the buffer protocol, with their byte order
-/// and whether they are signed; `None` if it has no buffer.
-fn read_buffer<'py>(ids: &Bound<'py, PyAny>) -> PyResult<Option<(Py<PyBytes>, Order, bool)>> {
-    if ids.is_instance_of::<PyList>() {
-        return Ok(None);
-    }
+/// A view of `ids` if it has the buffer protocol, with the byte order of its
+/// integers and whether they are signed; `None` if it has no buffer.
+fn read_buffer<'py>(
+    ids: &Bound<'py, PyAny>,
+) -> PyResult<Option<(Bound<'py, PyMemoryView>, Order, bool)>> {
     let view = match PyMemoryView::from(ids) {
         Ok(view) => view,
         Err(error) if error.is_instance_of::<PyTypeError>(ids.py()) => return Ok(None),
@@ -255,8 +303,7 @@ fn read_buffer<'py>(ids: &Bound<'py, PyAny>) -> PyResult<Option<(Py<PyBytes>, Or
             "decode_many needs a one-dimensional column of IDs; this buffer has {ndim} dimensions"
         )));
     }
-    let bytes = view.call_method0("tobytes")?.cast_into::<PyBytes>()?;
-    Ok(Some((bytes.unbind(), order, signed)))
+    Ok(Some((view, order, signed)))
 }
 
 fn not_ids(format: &str, itemsize: usize) -> PyErr {
@@ -265,28 +312,21 @@ fn not_ids(format: &str, itemsize: usize) -> PyErr {
     ))
 }
 
-/// The ints of a list or any other iterable, each checked to be an ID.
+/// The ints of an iterable, each checked to be an ID.
 fn read_ints(py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    let items = ids.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "decode_many needs a list or iterable of ints, or a buffer of 64-bit integers, not {}",
+            ids.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
     let mut out = Vec::with_capacity(ids.len().unwrap_or(0));
-    let mut read = |index: usize, item: Bound<'_, PyAny>| -> PyResult<()> {
-        let id = values::id(py, &item).map_err(|error| errors::at_index(py, error, index))?;
+    for (index, item) in items.enumerate() {
+        let id = values::id(py, &item?).map_err(|error| errors::at_index(py, error, index))?;
         out.push(id.as_u64());
-        Ok(())
-    };
-    if let Ok(list) = ids.cast::<PyList>() {
-        for (index, item) in list.iter().enumerate() {
-            read(index, item)?;
-        }
-    } else {
-        let items = ids.try_iter().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "decode_many needs a list or iterable of ints, or a buffer of 64-bit integers, not {}",
-                ids.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-            ))
-        })?;
-        for (index, item) in items.enumerate() {
-            read(index, item?)?;
-        }
     }
     Ok(out)
 }
