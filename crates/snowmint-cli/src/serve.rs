@@ -11,7 +11,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use snowmint_server::config::{Config, Layer, Setting};
+use snowmint_fleet::{FleetError, MarkFile, NodeLock};
+use snowmint_server::ServeError;
+use snowmint_server::config::{Config, Identity, Layer, Setting};
 use tracing_subscriber::EnvFilter;
 
 use crate::Global;
@@ -122,13 +124,39 @@ pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let listener = match tokio::net::TcpListener::bind(config.listen).await {
+            Ok(listener) => listener,
+            Err(error) => {
+                // A second process on the node most often asks for the
+                // same port too: the node in use is the reason to give.
+                if error.kind() == std::io::ErrorKind::AddrInUse
+                    && let Some(locked) = node_in_use(&config)
+                {
+                    return Err(ServeError::from(locked).into());
+                }
+                return Err(anyhow::Error::new(error)
+                    .context(format!("cannot listen on {}", config.listen)));
+            }
+        };
         snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// For a fixed identity, the error that another process holds the node's
+/// lock in the state directory, if one does (see `snowmint_fleet::NodeLock`).
+fn node_in_use(config: &Config) -> Option<FleetError> {
+    let Identity::Static(node) = config.identity else {
+        return None;
+    };
+    let mark = MarkFile::for_node(&config.state_dir, node);
+    match NodeLock::acquire(&mark) {
+        Err(error @ FleetError::NodeLocked { .. }) => Some(error),
+        // Free (the lock goes again at once), or not to be had for some
+        // other reason, which serving would report.
+        Ok(_) | Err(_) => None,
+    }
 }
 
 /// The settings given as flags.

@@ -6,34 +6,18 @@
 //! load, some with the clock set back, issue no ID twice.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use snowmint_test_support::serve::{Service, now_ms, run_to_end, timestamp_ms};
+use snowmint_test_support::serve::{Service, libfaketime, now_ms, run_to_end, timestamp_ms};
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::Deadline;
 
 /// The `snowmint` binary under test.
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
-
-/// The multi-threaded build of libfaketime, which the service (a threaded
-/// program) needs.
-fn libfaketime() -> PathBuf {
-    let mut candidates = vec![PathBuf::from("/usr/lib/faketime/libfaketimeMT.so.1")];
-    // Debian puts it under the multiarch directory, such as x86_64-linux-gnu.
-    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
-        for entry in entries.flatten() {
-            candidates.push(entry.path().join("faketime/libfaketimeMT.so.1"));
-        }
-    }
-    candidates
-        .into_iter()
-        .find(|path| path.exists())
-        .expect("libfaketime is missing: apt-get install faketime (scripts/test installs it)")
-}
 
 /// The environment that runs the service with its clock `seconds_back`
 /// behind the real one. libfaketime reads a relative offset in seconds,

@@ -5,8 +5,9 @@
 //! side.
 
 use std::collections::HashSet;
+use std::process::Stdio;
 
-use snowmint_test_support::serve::{Service, run_to_end};
+use snowmint_test_support::serve::{Service, command, run_to_end};
 use snowmint_test_support::temp::temp_dir;
 
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
@@ -64,6 +65,25 @@ fn a_second_process_on_the_same_node_refuses_until_the_first_is_killed() {
     ] {
         assert!(stderr.contains(&part), "{part:?} is missing:\n{stderr}");
     }
+    // Run again the same command line as the first (the same port too,
+    // as a second copy of one unit would): the node is the reason given,
+    // not the port.
+    let listen = first.address.to_string();
+    let mut same_port = vec!["--listen", listen.as_str()];
+    same_port.extend_from_slice(&args);
+    let output = command(SNOWMINT, home.path(), &same_port, &[])
+        .stdin(Stdio::null())
+        .output()
+        .expect("cannot run the binary");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    for part in [
+        "datacenter 3 machine 7".to_owned(),
+        format!("process {}", first.pid()),
+    ] {
+        assert!(stderr.contains(&part), "{part:?} is missing:\n{stderr}");
+    }
+    assert!(!stderr.contains("in use (os error"), "{stderr}");
     // The first one kept serving.
     let during = ids(&first, 100);
     assert!(during[0] > *before.last().unwrap());

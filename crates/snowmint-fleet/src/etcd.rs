@@ -14,7 +14,22 @@
 //! - Records (the fleet's layout): a transaction that puts the key only if
 //!   absent, and otherwise reads it, in one round trip.
 //! - Release: revoking the lease deletes the key with it.
+//!
+//! A session talks to one member at a time ([`Members`]): a request that
+//! cannot reach its member, or that the engine stops waiting for, moves the
+//! session on to the next one. A lease belongs to the cluster, not to the
+//! member it was granted through, so the claim survives the move. (etcd's
+//! client would balance requests over every endpoint instead, and keeps
+//! sending some to a member that accepts connections but answers nothing,
+//! such as a stopped process.) Every request also requires a leader, so
+//! that a member cut off from its quorum refuses at once instead of
+//! waiting.
 
+use std::collections::hash_map::RandomState;
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use etcd_client::{
@@ -30,23 +45,104 @@ use crate::reason::io_cause;
 #[derive(Debug, Clone)]
 pub struct EtcdBackend {
     endpoints: Vec<String>,
+    /// The member in use, as a count whose remainder by the number of
+    /// endpoints is the index, shared with the sessions: a new session
+    /// starts on the member the last one had moved to.
+    current: Arc<AtomicUsize>,
 }
 
 impl EtcdBackend {
-    /// A backend for the etcd client endpoints `HOST:PORT`.
+    /// A backend for the etcd client endpoints `HOST:PORT`. It starts on a
+    /// member drawn at random, so that a fleet spreads over the cluster.
     pub fn new(endpoints: Vec<String>) -> EtcdBackend {
-        EtcdBackend { endpoints }
+        // std's hasher is seeded at random for each process.
+        let start = RandomState::new().build_hasher().finish();
+        EtcdBackend {
+            endpoints,
+            current: Arc::new(AtomicUsize::new(start as usize)),
+        }
     }
 }
 
-/// A lease and the client it was granted through.
+/// A client per member, and which one is in use.
+struct Members {
+    clients: Vec<Client>,
+    current: Arc<AtomicUsize>,
+}
+
+impl Members {
+    /// Runs `request` on the member in use. If it cannot reach the member,
+    /// or is dropped before it ends (the engine's time limit), the session
+    /// moves on to the next member, unless another request moved it
+    /// already.
+    async fn call<T, F>(&self, request: impl FnOnce(Client) -> F) -> Result<T, BackendError>
+    where
+        F: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let mut attempt = Attempt::new(self);
+        let result = request(attempt.client()).await.map_err(classify);
+        attempt.finished = !moves_on(&result);
+        result
+    }
+
+    fn at(&self) -> usize {
+        self.current.load(Ordering::Acquire)
+    }
+}
+
+/// Whether `result` says that the member could not be reached or could not
+/// serve (no leader, for one), so that the next request should try another.
+fn moves_on<T>(result: &Result<T, BackendError>) -> bool {
+    matches!(
+        result,
+        Err(BackendError::Unreachable { .. } | BackendError::Unavailable { .. })
+    )
+}
+
+/// One request on one member; moves the session on when dropped
+/// unfinished.
+struct Attempt<'a> {
+    members: &'a Members,
+    at: usize,
+    finished: bool,
+}
+
+impl<'a> Attempt<'a> {
+    fn new(members: &'a Members) -> Attempt<'a> {
+        Attempt {
+            members,
+            at: members.at(),
+            finished: false,
+        }
+    }
+
+    fn client(&self) -> Client {
+        self.members.clients[self.at % self.members.clients.len()].clone()
+    }
+}
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.members.current.compare_exchange(
+                self.at,
+                self.at.wrapping_add(1),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+        }
+    }
+}
+
+/// A lease and the clients of the members it is kept through.
 pub struct EtcdSession {
-    client: Client,
+    members: Members,
     lease: i64,
-    /// The keep-alive stream, opened on first use. Taken out while in use,
-    /// so that a cancelled keep-alive drops its stream: a late answer to an
-    /// abandoned request must never pass for the answer to a newer one.
-    keeper: Mutex<Option<(LeaseKeeper, LeaseKeepAliveStream)>>,
+    /// The keep-alive stream, opened on first use on the member then in
+    /// use (whose index it keeps). Taken out while in use, so that a
+    /// cancelled keep-alive drops its stream: a late answer to an abandoned
+    /// request must never pass for the answer to a newer one.
+    keeper: Mutex<Option<(usize, LeaseKeeper, LeaseKeepAliveStream)>>,
 }
 
 /// gRPC's NOT_FOUND status code, which etcd answers for a lease that
@@ -113,47 +209,73 @@ impl Backend for EtcdBackend {
         ttl: Duration,
         _dirs: &[String],
     ) -> Result<Opened<EtcdSession>, BackendError> {
-        let urls: Vec<String> = self
-            .endpoints
-            .iter()
-            .map(|host| format!("http://{host}"))
-            .collect();
         // HTTP/2 pings find a dead connection within a third of the TTL, so
         // that the client reconnects instead of waiting on it.
         let options = ConnectOptions::new()
             .with_connect_timeout(ttl / 3)
             .with_keep_alive(ttl / 3, ttl / 3)
-            .with_keep_alive_while_idle(true);
-        let mut client = Client::connect(urls, Some(options))
-            .await
-            .map_err(classify)?;
+            .with_keep_alive_while_idle(true)
+            .with_require_leader(true);
+        let mut clients = Vec::with_capacity(self.endpoints.len());
+        for host in &self.endpoints {
+            // Connecting is lazy: nothing is sent before the first request.
+            let client = Client::connect([format!("http://{host}")], Some(options.clone()))
+                .await
+                .map_err(classify)?;
+            clients.push(client);
+        }
+        let members = Members {
+            clients,
+            current: self.current.clone(),
+        };
         // Leases count whole seconds: round up so the TTL is never shorter
         // than asked.
         let seconds = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
-        let granted = client
-            .lease_grant(seconds.try_into().unwrap_or(i64::MAX), None)
-            .await
-            .map_err(classify)?;
-        Ok(Opened {
-            id: format!("{:x}", granted.id()),
-            ttl: Duration::from_secs(granted.ttl().max(0).unsigned_abs()),
-            session: EtcdSession {
-                client,
-                lease: granted.id(),
-                keeper: Mutex::new(None),
-            },
-        })
+        let seconds = seconds.try_into().unwrap_or(i64::MAX);
+        // Each member in turn, each for its share of the TTL (the engine
+        // gives opening a session one TTL), until one grants the lease.
+        let share = ttl / u32::try_from(self.endpoints.len() + 1).unwrap_or(u32::MAX);
+        let mut last = None;
+        for _ in 0..self.endpoints.len() {
+            let grant =
+                members.call(|mut client| async move { client.lease_grant(seconds, None).await });
+            match tokio::time::timeout(share, grant).await {
+                Ok(Ok(granted)) => {
+                    return Ok(Opened {
+                        id: format!("{:x}", granted.id()),
+                        ttl: Duration::from_secs(granted.ttl().max(0).unsigned_abs()),
+                        session: EtcdSession {
+                            members,
+                            lease: granted.id(),
+                            keeper: Mutex::new(None),
+                        },
+                    });
+                }
+                Ok(Err(
+                    error @ (BackendError::Unreachable { .. } | BackendError::Unavailable { .. }),
+                )) => last = Some(error),
+                Ok(Err(error)) => return Err(error),
+                Err(_) => {
+                    last = Some(BackendError::unavailable(format!(
+                        "no answer within {} ms",
+                        share.as_millis()
+                    )));
+                }
+            }
+        }
+        Err(last.unwrap_or_else(|| BackendError::unavailable("no endpoint")))
     }
 
     async fn list(&self, session: &EtcdSession, dir: &str) -> Result<Vec<String>, BackendError> {
         let prefix = format!("{dir}/");
         let options = GetOptions::new().with_prefix().with_keys_only();
         let listed = session
-            .client
-            .clone()
-            .get(prefix.as_str(), Some(options))
-            .await
-            .map_err(classify)?;
+            .members
+            .call(|mut client| {
+                let prefix = prefix.clone();
+                async move { client.get(prefix, Some(options)).await }
+            })
+            .await?;
         Ok(listed
             .kvs()
             .iter()
@@ -174,7 +296,10 @@ impl Backend for EtcdBackend {
                 value,
                 Some(PutOptions::new().with_lease(session.lease)),
             )]);
-        let done = session.client.clone().txn(txn).await.map_err(classify)?;
+        let done = session
+            .members
+            .call(|mut client| async move { client.txn(txn).await })
+            .await?;
         Ok(done.succeeded())
     }
 
@@ -188,7 +313,10 @@ impl Backend for EtcdBackend {
             .when([Compare::create_revision(path, CompareOp::Equal, 0)])
             .and_then([TxnOp::put(path, value, None)])
             .or_else([TxnOp::get(path, None)]);
-        let done = session.client.clone().txn(txn).await.map_err(classify)?;
+        let done = session
+            .members
+            .call(|mut client| async move { client.txn(txn).await })
+            .await?;
         if done.succeeded() {
             return Ok(None);
         }
@@ -209,38 +337,18 @@ impl Backend for EtcdBackend {
         session: &EtcdSession,
         held: Option<&str>,
     ) -> Result<Duration, BackendError> {
-        let taken = session.keeper.lock().await.take();
-        let (mut keeper, mut stream) = match taken {
-            Some(pair) => pair,
-            None => session
-                .client
-                .clone()
-                .lease_keep_alive(session.lease)
-                .await
-                .map_err(classify)?,
-        };
-        keeper.keep_alive().await.map_err(classify)?;
-        let answer = stream
-            .message()
-            .await
-            .map_err(classify)?
-            .ok_or_else(|| BackendError::unavailable("the keep-alive stream closed"))?;
-        if answer.ttl() <= 0 {
-            return Err(BackendError::lost(format!(
-                "lease {:x} expired",
-                session.lease
-            )));
-        }
-        *session.keeper.lock().await = Some((keeper, stream));
+        let mut attempt = Attempt::new(&session.members);
+        let renewed = renew_lease(session, &attempt).await;
+        attempt.finished = !moves_on(&renewed);
+        drop(attempt);
+        let ttl = renewed?;
         if let Some(key) = held {
             // The lease alone does not prove the key: an operator may have
             // deleted it, and someone else may hold it now.
             let found = session
-                .client
-                .clone()
-                .get(key, None)
-                .await
-                .map_err(classify)?;
+                .members
+                .call(|mut client| async move { client.get(key, None).await })
+                .await?;
             if !found.kvs().iter().any(|kv| kv.lease() == session.lease) {
                 return Err(BackendError::lost(format!(
                     "key {key} is no longer attached to lease {:x}",
@@ -248,7 +356,7 @@ impl Backend for EtcdBackend {
                 )));
             }
         }
-        Ok(Duration::from_secs(answer.ttl().unsigned_abs()))
+        Ok(ttl)
     }
 
     async fn read(
@@ -257,11 +365,9 @@ impl Backend for EtcdBackend {
         path: &str,
     ) -> Result<Option<Versioned>, BackendError> {
         let found = session
-            .client
-            .clone()
-            .get(path, None)
-            .await
-            .map_err(classify)?;
+            .members
+            .call(|mut client| async move { client.get(path, None).await })
+            .await?;
         Ok(found.kvs().first().map(|kv| Versioned {
             value: kv.value().to_vec(),
             version: kv.mod_revision(),
@@ -287,7 +393,10 @@ impl Backend for EtcdBackend {
             ])
             .and_then([TxnOp::put(path, value, None)])
             .or_else([TxnOp::get(guard, None)]);
-        let done = session.client.clone().txn(txn).await.map_err(classify)?;
+        let done = session
+            .members
+            .call(|mut client| async move { client.txn(txn).await })
+            .await?;
         if done.succeeded() {
             let revision = done.header().map_or(0, |header| header.revision());
             return Ok(GuardedWrite::Written { version: revision });
@@ -311,17 +420,49 @@ impl Backend for EtcdBackend {
         session: &EtcdSession,
         _held: Option<&str>,
     ) -> Result<(), BackendError> {
+        let lease = session.lease;
         match session
-            .client
-            .clone()
-            .lease_revoke(session.lease)
+            .members
+            .call(|mut client| async move { client.lease_revoke(lease).await })
             .await
-            .map_err(classify)
         {
             Ok(_) | Err(BackendError::Lost { .. }) => Ok(()),
             Err(err) => Err(err),
         }
     }
+}
+
+/// Sends one keep-alive for the session's lease on the attempt's member,
+/// on the stream already open there or a new one, and waits for its
+/// answer: the lease's TTL.
+async fn renew_lease(
+    session: &EtcdSession,
+    attempt: &Attempt<'_>,
+) -> Result<Duration, BackendError> {
+    let taken = session.keeper.lock().await.take();
+    let (mut keeper, mut stream) = match taken {
+        Some((at, keeper, stream)) if at == attempt.at => (keeper, stream),
+        // None yet, or one on a member the session has moved away from.
+        _ => attempt
+            .client()
+            .lease_keep_alive(session.lease)
+            .await
+            .map_err(classify)?,
+    };
+    keeper.keep_alive().await.map_err(classify)?;
+    let answer = stream
+        .message()
+        .await
+        .map_err(classify)?
+        .ok_or_else(|| BackendError::unavailable("the keep-alive stream closed"))?;
+    if answer.ttl() <= 0 {
+        return Err(BackendError::lost(format!(
+            "lease {:x} expired",
+            session.lease
+        )));
+    }
+    *session.keeper.lock().await = Some((attempt.at, keeper, stream));
+    Ok(Duration::from_secs(answer.ttl().unsigned_abs()))
 }
 
 #[cfg(test)]

@@ -26,12 +26,21 @@
 //! - `servers` (feature `fleet`): the `Cluster` a fleet test runs against,
 //!   the server process behind it, and a TCP proxy that cuts a node off.
 //!   The features `etcd` and `zookeeper` add the two servers (and turn on
-//!   snowmint-fleet's features of the same names). A missing server fails
-//!   the test and says how to install it.
+//!   snowmint-fleet's features of the same names), alone or as three
+//!   members (`servers::replicated`: a 3-member etcd cluster, a 3-server
+//!   ZooKeeper ensemble, whose members a test can kill, restart, pause and
+//!   cut off). A missing server fails the test and says how to install it.
 //! - `fleet` (feature `fleet`): in-process nodes and the claim engine's
 //!   scenarios, declared against one server by `scenario_tests!`.
 //! - `serve_fleet` (feature `fleet`): the binary's fleet scenarios,
 //!   declared against one server by `fleet_tests!`.
+//! - `serve_cluster` (feature `fleet`): the binary's scenarios on a
+//!   replicated coordinator (a member killed, paused, cut off; the quorum
+//!   lost), declared against one by `cluster_tests!`; each prints how long
+//!   the fault kept each node from issuing.
+//! - `chaos` (feature `fleet`): the randomized fault test, five real
+//!   nodes on a replicated coordinator under random faults, and its
+//!   checker.
 
 pub mod http;
 pub mod net;
@@ -41,7 +50,11 @@ pub mod temp;
 pub mod wait;
 
 #[cfg(feature = "fleet")]
+pub mod chaos;
+#[cfg(feature = "fleet")]
 pub mod fleet;
+#[cfg(feature = "fleet")]
+pub mod serve_cluster;
 #[cfg(feature = "fleet")]
 pub mod serve_fleet;
 #[cfg(feature = "server")]

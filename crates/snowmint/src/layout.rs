@@ -269,6 +269,33 @@ impl Layout {
             .map(|(name, _)| *name)
     }
 
+    /// The layout spelled out as `T/D/M/S@EPOCH` (epoch in Unix
+    /// milliseconds), presets included: one text for each layout, however
+    /// it was written. [`Display`](fmt::Display) writes a preset's name
+    /// instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    ///
+    /// assert_eq!(Layout::TWITTER.spec(), "41/5/5/12@1288834974657");
+    /// assert_eq!(Layout::TWITTER.to_string(), "twitter");
+    /// let spelled: Layout = "41/5/5/12@2010-11-04T01:42:54.657Z".parse()?;
+    /// assert_eq!(spelled.spec(), Layout::TWITTER.spec());
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn spec(&self) -> String {
+        format!(
+            "{}/{}/{}/{}@{}",
+            self.timestamp_bits,
+            self.datacenter_bits,
+            self.machine_bits,
+            self.sequence_bits,
+            self.epoch_ms
+        )
+    }
+
     /// The epoch, in Unix milliseconds.
     ///
     /// # Examples
@@ -671,15 +698,7 @@ impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.name() {
             Some(name) => f.write_str(name),
-            None => write!(
-                f,
-                "{}/{}/{}/{}@{}",
-                self.timestamp_bits,
-                self.datacenter_bits,
-                self.machine_bits,
-                self.sequence_bits,
-                self.epoch_ms
-            ),
+            None => f.write_str(&self.spec()),
         }
     }
 }

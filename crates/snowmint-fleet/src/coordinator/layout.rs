@@ -13,20 +13,6 @@ use snowmint::Layout;
 use super::engine::{Live, Shared};
 use super::{Backend, ClaimError, Timing};
 
-/// A layout as its record holds it: `T/D/M/S@EPOCH`, widths and epoch
-/// spelled out (never a preset's name), so that two spellings of one
-/// layout read alike.
-pub(super) fn record_text(layout: Layout) -> String {
-    format!(
-        "{}/{}/{}/{}@{}",
-        layout.timestamp_bits(),
-        layout.datacenter_bits(),
-        layout.machine_bits(),
-        layout.sequence_bits(),
-        layout.epoch_ms()
-    )
-}
-
 impl<B: Backend> Shared<B> {
     /// Checks that the fleet's recorded layout is this node's, recording
     /// it if the fleet has none yet.
@@ -36,7 +22,7 @@ impl<B: Backend> Shared<B> {
         timing: Timing,
     ) -> Result<(), ClaimError> {
         let path = self.paths.layout();
-        let ours = record_text(self.config.layout);
+        let ours = self.config.layout.spec();
         let read = self
             .step(timing.step_limit(), self.backend.read(&live.session, &path))
             .await?;
@@ -61,13 +47,13 @@ impl<B: Backend> Shared<B> {
                 path: path.clone(),
                 text: text.clone().into_owned(),
             })?;
-        if record_text(layout) == ours {
+        if layout.spec() == ours {
             Ok(())
         } else {
             Err(ClaimError::LayoutMismatch {
                 fleet: self.config.fleet().to_owned(),
                 path,
-                recorded: record_text(layout),
+                recorded: layout.spec(),
                 ours,
             })
         }
@@ -80,13 +66,13 @@ mod tests {
 
     #[test]
     fn records_spell_widths_and_epoch_out() {
-        assert_eq!(record_text(Layout::TWITTER), "41/5/5/12@1288834974657");
-        assert_eq!(record_text(Layout::DISCORD), "41/5/5/12@1420070400000");
+        assert_eq!(Layout::TWITTER.spec(), "41/5/5/12@1288834974657");
+        assert_eq!(Layout::DISCORD.spec(), "41/5/5/12@1420070400000");
         let custom = Layout::new(1_500_000_000_000, 41, 5, 7, 10).unwrap();
-        assert_eq!(record_text(custom), "41/5/7/10@1500000000000");
+        assert_eq!(custom.spec(), "41/5/7/10@1500000000000");
         // What a record holds reads back as the same layout.
         for layout in [Layout::TWITTER, Layout::DISCORD, custom] {
-            assert_eq!(record_text(layout).parse::<Layout>().unwrap(), layout);
+            assert_eq!(layout.spec().parse::<Layout>().unwrap(), layout);
         }
     }
 }

@@ -267,7 +267,7 @@ impl LayoutDescription {
         };
         LayoutDescription {
             layout: layout.to_string(),
-            spec: spec(layout),
+            spec: layout.spec(),
             epoch_ms: layout.epoch_ms(),
             epoch: format_time(layout.epoch_ms()).to_string(),
             timestamp_bits: layout.timestamp_bits(),
@@ -305,16 +305,4 @@ impl LayoutDescription {
             ],
         }
     }
-}
-
-/// The full `T/D/M/S@EPOCH` specification of `layout`, even for presets.
-pub(super) fn spec(layout: &Layout) -> String {
-    format!(
-        "{}/{}/{}/{}@{}",
-        layout.timestamp_bits(),
-        layout.datacenter_bits(),
-        layout.machine_bits(),
-        layout.sequence_bits(),
-        layout.epoch_ms()
-    )
 }

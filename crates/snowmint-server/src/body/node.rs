@@ -9,7 +9,6 @@ use snowmint_fleet::{ClaimState, CoordinatorStatus};
 use utoipa::ToSchema;
 use utoipa::openapi::schema::ObjectBuilder;
 
-use super::calc::spec;
 use super::one_of_names;
 use crate::issuer::Issuer;
 
@@ -132,7 +131,7 @@ impl NodeDescription {
             claim_floor_ms: claim.and_then(|c| c.floor_ms),
             claim_details: claim.map(|c| c.details.clone()),
             layout: layout.to_string(),
-            spec: spec(&layout),
+            spec: layout.spec(),
             epoch_ms: layout.epoch_ms(),
             clock_policy: policy.name(),
             clock_max_ms: policy.bound().map(|d| d.as_millis() as u64),

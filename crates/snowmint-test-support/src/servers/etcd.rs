@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use etcd_client::{Client, GetOptions};
 use snowmint_fleet::EtcdBackend;
@@ -12,8 +13,9 @@ use super::Cluster;
 use super::process::ServerProcess;
 use crate::net::free_port;
 use crate::temp::temp_dir;
+use crate::wait::within;
 
-const INSTALL: &str = "apt-get install etcd-server (or put an etcd 3.4+ binary on PATH)";
+pub(crate) const INSTALL: &str = "apt-get install etcd-server (or put an etcd 3.4+ binary on PATH)";
 
 /// A single-member etcd cluster on loopback ports.
 pub struct EtcdCluster {
@@ -22,16 +24,25 @@ pub struct EtcdCluster {
 
 impl EtcdCluster {
     async fn client(&self) -> Client {
-        Client::connect(
-            [format!("http://127.0.0.1:{}", self.process.addr().port())],
-            None,
-        )
-        .await
-        .expect("cannot connect to the test etcd")
+        connect(&[self.process.addr()]).await
     }
 }
 
-async fn healthy(port: u16) -> bool {
+/// The test's own client of the etcd members at `endpoints`.
+pub(crate) async fn connect(endpoints: &[SocketAddr]) -> Client {
+    let urls: Vec<String> = endpoints
+        .iter()
+        .map(|addr| format!("http://{addr}"))
+        .collect();
+    let what = "the test's own etcd client to connect";
+    within(what, Duration::from_secs(20), Client::connect(urls, None))
+        .await
+        .expect("cannot connect to the test etcd")
+}
+
+/// Whether the etcd member serving clients on `port` says it is healthy
+/// (in etcd 3.4: it has a leader and a quorum read succeeds).
+pub(crate) async fn healthy(port: u16) -> bool {
     let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)).await else {
         return false;
     };
@@ -85,42 +96,11 @@ impl Cluster for EtcdCluster {
     }
 
     async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {
-        let prefix = format!("/snowmint/{fleet}/slots/");
-        let listed = self
-            .client()
-            .await
-            .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
-            .await
-            .expect("cannot list the slot keys");
-        listed
-            .kvs()
-            .iter()
-            .map(|kv| {
-                let key = kv.key_str().expect("slot key is not UTF-8");
-                let slot = key.strip_prefix(&prefix).and_then(|n| n.parse().ok());
-                let slot = slot.unwrap_or_else(|| panic!("unexpected key {key}"));
-                (
-                    slot,
-                    kv.value_str().expect("holder is not UTF-8").to_owned(),
-                )
-            })
-            .collect()
+        slot_holders(&mut self.client().await, fleet).await
     }
 
     async fn stored_mark(&self, fleet: &str, slot: u64) -> Option<i64> {
-        let key = format!("/snowmint/{fleet}/hwm/{slot}");
-        let found = self
-            .client()
-            .await
-            .get(key, None)
-            .await
-            .expect("cannot read the mark");
-        found.kvs().first().map(|kv| {
-            kv.value_str()
-                .expect("mark is not UTF-8")
-                .parse()
-                .expect("mark is not a number")
-        })
+        stored_mark(&mut self.client().await, fleet, slot).await
     }
 
     async fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) {
@@ -146,4 +126,38 @@ impl Cluster for EtcdCluster {
     fn process(&self) -> &ServerProcess {
         &self.process
     }
+}
+
+/// The slot keys of `fleet` as etcd has them: slot -> holder.
+pub(crate) async fn slot_holders(client: &mut Client, fleet: &str) -> BTreeMap<u64, String> {
+    let prefix = format!("/snowmint/{fleet}/slots/");
+    let listed = client
+        .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
+        .await
+        .expect("cannot list the slot keys");
+    listed
+        .kvs()
+        .iter()
+        .map(|kv| {
+            let key = kv.key_str().expect("slot key is not UTF-8");
+            let slot = key.strip_prefix(&prefix).and_then(|n| n.parse().ok());
+            let slot = slot.unwrap_or_else(|| panic!("unexpected key {key}"));
+            (
+                slot,
+                kv.value_str().expect("holder is not UTF-8").to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The high-water mark of `slot` as etcd has it.
+pub(crate) async fn stored_mark(client: &mut Client, fleet: &str, slot: u64) -> Option<i64> {
+    let key = format!("/snowmint/{fleet}/hwm/{slot}");
+    let found = client.get(key, None).await.expect("cannot read the mark");
+    found.kvs().first().map(|kv| {
+        kv.value_str()
+            .expect("mark is not UTF-8")
+            .parse()
+            .expect("mark is not a number")
+    })
 }

@@ -1,6 +1,6 @@
 //! Real coordination servers for tests: etcd and ZooKeeper started on free
-//! loopback ports and killed on drop, and a TCP proxy that can cut a node
-//! off like a partition.
+//! loopback ports and killed on drop, alone or as three members, and a TCP
+//! proxy that can cut a node off like a partition.
 //!
 //! - [`Cluster`]: what a test needs from a coordination server, whichever
 //!   it is.
@@ -8,11 +8,14 @@
 //! - `etcd` (feature `etcd`), `zookeeper` (feature `zookeeper`): the two
 //!   servers. A missing server fails the test and says how to install it.
 //! - `proxy`: the partition.
+//! - `replicated`: a 3-member etcd cluster and a 3-server ZooKeeper
+//!   ensemble, whose members a test can kill, restart, pause and cut off.
 
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod process;
 pub mod proxy;
+pub mod replicated;
 #[cfg(feature = "zookeeper")]
 pub mod zookeeper;
 

@@ -16,7 +16,7 @@ use crate::net::free_port;
 use crate::temp::temp_dir;
 use crate::wait::within;
 
-const INSTALL: &str = "apt-get install zookeeper (it brings Java)";
+pub(crate) const INSTALL: &str = "apt-get install zookeeper (it brings Java)";
 /// Debian's ZooKeeper jar; its manifest names the jars it needs.
 const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
 /// A logging backend for ZooKeeper's slf4j calls (Debian's libslf4j-java).
@@ -32,22 +32,73 @@ pub struct ZooKeeperCluster {
 
 impl ZooKeeperCluster {
     async fn client(&self) -> Client {
-        let addr = format!("127.0.0.1:{}", self.process.addr().port());
-        let what = "the test's own ZooKeeper client to connect";
-        within(what, Duration::from_secs(20), Client::connect(&addr))
-            .await
-            .expect("cannot connect to the test ZooKeeper")
+        connect(&[self.process.addr()]).await
     }
 }
 
-async fn serving(port: u16) -> bool {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)).await else {
-        return false;
-    };
+/// The test's own client of the ZooKeeper servers at `servers`.
+pub(crate) async fn connect(servers: &[SocketAddr]) -> Client {
+    let hosts: Vec<String> = servers.iter().map(SocketAddr::to_string).collect();
+    let what = "the test's own ZooKeeper client to connect";
+    within(
+        what,
+        Duration::from_secs(20),
+        Client::connect(&hosts.join(",")),
+    )
+    .await
+    .expect("cannot connect to the test ZooKeeper")
+}
+
+/// What the ZooKeeper server on `port` answers to `srvr`, if it answers.
+pub(crate) async fn srvr(port: u16) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.ok()?;
     let mut answer = String::new();
-    stream.write_all(b"srvr").await.is_ok()
-        && stream.read_to_string(&mut answer).await.is_ok()
-        && answer.contains("Mode: standalone")
+    stream.write_all(b"srvr").await.ok()?;
+    stream.read_to_string(&mut answer).await.ok()?;
+    Some(answer)
+}
+
+/// The mode in an answer to `srvr` (`standalone`, `leader`, `follower`);
+/// none while the server is not serving requests.
+pub(crate) fn mode(answer: &str) -> Option<&str> {
+    answer
+        .lines()
+        .find_map(|line| line.strip_prefix("Mode: "))
+        .map(str::trim)
+}
+
+async fn serving(port: u16) -> bool {
+    srvr(port).await.as_deref().and_then(mode) == Some("standalone")
+}
+
+/// The classpath that runs ZooKeeper, checked to exist.
+pub(crate) fn classpath() -> String {
+    assert!(
+        Path::new(ZOOKEEPER_JAR).exists(),
+        "ZooKeeper is not installed ({ZOOKEEPER_JAR} is missing); install it with: {INSTALL}"
+    );
+    let mut classpath = ZOOKEEPER_JAR.to_owned();
+    if Path::new(SLF4J_SIMPLE_JAR).exists() {
+        classpath = format!("{classpath}:{SLF4J_SIMPLE_JAR}");
+    }
+    classpath
+}
+
+/// The Java arguments that run a ZooKeeper server from `config`: a small,
+/// quickly started JVM.
+pub(crate) fn java_args(config: &Path) -> Vec<String> {
+    [
+        "-Xmx256m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+        "-cp",
+        &classpath(),
+        "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+        &config.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 impl Cluster for ZooKeeperCluster {
@@ -56,10 +107,6 @@ impl Cluster for ZooKeeperCluster {
     const NAME: &'static str = "ZooKeeper";
 
     async fn start() -> ZooKeeperCluster {
-        assert!(
-            Path::new(ZOOKEEPER_JAR).exists(),
-            "ZooKeeper is not installed ({ZOOKEEPER_JAR} is missing); install it with: {INSTALL}"
-        );
         let dir = temp_dir("zookeeper");
         let client_port = free_port();
         let config = format!(
@@ -75,26 +122,10 @@ impl Cluster for ZooKeeperCluster {
         );
         let config_path = dir.path().join("zoo.cfg");
         std::fs::write(&config_path, config).expect("cannot write zoo.cfg");
-        let mut classpath = ZOOKEEPER_JAR.to_owned();
-        if Path::new(SLF4J_SIMPLE_JAR).exists() {
-            classpath = format!("{classpath}:{SLF4J_SIMPLE_JAR}");
-        }
-        let args: Vec<String> = [
-            "-Xmx256m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-            "-cp",
-            &classpath,
-            "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-            &config_path.display().to_string(),
-        ]
-        .map(String::from)
-        .to_vec();
         let process = ServerProcess::start(
             "ZooKeeper",
             "java",
-            &args,
+            &java_args(&config_path),
             dir,
             INSTALL,
             client_port,
@@ -109,42 +140,11 @@ impl Cluster for ZooKeeperCluster {
     }
 
     async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {
-        let client = self.client().await;
-        let dir = format!("/snowmint/{fleet}/slots");
-        let names = match client.list_children(&dir).await {
-            Ok(names) => names,
-            Err(Error::NoNode) => return BTreeMap::new(),
-            Err(err) => panic!("cannot list {dir}: {err}"),
-        };
-        let mut holders = BTreeMap::new();
-        for name in names {
-            let slot = name
-                .parse()
-                .unwrap_or_else(|_| panic!("unexpected znode {dir}/{name}"));
-            match client.get_data(&format!("{dir}/{name}")).await {
-                Ok((value, _)) => {
-                    holders.insert(slot, String::from_utf8(value).expect("holder is not UTF-8"));
-                }
-                // Gone between the listing and the read: not held.
-                Err(Error::NoNode) => {}
-                Err(err) => panic!("cannot read {dir}/{name}: {err}"),
-            }
-        }
-        holders
+        slot_holders(&self.client().await, fleet).await
     }
 
     async fn stored_mark(&self, fleet: &str, slot: u64) -> Option<i64> {
-        let path = format!("/snowmint/{fleet}/hwm/{slot}");
-        match self.client().await.get_data(&path).await {
-            Ok((value, _)) => Some(
-                String::from_utf8(value)
-                    .unwrap()
-                    .parse()
-                    .expect("mark is not a number"),
-            ),
-            Err(Error::NoNode) => None,
-            Err(err) => panic!("cannot read {path}: {err}"),
-        }
+        stored_mark(&self.client().await, fleet, slot).await
     }
 
     async fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) {
@@ -168,5 +168,45 @@ impl Cluster for ZooKeeperCluster {
 
     fn process(&self) -> &ServerProcess {
         &self.process
+    }
+}
+
+/// The slot znodes of `fleet` as ZooKeeper has them: slot -> holder.
+pub(crate) async fn slot_holders(client: &Client, fleet: &str) -> BTreeMap<u64, String> {
+    let dir = format!("/snowmint/{fleet}/slots");
+    let names = match client.list_children(&dir).await {
+        Ok(names) => names,
+        Err(Error::NoNode) => return BTreeMap::new(),
+        Err(err) => panic!("cannot list {dir}: {err}"),
+    };
+    let mut holders = BTreeMap::new();
+    for name in names {
+        let slot = name
+            .parse()
+            .unwrap_or_else(|_| panic!("unexpected znode {dir}/{name}"));
+        match client.get_data(&format!("{dir}/{name}")).await {
+            Ok((value, _)) => {
+                holders.insert(slot, String::from_utf8(value).expect("holder is not UTF-8"));
+            }
+            // Gone between the listing and the read: not held.
+            Err(Error::NoNode) => {}
+            Err(err) => panic!("cannot read {dir}/{name}: {err}"),
+        }
+    }
+    holders
+}
+
+/// The high-water mark of `slot` as ZooKeeper has it.
+pub(crate) async fn stored_mark(client: &Client, fleet: &str, slot: u64) -> Option<i64> {
+    let path = format!("/snowmint/{fleet}/hwm/{slot}");
+    match client.get_data(&path).await {
+        Ok((value, _)) => Some(
+            String::from_utf8(value)
+                .unwrap()
+                .parse()
+                .expect("mark is not a number"),
+        ),
+        Err(Error::NoNode) => None,
+        Err(err) => panic!("cannot read {path}: {err}"),
     }
 }
