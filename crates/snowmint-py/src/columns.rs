@@ -22,9 +22,9 @@ use crate::values;
 ///
 /// ``numpy.asarray(column)`` is an ``int64`` array over the same memory
 /// (no copy), and writable; ``pandas.Series(numpy.asarray(column),
-/// copy=False)`` and ``pandas.DataFrame(columns.to_dict(), copy=False)``
-/// keep it so. Without NumPy, ``column.tolist()`` and ``column[i]`` work
-/// as for any ``memoryview``.
+/// copy=False)`` and ``pandas.DataFrame({k: numpy.asarray(v) for k, v in
+/// columns.to_dict().items()}, copy=False)`` keep it so. Without NumPy,
+/// ``column.tolist()`` and ``column[i]`` work as for any ``memoryview``.
 ///
 /// >>> import snowmint
 /// >>> columns = snowmint.decode_many([1724551110457221118, 1724551110457221119])
