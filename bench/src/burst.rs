@@ -9,6 +9,7 @@
 //! summarised by its median.
 
 use std::hint::{self, black_box};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime};
 
 use crate::contenders::unix_ms;
@@ -57,6 +58,25 @@ pub fn time_clock_reads(len: usize, out: &mut Vec<u64>) -> f64 {
             black_box(SystemTime::now());
             count += 1;
             count
+        },
+        1,
+        len,
+        out,
+    )
+}
+
+/// Times one read of the system clock followed by one uncontended atomic
+/// read-modify-write (`fetch_add` on an `AtomicU64`), the same way as
+/// [`time_calls`]: the least a generator that reads the clock on every call
+/// and shares one atomic word between threads can cost.
+pub fn time_floor(len: usize, out: &mut Vec<u64>) -> f64 {
+    let counter = AtomicU64::new(0);
+    time_calls(
+        &mut || {
+            black_box(SystemTime::now());
+            // AcqRel, as a generator's exchange would use; the value keeps
+            // the burst's order check meaningful.
+            counter.fetch_add(1, Ordering::AcqRel) + 1
         },
         1,
         len,
@@ -130,6 +150,15 @@ pub struct Summary {
 /// Takes `rounds * per_round` samples of every subject, interleaved round by
 /// round, and summarises each subject's samples.
 pub fn measure(subjects: &mut [Subject<'_>], rounds: usize, per_round: usize) -> Vec<Summary> {
+    sample(subjects, rounds, per_round)
+        .iter_mut()
+        .map(|samples| summarise(samples))
+        .collect()
+}
+
+/// Takes `rounds * per_round` samples of every subject, interleaved round by
+/// round; returns every subject's samples, in ns per call.
+pub fn sample(subjects: &mut [Subject<'_>], rounds: usize, per_round: usize) -> Vec<Vec<f64>> {
     let mut samples = vec![Vec::with_capacity(rounds * per_round); subjects.len()];
     for _ in 0..rounds {
         for (subject, samples) in subjects.iter_mut().zip(&mut samples) {
@@ -139,15 +168,16 @@ pub fn measure(subjects: &mut [Subject<'_>], rounds: usize, per_round: usize) ->
         }
     }
     samples
-        .into_iter()
-        .map(|mut samples| {
-            samples.sort_by(f64::total_cmp);
-            let at = |fraction: f64| samples[((samples.len() - 1) as f64 * fraction) as usize];
-            Summary {
-                median: at(0.5),
-                p10: at(0.1),
-                p90: at(0.9),
-            }
-        })
-        .collect()
+}
+
+/// The median and spread of `samples` (sorted in place; at least one).
+pub fn summarise(samples: &mut [f64]) -> Summary {
+    assert!(!samples.is_empty(), "a summary needs at least one sample");
+    samples.sort_by(f64::total_cmp);
+    let at = |fraction: f64| samples[((samples.len() - 1) as f64 * fraction) as usize];
+    Summary {
+        median: at(0.5),
+        p10: at(0.1),
+        p90: at(0.9),
+    }
 }

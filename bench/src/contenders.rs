@@ -298,3 +298,14 @@ pub const SONYFLAKE: Spec = Spec {
     epoch_ms: 1_409_529_600_000,
     starts_a_thread: false,
 };
+
+/// Every contender, in the order the tables list them.
+pub const ALL: [&Spec; 7] = [
+    &SNOWMINT,
+    &FERROID_SYSTEM,
+    &SNOWFLAKE_ME,
+    &SNOWFLAKED,
+    &RS_SNOWFLAKE,
+    &SONYFLAKE,
+    &FERROID_MONOTONIC,
+];

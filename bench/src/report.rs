@@ -22,13 +22,32 @@ pub struct Row {
     pub burst_len: usize,
 }
 
-/// What one read of the system clock costs, the two ways the table uses.
+/// What one read of the system clock costs, the two ways the table uses,
+/// and the floor of a generator that reads it.
 #[derive(Debug, Clone, Copy)]
 pub struct Clocks {
     /// `SystemTime::now()` alone.
     pub now: Summary,
     /// `SystemTime::now()` turned into Unix milliseconds.
     pub unix_ms: Summary,
+    /// `SystemTime::now()` and one uncontended atomic read-modify-write.
+    pub floor: Summary,
+}
+
+/// How the burst part names its reference subjects (the clock reads, the
+/// floor, the batch calls), in the generator's report and in its `--tsv`
+/// records.
+pub mod label {
+    /// `SystemTime::now()` alone.
+    pub const NOW: &str = "SystemTime::now()";
+    /// `SystemTime::now()` as Unix milliseconds.
+    pub const UNIX_MS: &str = "SystemTime::now() as Unix ms";
+    /// `SystemTime::now()` and one atomic `fetch_add`.
+    pub const FLOOR: &str = "SystemTime::now() + AtomicU64::fetch_add";
+    /// snowmint's batch call.
+    pub const SNOWMINT_BATCH: &str = "snowmint next_ids";
+    /// snowflake_me's batch call.
+    pub const SNOWFLAKE_ME_BATCH: &str = "snowflake_me next_ids_into";
 }
 
 /// The 1, 5 and 15 minute load averages, as `/proc/loadavg` gives them.

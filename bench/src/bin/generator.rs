@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p snowmint-bench --bin generator -- \
-//!     [--seconds S] [--sustained-rounds N] [--busy N] [--rounds R] [--only NAME,...]
+//!     [--seconds S] [--sustained-rounds N] [--busy N] [--rounds R] [--only NAME,...] [--tsv]
 //! ```
 //!
 //! `--seconds` is the length of each sustained run (default 5),
@@ -14,7 +14,10 @@
 //! a loaded machine), `--rounds` the number of interleaved rounds of
 //! burst samples (default 40, 25 samples per contender each), `--only`
 //! keeps the contenders whose name contains one of the NAMEs (for quick looks; the
-//! published table uses all).
+//! published table uses all). `--tsv` prints every measurement as one
+//! tab-separated record per line instead, for `profiles` (which runs this
+//! binary as built by several profiles and tabulates them side by side);
+//! with it, `--sustained-rounds 0` and `--rounds 0` skip that part.
 
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -23,7 +26,7 @@ use std::time::Duration;
 use snowmint::SnowflakeId;
 use snowmint_bench::burst::{self, Subject, Summary};
 use snowmint_bench::contenders::{self, Shared, Spec, Unshared};
-use snowmint_bench::report::{self, Clocks, Row};
+use snowmint_bench::report::{self, Clocks, Row, label};
 use snowmint_bench::sustained::{self, Buffers, Busy, Sustained};
 
 /// What `--help` prints.
@@ -31,13 +34,15 @@ const USAGE: &str = "\
 Measures snowmint's generator and its peers in one run; prints the markdown
 for BENCHMARKS.md.
 
-Usage: generator [--seconds S] [--sustained-rounds N] [--busy N] [--rounds R] [--only NAME,...]
+Usage: generator [--seconds S] [--sustained-rounds N] [--busy N] [--rounds R] [--only NAME,...] [--tsv]
 
   --seconds S            length of each sustained run (0.1..=60, default 5)
   --sustained-rounds N   sustained runs per contender and thread count (1..=20, default 5)
   --busy N               threads spinning beside the sustained runs (0..=16, default 0)
   --rounds R             interleaved rounds of burst samples (1..=1000, default 40)
   --only NAME,...        only the contenders whose name contains one of the NAMEs
+  --tsv                  one tab-separated record per measurement instead of markdown;
+                         then --sustained-rounds 0 and --rounds 0 skip that part
 
 Example: target/release/generator --only snowmint,ferroid --sustained-rounds 3";
 
@@ -52,6 +57,7 @@ struct Options {
     busy: usize,
     rounds: usize,
     only: Option<String>,
+    tsv: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -61,6 +67,7 @@ fn options() -> Result<Options, String> {
         busy: 0,
         rounds: 40,
         only: None,
+        tsv: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -79,9 +86,10 @@ fn options() -> Result<Options, String> {
                 options.sustained_rounds = text
                     .parse()
                     .ok()
-                    .filter(|r| (1..=20).contains(r))
+                    .filter(|r| (0..=20).contains(r))
                     .ok_or(format!(
-                        "--sustained-rounds {text}: expected a whole number in 1..=20"
+                        "--sustained-rounds {text}: expected a whole number in 1..=20 \
+                         (0 with --tsv)"
                     ))?;
             }
             "--busy" => {
@@ -97,18 +105,28 @@ fn options() -> Result<Options, String> {
                 options.rounds =
                     text.parse()
                         .ok()
-                        .filter(|r| (1..=1000).contains(r))
+                        .filter(|r| (0..=1000).contains(r))
                         .ok_or(format!(
-                            "--rounds {text}: expected a whole number in 1..=1000"
+                            "--rounds {text}: expected a whole number in 1..=1000 (0 with --tsv)"
                         ))?;
             }
             "--only" => options.only = Some(value()?),
+            "--tsv" => options.tsv = true,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument {other} (see --help)")),
         }
+    }
+    // The markdown report needs both parts; only `profiles` skips one.
+    if !options.tsv && options.sustained_rounds == 0 {
+        return Err(
+            "--sustained-rounds 0: expected a whole number in 1..=20 (0 with --tsv)".into(),
+        );
+    }
+    if !options.tsv && options.rounds == 0 {
+        return Err("--rounds 0: expected a whole number in 1..=1000 (0 with --tsv)".into());
     }
     Ok(options)
 }
@@ -254,18 +272,22 @@ fn main() -> ExitCode {
     eprintln!("bursts: {} rounds", options.rounds);
     let mut clock_out = Vec::with_capacity(BURST);
     let mut clock_ms_out = Vec::with_capacity(BURST);
+    let mut floor_out = Vec::with_capacity(BURST);
     let mut batch_out: Vec<SnowflakeId> = Vec::with_capacity(BURST);
     let batch_generator = contenders::snowmint();
     let mut me_batch_out = Vec::with_capacity(BURST);
     let me_batch_generator = contenders::snowflake_me();
     let mut subjects = vec![
-        Subject::new("SystemTime::now()", move || {
+        Subject::new(label::NOW, move || {
             burst::time_clock_reads(BURST, &mut clock_out)
         }),
-        Subject::new("SystemTime::now() as Unix ms", move || {
+        Subject::new(label::UNIX_MS, move || {
             burst::time_clock_ms_reads(BURST, &mut clock_ms_out)
         }),
-        Subject::new("snowmint next_ids", move || {
+        Subject::new(label::FLOOR, move || {
+            burst::time_floor(BURST, &mut floor_out)
+        }),
+        Subject::new(label::SNOWMINT_BATCH, move || {
             let mut fill = |count, out: &mut Vec<SnowflakeId>| {
                 batch_generator
                     .next_ids(count, out)
@@ -273,7 +295,7 @@ fn main() -> ExitCode {
             };
             burst::time_batch(&mut fill, BURST, &mut batch_out)
         }),
-        Subject::new("snowflake_me next_ids_into", move || {
+        Subject::new(label::SNOWFLAKE_ME_BATCH, move || {
             let mut fill = |count, out: &mut Vec<_>| {
                 me_batch_generator
                     .next_ids_into(count, out)
@@ -286,12 +308,25 @@ fn main() -> ExitCode {
     let burst_lens: Vec<usize> = entries.iter().map(|entry| entry.burst_len).collect();
     let specs: Vec<&'static Spec> = entries.iter().map(|entry| entry.spec).collect();
     subjects.extend(entries.into_iter().map(|entry| entry.burst));
-    let summaries = burst::measure(&mut subjects, options.rounds, PER_ROUND);
+    let mut samples = burst::sample(&mut subjects, options.rounds, PER_ROUND);
+    if options.tsv {
+        print_tsv(
+            &load_before,
+            &specs,
+            &one_thread,
+            &two_threads,
+            &subjects,
+            &samples,
+        );
+        return ExitCode::SUCCESS;
+    }
+    let summaries: Vec<Summary> = samples.iter_mut().map(|s| burst::summarise(s)).collect();
     let clocks = Clocks {
         now: summaries[0],
         unix_ms: summaries[1],
+        floor: summaries[2],
     };
-    let (snowmint_batch, me_batch) = (summaries[2], summaries[3]);
+    let (snowmint_batch, me_batch) = (summaries[3], summaries[4]);
 
     let rows: Vec<Row> = specs
         .iter()
@@ -354,6 +389,11 @@ fn print_report(
             "`SystemTime::now()` as Unix ms (`duration_since`, `as_millis`)",
             &clocks.unix_ms,
         ),
+        (
+            "`SystemTime::now()` and one `AtomicU64::fetch_add` (the floor of a \
+             generator that reads the clock and shares one atomic word)",
+            &clocks.floor,
+        ),
     ] {
         println!(
             "- {what}: {:.1} ({:.1}–{:.1})",
@@ -406,4 +446,58 @@ fn print_report(
     }
     println!();
     print!("{}", report::details(rows));
+}
+
+/// The `--tsv` records: the load average before and after, one record per
+/// sustained run, one per burst sample.
+///
+/// - `load\tbefore|after\tONE FIVE FIFTEEN`
+/// - `sustained\tCONTENDER\tTHREADS\tROUND\tRATIO\tIDS_PER_SECOND\tDUPLICATES\tOUT_OF_ORDER\tOFF_CLOCK\tFAILURE`
+///   (`-` when none)
+/// - `sample\tSUBJECT\tNS_PER_CALL`
+fn print_tsv(
+    load_before: &str,
+    specs: &[&'static Spec],
+    one_thread: &[Vec<Sustained>],
+    two_threads: &[Vec<Sustained>],
+    subjects: &[Subject<'_>],
+    samples: &[Vec<f64>],
+) {
+    use std::io::Write as _;
+
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut write = || -> std::io::Result<()> {
+        writeln!(out, "load\tbefore\t{load_before}")?;
+        for (spec, runs) in specs.iter().zip(one_thread.iter().zip(two_threads)) {
+            for (round, run) in runs.0.iter().enumerate().chain(runs.1.iter().enumerate()) {
+                let failure = run
+                    .failure
+                    .as_deref()
+                    .unwrap_or("-")
+                    .replace(['\t', '\n'], " ");
+                writeln!(
+                    out,
+                    "sustained\t{}\t{}\t{}\t{:.6}\t{:.0}\t{}\t{}\t{}\t{failure}",
+                    spec.name,
+                    run.threads,
+                    round + 1,
+                    run.ratio(spec),
+                    run.ids_per_second(spec),
+                    run.duplicates,
+                    run.order_violations,
+                    run.off_clock,
+                )?;
+            }
+        }
+        for (subject, samples) in subjects.iter().zip(samples) {
+            for sample in samples {
+                writeln!(out, "sample\t{}\t{sample:.3}", subject.label)?;
+            }
+        }
+        writeln!(out, "load\tafter\t{}", report::load_average())?;
+        out.flush()
+    };
+    if let Err(error) = write() {
+        eprintln!("error: writing the records: {error}");
+    }
 }

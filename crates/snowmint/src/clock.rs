@@ -65,12 +65,16 @@ thread_local! {
     /// The millisecond this thread's last clock reading fell in: its start,
     /// its end (exclusive) and its number.
     ///
-    /// Turning a `SystemTime` into milliseconds costs about a third as much
-    /// as reading it (two calls into std and a division), while comparing a
-    /// reading with the bounds of the last millisecond costs next to nothing
-    /// — and a busy generator reads the clock thousands of times within one
-    /// millisecond. The clock is still read on every call, and the answer is
-    /// exact: a reading outside the bounds, later or earlier, is converted.
+    /// Turning a `SystemTime` into milliseconds goes through
+    /// `duration_since`, which std does not inline even with link-time
+    /// optimisation: it adds about 45% to a read in a default release
+    /// build and about 10% with LTO, however the milliseconds are then
+    /// computed. Comparing a reading with the bounds of the last
+    /// millisecond inlines and adds 2–4% — and a busy generator reads
+    /// the clock thousands of times within one millisecond (BENCHMARKS.md,
+    /// "Reading the clock"). The clock is still read on every call, and the
+    /// answer is exact: a reading outside the bounds, later or earlier, is
+    /// converted.
     static LAST_MILLISECOND: Cell<(SystemTime, SystemTime, i64)> =
         const { Cell::new((UNIX_EPOCH, UNIX_EPOCH, 0)) };
 }

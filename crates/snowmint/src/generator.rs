@@ -338,6 +338,7 @@ impl<C: Clock> GeneratorBuilder<C> {
         Ok(Generator {
             next: CachePadded(AtomicU64::new(next)),
             node_bits,
+            epoch_ms: layout.epoch_ms(),
             sequence_bits: layout.sequence_bits(),
             timestamp_shift: layout.timestamp_shift(),
             max_offset: layout.max(Field::Timestamp),
@@ -392,6 +393,7 @@ pub struct Generator<C = SystemClock> {
     /// Datacenter and machine, already shifted into place.
     node_bits: u64,
     // The layout's numbers the hot path needs, copied out of it once.
+    epoch_ms: i64,
     sequence_bits: u8,
     timestamp_shift: u8,
     max_offset: u64,
@@ -456,6 +458,20 @@ pub(crate) enum Plan {
     PastEnd,
 }
 
+/// The common case of [`plan`] for one ID, decided with a comparison: the
+/// pair to take when the clock's millisecond `now` (already checked to be in
+/// `0..=max_offset`) is at or past the state word's and has room left.
+/// `None` leaves the decision to [`plan`] (used up, behind, borrowing).
+///
+/// The larger of `next` and the first pair of `now` is the pair [`plan`]
+/// would start at; it belongs to `now` exactly when `next` is not ahead of
+/// the clock.
+#[inline(always)]
+pub(crate) fn plan_one(next: u64, now: u64, sequence_bits: u8) -> Option<u64> {
+    let start = next.max(now << sequence_bits);
+    (start >> sequence_bits == now).then_some(start)
+}
+
 /// Decides one attempt: pure, so that it can be tested and model-checked on
 /// its own. Inlined: it is the hot path's only logic.
 ///
@@ -518,8 +534,7 @@ impl<C: Clock> Generator<C> {
     /// ```
     #[inline]
     pub fn next_id(&self) -> Result<SnowflakeId, Error> {
-        let (start, _) = self.take(1, true, None)?;
-        Ok(self.id_of(start))
+        self.take_one(true, None)
     }
 
     /// The next ID if it can be had without waiting, read from the clock
@@ -580,8 +595,7 @@ impl<C: Clock> Generator<C> {
     /// # Ok::<(), snowmint::Error>(())
     /// ```
     pub fn next_id_at(&self, now_ms: i64) -> Result<SnowflakeId, Error> {
-        let (start, _) = self.take(1, false, Some(now_ms))?;
-        Ok(self.id_of(start))
+        self.take_one(false, Some(now_ms))
     }
 
     /// Up to `max` IDs from one millisecond, taken with one compare-and-swap
@@ -641,6 +655,52 @@ impl<C: Clock> Generator<C> {
             }
         }
         Ok(())
+    }
+
+    /// One ID: the common case inline, everything else out of line.
+    ///
+    /// The common case is one load, one clock reading and one
+    /// compare-and-swap: the clock is inside the layout, at or past the
+    /// state word's millisecond, and that millisecond has room
+    /// ([`plan_one`]). Anything else — another thread won the exchange, the
+    /// millisecond is used up, the clock is behind or outside the layout —
+    /// starts over in [`take_one_slow`](Generator::take_one_slow), which
+    /// decides with the full [`plan`]. Kept this small so that it inlines
+    /// into callers whatever the build profile: a call, a stack frame and a
+    /// `Result` written through memory cost as much as the rest of it.
+    #[inline(always)]
+    fn take_one(&self, wait: bool, fixed_now: Option<i64>) -> Result<SnowflakeId, Error> {
+        // Acquire, and the clock read after it: see `take`.
+        let next = self.next.load(Ordering::Acquire);
+        let now_ms = match fixed_now {
+            Some(now_ms) => now_ms,
+            None => self.clock.now_ms(),
+        };
+        // One comparison checks both ends of the layout: a reading before
+        // the epoch wraps to at least 2^63 as a `u64`, past `max_offset`
+        // (the epoch plus `max_offset` fits an `i64`, so no reading wraps
+        // back into range).
+        let now = now_ms.wrapping_sub(self.epoch_ms) as u64;
+        if now <= self.max_offset
+            && let Some(start) = plan_one(next, now, self.sequence_bits)
+            // Release on success, Acquire on failure: see `take`.
+            && self
+                .next
+                .compare_exchange_weak(next, start + 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            return Ok(self.id_of(start));
+        }
+        self.take_one_slow(wait, fixed_now)
+    }
+
+    /// [`take_one`](Generator::take_one) when its common case did not apply:
+    /// a fresh attempt through the full loop.
+    #[cold]
+    #[inline(never)]
+    fn take_one_slow(&self, wait: bool, fixed_now: Option<i64>) -> Result<SnowflakeId, Error> {
+        let (start, _) = self.take(1, wait, fixed_now)?;
+        Ok(self.id_of(start))
     }
 
     /// The core loop: takes up to `want` pairs; returns `(start, end)`.
@@ -957,6 +1017,81 @@ mod tests {
                 end: pack(MAX + 1, 0)
             }
         );
+    }
+
+    proptest::proptest! {
+        /// The inline common case takes exactly what `plan` takes for one ID
+        /// at the clock's millisecond, and leaves every other case to it, for
+        /// any sequence width, near the start and near the end of the layout.
+        #[test]
+        fn plan_one_is_the_common_case_of_plan(
+            sequence_bits in 1u8..=21,
+            now in proptest::prop_oneof![0u64..6, (MAX - 5)..=MAX],
+            ahead in -3i64..=3,
+            sequence in 0u64..(1 << 21),
+            borrow_ms in proptest::option::of(0u64..4),
+        ) {
+            let sequence = sequence & ((1 << sequence_bits) - 1);
+            let next_offset = now.saturating_add_signed(ahead).min(MAX + 1);
+            let next = if next_offset == MAX + 1 {
+                // Past the last instant only the first pair can be the state.
+                next_offset << sequence_bits
+            } else {
+                next_offset << sequence_bits | sequence
+            };
+            let full = plan(next, now, 1, sequence_bits, MAX, borrow_ms);
+            match plan_one(next, now, sequence_bits) {
+                Some(start) => proptest::prop_assert_eq!(
+                    full,
+                    Plan::Take { start, end: start + 1 }
+                ),
+                None => proptest::prop_assert!(
+                    !matches!(full, Plan::Take { start, .. } if start >> sequence_bits == now),
+                    "plan took at the clock's millisecond: {full:?}"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn readings_outside_the_layout_are_refused_at_both_ends() {
+        // The common case checks the range with one wrapping comparison; the
+        // readings that could fool it are the extremes of `i64`, with the
+        // epoch at either end of what a 41-bit layout allows.
+        let widest = i64::MAX - MAX as i64;
+        for epoch_ms in [0, Layout::TWITTER.epoch_ms(), widest] {
+            let layout = Layout::TWITTER.with_epoch(epoch_ms).expect("valid epoch");
+            let last = layout.last_instant_ms();
+            let generator = Generator::builder(layout, Node::default())
+                .clock(crate::ManualClock::new(0))
+                .build()
+                .expect("valid generator");
+            for before in [i64::MIN, i64::MIN + 1, epoch_ms - 1] {
+                if before < epoch_ms {
+                    let result = generator.next_id_at(before);
+                    assert!(
+                        matches!(result, Err(Error::TimestampBeforeEpoch { .. })),
+                        "epoch {epoch_ms}, reading {before}: {result:?}"
+                    );
+                }
+            }
+            if last < i64::MAX {
+                for after in [last + 1, i64::MAX] {
+                    let result = generator.next_id_at(after);
+                    assert!(
+                        matches!(result, Err(Error::TimestampPastEnd { .. })),
+                        "epoch {epoch_ms}, reading {after}: {result:?}"
+                    );
+                }
+            }
+            for inside in [epoch_ms, last] {
+                let id = generator
+                    .next_id_at(inside)
+                    .expect("a reading inside the layout");
+                assert_eq!(layout.timestamp_ms(id), inside);
+            }
+            assert_eq!(generator.stats(), GeneratorStats::default());
+        }
     }
 
     #[test]
