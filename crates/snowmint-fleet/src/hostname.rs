@@ -66,6 +66,19 @@ pub fn system_hostname() -> Result<String, FleetError> {
 mod tests {
     use super::*;
 
+    /// A hostname is outside input (`--hostname`, `SNOWMINT_HOSTNAME`): a
+    /// long one is cut in the message, as every echoed value is.
+    #[test]
+    fn a_long_hostname_is_cut_in_the_message() {
+        let long = format!("{}-x", "a".repeat(500));
+        let message = ordinal(&long).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!("hostname \"{}...\"", "a".repeat(40))),
+            "{message}"
+        );
+        assert!(message.len() < 200, "{message}");
+    }
+
     #[test]
     fn ordinals() {
         assert_eq!(ordinal("ids-0").unwrap(), 0);

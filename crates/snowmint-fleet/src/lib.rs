@@ -225,7 +225,7 @@ pub enum FleetError {
         pid: Option<u32>,
     },
     /// A hostname that yields no slot.
-    #[error("hostname {hostname:?}: {reason}")]
+    #[error("hostname {:?}: {reason}", snowmint::echo(.hostname))]
     Hostname {
         /// The hostname.
         hostname: String,

@@ -32,9 +32,6 @@ pub enum ServeError {
     /// Node identity or durability.
     #[error(transparent)]
     Fleet(#[from] FleetError),
-    /// Coordinator settings the claim engine cannot use.
-    #[error(transparent)]
-    Coordinator(#[from] snowmint_fleet::ConfigError),
     /// Sockets, files. The message is the context alone: the I/O error is
     /// the source, which error reports print after it.
     #[error("{context}")]

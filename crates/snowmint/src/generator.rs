@@ -540,6 +540,42 @@ impl<C: Clock> Generator<C> {
         self.take_one(true, None)
     }
 
+    /// The next ID if it can be had without waiting, read from the clock
+    /// as [`next_id`](Generator::next_id) does.
+    ///
+    /// Where `next_id` would wait it returns at once instead:
+    ///
+    /// - this millisecond's sequence is used up: [`Error::SequenceExhausted`];
+    /// - the clock is behind under a `Wait` policy: [`Error::ClockBehind`],
+    ///   as `Refuse` would (and counted as a refusal in
+    ///   [`stats`](Generator::stats)).
+    ///
+    /// Otherwise it is `next_id`. It is for callers that must not block
+    /// while they hold something others wait for (a Python binding holding
+    /// the interpreter's lock): they try this first, and only on those two
+    /// errors let go and call `next_id`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Error, Generator, Layout, ManualClock, Node};
+    ///
+    /// let clock = ManualClock::new(1_700_000_000_000);
+    /// let generator = Generator::builder(Layout::TWITTER, Node::default())
+    ///     .clock(clock.clone())
+    ///     .build()?;
+    /// generator.next_ids(4096, &mut Vec::new())?; // all of this millisecond
+    /// assert!(matches!(generator.try_next_id(), Err(Error::SequenceExhausted { .. })));
+    /// clock.advance(1);
+    /// assert_eq!(Layout::TWITTER.timestamp_ms(generator.try_next_id()?), 1_700_000_000_001);
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    #[inline]
+    pub fn try_next_id(&self) -> Result<SnowflakeId, Error> {
+        let (start, _) = self.take(1, false, None)?;
+        Ok(self.id_of(start))
+    }
+
     /// The next ID for an explicit clock reading `now_ms`; never waits.
     ///
     /// The twin of [`next_id`](Generator::next_id) for callers that own the

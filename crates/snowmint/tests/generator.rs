@@ -101,6 +101,51 @@ fn explicit_time_calls_never_wait() {
     assert_eq!(decode(g.next_id_at(T0 + 1).unwrap()).sequence, 0);
 }
 
+/// `try_next_id` is `next_id` except that it returns where `next_id` would
+/// wait: on exhaustion, and on a regression under `Wait`.
+#[test]
+fn try_next_id_never_waits() {
+    let clock = ManualClock::new(T0);
+    let wait = ClockPolicy::Wait {
+        max: Duration::from_secs(5),
+    };
+    let g = generator(&clock, wait);
+    let first = g.try_next_id().unwrap();
+    assert_eq!(decode(first).timestamp_ms, T0);
+    assert_eq!(decode(first).sequence, 0);
+    g.next_ids(4095, &mut Vec::new()).unwrap();
+    assert_eq!(
+        g.try_next_id().unwrap_err(),
+        Error::SequenceExhausted {
+            timestamp_ms: T0,
+            ids_per_ms: 4096
+        }
+    );
+    assert_eq!(g.stats().exhaustion_waits, 0, "it did not wait");
+    clock.set(T0 + 1);
+    let next = g.try_next_id().unwrap();
+    assert_eq!(
+        (decode(next).timestamp_ms, decode(next).sequence),
+        (T0 + 1, 0)
+    );
+    // Behind, within the Wait bound: refused at once rather than waited for.
+    clock.set(T0 - 3);
+    let started = Instant::now();
+    assert_eq!(
+        g.try_next_id().unwrap_err(),
+        Error::ClockBehind {
+            last_ms: T0 + 1,
+            now_ms: T0 - 3
+        }
+    );
+    assert!(started.elapsed() < Duration::from_secs(5), "it waited");
+    // The waiting call still waits the regression out.
+    let mover = advance_later(&clock, Duration::from_millis(50), T0 + 2);
+    let after = g.next_id().unwrap();
+    mover.join().unwrap();
+    assert_eq!(decode(after).timestamp_ms, T0 + 2);
+}
+
 #[test]
 fn regression_is_refused_with_both_timestamps_and_recovers() {
     let clock = ManualClock::new(T0);

@@ -49,6 +49,13 @@ pub(super) struct Live<S> {
     pub(super) id: String,
 }
 
+/// A session that could not be released when it ended, and the slot key it
+/// held (if it held one).
+struct Unreleased<S> {
+    live: Arc<Live<S>>,
+    key: Option<String>,
+}
+
 /// What the engine holds, behind one lock.
 pub(super) struct Inner<S> {
     /// The open session, kept here (not only in the task) so that
@@ -131,14 +138,41 @@ impl<B: Backend> Shared<B> {
     pub(super) async fn run(self: Arc<Self>) {
         let mut backoff = Backoff::new(self.config.ttl());
         let mut picker = SlotPicker::new(&self.config.holder);
+        // A session that could not be released when it ended (no quorum,
+        // no connection), with the key it held.
+        let mut unreleased: Option<Unreleased<B::Session>> = None;
         loop {
             if let Some((live, opened_at)) = self.open_session().await {
+                if let Some(old) = unreleased.take() {
+                    self.release_late(&old).await;
+                }
                 let reason = self
                     .serve(&live, opened_at, &mut backoff, &mut picker)
                     .await;
-                self.end_session(&live, &reason).await;
+                unreleased = self.end_session(&live, &reason).await;
             }
             tokio::time::sleep(backoff.next()).await;
+        }
+    }
+
+    /// Releases a session that ended while the coordinator could not be
+    /// told, now that it answers again: otherwise its key would keep the
+    /// slot from everyone (this node included) until the lease or session
+    /// expires, and an etcd leader elected meanwhile renews every lease for
+    /// a whole TTL. The claim itself ended long before (fenced); releasing
+    /// only deletes a key that is still the old session's.
+    async fn release_late(&self, old: &Unreleased<B::Session>) {
+        let Unreleased { live, key } = old;
+        let limit = Timing { ttl: live.ttl }.step_limit();
+        let release = self.backend.release(&live.session, key.as_deref());
+        // Otherwise it expires by itself in the end.
+        if let Ok(Ok(())) = tokio::time::timeout(limit, release).await {
+            tracing::info!(
+                coordinator = %self.url,
+                session = %live.id,
+                "released the previous {}, which could not be released when it ended",
+                B::SESSION_NAME
+            );
         }
     }
 
@@ -444,8 +478,14 @@ impl<B: Backend> Shared<B> {
 
     /// Gives a session up: fenced, then released if the coordinator still
     /// answers (a lease that outlived the deadline would otherwise keep the
-    /// slot from everyone until it expires).
-    async fn end_session(&self, live: &Arc<Live<B::Session>>, reason: &ClaimError) {
+    /// slot from everyone until it expires). Returns the session and its
+    /// key when the release failed, to be tried again once a new session
+    /// is open.
+    async fn end_session(
+        &self,
+        live: &Arc<Live<B::Session>>,
+        reason: &ClaimError,
+    ) -> Option<Unreleased<B::Session>> {
         let held = {
             let mut inner = self.lock();
             inner.session = None;
@@ -455,8 +495,14 @@ impl<B: Backend> Shared<B> {
         self.lose(reason);
         let key = held.map(|held| self.paths.slot(held.slot));
         let limit = Timing { ttl: live.ttl }.step_limit();
-        let _ =
-            tokio::time::timeout(limit, self.backend.release(&live.session, key.as_deref())).await;
+        match tokio::time::timeout(limit, self.backend.release(&live.session, key.as_deref())).await
+        {
+            Ok(Ok(())) => None,
+            Ok(Err(_)) | Err(_) => Some(Unreleased {
+                live: Arc::clone(live),
+                key,
+            }),
+        }
     }
 
     /// Publishes a fenced state; `false` if the node was already fenced

@@ -11,7 +11,7 @@
 //!   always waiting for a slot, so that a fault that frees a slot hands it
 //!   to another process (the case the high-water mark is for).
 //! - Each node is given every member, each through a proxy of its own
-//!   ([`MemberProxies`]), so that one node's link can be cut alone.
+//!   ([`MemberProxies`](crate::servers::replicated::MemberProxies)), so that one node's link can be cut alone.
 //! - Every node process runs under libfaketime, reading its clock's offset
 //!   from a file at every reading (`FAKETIME_TIMESTAMP_FILE`,
 //!   `FAKETIME_NO_CACHE=1`), so that the test can step the clock of a

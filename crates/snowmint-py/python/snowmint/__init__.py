@@ -1,0 +1,54 @@
+"""Twitter-style Snowflake IDs, by snowmint's Rust core.
+
+A Snowflake ID is a 63-bit integer made of, from the most significant bit
+down, a timestamp (milliseconds since an epoch), a datacenter, a machine
+and a sequence number. ``Layout`` says which bits mean what and encodes
+and decodes; ``Generator`` makes IDs for one node; ``decode_many`` decodes
+a column at once; ``to_text`` and ``from_text`` write and read the hex,
+base32 and base58 forms.
+
+>>> import snowmint
+>>> snowmint.Layout.TWITTER.encode(1700000000000, datacenter=7, machine=13, sequence=4095)
+1724551110457221119
+>>> snowmint.Layout.TWITTER.decode(1724551110457221119)
+Parts(timestamp_ms=1700000000000, datacenter=7, machine=13, sequence=4095)
+>>> generator = snowmint.Generator(datacenter=7, machine=13)
+>>> generator.next_id() < generator.next_id()
+True
+"""
+
+from ._snowmint import (
+    MAX_ID,
+    Columns,
+    Generator,
+    Layout,
+    ManualClock,
+    Parts,
+    decode_many,
+    from_text,
+    to_text,
+)
+from .errors import (
+    ClockBehindError,
+    InvalidIdError,
+    InvalidValueError,
+    OutOfRangeError,
+    SnowmintError,
+)
+
+__all__ = [
+    "MAX_ID",
+    "Columns",
+    "Generator",
+    "Layout",
+    "ManualClock",
+    "Parts",
+    "decode_many",
+    "from_text",
+    "to_text",
+    "ClockBehindError",
+    "InvalidIdError",
+    "InvalidValueError",
+    "OutOfRangeError",
+    "SnowmintError",
+]

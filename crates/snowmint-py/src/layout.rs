@@ -1,0 +1,334 @@
+//! `Layout` and `Parts`: which bits mean what, and the fields of one ID.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyRange, PyTuple};
+use snowmint::{Field, Layout, Parts};
+
+use crate::columns::{self, Columns};
+use crate::errors::OrRaise;
+use crate::values;
+
+/// An ID format: an epoch and the widths of the four fields.
+///
+/// From the most significant bit down an ID holds a 0 bit, the timestamp
+/// (milliseconds since the epoch), the datacenter, the machine and the
+/// sequence. ``Layout.TWITTER`` (41/5/5/12 bits, epoch 2010-11-04) is the
+/// default everywhere; ``Layout.DISCORD`` has the same widths and the epoch
+/// 2015-01-01; ``Layout.parse`` reads any other.
+///
+/// >>> from snowmint import Layout
+/// >>> Layout.TWITTER.encode(1700000000000, 7, 13, 4095)
+/// 1724551110457221119
+/// >>> Layout.TWITTER.decode(1724551110457221119)
+/// Parts(timestamp_ms=1700000000000, datacenter=7, machine=13, sequence=4095)
+/// >>> Layout.DISCORD.decode(175928847299117063).time
+/// datetime.datetime(2016, 4, 30, 11, 18, 25, 796000, tzinfo=datetime.timezone.utc)
+#[pyclass(module = "snowmint", name = "Layout", frozen, eq, hash, from_py_object)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PyLayout(pub Layout);
+
+#[pymethods]
+impl PyLayout {
+    /// Twitter's layout: 41-bit timestamp, 5-bit datacenter, 5-bit machine,
+    /// 12-bit sequence, epoch 1288834974657 (2010-11-04T01:42:54.657Z).
+    #[classattr]
+    const TWITTER: PyLayout = PyLayout(Layout::TWITTER);
+
+    /// Discord's layout: Twitter's widths, epoch 1420070400000
+    /// (2015-01-01T00:00:00Z).
+    #[classattr]
+    const DISCORD: PyLayout = PyLayout(Layout::DISCORD);
+
+    /// Reads a layout: a preset name (``twitter``, ``discord``, in any case)
+    /// or widths ``T/D/M/S`` adding up to 63, either optionally followed by
+    /// ``@EPOCH`` (Unix milliseconds or RFC 3339). Raises
+    /// ``InvalidValueError`` (field ``layout``) for anything else.
+    ///
+    /// >>> Layout.parse("discord") == Layout.DISCORD
+    /// True
+    /// >>> custom = Layout.parse("42/0/10/11@2020-09-13T12:26:40Z")
+    /// >>> custom
+    /// Layout.parse('42/0/10/11@1600000000000')
+    /// >>> custom.ids_per_ms, custom.node_count
+    /// (2048, 1024)
+    /// >>> Layout.parse("41/5/5/13")
+    /// Traceback (most recent call last):
+    ///     ...
+    /// snowmint.errors.InvalidValueError: invalid layout: widths 41+5+5+13 add up to 64 bits, not 63
+    #[staticmethod]
+    fn parse(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<PyLayout> {
+        let spec: String = text.extract()?;
+        spec.parse::<Layout>()
+            .map(PyLayout)
+            .or_raise(py, Some(text))
+    }
+
+    /// The names of the preset layouts.
+    ///
+    /// >>> Layout.preset_names()
+    /// ['twitter', 'discord']
+    #[staticmethod]
+    fn preset_names() -> Vec<&'static str> {
+        Layout::preset_names().collect()
+    }
+
+    /// The preset's name (``"twitter"``, ``"discord"``), or ``None`` for a
+    /// custom layout.
+    #[getter]
+    fn name(&self) -> Option<&'static str> {
+        self.0.name()
+    }
+
+    /// The epoch, in Unix milliseconds.
+    #[getter]
+    fn epoch_ms(&self) -> i64 {
+        self.0.epoch_ms()
+    }
+
+    /// Width of the timestamp field, in bits.
+    #[getter]
+    fn timestamp_bits(&self) -> u8 {
+        self.0.timestamp_bits()
+    }
+
+    /// Width of the datacenter field, in bits.
+    #[getter]
+    fn datacenter_bits(&self) -> u8 {
+        self.0.datacenter_bits()
+    }
+
+    /// Width of the machine field, in bits.
+    #[getter]
+    fn machine_bits(&self) -> u8 {
+        self.0.machine_bits()
+    }
+
+    /// Width of the sequence field, in bits.
+    #[getter]
+    fn sequence_bits(&self) -> u8 {
+        self.0.sequence_bits()
+    }
+
+    /// How many IDs one node can make per millisecond: 2 ** sequence_bits.
+    #[getter]
+    fn ids_per_ms(&self) -> u64 {
+        self.0.ids_per_ms()
+    }
+
+    /// How many (datacenter, machine) pairs the layout has room for.
+    #[getter]
+    fn node_count(&self) -> u64 {
+        self.0.node_count()
+    }
+
+    /// The last instant an ID can carry, in Unix milliseconds.
+    ///
+    /// >>> Layout.TWITTER.last_instant_ms
+    /// 3487858230208
+    #[getter]
+    fn last_instant_ms(&self) -> i64 {
+        self.0.last_instant_ms()
+    }
+
+    /// Encodes the fields into an ID.
+    ///
+    /// ``timestamp`` is Unix milliseconds (an int) or an aware ``datetime``
+    /// (cut to the millisecond). A field out of range raises
+    /// ``OutOfRangeError`` naming it, with the valid range in ``min`` and
+    /// ``max``.
+    ///
+    /// >>> from datetime import datetime, timezone
+    /// >>> when = datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)
+    /// >>> Layout.TWITTER.encode(when, datacenter=7, machine=13, sequence=4095)
+    /// 1724551110457221119
+    /// >>> Layout.TWITTER.encode(when, datacenter=32, machine=0, sequence=0)
+    /// Traceback (most recent call last):
+    ///     ...
+    /// snowmint.errors.OutOfRangeError: datacenter 32 is out of range (0..=31)
+    fn encode(
+        &self,
+        py: Python<'_>,
+        timestamp: &Bound<'_, PyAny>,
+        datacenter: &Bound<'_, PyAny>,
+        machine: &Bound<'_, PyAny>,
+        sequence: &Bound<'_, PyAny>,
+    ) -> PyResult<u64> {
+        let layout = &self.0;
+        let parts = Parts {
+            timestamp_ms: values::instant(py, layout, timestamp)?,
+            datacenter: values::field(py, layout, Field::Datacenter, datacenter)?,
+            machine: values::field(py, layout, Field::Machine, machine)?,
+            sequence: values::field(py, layout, Field::Sequence, sequence)?,
+        };
+        layout
+            .encode(parts)
+            .map(|id| id.as_u64())
+            .or_raise(py, None)
+    }
+
+    /// Decodes an ID (an int in 0 ..= 2**63 - 1) into its fields.
+    ///
+    /// >>> parts = Layout.TWITTER.decode(1724551110457221119)
+    /// >>> parts.timestamp_ms, parts.datacenter, parts.machine, parts.sequence
+    /// (1700000000000, 7, 13, 4095)
+    /// >>> Layout.TWITTER.decode(-1)
+    /// Traceback (most recent call last):
+    ///     ...
+    /// snowmint.errors.OutOfRangeError: ID -1 is out of range (0..=9223372036854775807)
+    fn decode(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<PyParts> {
+        let id = values::id(py, id)?;
+        Ok(PyParts(self.0.decode(id)))
+    }
+
+    /// Decodes a column of IDs at once; see ``snowmint.decode_many``.
+    fn decode_many(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<Columns> {
+        columns::decode_many(py, &self.0, ids)
+    }
+
+    /// The IDs whose timestamp lies in ``start ..= end`` (both included;
+    /// ints of Unix milliseconds or aware datetimes), as a ``range``:
+    /// ``WHERE id BETWEEN r[0] AND r[-1]`` selects what was made then.
+    ///
+    /// >>> r = Layout.TWITTER.id_range(1700000000000, 1700000000999)
+    /// >>> r[0], r[-1]
+    /// (1724551110456246272, 1724551114650550271)
+    /// >>> 1724551110457221119 in r
+    /// True
+    fn id_range<'py>(
+        &self,
+        py: Python<'py>,
+        start: &Bound<'py, PyAny>,
+        end: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let layout = &self.0;
+        let from_ms = values::instant(py, layout, start)?;
+        let to_ms = values::instant(py, layout, end)?;
+        let range = layout.id_range(from_ms, to_ms).or_raise(py, None)?;
+        // Built from Python ints: the stop can be 2**63, past any isize.
+        let (first, last) = (range.start().as_u64(), range.end().as_u64());
+        py.get_type::<PyRange>().call1((first, last + 1))
+    }
+
+    fn __str__(&self) -> String {
+        self.0.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        self.repr()
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let parse = slf.get_type().getattr("parse")?;
+        Ok((parse, (slf.get().0.to_string(),)))
+    }
+}
+
+impl PyLayout {
+    /// How the layout is written in Python: `Layout.TWITTER`, or
+    /// `Layout.parse('...')` with the text that reads it back.
+    pub fn repr(&self) -> String {
+        match self.0.name() {
+            Some(name) => format!("Layout.{}", name.to_uppercase()),
+            None => format!("Layout.parse('{}')", self.0),
+        }
+    }
+}
+
+/// The arguments `Parts(...)` takes, in order.
+type PartsArgs = (i64, u64, u64, u64);
+
+/// The fields of one ID, as ``Layout.decode`` gives them: a frozen value
+/// that compares and hashes by its fields.
+///
+/// ``timestamp_ms`` is Unix milliseconds (not counted from the layout's
+/// epoch); ``time`` is the same instant as an aware ``datetime`` in UTC.
+///
+/// >>> from snowmint import Layout, Parts
+/// >>> parts = Layout.TWITTER.decode(1724551110457221119)
+/// >>> parts.time
+/// datetime.datetime(2023, 11, 14, 22, 13, 20, tzinfo=datetime.timezone.utc)
+/// >>> parts == Parts(1700000000000, 7, 13, 4095)
+/// True
+/// >>> parts.machine = 3
+/// Traceback (most recent call last):
+///     ...
+/// AttributeError: ...
+#[pyclass(
+    module = "snowmint",
+    name = "Parts",
+    frozen,
+    eq,
+    hash,
+    skip_from_py_object
+)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PyParts(pub Parts);
+
+#[pymethods]
+impl PyParts {
+    #[new]
+    fn new(timestamp_ms: i64, datacenter: u64, machine: u64, sequence: u64) -> PyParts {
+        PyParts(Parts {
+            timestamp_ms,
+            datacenter,
+            machine,
+            sequence,
+        })
+    }
+
+    /// For ``match`` statements: ``case Parts(ms, dc, machine, seq)``.
+    #[classattr]
+    fn __match_args__(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
+        PyTuple::new(py, ["timestamp_ms", "datacenter", "machine", "sequence"])
+    }
+
+    /// When the ID was made, in milliseconds since 1970-01-01T00:00:00Z.
+    #[getter]
+    fn timestamp_ms(&self) -> i64 {
+        self.0.timestamp_ms
+    }
+
+    /// The same instant as an aware ``datetime`` in UTC.
+    #[getter]
+    fn time<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        values::datetime(py, self.0.timestamp_ms)
+    }
+
+    /// The datacenter id.
+    #[getter]
+    fn datacenter(&self) -> u64 {
+        self.0.datacenter
+    }
+
+    /// The machine id within the datacenter.
+    #[getter]
+    fn machine(&self) -> u64 {
+        self.0.machine
+    }
+
+    /// The sequence number within the millisecond.
+    #[getter]
+    fn sequence(&self) -> u64 {
+        self.0.sequence
+    }
+
+    fn __repr__(&self) -> String {
+        let Parts {
+            timestamp_ms,
+            datacenter,
+            machine,
+            sequence,
+        } = self.0;
+        format!(
+            "Parts(timestamp_ms={timestamp_ms}, datacenter={datacenter}, machine={machine}, sequence={sequence})"
+        )
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, PartsArgs)> {
+        let p = slf.get().0;
+        Ok((
+            slf.get_type().into_any(),
+            (p.timestamp_ms, p.datacenter, p.machine, p.sequence),
+        ))
+    }
+}

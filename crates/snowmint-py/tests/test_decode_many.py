@@ -1,0 +1,166 @@
+"""decode_many agrees with decode on a million random IDs, from a list,
+from array('q') and array('Q'), and from NumPy; its columns reach NumPy
+without a copy."""
+
+import os
+import sys
+from array import array
+
+import pytest
+
+import snowmint
+from snowmint import Layout, OutOfRangeError
+
+MAX_ID = 2**63 - 1
+COUNT = 1_000_000
+
+
+def numpy_or_skip():
+    """NumPy if installed. scripts/test installs it and sets
+    SNOWMINT_REQUIRE_NUMPY=1, which turns its absence into a failure."""
+    try:
+        import numpy
+    except ImportError:
+        if os.environ.get("SNOWMINT_REQUIRE_NUMPY") == "1":
+            pytest.fail("numpy is not installed: pip install numpy (scripts/test does)")
+        pytest.skip("numpy is not installed")
+    return numpy
+
+
+@pytest.fixture(scope="module")
+def ids():
+    import random
+
+    seed = int(os.environ.get("SNOWMINT_TEST_SEED", random.randrange(2**32)))
+    print(f"random seed {seed} (replay with SNOWMINT_TEST_SEED={seed})")
+    rng = random.Random(seed)
+    return [0, MAX_ID] + [rng.randrange(MAX_ID + 1) for _ in range(COUNT - 2)]
+
+
+def assert_agrees(columns, ids, layout):
+    assert len(columns) == len(ids)
+    for name in ("timestamp_ms", "datacenter", "machine", "sequence"):
+        column = getattr(columns, name)
+        assert (column.format, column.itemsize, column.ndim) == ("q", 8, 1)
+        assert len(column) == len(ids)
+    decoded = [layout.decode(i) for i in ids]
+    assert columns.timestamp_ms.tolist() == [p.timestamp_ms for p in decoded]
+    assert columns.datacenter.tolist() == [p.datacenter for p in decoded]
+    assert columns.machine.tolist() == [p.machine for p in decoded]
+    assert columns.sequence.tolist() == [p.sequence for p in decoded]
+
+
+@pytest.mark.parametrize("name", ["twitter", "discord", "42/0/10/11@1600000000000"])
+def test_from_a_list(ids, name):
+    layout = Layout.parse(name)
+    assert_agrees(layout.decode_many(ids), ids, layout)
+
+
+def test_from_arrays(ids):
+    assert_agrees(snowmint.decode_many(array("q", ids)), ids, Layout.TWITTER)
+    assert_agrees(snowmint.decode_many(array("Q", ids), Layout.DISCORD), ids, Layout.DISCORD)
+
+
+def test_from_other_iterables():
+    ids = [1724551110457221119, 5, 0]
+    assert_agrees(snowmint.decode_many(tuple(ids)), ids, Layout.TWITTER)
+    assert_agrees(snowmint.decode_many(iter(ids)), ids, Layout.TWITTER)
+    assert_agrees(snowmint.decode_many(range(1000, 1100)), list(range(1000, 1100)), Layout.TWITTER)
+    assert len(snowmint.decode_many([])) == 0
+    assert snowmint.decode_many(array("q")).sequence.tolist() == []
+
+
+def test_from_numpy(ids):
+    np = numpy_or_skip()
+    for dtype in ("int64", "uint64", "<i8", ">i8", ">u8"):
+        column = np.array(ids, dtype=dtype)
+        assert_agrees(snowmint.decode_many(column), ids, Layout.TWITTER)
+    # A strided view is read in its order.
+    every_third = np.array(ids, dtype=np.int64)[::3]
+    assert_agrees(snowmint.decode_many(every_third), ids[::3], Layout.TWITTER)
+
+
+def test_columns_reach_numpy_without_a_copy():
+    np = numpy_or_skip()
+    columns = snowmint.decode_many([1724551110457221119, 175928847299117063])
+    timestamps = np.asarray(columns.timestamp_ms)
+    assert timestamps.dtype == np.int64
+    assert timestamps.tolist() == [1700000000000, 175928847299117063 // 2**22 + 1288834974657]
+    # The array is a view of the column's memory: a write shows through.
+    timestamps[0] = 42
+    assert columns.timestamp_ms[0] == 42
+    sequence = np.frombuffer(columns.sequence, dtype=np.int64)
+    sequence[1] = -7
+    assert columns.sequence.tolist()[1] == -7
+
+
+def test_columns_reach_pandas_without_a_copy():
+    numpy_or_skip()
+    try:
+        import pandas as pd
+    except ImportError:
+        if os.environ.get("SNOWMINT_REQUIRE_NUMPY") == "1":
+            pytest.fail("pandas is not installed: pip install pandas (scripts/test does)")
+        pytest.skip("pandas is not installed")
+    import numpy as np
+
+    columns = snowmint.decode_many([1724551110457221118, 1724551110457221119])
+    frame = pd.DataFrame({k: np.asarray(v) for k, v in columns.to_dict().items()}, copy=False)
+    assert list(frame.columns) == ["timestamp_ms", "datacenter", "machine", "sequence"]
+    assert frame["sequence"].tolist() == [4094, 4095]
+    series = pd.Series(np.asarray(columns.machine), copy=False)
+    assert np.shares_memory(series.to_numpy(), np.asarray(columns.machine))
+    assert np.shares_memory(frame["timestamp_ms"].to_numpy(), np.asarray(columns.timestamp_ms))
+
+
+@pytest.mark.parametrize(
+    "column, index, value",
+    [
+        ([1, 2, -3], 2, -3),
+        ([2**63], 0, 2**63),
+        (array("q", [5, -1]), 1, -1),
+        (array("Q", [0, 0, 2**64 - 1]), 2, 2**64 - 1),
+    ],
+)
+def test_an_id_out_of_range_is_reported_with_its_index(column, index, value):
+    with pytest.raises(OutOfRangeError) as caught:
+        snowmint.decode_many(column)
+    error = caught.value
+    assert (error.field, error.value, error.min, error.max, error.index) == (
+        "id",
+        value,
+        0,
+        MAX_ID,
+        index,
+    )
+    assert str(error) == f"ID {value} is out of range (0..={MAX_ID}) (at index {index})"
+
+
+def test_buffers_that_are_not_64_bit_integers_are_refused():
+    for column in (array("i", [1, 2]), array("d", [1.0]), b"12345678", bytearray(16)):
+        with pytest.raises(TypeError, match="64-bit integers"):
+            snowmint.decode_many(column)
+    # Raw bytes go through when cast.
+    raw = array("q", [1724551110457221119]).tobytes()
+    assert snowmint.decode_many(memoryview(raw).cast("q")).machine.tolist() == [13]
+    two_d = memoryview(array("q", [1, 2, 3, 4]).tobytes()).cast("q", (2, 2))
+    with pytest.raises(TypeError, match="one-dimensional"):
+        snowmint.decode_many(two_d)
+
+
+def test_numpy_is_not_needed():
+    """The package imports and decodes without NumPy (checked in a child
+    interpreter that cannot import it)."""
+    import subprocess
+
+    script = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "import snowmint\n"
+        "c = snowmint.decode_many([1724551110457221119])\n"
+        "print(c.sequence.tolist())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[4095]"

@@ -1,0 +1,227 @@
+"""Encoding and decoding: the worked example of the format, both ways, and
+round trips of random IDs against the real `snowmint` command line."""
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+import snowmint
+from snowmint import Layout, Parts
+
+from conftest import run_cli
+
+# The worked example of the format (DESIGN.md): these numbers come from the
+# specification, not from this package.
+EXAMPLE_MS = 1700000000000
+EXAMPLE_ID = 1724551110457221119
+MAX_ID = 2**63 - 1
+
+
+def test_worked_example_encodes():
+    assert Layout.TWITTER.encode(EXAMPLE_MS, 7, 13, 4095) == EXAMPLE_ID
+    assert (
+        Layout.TWITTER.encode(
+            timestamp=EXAMPLE_MS, datacenter=7, machine=13, sequence=4095
+        )
+        == EXAMPLE_ID
+    )
+    # The same instant as an aware datetime, in UTC and in another zone.
+    utc = datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)
+    tokyo = utc.astimezone(timezone(timedelta(hours=9)))
+    assert Layout.TWITTER.encode(utc, 7, 13, 4095) == EXAMPLE_ID
+    assert Layout.TWITTER.encode(tokyo, 7, 13, 4095) == EXAMPLE_ID
+    # Microseconds are cut to the millisecond, towards the past.
+    late = utc + timedelta(microseconds=999)
+    assert Layout.TWITTER.encode(late, 7, 13, 4095) == EXAMPLE_ID
+    early = utc - timedelta(microseconds=1)
+    assert Layout.TWITTER.encode(early, 7, 13, 4095) == EXAMPLE_ID - (1 << 22)
+
+
+def test_worked_example_decodes():
+    parts = Layout.TWITTER.decode(EXAMPLE_ID)
+    assert (parts.timestamp_ms, parts.datacenter, parts.machine, parts.sequence) == (
+        EXAMPLE_MS,
+        7,
+        13,
+        4095,
+    )
+    assert parts.time == datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)
+    assert parts.time.tzinfo is timezone.utc
+    assert parts == Parts(EXAMPLE_MS, 7, 13, 4095)
+    assert hash(parts) == hash(Parts(EXAMPLE_MS, 7, 13, 4095))
+    assert parts != Parts(EXAMPLE_MS, 7, 13, 4094)
+
+
+def test_parts_are_frozen():
+    parts = Layout.TWITTER.decode(EXAMPLE_ID)
+    for name in ("timestamp_ms", "datacenter", "machine", "sequence", "time"):
+        with pytest.raises(AttributeError):
+            setattr(parts, name, 1)
+    # What `case Parts(ms, datacenter, machine, sequence)` binds.
+    assert tuple(getattr(parts, name) for name in Parts.__match_args__) == (
+        EXAMPLE_MS,
+        7,
+        13,
+        4095,
+    )
+
+
+def test_text_encodings_of_the_worked_example():
+    # Hex: 16 digits; base32: Crockford, 13 digits; base58: Bitcoin's alphabet.
+    assert snowmint.to_text(EXAMPLE_ID, "hex") == format(EXAMPLE_ID, "016x")
+    assert snowmint.from_text(format(EXAMPLE_ID, "X"), "hex") == EXAMPLE_ID
+    assert snowmint.from_text("0x" + format(EXAMPLE_ID, "x"), "hex") == EXAMPLE_ID
+    assert snowmint.to_text(EXAMPLE_ID) == str(EXAMPLE_ID)
+    assert snowmint.from_text(str(EXAMPLE_ID)) == EXAMPLE_ID
+    crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+    digits, n = "", EXAMPLE_ID
+    for _ in range(13):
+        digits, n = crockford[n % 32] + digits, n // 32
+    assert snowmint.to_text(EXAMPLE_ID, "base32") == digits
+    assert snowmint.from_text(digits.lower(), "Base32") == EXAMPLE_ID
+
+
+def test_presets():
+    assert Layout.preset_names() == ["twitter", "discord"]
+    assert Layout.parse("twitter") == Layout.TWITTER
+    assert Layout.parse("DISCORD") == Layout.DISCORD
+    assert Layout.parse("twitter@1420070400000") == Layout.DISCORD
+    assert Layout.TWITTER.epoch_ms == 1288834974657
+    assert Layout.DISCORD.epoch_ms == 1420070400000
+    assert Layout.TWITTER.last_instant_ms == 1288834974657 + 2**41 - 1
+    assert Layout.TWITTER.name == "twitter"
+    assert Layout.parse("41/5/5/12@0").name is None
+    assert {Layout.TWITTER, Layout.parse("twitter")} == {Layout.TWITTER}
+    assert repr(Layout.DISCORD) == "Layout.DISCORD"
+    custom = Layout.parse("42/0/10/11@1600000000000")
+    assert eval(repr(custom), {"Layout": Layout}) == custom
+
+
+def test_pickle_round_trips():
+    import pickle
+
+    custom = Layout.parse("42/0/10/11@1600000000000")
+    parts = Layout.TWITTER.decode(EXAMPLE_ID)
+    assert pickle.loads(pickle.dumps(custom)) == custom
+    assert pickle.loads(pickle.dumps(Layout.TWITTER)) == Layout.TWITTER
+    assert pickle.loads(pickle.dumps(parts)) == parts
+
+
+def random_ids(rng, count):
+    """Random IDs over the whole range, with both ends."""
+    return [0, MAX_ID] + [rng.randrange(MAX_ID + 1) for _ in range(count - 2)]
+
+
+def utc_text(moment: datetime) -> str:
+    """RFC 3339 in UTC with milliseconds, as the CLI writes it."""
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+LAYOUTS = Layout.preset_names() + ["42/0/10/11@1600000000000", "39/3/7/14"]
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_round_trips_against_the_cli(snowmint_bin, rng, name):
+    """10,000 random IDs decode as `snowmint decode --format json` decodes
+    them, and encode back to themselves."""
+    layout = Layout.parse(name)
+    ids = random_ids(rng, 10_000)
+    done = run_cli(
+        snowmint_bin,
+        "decode",
+        "--format",
+        "json",
+        "--layout",
+        name,
+        input="".join(f"{i}\n" for i in ids),
+    )
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(records) == len(ids)
+    for id, record in zip(ids, records):
+        parts = layout.decode(id)
+        assert record["id"] == str(id)
+        assert (
+            parts.timestamp_ms,
+            parts.datacenter,
+            parts.machine,
+            parts.sequence,
+        ) == (
+            record["timestamp_ms"],
+            record["datacenter"],
+            record["machine"],
+            record["sequence"],
+        ), id
+        if parts.timestamp_ms <= 253402300799999:  # datetime ends in 9999
+            assert utc_text(parts.time) == record["time"], id
+        assert layout.encode(*(record[k] for k in ("timestamp_ms", "datacenter", "machine", "sequence"))) == id
+
+
+@pytest.mark.parametrize("encoding", ["decimal", "hex", "base32", "base58"])
+def test_text_encodings_against_the_cli(snowmint_bin, rng, encoding):
+    """10,000 random IDs are written as `snowmint decode --output ENCODING`
+    writes them, and read back."""
+    ids = random_ids(rng, 10_000)
+    done = run_cli(
+        snowmint_bin,
+        "decode",
+        "--format",
+        "csv",
+        "--no-header",
+        "--output",
+        encoding,
+        input="".join(f"{i}\n" for i in ids),
+    )
+    assert done.returncode == 0, done.stderr
+    texts = [line.split(",")[0] for line in done.stdout.splitlines()]
+    assert len(texts) == len(ids)
+    for id, text in zip(ids, texts):
+        assert snowmint.to_text(id, encoding) == text
+        assert snowmint.from_text(text, encoding) == id
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_layout_properties_match_the_cli(snowmint_bin, name):
+    done = run_cli(snowmint_bin, "layout", "--format", "json", "--layout", name)
+    assert done.returncode == 0, done.stderr
+    cli = json.loads(done.stdout)
+    layout = Layout.parse(name)
+    assert str(layout) == cli["layout"]
+    for key in (
+        "epoch_ms",
+        "timestamp_bits",
+        "datacenter_bits",
+        "machine_bits",
+        "sequence_bits",
+        "ids_per_ms",
+        "node_count",
+        "last_instant_ms",
+    ):
+        assert getattr(layout, key) == cli[key], key
+    assert Layout.parse(cli["spec"]) == layout
+
+
+def test_id_range_matches_the_cli(snowmint_bin, rng):
+    layout = Layout.TWITTER
+    for _ in range(20):
+        start = rng.randrange(layout.epoch_ms, layout.last_instant_ms + 1)
+        end = rng.randrange(start, min(start + 10**9, layout.last_instant_ms) + 1)
+        done = run_cli(
+            snowmint_bin, "range", "--from", str(start), "--to", str(end), "--format", "json"
+        )
+        assert done.returncode == 0, done.stderr
+        cli = json.loads(done.stdout)
+        ids = layout.id_range(start, end)
+        assert (ids[0], ids[-1]) == (int(cli["min"]), int(cli["max"]))
+        assert layout.decode(ids[0]).timestamp_ms == start
+        assert layout.decode(ids[-1]).timestamp_ms == end
+        if ids[0] > 0:
+            assert layout.decode(ids[0] - 1).timestamp_ms == start - 1
+        if ids[-1] < MAX_ID:
+            assert layout.decode(ids[-1] + 1).timestamp_ms == end + 1
+    # The very last instant: the range ends at the largest ID.
+    last = layout.id_range(layout.last_instant_ms, layout.last_instant_ms)
+    assert last[-1] == MAX_ID
+    start = datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)
+    assert layout.id_range(start, start) == layout.id_range(EXAMPLE_MS, EXAMPLE_MS)
