@@ -572,8 +572,7 @@ impl<C: Clock> Generator<C> {
     /// ```
     #[inline]
     pub fn try_next_id(&self) -> Result<SnowflakeId, Error> {
-        let (start, _) = self.take(1, false, None)?;
-        Ok(self.id_of(start))
+        self.take_one(false, None)
     }
 
     /// The next ID for an explicit clock reading `now_ms`; never waits.
