@@ -2,8 +2,8 @@
 //!
 //! A [`Coordinator`] claims a slot of the fleet, keeps it, fences the node
 //! when it cannot prove it still holds it, claims anew after a loss, and
-//! keeps the slot's high-water mark. What differs between etcd and
-//! ZooKeeper is only how each primitive is spoken, behind [`Backend`].
+//! keeps the slot's high-water mark. What differs between etcd, ZooKeeper
+//! and PostgreSQL is only how each primitive is spoken, behind [`Backend`].
 //!
 //! # Keys
 //!
@@ -111,7 +111,7 @@ pub use error::ClaimError;
 pub use fleet_name::FleetName;
 pub use slots::SlotRange;
 pub use status::{ClaimRecord, ClaimState, CoordinatorStatus};
-pub use url::CoordinatorUrl;
+pub use url::{CoordinatorUrl, PostgresUrl, SslMode};
 
 use crate::{BoxFuture, FleetError, NodeState, SlotSource};
 use engine::{Inner, Shared};
@@ -129,9 +129,9 @@ use timing::Timing;
 /// # Errors
 ///
 /// [`FleetError::Coordinator`] when this build lacks the backend (cargo
-/// features `etcd`, `zookeeper`) or there is no Tokio runtime.
+/// features `etcd`, `zookeeper`, `postgres`) or there is no Tokio runtime.
 #[cfg_attr(
-    not(any(feature = "etcd", feature = "zookeeper")),
+    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
     allow(unused_variables)
 )]
 pub fn connect(
@@ -149,7 +149,12 @@ pub fn connect(
             let backend = crate::zookeeper::ZooKeeperBackend::new(hosts.clone(), chroot.clone());
             Ok(Arc::new(Coordinator::start(backend, config)?))
         }
-        #[allow(unreachable_patterns)] // with both backends built in, no URL lacks support
+        #[cfg(feature = "postgres")]
+        CoordinatorUrl::Postgres(target) => {
+            let backend = crate::postgres::PostgresBackend::new(target.clone());
+            Ok(Arc::new(Coordinator::start(backend, config)?))
+        }
+        #[allow(unreachable_patterns)] // with every backend built in, no URL lacks support
         other => Err(FleetError::Coordinator {
             coordinator: other.to_string(),
             message: format!(

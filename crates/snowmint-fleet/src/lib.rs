@@ -43,20 +43,28 @@
 //! - `etcd.rs` (feature `etcd`): [`EtcdBackend`], leases and transactions.
 //! - `zookeeper.rs` (feature `zookeeper`): [`ZooKeeperBackend`], ephemeral
 //!   znodes and sessions.
+//! - `postgres.rs` (feature `postgres`): `PostgresBackend`, rows of a
+//!   PostgreSQL database leased on its clock, and `postgres_schema`, the
+//!   tables' DDL.
 
 mod coordinator;
 #[cfg(feature = "etcd")]
 mod etcd;
+#[cfg(feature = "postgres")]
+mod postgres;
 #[cfg(feature = "zookeeper")]
 mod zookeeper;
 
 pub use coordinator::{
     Backend, BackendError, Cause, ClaimError, ClaimRecord, ClaimState, ConfigError, Coordinator,
     CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite, Holder,
-    MAX_FLEET_NAME, MAX_TTL, MIN_TTL, Opened, SlotRange, Versioned, connect, parse_claim_ttl,
+    MAX_FLEET_NAME, MAX_TTL, MIN_TTL, Opened, PostgresUrl, SlotRange, SslMode, Versioned, connect,
+    parse_claim_ttl,
 };
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresBackend, PostgresSession, postgres_schema};
 #[cfg(feature = "zookeeper")]
 pub use zookeeper::{ZooKeeperBackend, ZooKeeperSession};
 

@@ -31,7 +31,7 @@ pub(crate) fn io_reason(error: &io::Error) -> String {
 
 /// The words of the first I/O error among `error` and its sources, if any
 /// (see [`io_reason`]).
-#[cfg_attr(not(feature = "etcd"), allow(dead_code))]
+#[cfg_attr(not(any(feature = "etcd", feature = "postgres")), allow(dead_code))]
 pub(crate) fn io_cause(error: &(dyn Error + 'static)) -> Option<String> {
     let mut cause = Some(error);
     while let Some(error) = cause {

@@ -28,8 +28,9 @@ pub const MAX_FLEET_NAME: usize = 64;
 /// What the claim TTL is called in messages.
 const TTL_NAME: &str = "claim TTL";
 
-pub(super) const URL_FORMS: &str =
-    "etcd://HOST:PORT[,HOST:PORT...] or zk://HOST:PORT[,HOST:PORT...][/CHROOT]";
+pub(super) const URL_FORMS: &str = "etcd://HOST:PORT[,HOST:PORT...], \
+     zk://HOST:PORT[,HOST:PORT...][/CHROOT] or \
+     postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=...]";
 
 /// A configuration value that cannot be used; the message names the value
 /// and what is accepted.

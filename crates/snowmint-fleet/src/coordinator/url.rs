@@ -1,15 +1,21 @@
 //! Where the coordination service is: [`CoordinatorUrl`], read from
-//! `etcd://...` and `zk://...` URLs.
+//! `etcd://...`, `zk://...` and `postgres://...` URLs.
+
+mod postgres;
 
 use std::fmt;
 use std::str::FromStr;
 
 use super::config::ConfigError;
+pub use postgres::{PostgresUrl, SslMode};
 
 /// Where the coordination service is.
 ///
 /// - `etcd://HOST:PORT[,HOST:PORT...]`
 /// - `zk://HOST:PORT[,HOST:PORT...][/CHROOT]`
+/// - `postgres://USER[:PASSWORD]@HOST[:PORT][,HOST[:PORT]...]/DB[?PARAMS]`
+///   (or `postgresql://`), libpq's form; see [`PostgresUrl`]. Shown
+///   everywhere with the password as `***`.
 ///
 /// # Examples
 ///
@@ -44,14 +50,17 @@ pub enum CoordinatorUrl {
         /// A path every znode of snowmint lives under, such as `/apps`.
         chroot: Option<String>,
     },
+    /// A PostgreSQL database, whose tables hold the fleet's slots.
+    Postgres(PostgresUrl),
 }
 
 impl CoordinatorUrl {
-    /// The scheme's service name: `etcd` or `zookeeper`.
+    /// The scheme's service name: `etcd`, `zookeeper` or `postgres`.
     pub fn kind(&self) -> &'static str {
         match self {
             CoordinatorUrl::Etcd { .. } => "etcd",
             CoordinatorUrl::ZooKeeper { .. } => "zookeeper",
+            CoordinatorUrl::Postgres(_) => "postgres",
         }
     }
 }
@@ -61,12 +70,17 @@ impl FromStr for CoordinatorUrl {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let invalid = |reason: String| ConfigError::Url {
-            value: snowmint::echo(text),
+            value: snowmint::echo(&postgres::hide_password(text)),
             reason,
         };
         let (scheme, rest) = text
             .split_once("://")
             .ok_or_else(|| invalid("it has no scheme".into()))?;
+        if matches!(scheme, "postgres" | "postgresql") {
+            return PostgresUrl::parse(rest)
+                .map(CoordinatorUrl::Postgres)
+                .map_err(invalid);
+        }
         let (authority, path) = match rest.find('/') {
             Some(at) => (&rest[..at], Some(&rest[at..])),
             None => (rest, None),
@@ -88,7 +102,9 @@ impl FromStr for CoordinatorUrl {
                 };
                 Ok(CoordinatorUrl::ZooKeeper { hosts, chroot })
             }
-            other => Err(invalid(format!("scheme {other:?} is neither etcd nor zk"))),
+            other => Err(invalid(format!(
+                "scheme {other:?} is not etcd, zk or postgres"
+            ))),
         }
     }
 }
@@ -105,6 +121,7 @@ impl fmt::Display for CoordinatorUrl {
                     chroot.as_deref().unwrap_or("")
                 )
             }
+            CoordinatorUrl::Postgres(url) => url.fmt(f),
         }
     }
 }
@@ -160,7 +177,7 @@ mod tests {
             ("127.0.0.1:2379", "it has no scheme"),
             (
                 "http://127.0.0.1:2379",
-                "scheme \"http\" is neither etcd nor zk",
+                "scheme \"http\" is not etcd, zk or postgres",
             ),
             ("etcd://127.0.0.1", "endpoint \"127.0.0.1\" has no port"),
             ("etcd://:2379", "endpoint \":2379\" has no valid host"),
@@ -172,6 +189,10 @@ mod tests {
             ("etcd://a:1,", "endpoint \"\" has no port"),
             ("etcd://a:1/x", "etcd URLs take no path"),
             ("zk://a:1//x", "chroot \"//x\" has an empty"),
+            (
+                "postgres://ids@db:0/app",
+                "port 0 is out of range (1..=65535)",
+            ),
         ] {
             let err = text.parse::<CoordinatorUrl>().unwrap_err().to_string();
             assert!(
@@ -195,5 +216,29 @@ mod tests {
         );
         let url: CoordinatorUrl = "zk://a:2181/x/y/".parse().unwrap();
         assert_eq!(url.to_string(), "zk://a:2181/x/y");
+    }
+}
+
+#[cfg(test)]
+mod postgres_tests {
+    use super::*;
+
+    #[test]
+    fn postgres_urls_hide_their_password_in_errors_too() {
+        let url: CoordinatorUrl = "postgresql://ids:s3cret@db/app".parse().unwrap();
+        assert_eq!(url.kind(), "postgres");
+        assert_eq!(url.to_string(), "postgres://ids:***@db:5432/app");
+        assert!(!format!("{url:?}").contains("s3cret"));
+        let err = "postgres://ids:s3cret@db:99999/app"
+            .parse::<CoordinatorUrl>()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(
+                "coordinator URL \"postgres://ids:***@db:99999/app\" is invalid: port 99999"
+            ),
+            "{err}"
+        );
+        assert!(!err.contains("s3cret"), "{err}");
     }
 }

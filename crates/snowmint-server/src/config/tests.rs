@@ -161,7 +161,7 @@ fn hostname_and_coordinator_identities() {
     for (value, why) in [
         (
             "http://x:1",
-            "coordinator URL \"http://x:1\" is invalid: scheme \"http\" is neither etcd nor zk",
+            "coordinator URL \"http://x:1\" is invalid: scheme \"http\" is not etcd, zk or postgres",
         ),
         ("etcd://x", "endpoint \"x\" has no port"),
         ("zk://x:99999/app", "port 99999 is out of range (1..=65535)"),

@@ -1,0 +1,291 @@
+//! The tables, created if absent, the rights a node needs on them, and
+//! the statements each primitive runs, prepared once per connection.
+//!
+//! Every expiry is counted on the database's clock (`now()`, the start of
+//! the statement's transaction, which is one statement here), never on
+//! the node's.
+
+use tokio_postgres::{Client, Statement};
+
+use super::classify;
+use crate::coordinator::BackendError;
+
+/// The tables in schema `schema`, as `CREATE ... IF NOT EXISTS`
+/// statements: what a node runs when they are missing, and what an
+/// administrator can run by hand for a role that may not create them.
+///
+/// - `slots`: who holds each slot of each fleet, for which session, and
+///   until when (on the database's clock).
+/// - `marks`: each slot's high-water mark, and the version a
+///   compare-and-set names.
+/// - `fleets`: the layout each fleet's IDs are made in.
+///
+/// # Examples
+///
+/// ```
+/// let ddl = snowmint_fleet::postgres_schema("snowmint");
+/// assert!(ddl.starts_with("CREATE SCHEMA IF NOT EXISTS snowmint;\n"));
+/// assert!(ddl.contains("CREATE TABLE IF NOT EXISTS snowmint.slots ("));
+/// ```
+pub fn postgres_schema(schema: &str) -> String {
+    format!("CREATE SCHEMA IF NOT EXISTS {schema};\n{}", tables(schema))
+}
+
+fn tables(s: &str) -> String {
+    format!(
+        "\
+CREATE TABLE IF NOT EXISTS {s}.slots (
+    fleet      text        NOT NULL,
+    slot       bigint      NOT NULL,
+    holder     text        NOT NULL,
+    session    text        NOT NULL,
+    expires_at timestamptz NOT NULL,
+    PRIMARY KEY (fleet, slot)
+);
+CREATE TABLE IF NOT EXISTS {s}.marks (
+    fleet   text   NOT NULL,
+    slot    bigint NOT NULL,
+    mark_ms bigint NOT NULL,
+    version bigint NOT NULL,
+    PRIMARY KEY (fleet, slot)
+);
+CREATE TABLE IF NOT EXISTS {s}.fleets (
+    fleet  text PRIMARY KEY,
+    layout text NOT NULL
+);
+"
+    )
+}
+
+/// The tables and the rights a node needs on each.
+const NEEDS: [(&str, &[&str]); 3] = [
+    ("slots", &["SELECT", "INSERT", "UPDATE", "DELETE"]),
+    ("marks", &["SELECT", "INSERT", "UPDATE"]),
+    ("fleets", &["SELECT", "INSERT"]),
+];
+
+/// The statements of the primitives, prepared on one connection.
+pub(super) struct Statements {
+    /// (fleet) -> slot of every live claim.
+    pub(super) list: Statement,
+    /// (fleet, slot, holder, session, ttl_ms) -> a row if claimed: the
+    /// slot was free, or its lease had expired.
+    pub(super) claim: Statement,
+    /// (fleet, slot, session, ttl_ms) -> a row if the lease was still this
+    /// session's and is now extended.
+    pub(super) keep: Statement,
+    /// () -> the database's time; proves it answers.
+    pub(super) ping: Statement,
+    /// (fleet, slot, session) -> rows deleted.
+    pub(super) release: Statement,
+    /// (fleet, slot) -> (mark_ms, version).
+    pub(super) read_mark: Statement,
+    /// (fleet) -> layout.
+    pub(super) read_layout: Statement,
+    /// (fleet, layout) -> a row if created.
+    pub(super) create_layout: Statement,
+    /// (fleet, guard slot, session, slot, mark_ms, version) -> (guard
+    /// held, new version if written).
+    pub(super) update_mark: Statement,
+    /// (fleet, guard slot, session, slot, mark_ms) -> (guard held, new
+    /// version if written).
+    pub(super) create_mark: Statement,
+}
+
+/// The guard of a mark write: the slot row, still this session's and
+/// unexpired, locked against a concurrent take-over until the write
+/// commits.
+fn owner(s: &str) -> String {
+    format!(
+        "owner AS (SELECT slot FROM {s}.slots \
+         WHERE fleet = $1::text AND slot = $2::bigint AND session = $3::text AND expires_at >= now() \
+         FOR SHARE)"
+    )
+}
+
+/// Makes sure the tables exist and the role may use them, then prepares
+/// the statements.
+pub(super) async fn prepare(client: &Client, schema: &str) -> Result<Statements, BackendError> {
+    ensure_tables(client, schema).await?;
+    let s = schema;
+    let owner = owner(s);
+    let ttl = "now() + $5::bigint * interval '1 millisecond'";
+    let prepare = |sql: String| async move { client.prepare(&sql).await.map_err(classify) };
+    Ok(Statements {
+        list: prepare(format!(
+            "SELECT slot FROM {s}.slots WHERE fleet = $1::text AND expires_at >= now()"
+        ))
+        .await?,
+        claim: prepare(format!(
+            "INSERT INTO {s}.slots AS held (fleet, slot, holder, session, expires_at) \
+             VALUES ($1::text, $2::bigint, $3::text, $4::text, {ttl}) \
+             ON CONFLICT (fleet, slot) DO UPDATE \
+             SET holder = excluded.holder, session = excluded.session, expires_at = excluded.expires_at \
+             WHERE held.expires_at < now() \
+             RETURNING slot"
+        ))
+        .await?,
+        keep: prepare(format!(
+            "UPDATE {s}.slots SET expires_at = now() + $4::bigint * interval '1 millisecond' \
+             WHERE fleet = $1::text AND slot = $2::bigint AND session = $3::text AND expires_at >= now() \
+             RETURNING slot"
+        ))
+        .await?,
+        ping: prepare("SELECT now()".to_owned()).await?,
+        release: prepare(format!(
+            "DELETE FROM {s}.slots WHERE fleet = $1::text AND slot = $2::bigint AND session = $3::text"
+        ))
+        .await?,
+        read_mark: prepare(format!(
+            "SELECT mark_ms, version FROM {s}.marks WHERE fleet = $1::text AND slot = $2::bigint"
+        ))
+        .await?,
+        read_layout: prepare(format!(
+            "SELECT layout FROM {s}.fleets WHERE fleet = $1::text"
+        ))
+        .await?,
+        create_layout: prepare(format!(
+            "INSERT INTO {s}.fleets (fleet, layout) VALUES ($1::text, $2::text) \
+             ON CONFLICT (fleet) DO NOTHING RETURNING fleet"
+        ))
+        .await?,
+        update_mark: prepare(format!(
+            "WITH {owner}, written AS (\
+               UPDATE {s}.marks SET mark_ms = $5::bigint, version = version + 1 \
+               WHERE fleet = $1::text AND slot = $4::bigint AND version = $6::bigint \
+               AND EXISTS (SELECT 1 FROM owner) \
+               RETURNING version) \
+             SELECT EXISTS (SELECT 1 FROM owner), (SELECT version FROM written)"
+        ))
+        .await?,
+        create_mark: prepare(format!(
+            "WITH {owner}, written AS (\
+               INSERT INTO {s}.marks (fleet, slot, mark_ms, version) \
+               SELECT $1::text, $4::bigint, $5::bigint, 1 WHERE EXISTS (SELECT 1 FROM owner) \
+               ON CONFLICT (fleet, slot) DO NOTHING \
+               RETURNING version) \
+             SELECT EXISTS (SELECT 1 FROM owner), (SELECT version FROM written)"
+        ))
+        .await?,
+    })
+}
+
+/// What the database says of the schema and its tables, for this role.
+struct Found {
+    role: String,
+    database: String,
+    schema_exists: bool,
+    schema_usage: bool,
+    /// Per table of [`NEEDS`]: whether it exists, and the rights lacked.
+    tables: Vec<(bool, Vec<&'static str>)>,
+}
+
+async fn inspect(client: &Client, schema: &str) -> Result<Found, BackendError> {
+    let row = client
+        .query_one(
+            "SELECT current_user::text, current_database()::text, n.oid IS NOT NULL, \
+             COALESCE(has_schema_privilege(n.oid, 'USAGE'), false) \
+             FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1::text",
+            &[&schema],
+        )
+        .await
+        .map_err(classify)?;
+    let mut found = Found {
+        role: row.get(0),
+        database: row.get(1),
+        schema_exists: row.get(2),
+        schema_usage: row.get(3),
+        tables: Vec::new(),
+    };
+    for (table, rights) in NEEDS {
+        let mut lacked = Vec::new();
+        let row = client
+            .query_one(
+                "SELECT c.oid IS NOT NULL, \
+                 COALESCE(has_table_privilege(c.oid, 'SELECT'), false), \
+                 COALESCE(has_table_privilege(c.oid, 'INSERT'), false), \
+                 COALESCE(has_table_privilege(c.oid, 'UPDATE'), false), \
+                 COALESCE(has_table_privilege(c.oid, 'DELETE'), false) \
+                 FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1::text \
+                 LEFT JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = $2::text",
+                &[&schema, &table],
+            )
+            .await
+            .map_err(classify)?;
+        let exists: bool = row.get(0);
+        for (at, right) in ["SELECT", "INSERT", "UPDATE", "DELETE"].iter().enumerate() {
+            if rights.contains(right) && exists && !row.get::<_, bool>(at + 1) {
+                lacked.push(*right);
+            }
+        }
+        found.tables.push((exists, lacked));
+    }
+    Ok(found)
+}
+
+/// Creates what is missing; fails with a sentence naming what is missing
+/// or lacked, and by whom, when the role may not.
+async fn ensure_tables(client: &Client, schema: &str) -> Result<(), BackendError> {
+    let found = inspect(client, schema).await?;
+    let role = &found.role;
+    if found.tables.iter().all(|(exists, _)| *exists) {
+        let mut lacked = Vec::new();
+        if !found.schema_usage {
+            lacked.push(format!("USAGE on schema {schema}"));
+        }
+        for ((table, _), (_, rights)) in NEEDS.iter().zip(&found.tables) {
+            if !rights.is_empty() {
+                lacked.push(format!("{} on table {schema}.{table}", rights.join(", ")));
+            }
+        }
+        if lacked.is_empty() {
+            return Ok(());
+        }
+        return Err(BackendError::unavailable(format!(
+            "role {role:?} lacks {}",
+            lacked.join("; ")
+        )));
+    }
+    // One node at a time creates, so that two creating the same table do
+    // not collide in the catalogue.
+    let mut ddl =
+        String::from("BEGIN;\nSELECT pg_advisory_xact_lock(hashtext('snowmint schema'));\n");
+    if !found.schema_exists {
+        ddl.push_str(&format!("CREATE SCHEMA IF NOT EXISTS {schema};\n"));
+    }
+    ddl.push_str(&tables(schema));
+    ddl.push_str("COMMIT;\n");
+    match client.batch_execute(&ddl).await {
+        Ok(()) => {
+            tracing::info!(schema, "created the tables of the fleet coordinator");
+            Ok(())
+        }
+        Err(error)
+            if error.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) =>
+        {
+            let missing: Vec<String> = NEEDS
+                .iter()
+                .zip(&found.tables)
+                .filter(|(_, (exists, _))| !exists)
+                .map(|((table, _), _)| format!("{schema}.{table}"))
+                .collect();
+            let reason = if found.schema_exists {
+                format!(
+                    "table {} does not exist and role {role:?} may not create it in schema {schema} \
+                     (it lacks CREATE on the schema); create the tables as the README shows, \
+                     or grant CREATE",
+                    missing.join(", ")
+                )
+            } else {
+                format!(
+                    "schema {schema} does not exist and role {role:?} may not create it \
+                     (it lacks CREATE on database {:?}); create the schema and tables as the \
+                     README shows, or grant CREATE",
+                    found.database
+                )
+            };
+            Err(BackendError::unavailable(reason).with_source(error))
+        }
+        Err(error) => Err(classify(error)),
+    }
+}
