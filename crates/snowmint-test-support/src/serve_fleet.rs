@@ -39,6 +39,12 @@ pub trait Coordinator: Cluster {
 
     /// The `--coordinator` URL of this server.
     fn url(&self) -> String;
+
+    /// The URL as the node shows it (in `/v1/node`, in messages): the
+    /// same, with a password hidden.
+    fn shown_url(&self) -> String {
+        self.url()
+    }
 }
 
 #[cfg(feature = "etcd")]
@@ -47,6 +53,19 @@ impl Coordinator for crate::servers::etcd::EtcdCluster {
 
     fn url(&self) -> String {
         format!("etcd://{}", self.client_addr())
+    }
+}
+
+#[cfg(feature = "fleet-postgres")]
+impl Coordinator for crate::servers::postgres::PostgresCluster {
+    const SESSION_KIND: &'static str = "session";
+
+    fn url(&self) -> String {
+        self.url_at(self.client_addr())
+    }
+
+    fn shown_url(&self) -> String {
+        self.url().replace(self.server().password(), "***")
     }
 }
 
@@ -340,7 +359,7 @@ pub async fn two_nodes_take_different_slots<C: Coordinator>(binary: &str) {
     }
 
     let status = coordinator(&a);
-    assert_eq!(status["url"], url.as_str());
+    assert_eq!(status["url"], cluster.shown_url().as_str());
     assert_eq!(status["fleet"], "two");
     assert_eq!(status["slots"], "0-1");
     assert_eq!(status["slot"], slot_a);

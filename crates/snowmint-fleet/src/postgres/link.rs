@@ -50,7 +50,7 @@ struct State {
     /// No attempt before this, after a failure.
     retry_at: Option<Instant>,
     /// Why the last attempt failed.
-    last_failure: Option<String>,
+    last_failure: Option<BackendError>,
     pause: Duration,
 }
 
@@ -72,9 +72,8 @@ impl Link {
         &self.url
     }
 
-    /// The open connection, connecting first if there is none; `ttl`
-    /// bounds the time a connection attempt may take and the pause
-    /// between attempts.
+    /// The open connection, connecting first if there is none; an attempt
+    /// may take half of `ttl`, a pause between attempts a quarter.
     pub(super) async fn conn(&self, ttl: Duration) -> Result<Arc<Conn>, BackendError> {
         let mut state = self.state.lock().await;
         if let Some(conn) = &state.conn {
@@ -83,16 +82,17 @@ impl Link {
             }
             state.conn = None;
         }
-        if let (Some(at), Some(reason)) = (state.retry_at, &state.last_failure)
+        if let (Some(at), Some(failure)) = (state.retry_at, &state.last_failure)
             && Instant::now() < at
         {
-            return Err(BackendError::unreachable(reason.clone()));
+            return Err(again(failure));
         }
-        let attempt = tokio::time::timeout(ttl / 3, self.connect()).await;
+        let limit = ttl / 2;
+        let attempt = tokio::time::timeout(limit, self.connect()).await;
         let result = attempt.unwrap_or_else(|_| {
             Err(BackendError::unreachable(format!(
                 "no connection within {} ms",
-                (ttl / 3).as_millis()
+                limit.as_millis()
             )))
         });
         match result {
@@ -107,7 +107,7 @@ impl Link {
             Err(error) => {
                 state.pause = (state.pause * 2).clamp(FIRST_PAUSE, (ttl / 4).max(FIRST_PAUSE));
                 state.retry_at = Some(Instant::now() + state.pause);
-                state.last_failure = Some(error.reason().to_owned());
+                state.last_failure = Some(again(&error));
                 Err(error)
             }
         }
@@ -172,5 +172,16 @@ impl Link {
             }
         }
         Err(last.unwrap_or_else(|| BackendError::unreachable("the URL names no host")))
+    }
+}
+
+/// The same failure again, without the client's error (which stays in
+/// the log of the attempt that met it).
+fn again(failure: &BackendError) -> BackendError {
+    let reason = failure.reason().to_owned();
+    match failure {
+        BackendError::Lost { .. } => BackendError::lost(reason),
+        BackendError::Unreachable { .. } => BackendError::unreachable(reason),
+        _ => BackendError::unavailable(reason),
     }
 }

@@ -7,6 +7,9 @@
 //! the system's), and takes a password over TCP (SCRAM) from the one
 //! superuser it is made with, [`ADMIN_USER`].
 //!
+//! With the feature `fleet-postgres`, [`PostgresCluster`] is the same
+//! server as a fleet coordinator, for the scenarios every backend runs.
+//!
 //! # Examples
 //!
 //! ```no_run
@@ -385,4 +388,140 @@ fn initdb(bindir: &Path, data: &Path, password_file: &Path, cwd: &Path, owner: O
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+#[cfg(feature = "fleet-postgres")]
+pub use cluster::PostgresCluster;
+
+#[cfg(feature = "fleet-postgres")]
+mod cluster {
+    use std::collections::BTreeMap;
+    use std::net::SocketAddr;
+
+    use snowmint_fleet::{CoordinatorUrl, PostgresBackend};
+    use tokio_postgres::error::SqlState;
+
+    use super::{ADMIN_USER, PostgresServer};
+    use crate::servers::Cluster;
+    use crate::servers::process::ServerProcess;
+
+    /// Enough connections for a claim storm of 1,024 nodes, each with its
+    /// one connection, and the test's own.
+    const MAX_CONNECTIONS: &str = "1100";
+
+    /// A PostgreSQL server as a fleet coordinator: the nodes log in as the
+    /// superuser, and the tables live in the default schema, `snowmint`.
+    pub struct PostgresCluster {
+        server: PostgresServer,
+    }
+
+    impl PostgresCluster {
+        /// The server itself, for what a scenario of its own needs (roles,
+        /// rights, a second database).
+        pub fn server(&self) -> &PostgresServer {
+            &self.server
+        }
+
+        /// The `--coordinator` URL of the superuser at `addr`, password
+        /// included.
+        pub fn url_at(&self, addr: SocketAddr) -> String {
+            format!(
+                "postgres://{ADMIN_USER}:{}@{addr}/postgres",
+                self.server.password()
+            )
+        }
+
+        /// Runs `sql` with `params` as the superuser, or says why it
+        /// failed; a missing table (no node has created it yet) reads as
+        /// no rows.
+        async fn query(
+            &self,
+            sql: &str,
+            params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+        ) -> Vec<tokio_postgres::Row> {
+            match self.server.admin().await.query(sql, params).await {
+                Ok(rows) => rows,
+                Err(err) if err.code() == Some(&SqlState::UNDEFINED_TABLE) => Vec::new(),
+                Err(err) => panic!("{sql}: {err}"),
+            }
+        }
+    }
+
+    impl Cluster for PostgresCluster {
+        type Backend = PostgresBackend;
+
+        const NAME: &'static str = "PostgreSQL";
+
+        async fn start() -> PostgresCluster {
+            let server = PostgresServer::builder()
+                .setting("max_connections", MAX_CONNECTIONS)
+                .start()
+                .await;
+            PostgresCluster { server }
+        }
+
+        fn backend(&self, addr: SocketAddr) -> PostgresBackend {
+            match self.url_at(addr).parse::<CoordinatorUrl>() {
+                Ok(CoordinatorUrl::Postgres(url)) => PostgresBackend::new(url),
+                other => panic!("not a PostgreSQL URL: {other:?}"),
+            }
+        }
+
+        async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {
+            let rows = self
+                .query(
+                    "SELECT slot, holder FROM snowmint.slots \
+                     WHERE fleet = $1 AND expires_at >= now()",
+                    &[&fleet],
+                )
+                .await;
+            rows.iter()
+                .map(|row| {
+                    let slot: i64 = row.get(0);
+                    (slot.unsigned_abs(), row.get(1))
+                })
+                .collect()
+        }
+
+        async fn stored_mark(&self, fleet: &str, slot: u64) -> Option<i64> {
+            let slot = i64::try_from(slot).unwrap();
+            let rows = self
+                .query(
+                    "SELECT mark_ms FROM snowmint.marks WHERE fleet = $1 AND slot = $2",
+                    &[&fleet, &slot],
+                )
+                .await;
+            rows.first().map(|row| row.get(0))
+        }
+
+        async fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) {
+            let slot = i64::try_from(slot).unwrap();
+            self.query(
+                "INSERT INTO snowmint.marks AS m (fleet, slot, mark_ms, version) \
+                 VALUES ($1, $2, $3, 1) ON CONFLICT (fleet, slot) \
+                 DO UPDATE SET mark_ms = excluded.mark_ms, version = m.version + 1",
+                &[&fleet, &slot, &mark_ms],
+            )
+            .await;
+        }
+
+        async fn delete_slot(&self, fleet: &str, slot: u64) {
+            let slot = i64::try_from(slot).unwrap();
+            let deleted = self
+                .server
+                .admin()
+                .await
+                .execute(
+                    "DELETE FROM snowmint.slots WHERE fleet = $1 AND slot = $2",
+                    &[&fleet, &slot],
+                )
+                .await
+                .expect("cannot delete the slot row");
+            assert_eq!(deleted, 1, "no slot row to delete");
+        }
+
+        fn process(&self) -> &ServerProcess {
+            self.server.process()
+        }
+    }
 }

@@ -1,0 +1,216 @@
+//! The fleet claim engine against a real PostgreSQL 15 server (Debian's
+//! postgresql-15), started by each test on a free loopback port (as the
+//! `postgres` user when the tests run as root).
+
+use std::time::{Duration, Instant};
+
+use snowmint::Layout;
+use snowmint_fleet::{
+    ClaimState, Coordinator, CoordinatorConfig, CoordinatorUrl, NodeState, PostgresBackend,
+    SlotRange, SlotSource, postgres_schema,
+};
+use snowmint_test_support::fleet::scenarios;
+use snowmint_test_support::net::free_port;
+use snowmint_test_support::servers::Cluster;
+use snowmint_test_support::servers::postgres::{ADMIN_USER, PostgresCluster};
+use snowmint_test_support::temp::temp_dir;
+use snowmint_test_support::wait::eventually;
+
+snowmint_test_support::scenario_tests!(PostgresCluster);
+
+fn backend(url: &str) -> PostgresBackend {
+    match url.parse::<CoordinatorUrl>() {
+        Ok(CoordinatorUrl::Postgres(url)) => PostgresBackend::new(url),
+        other => panic!("{url} is not a PostgreSQL URL: {other:?}"),
+    }
+}
+
+fn engine(url: &str, fleet: &str, holder: &str) -> Coordinator<PostgresBackend> {
+    let config = CoordinatorConfig::new(
+        fleet,
+        SlotRange::new(0, 3).unwrap(),
+        scenarios::TTL,
+        holder.into(),
+        Layout::TWITTER,
+    )
+    .unwrap();
+    Coordinator::start(backend(url), config).unwrap()
+}
+
+/// Waits until `engine` is fenced for a reason other than starting, and
+/// returns it.
+async fn reason<S: SlotSource>(engine: &S, part: &str) -> String {
+    let states = engine.state();
+    eventually(
+        &format!("a node fenced because {part:?}"),
+        Duration::from_secs(60),
+        || {
+            let state = states.borrow().clone();
+            async move {
+                match state {
+                    NodeState::Fenced { reason } if reason.contains(part) => Some(reason),
+                    NodeState::Active(claim) => panic!("claimed without the rights: {claim:?}"),
+                    NodeState::Fenced { .. } => None,
+                }
+            }
+        },
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_reads_a_postgres_url() {
+    let cluster = PostgresCluster::start().await;
+    let url = cluster.url_at(cluster.client_addr());
+    scenarios::connect_from_url(&cluster, &url, "postgres", "session").await;
+}
+
+/// A closed port: the node is fenced with a sentence that names the
+/// coordinator and the system's words, and says that it retries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_coordinator_is_one_sentence() {
+    let port = free_port();
+    let url = format!("postgres://ids@127.0.0.1:{port}/ids");
+    let expected = format!("cannot reach the coordinator {url} (connection refused); retrying");
+    scenarios::unreachable_coordinator(&url, &expected).await;
+}
+
+/// A role that may not create the schema is told so, and then which
+/// rights it lacks on tables made for it by hand; it stays fenced (not
+/// ready) until it has them all, then claims. The password never shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
+    let cluster = PostgresCluster::start().await;
+    let server = cluster.server();
+    let admin = server.admin().await;
+    admin
+        .batch_execute("CREATE ROLE app LOGIN PASSWORD 'app-secret'")
+        .await
+        .unwrap();
+    admin.batch_execute("CREATE DATABASE appdb").await.unwrap();
+    let url = server.url("app", "app-secret", "appdb");
+    let shown = server.url("app", "***", "appdb");
+    let node = engine(&url, "rights", "app-node");
+
+    let missing = reason(&node, "does not exist").await;
+    assert_eq!(
+        missing,
+        format!(
+            "the coordinator {shown} could not serve the request: schema snowmint does not \
+             exist and role \"app\" may not create it (it lacks CREATE on database \"appdb\"); \
+             create the schema and tables as the README shows, or grant CREATE; retrying"
+        )
+    );
+    // It keeps trying, and stays fenced.
+    tokio::time::sleep(scenarios::TTL).await;
+    assert!(matches!(
+        node.state().borrow().clone(),
+        NodeState::Fenced { .. }
+    ));
+    assert_eq!(node.status().state, ClaimState::Connecting);
+
+    // An administrator makes the tables, as the README shows, but grants
+    // only reading.
+    let (owner, connection) = tokio_postgres::connect(
+        &server.url(ADMIN_USER, server.password(), "appdb"),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .unwrap();
+    tokio::spawn(connection);
+    owner
+        .batch_execute(&postgres_schema("snowmint"))
+        .await
+        .unwrap();
+    owner
+        .batch_execute(
+            "GRANT USAGE ON SCHEMA snowmint TO app; \
+             GRANT SELECT ON ALL TABLES IN SCHEMA snowmint TO app;",
+        )
+        .await
+        .unwrap();
+    let lacks = reason(&node, "lacks INSERT").await;
+    assert_eq!(
+        lacks,
+        format!(
+            "the coordinator {shown} could not serve the request: role \"app\" lacks \
+             INSERT, UPDATE, DELETE on table snowmint.slots; INSERT, UPDATE on table \
+             snowmint.marks; INSERT on table snowmint.fleets; retrying"
+        )
+    );
+
+    owner
+        .batch_execute("GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA snowmint TO app;")
+        .await
+        .unwrap();
+    let states = node.state();
+    let claim = eventually(
+        "a claim once the rights are there",
+        Duration::from_secs(60),
+        || {
+            let claim = states.borrow().claim_at(Instant::now()).cloned();
+            async move { claim }
+        },
+    )
+    .await;
+    assert_eq!(claim.details["coordinator"], shown);
+    for text in [missing, lacks, claim.details["coordinator"].clone()] {
+        assert!(!text.contains("app-secret"), "{text}");
+    }
+    node.release().await;
+}
+
+/// With no password in the URL, the node finds it in a libpq password
+/// file named by `passfile=`; the lease counts on the database's clock,
+/// as a row whose `expires_at` lies one TTL after the database's `now()`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_file_logs_the_node_in_and_leases_count_on_the_databases_clock() {
+    let cluster = PostgresCluster::start().await;
+    let server = cluster.server();
+    let dir = temp_dir("pgpass");
+    let file = dir.path().join("pgpass");
+    std::fs::write(
+        &file,
+        format!(
+            "# host:port:database:user:password\n127.0.0.1:{}:postgres:{ADMIN_USER}:{}\n",
+            server.port(),
+            server.password().replace(':', "\\:")
+        ),
+    )
+    .unwrap();
+    let url = format!(
+        "{}?passfile={}",
+        server.url(ADMIN_USER, "", "postgres"),
+        file.display()
+    );
+    let node = engine(&url, "passfile", "from-file");
+    let states = node.state();
+    let claim = eventually(
+        "a claim with the password file",
+        Duration::from_secs(60),
+        || {
+            let claim = states.borrow().claim_at(Instant::now()).cloned();
+            async move { claim }
+        },
+    )
+    .await;
+    let slot = i64::try_from(claim.slot).unwrap();
+    let row = server
+        .admin()
+        .await
+        .query_one(
+            "SELECT holder, (extract(epoch FROM expires_at - now()) * 1000)::float8 \
+             FROM snowmint.slots WHERE fleet = 'passfile' AND slot = $1",
+            &[&slot],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "from-file");
+    let left: f64 = row.get(1);
+    let ttl_ms = scenarios::TTL.as_millis() as f64;
+    assert!(
+        left > 0.0 && left <= ttl_ms,
+        "the lease ends {left} ms after the database's now, not within the TTL of {ttl_ms} ms"
+    );
+    node.release().await;
+}
