@@ -86,8 +86,9 @@ struct ServeSettings {
     /// [default: 10s].
     #[arg(long, value_name = "DURATION")]
     request_timeout: Option<String>,
-    /// Claim a slot from etcd://HOST:PORT,... or zk://HOST:PORT,.../CHROOT
-    /// (the chroot is optional) [env: SNOWMINT_COORDINATOR].
+    /// Claim a slot from etcd://HOST:PORT,..., zk://HOST:PORT,.../CHROOT
+    /// (the chroot is optional) or postgres://USER[:PASSWORD]@HOST[:PORT]/DB
+    /// [env: SNOWMINT_COORDINATOR].
     #[arg(long, value_name = "URL")]
     coordinator: Option<String>,
     /// Fleet name under the coordinator: 1 to 64 of A-Z a-z 0-9 - _ .

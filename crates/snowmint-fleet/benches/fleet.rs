@@ -1,10 +1,14 @@
 //! Claim time and fencing delay of the fleet claim engine, against real
-//! etcd and ZooKeeper servers started on loopback ports (the same ones the
-//! tests use).
+//! etcd, ZooKeeper and PostgreSQL servers started on loopback ports (the
+//! same ones the tests use).
 //!
 //! ```sh
 //! cargo bench -p snowmint-fleet --all-features --bench fleet
+//! cargo bench -p snowmint-fleet --all-features --bench fleet -- postgres
 //! ```
+//!
+//! Names on the command line (`etcd`, `zookeeper`, `postgres`) pick the
+//! backends; none: all three.
 //!
 //! - Claim time: from starting an engine (connect, open a lease or session,
 //!   list the slots, create the slot key, read the high-water mark) to the
@@ -22,6 +26,7 @@ use snowmint::Layout;
 use snowmint_fleet::{Coordinator, CoordinatorConfig, NodeState, SlotRange, SlotSource};
 use snowmint_test_support::servers::Cluster;
 use snowmint_test_support::servers::etcd::EtcdCluster;
+use snowmint_test_support::servers::postgres::PostgresCluster;
 use snowmint_test_support::servers::proxy::Proxy;
 use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
 use snowmint_test_support::wait::within;
@@ -140,6 +145,19 @@ async fn main() {
     println!("claim TTL {TTL:?}; times in ms");
     println!("| backend | what | runs | min | median | p90 | max |");
     println!("|---|---|---|---|---|---|---|");
-    measure::<EtcdCluster>().await;
-    measure::<ZooKeeperCluster>().await;
+    let names = ["etcd", "zookeeper", "postgres"];
+    let mut picked: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| names.contains(&arg.as_str()))
+        .collect();
+    if picked.is_empty() {
+        picked = names.map(str::to_owned).to_vec();
+    }
+    for name in picked {
+        match name.as_str() {
+            "etcd" => measure::<EtcdCluster>().await,
+            "zookeeper" => measure::<ZooKeeperCluster>().await,
+            _ => measure::<PostgresCluster>().await,
+        }
+    }
 }

@@ -1,11 +1,12 @@
 //! Claim storms: N claim engines started at once in one process, against
-//! one real etcd and one real ZooKeeper server on loopback ports (a fresh
-//! server for every run), claim TTL 10 s.
+//! one real etcd, one real ZooKeeper and one real PostgreSQL server on
+//! loopback ports (a fresh server for every run), claim TTL 10 s.
 //!
 //! ```sh
 //! ulimit -n 65536    # 1,024 nodes need over 2,000 sockets (see below)
 //! cargo bench -p snowmint-fleet --all-features --bench storm
 //! cargo bench -p snowmint-fleet --all-features --bench storm -- --nodes 64,256 --backends etcd
+//! cargo bench -p snowmint-fleet --all-features --bench storm -- --nodes 64,256,1024 --backends postgres
 //! ```
 //!
 //! Each run, for one backend and one N:
@@ -26,7 +27,9 @@
 //! phase: etcd's `/metrics` (`etcd_server_proposals_committed_total`, the
 //! raft entries committed, and gRPC counters per method), ZooKeeper's
 //! `mntr` (`zk_packets_received`, `zk_packets_sent`) and `srvr` (the zxid,
-//! which counts write transactions). The work per node of the claim phase
+//! which counts write transactions), PostgreSQL's `pg_stat_statements`
+//! (the statements the nodes ran, by kind; the server is started with it
+//! loaded for the bench). The work per node of the claim phase
 //! leaves out the mark writes that nodes holding a slot make while others
 //! still claim (each one proposal, or one request): those are the steady
 //! load, which the hold gives per second. Each node's first mark write is
@@ -48,6 +51,7 @@ use snowmint::{Clock, Layout, SystemClock};
 use snowmint_fleet::{Coordinator, CoordinatorConfig, Holder, NodeState, SlotRange, SlotSource};
 use snowmint_test_support::servers::Cluster;
 use snowmint_test_support::servers::etcd::EtcdCluster;
+use snowmint_test_support::servers::postgres::PostgresCluster;
 use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -75,8 +79,8 @@ struct Args {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: storm [--nodes N[,N...]] [--backends etcd,zookeeper]\n\
-         (defaults: --nodes 64,256,1024 --backends etcd,zookeeper)"
+        "usage: storm [--nodes N[,N...]] [--backends etcd,zookeeper,postgres]\n\
+         (defaults: --nodes 64,256,1024 --backends etcd,zookeeper,postgres)"
     );
     std::process::exit(2);
 }
@@ -84,7 +88,7 @@ fn usage() -> ! {
 fn parse_args() -> Args {
     let mut args = Args {
         nodes: vec![64, 256, 1024],
-        backends: vec!["etcd".into(), "zookeeper".into()],
+        backends: vec!["etcd".into(), "zookeeper".into(), "postgres".into()],
     };
     let mut given = std::env::args().skip(1);
     while let Some(arg) = given.next() {
@@ -110,8 +114,8 @@ fn parse_args() -> Args {
                 let value = given.next().unwrap_or_else(|| usage());
                 args.backends = value.split(',').map(str::to_owned).collect();
                 for backend in &args.backends {
-                    if backend != "etcd" && backend != "zookeeper" {
-                        eprintln!("--backends: {backend:?} is neither etcd nor zookeeper");
+                    if !["etcd", "zookeeper", "postgres"].contains(&backend.as_str()) {
+                        eprintln!("--backends: {backend:?} is not etcd, zookeeper or postgres");
                         std::process::exit(2);
                     }
                 }
@@ -261,6 +265,57 @@ impl Counted for ZooKeeperCluster {
             // which a single server never changes.
             ("writes", (zxid & 0xffff_ffff) as f64),
         ])
+    }
+}
+
+impl Counted for PostgresCluster {
+    const COUNTERS: &'static [&'static str] = &[
+        "statements",
+        "claims",
+        "keep-alives",
+        "mark writes",
+        "listings",
+    ];
+    const WORK: &'static str = "statements";
+
+    async fn counters(&self) -> Counters {
+        let admin = self.server().admin().await;
+        admin
+            .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            .await
+            .expect("cannot create pg_stat_statements");
+        // Every call of a statement on the fleet's tables (and of the
+        // keep-alive without a slot), by its text.
+        let rows = admin
+            .query(
+                "SELECT query, calls::float8 FROM pg_stat_statements \
+                 WHERE query LIKE '%snowmint.%' OR query = 'SELECT now()'",
+                &[],
+            )
+            .await
+            .expect("cannot read pg_stat_statements (is it in shared_preload_libraries?)");
+        let mut counters: Counters = Self::COUNTERS.iter().map(|name| (*name, 0.0)).collect();
+        for row in rows {
+            let query: String = row.get(0);
+            let calls: f64 = row.get(1);
+            if query.contains("pg_stat_statements") {
+                continue;
+            }
+            *counters.get_mut("statements").unwrap() += calls;
+            let kind = if query.starts_with("INSERT INTO snowmint.slots") {
+                "claims"
+            } else if query.starts_with("UPDATE snowmint.slots") {
+                "keep-alives"
+            } else if query.starts_with("WITH owner") {
+                "mark writes"
+            } else if query.starts_with("SELECT slot FROM snowmint.slots") {
+                "listings"
+            } else {
+                continue;
+            };
+            *counters.get_mut(kind).unwrap() += calls;
+        }
+        counters
     }
 }
 
@@ -511,10 +566,10 @@ fn print_table(rows: &[Row]) {
     );
     println!("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|");
     for row in rows {
-        let unit = if row.backend == "etcd" {
-            "proposals"
-        } else {
-            "packets in"
+        let unit = match row.backend {
+            "etcd" => "proposals",
+            "PostgreSQL" => "statements",
+            _ => "packets in",
         };
         let load: Vec<String> = row
             .hold_rates
@@ -567,6 +622,7 @@ async fn main() {
         for &nodes in &args.nodes {
             let row = match backend.as_str() {
                 "etcd" => run::<EtcdCluster>(nodes).await,
+                "postgres" => run::<PostgresCluster>(nodes).await,
                 _ => run::<ZooKeeperCluster>(nodes).await,
             };
             eprintln!(

@@ -214,3 +214,15 @@ async fn a_password_file_logs_the_node_in_and_leases_count_on_the_databases_cloc
     );
     node.release().await;
 }
+
+/// The README's DDL for PostgreSQL is the one nodes run.
+#[test]
+fn the_readme_shows_the_tables_nodes_create() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("cannot read README.md");
+    let ddl = postgres_schema("snowmint");
+    assert!(
+        readme.contains(&format!("```sql\n{ddl}")),
+        "README.md has no ```sql block starting with:\n{ddl}"
+    );
+}

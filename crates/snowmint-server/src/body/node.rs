@@ -26,7 +26,8 @@ pub struct NodeDescription {
     /// Why not active or not ready.
     #[schema(required = true)]
     pub reason: Option<String>,
-    /// Where the identity comes from: static, hostname, etcd, zookeeper.
+    /// Where the identity comes from: static, hostname, etcd, zookeeper,
+    /// postgres.
     #[schema(examples("static"))]
     pub source: &'static str,
     /// The slot held: datacenter * 2^machine_bits + machine.
@@ -80,8 +81,9 @@ pub struct NodeDescription {
     /// The node's state file, where the mark is recorded.
     #[schema(required = true)]
     pub state_file: Option<String>,
-    /// The claim engine, for a node that claims its slot from etcd or
-    /// ZooKeeper (`--coordinator`); null for a node given its identity.
+    /// The claim engine, for a node that claims its slot from etcd,
+    /// ZooKeeper or PostgreSQL (`--coordinator`); null for a node given its
+    /// identity.
     #[schema(required = true)]
     pub coordinator: Option<CoordinatorDescription>,
 }
@@ -156,7 +158,7 @@ impl NodeDescription {
 #[serde(deny_unknown_fields)]
 #[schema(as = Coordinator)]
 pub struct CoordinatorDescription {
-    /// The coordinator.
+    /// The coordinator's URL; a password in it shows as `***`.
     #[schema(examples("etcd://127.0.0.1:2379"))]
     pub url: String,
     /// The fleet: slots live under `/snowmint/<fleet>/slots/<slot>`.
@@ -171,7 +173,8 @@ pub struct CoordinatorDescription {
     /// The slot held.
     #[schema(required = true)]
     pub slot: Option<u64>,
-    /// What holds the slot key: an etcd lease or a ZooKeeper session.
+    /// What holds the slot key: an etcd lease, or a ZooKeeper or
+    /// PostgreSQL session.
     #[schema(schema_with = session_kind)]
     pub session_kind: &'static str,
     /// The open lease or session, as the coordinator names it (hex for
@@ -208,7 +211,7 @@ fn claim_state() -> ObjectBuilder {
 fn session_kind() -> ObjectBuilder {
     one_of_names(
         ["lease", "session"],
-        "What holds the slot key: an etcd lease or a ZooKeeper session.",
+        "What holds the slot key: an etcd lease, or a ZooKeeper or PostgreSQL session.",
     )
 }
 

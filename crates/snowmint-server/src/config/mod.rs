@@ -25,7 +25,7 @@
 //! | `mark_wait_max` | `2s` | longest gap to the high-water mark waited out at start |
 //! | `mark_step` | `1s` | how far ahead of the clock the mark is reserved (at least `10ms`) |
 //! | `request_timeout` | `10s` | longest time a request may take; also the longest a connection may take to send a request head, or sit idle |
-//! | `coordinator`, `fleet`, `slots`, `claim_ttl` | none, `default`, all, `10s` | coordinated claims (etcd, ZooKeeper); the TTL in `1s..=1h` |
+//! | `coordinator`, `fleet`, `slots`, `claim_ttl` | none, `default`, all, `10s` | coordinated claims (etcd, ZooKeeper, PostgreSQL); the TTL in `1s..=1h` |
 //! | `clock_offset_ms` | `0` | test and operations knob: shifts this node's clock |
 
 //!
@@ -57,9 +57,10 @@ pub enum Identity {
     Static(Node),
     /// The ordinal of a hostname; `None` reads the system's.
     Hostname(Option<String>),
-    /// Claimed from a coordination service (etcd, ZooKeeper).
+    /// Claimed from a coordination service (etcd, ZooKeeper, PostgreSQL).
     Coordinator {
-        /// `etcd://HOST:PORT[,HOST:PORT...]` or `zk://HOST:PORT[,...][/CHROOT]`.
+        /// `etcd://HOST:PORT[,HOST:PORT...]`, `zk://HOST:PORT[,...][/CHROOT]`
+        /// or `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?...]`.
         url: CoordinatorUrl,
         /// The fleet, the slots this node may claim and the claim TTL
         /// (its holder is named once the address is known).

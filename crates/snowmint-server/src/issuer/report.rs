@@ -13,7 +13,7 @@ use super::{Issuer, Refusal};
 /// A report on the node for `/v1/node` and metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeReport {
-    /// `static`, `hostname`, `etcd`, `zookeeper`.
+    /// `static`, `hostname`, `etcd`, `zookeeper`, `postgres`.
     pub source: &'static str,
     /// The claim, if one is active (and not past its deadline).
     pub claim: Option<Claim>,

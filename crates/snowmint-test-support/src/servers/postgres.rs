@@ -455,6 +455,8 @@ mod cluster {
         async fn start() -> PostgresCluster {
             let server = PostgresServer::builder()
                 .setting("max_connections", MAX_CONNECTIONS)
+                // What the claim-storm bench counts the nodes' work with.
+                .setting("shared_preload_libraries", "pg_stat_statements")
                 .start()
                 .await;
             PostgresCluster { server }
