@@ -12,7 +12,9 @@ use snowmint_fleet::{
 use snowmint_test_support::fleet::scenarios;
 use snowmint_test_support::net::free_port;
 use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::postgres::{ADMIN_USER, PostgresCluster};
+use snowmint_test_support::servers::postgres::{
+    ADMIN_USER, PostgresCluster, PostgresServer, give_to_server,
+};
 use snowmint_test_support::temp::temp_dir;
 use snowmint_test_support::wait::eventually;
 
@@ -225,4 +227,188 @@ fn the_readme_shows_the_tables_nodes_create() {
         readme.contains(&format!("```sql\n{ddl}")),
         "README.md has no ```sql block starting with:\n{ddl}"
     );
+}
+
+/// Runs `openssl` with `args` in `dir`, or fails saying how to get it.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let output = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run openssl ({err}); apt-get install openssl"));
+    assert!(
+        output.status.success(),
+        "openssl {args:?} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Waits until `node` holds a claim, or panics with its last reason.
+async fn claims(node: &Coordinator<PostgresBackend>, what: &str) {
+    let states = node.state();
+    eventually(what, Duration::from_secs(60), || {
+        let claim = states.borrow().claim_at(Instant::now()).cloned();
+        async move { claim }
+    })
+    .await;
+}
+
+/// TLS by rustls, as `sslmode` says: `require` encrypts without checking
+/// the certificate; `verify-ca` checks that a trusted authority signed it
+/// (`sslrootcert`), for any host name; `verify-full` also that it names
+/// the host; a certificate that fails the check is refused, in words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_follows_sslmode() {
+    let dir = temp_dir("pg-tls");
+    let path = dir.path();
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    openssl(
+        path,
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-days",
+                "2",
+                "-subj",
+                "/CN=snowmint test CA",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.crt",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        path,
+        &[
+            &["req"][..],
+            &ec,
+            &[
+                "-subj",
+                "/CN=127.0.0.1",
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        path.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        path,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+            "-out",
+            "server.crt",
+        ],
+    );
+    for file in ["server.crt", "server.key"] {
+        give_to_server(&path.join(file));
+    }
+    give_to_server(path);
+    let server = PostgresServer::builder()
+        .setting("ssl", "on")
+        .setting(
+            "ssl_cert_file",
+            &path.join("server.crt").display().to_string(),
+        )
+        .setting(
+            "ssl_key_file",
+            &path.join("server.key").display().to_string(),
+        )
+        .start()
+        .await;
+    let ca = path.join("ca.crt").display().to_string();
+    let at = |host: &str, params: &str| {
+        format!(
+            "postgres://{ADMIN_USER}:{}@{host}:{}/postgres?{params}",
+            server.password(),
+            server.port()
+        )
+    };
+
+    let node = engine(
+        &at("127.0.0.1", "sslmode=require&application_name=tls-require"),
+        "tls",
+        "require",
+    );
+    claims(&node, "a claim over TLS, certificate unchecked").await;
+    let row = server
+        .admin()
+        .await
+        .query_one(
+            "SELECT count(*), bool_and(s.ssl) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+             WHERE a.application_name = 'tls-require'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (row.get::<_, i64>(0), row.get::<_, bool>(1)),
+        (1, true),
+        "one connection, encrypted"
+    );
+    node.release().await;
+
+    let node = engine(
+        &at(
+            "127.0.0.1",
+            &format!("sslmode=verify-full&sslrootcert={ca}"),
+        ),
+        "tls",
+        "full",
+    );
+    claims(&node, "a claim with the certificate fully checked").await;
+    node.release().await;
+    // The certificate names 127.0.0.1, not localhost: enough for
+    // verify-ca, not for verify-full.
+    let node = engine(
+        &at("localhost", &format!("sslmode=verify-ca&sslrootcert={ca}")),
+        "tls",
+        "ca",
+    );
+    claims(&node, "a claim with the authority checked").await;
+    node.release().await;
+    let node = engine(
+        &at(
+            "localhost",
+            &format!("sslmode=verify-full&sslrootcert={ca}"),
+        ),
+        "tls",
+        "name",
+    );
+    let refused = reason(&node, "certificate").await;
+    assert!(refused.contains("invalid peer certificate"), "{refused}");
+    node.release().await;
+    // Without sslrootcert, the system's authorities, which never signed it.
+    let node = engine(&at("127.0.0.1", "sslmode=verify-full"), "tls", "system");
+    let refused = reason(&node, "certificate").await;
+    assert!(refused.contains("invalid peer certificate"), "{refused}");
+    assert!(!refused.contains(server.password()), "{refused}");
+    node.release().await;
 }

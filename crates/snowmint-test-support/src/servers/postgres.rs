@@ -326,6 +326,16 @@ pub fn bindir() -> PathBuf {
         .unwrap_or_else(|| panic!("PostgreSQL is not installed (no initdb found); {INSTALL}"))
 }
 
+/// Hands `path` to the user the server runs as (when the test runs as
+/// root), so that the server can read a file a test made for it, such as
+/// a TLS key (which PostgreSQL wants owned by its user, mode 0600).
+pub fn give_to_server(path: &Path) {
+    if let Some(owner) = owner() {
+        std::os::unix::fs::chown(path, Some(owner.uid), Some(owner.gid))
+            .unwrap_or_else(|err| panic!("cannot hand {} to postgres: {err}", path.display()));
+    }
+}
+
 /// Who the server runs as: nobody else when the test is not root (the
 /// owner of `/proc/self` is the effective user), else Debian's `postgres`.
 fn owner() -> Option<Owner> {
