@@ -33,7 +33,9 @@
 //! - `servers::postgres` (feature `postgres`, without the fleet): a real
 //!   PostgreSQL server, run as the `postgres` user when the test is root,
 //!   with a superuser the test connects as, killed, paused, stopped and
-//!   restarted (with its clock moved) by the test.
+//!   restarted (with its clock moved) by the test. With the feature
+//!   `fleet-postgres` (which turns on snowmint-fleet's `postgres`), the
+//!   same server as a fleet coordinator: `PostgresCluster`.
 //! - `fleet` (feature `fleet`): in-process nodes and the claim engine's
 //!   scenarios, declared against one server by `scenario_tests!`.
 //! - `serve_fleet` (feature `fleet`): the binary's fleet scenarios,

@@ -111,62 +111,69 @@ pub(super) async fn prepare(client: &Client, schema: &str) -> Result<Statements,
     let owner = owner(s);
     let ttl = "now() + $5::bigint * interval '1 millisecond'";
     let prepare = |sql: String| async move { client.prepare(&sql).await.map_err(classify) };
-    Ok(Statements {
-        list: prepare(format!(
+    // Sent together: tokio-postgres pipelines them on the connection, so
+    // they cost about one round trip, not ten.
+    let (list, claim, keep, ping, release) = tokio::try_join!(
+        prepare(format!(
             "SELECT slot FROM {s}.slots WHERE fleet = $1::text AND expires_at >= now()"
-        ))
-        .await?,
-        claim: prepare(format!(
+        )),
+        prepare(format!(
             "INSERT INTO {s}.slots AS held (fleet, slot, holder, session, expires_at) \
              VALUES ($1::text, $2::bigint, $3::text, $4::text, {ttl}) \
              ON CONFLICT (fleet, slot) DO UPDATE \
              SET holder = excluded.holder, session = excluded.session, expires_at = excluded.expires_at \
              WHERE held.expires_at < now() \
              RETURNING slot"
-        ))
-        .await?,
-        keep: prepare(format!(
+        )),
+        prepare(format!(
             "UPDATE {s}.slots SET expires_at = now() + $4::bigint * interval '1 millisecond' \
              WHERE fleet = $1::text AND slot = $2::bigint AND session = $3::text AND expires_at >= now() \
              RETURNING slot"
-        ))
-        .await?,
-        ping: prepare("SELECT now()".to_owned()).await?,
-        release: prepare(format!(
+        )),
+        prepare("SELECT now()".to_owned()),
+        prepare(format!(
             "DELETE FROM {s}.slots WHERE fleet = $1::text AND slot = $2::bigint AND session = $3::text"
-        ))
-        .await?,
-        read_mark: prepare(format!(
+        )),
+    )?;
+    let (read_mark, read_layout, create_layout, update_mark, create_mark) = tokio::try_join!(
+        prepare(format!(
             "SELECT mark_ms, version FROM {s}.marks WHERE fleet = $1::text AND slot = $2::bigint"
-        ))
-        .await?,
-        read_layout: prepare(format!(
+        )),
+        prepare(format!(
             "SELECT layout FROM {s}.fleets WHERE fleet = $1::text"
-        ))
-        .await?,
-        create_layout: prepare(format!(
+        )),
+        prepare(format!(
             "INSERT INTO {s}.fleets (fleet, layout) VALUES ($1::text, $2::text) \
              ON CONFLICT (fleet) DO NOTHING RETURNING fleet"
-        ))
-        .await?,
-        update_mark: prepare(format!(
+        )),
+        prepare(format!(
             "WITH {owner}, written AS (\
                UPDATE {s}.marks SET mark_ms = $5::bigint, version = version + 1 \
                WHERE fleet = $1::text AND slot = $4::bigint AND version = $6::bigint \
                AND EXISTS (SELECT 1 FROM owner) \
                RETURNING version) \
              SELECT EXISTS (SELECT 1 FROM owner), (SELECT version FROM written)"
-        ))
-        .await?,
-        create_mark: prepare(format!(
+        )),
+        prepare(format!(
             "WITH {owner}, written AS (\
                INSERT INTO {s}.marks (fleet, slot, mark_ms, version) \
                SELECT $1::text, $4::bigint, $5::bigint, 1 WHERE EXISTS (SELECT 1 FROM owner) \
                ON CONFLICT (fleet, slot) DO NOTHING \
                RETURNING version) \
              SELECT EXISTS (SELECT 1 FROM owner), (SELECT version FROM written)"
-        ))
-        .await?,
+        )),
+    )?;
+    Ok(Statements {
+        list,
+        claim,
+        keep,
+        ping,
+        release,
+        read_mark,
+        read_layout,
+        create_layout,
+        update_mark,
+        create_mark,
     })
 }
 
@@ -197,27 +204,30 @@ async fn inspect(client: &Client, schema: &str) -> Result<Found, BackendError> {
         schema_usage: row.get(3),
         tables: Vec::new(),
     };
-    for (table, rights) in NEEDS {
-        let mut lacked = Vec::new();
-        let row = client
-            .query_one(
-                "SELECT c.oid IS NOT NULL, \
-                 COALESCE(has_table_privilege(c.oid, 'SELECT'), false), \
-                 COALESCE(has_table_privilege(c.oid, 'INSERT'), false), \
-                 COALESCE(has_table_privilege(c.oid, 'UPDATE'), false), \
-                 COALESCE(has_table_privilege(c.oid, 'DELETE'), false) \
-                 FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1::text \
-                 LEFT JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = $2::text",
-                &[&schema, &table],
-            )
-            .await
-            .map_err(classify)?;
+    let names: Vec<&str> = NEEDS.iter().map(|(table, _)| *table).collect();
+    let rows = client
+        .query(
+            "SELECT c.oid IS NOT NULL, \
+             COALESCE(has_table_privilege(c.oid, 'SELECT'), false), \
+             COALESCE(has_table_privilege(c.oid, 'INSERT'), false), \
+             COALESCE(has_table_privilege(c.oid, 'UPDATE'), false), \
+             COALESCE(has_table_privilege(c.oid, 'DELETE'), false) \
+             FROM unnest($2::text[]) WITH ORDINALITY AS t(name, n) \
+             LEFT JOIN pg_namespace ns ON ns.nspname = $1::text \
+             LEFT JOIN pg_class c ON c.relnamespace = ns.oid AND c.relname = t.name \
+             ORDER BY t.n",
+            &[&schema, &names],
+        )
+        .await
+        .map_err(classify)?;
+    for ((_, rights), row) in NEEDS.iter().zip(&rows) {
         let exists: bool = row.get(0);
-        for (at, right) in ["SELECT", "INSERT", "UPDATE", "DELETE"].iter().enumerate() {
-            if rights.contains(right) && exists && !row.get::<_, bool>(at + 1) {
-                lacked.push(*right);
-            }
-        }
+        let lacked = ["SELECT", "INSERT", "UPDATE", "DELETE"]
+            .iter()
+            .enumerate()
+            .filter(|(at, right)| rights.contains(right) && exists && !row.get::<_, bool>(at + 1))
+            .map(|(_, right)| *right)
+            .collect();
         found.tables.push((exists, lacked));
     }
     Ok(found)
