@@ -151,7 +151,7 @@ pub fn connect(
         }
         #[cfg(feature = "postgres")]
         CoordinatorUrl::Postgres(target) => {
-            let backend = crate::postgres::PostgresBackend::new(target.clone());
+            let backend = crate::postgres::PostgresBackend::new(PostgresUrl::clone(target));
             Ok(Arc::new(Coordinator::start(backend, config)?))
         }
         #[allow(unreachable_patterns)] // with every backend built in, no URL lacks support

@@ -46,9 +46,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Row, Statement};
 
-use crate::coordinator::{
-    Backend, BackendError, CoordinatorUrl, GuardedWrite, Opened, PostgresUrl, Versioned,
-};
+use crate::coordinator::{Backend, BackendError, GuardedWrite, Opened, PostgresUrl, Versioned};
 use crate::reason::io_cause;
 use keys::Key;
 use link::{Conn, Link};
@@ -172,7 +170,7 @@ impl Backend for PostgresBackend {
     const GUARD_PROVES_OWNER: bool = true;
 
     fn url(&self) -> String {
-        CoordinatorUrl::Postgres(self.link.url().clone()).to_string()
+        self.link.url().to_string()
     }
 
     async fn open_session(

@@ -22,7 +22,7 @@ snowmint_test_support::scenario_tests!(PostgresCluster);
 
 fn backend(url: &str) -> PostgresBackend {
     match url.parse::<CoordinatorUrl>() {
-        Ok(CoordinatorUrl::Postgres(url)) => PostgresBackend::new(url),
+        Ok(CoordinatorUrl::Postgres(url)) => PostgresBackend::new(*url),
         other => panic!("{url} is not a PostgreSQL URL: {other:?}"),
     }
 }

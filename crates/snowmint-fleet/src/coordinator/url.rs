@@ -50,8 +50,9 @@ pub enum CoordinatorUrl {
         /// A path every znode of snowmint lives under, such as `/apps`.
         chroot: Option<String>,
     },
-    /// A PostgreSQL database, whose tables hold the fleet's slots.
-    Postgres(PostgresUrl),
+    /// A PostgreSQL database, whose tables hold the fleet's slots (boxed:
+    /// it is far larger than the other forms).
+    Postgres(Box<PostgresUrl>),
 }
 
 impl CoordinatorUrl {
@@ -78,7 +79,7 @@ impl FromStr for CoordinatorUrl {
             .ok_or_else(|| invalid("it has no scheme".into()))?;
         if matches!(scheme, "postgres" | "postgresql") {
             return PostgresUrl::parse(rest)
-                .map(CoordinatorUrl::Postgres)
+                .map(|url| CoordinatorUrl::Postgres(Box::new(url)))
                 .map_err(invalid);
         }
         let (authority, path) = match rest.find('/') {

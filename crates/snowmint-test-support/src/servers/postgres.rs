@@ -474,7 +474,7 @@ mod cluster {
 
         fn backend(&self, addr: SocketAddr) -> PostgresBackend {
             match self.url_at(addr).parse::<CoordinatorUrl>() {
-                Ok(CoordinatorUrl::Postgres(url)) => PostgresBackend::new(url),
+                Ok(CoordinatorUrl::Postgres(url)) => PostgresBackend::new(*url),
                 other => panic!("not a PostgreSQL URL: {other:?}"),
             }
         }
