@@ -77,9 +77,10 @@ async fn an_unreachable_coordinator_is_one_sentence() {
     scenarios::unreachable_coordinator(&url, &expected).await;
 }
 
-/// A role that may not create the schema is told so, and then which
-/// rights it lacks on tables made for it by hand; it stays fenced (not
-/// ready) until it has them all, then claims. The password never shows.
+/// A role that may not create the schema is told so, then that it may not
+/// create the tables in the schema made for it, then which rights it
+/// lacks on the tables made for it by hand; it stays fenced (not ready)
+/// until it has them all, then claims. The password never shows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
     let cluster = PostgresCluster::start().await;
@@ -111,8 +112,6 @@ async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
     ));
     assert_eq!(node.status().state, ClaimState::Connecting);
 
-    // An administrator makes the tables, as the README shows, but grants
-    // only reading.
     let (owner, connection) = tokio_postgres::connect(
         &server.url(ADMIN_USER, server.password(), "appdb"),
         tokio_postgres::NoTls,
@@ -120,6 +119,22 @@ async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
     .await
     .unwrap();
     tokio::spawn(connection);
+    // An administrator makes the schema alone, and lets the role use it.
+    owner
+        .batch_execute("CREATE SCHEMA snowmint; GRANT USAGE ON SCHEMA snowmint TO app;")
+        .await
+        .unwrap();
+    let no_tables = reason(&node, "tables snowmint.slots").await;
+    assert_eq!(
+        no_tables,
+        format!(
+            "the coordinator {shown} could not serve the request: tables snowmint.slots, \
+             snowmint.marks, snowmint.fleets do not exist and role \"app\" may not create them \
+             in schema snowmint (it lacks CREATE on the schema); create the tables as the \
+             README shows, or grant CREATE; retrying"
+        )
+    );
+    // Then the tables, as the README shows, granting only reading.
     owner
         .batch_execute(&postgres_schema("snowmint"))
         .await
@@ -156,7 +171,12 @@ async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
     )
     .await;
     assert_eq!(claim.details["coordinator"], shown);
-    for text in [missing, lacks, claim.details["coordinator"].clone()] {
+    for text in [
+        missing,
+        no_tables,
+        lacks,
+        claim.details["coordinator"].clone(),
+    ] {
         assert!(!text.contains("app-secret"), "{text}");
     }
     node.release().await;

@@ -280,10 +280,14 @@ async fn ensure_tables(client: &Client, schema: &str) -> Result<(), BackendError
                 .map(|((table, _), _)| format!("{schema}.{table}"))
                 .collect();
             let reason = if found.schema_exists {
+                let (tables, verb, them) = match missing.len() {
+                    1 => ("table", "does", "it"),
+                    _ => ("tables", "do", "them"),
+                };
                 format!(
-                    "table {} does not exist and role {role:?} may not create it in schema {schema} \
-                     (it lacks CREATE on the schema); create the tables as the README shows, \
-                     or grant CREATE",
+                    "{tables} {} {verb} not exist and role {role:?} may not create {them} in \
+                     schema {schema} (it lacks CREATE on the schema); create the tables as the \
+                     README shows, or grant CREATE",
                     missing.join(", ")
                 )
             } else {

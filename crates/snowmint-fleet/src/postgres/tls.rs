@@ -22,7 +22,7 @@ use crate::coordinator::{BackendError, PostgresUrl, SslMode};
 
 /// The TLS connector for `url`.
 pub(super) fn connector(url: &PostgresUrl) -> Result<MakeRustlsConnect, BackendError> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let verifier: Arc<dyn ServerCertVerifier> = match url.ssl_mode() {
         SslMode::Disable | SslMode::Prefer | SslMode::Require => Arc::new(Unchecked {
             algorithms: provider.signature_verification_algorithms,
