@@ -38,6 +38,8 @@
 //!   (`api/params.rs`).
 //! - `body/`: [`body`], the types every JSON answer is serialized from
 //!   (also `snowmint layout --format json`).
+//! - `grpc/`: [`grpc`], the gRPC API (`--grpc-listen`): `snowmint.v1.IdService`,
+//!   health and reflection, over the same state as the HTTP API.
 //! - `error.rs`: [`ApiError`], the one error answer.
 //! - `metrics.rs`: [`Metrics`], Prometheus counters and gauges.
 //! - `openapi.rs`: [`openapi`], the OpenAPI 3.1 document, generated from
@@ -58,6 +60,7 @@ pub mod body;
 pub mod config;
 mod connections;
 mod error;
+pub mod grpc;
 mod issuer;
 mod metrics;
 pub mod openapi;
@@ -69,5 +72,7 @@ pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
 pub use error::ApiError;
 pub use issuer::{Issuer, IssuerOptions, NodeReport, Refusal};
 pub use metrics::Metrics;
-pub use serve::{ServeError, clock, run, serve, shutdown_signal, slot_source, start, startup_line};
+pub use serve::{
+    ServeError, clock, run, run_with_grpc, serve, shutdown_signal, slot_source, start, startup_line,
+};
 pub use state::AppState;
