@@ -47,17 +47,20 @@ pub mod pb {
 /// `grpc.health.v1.Health`, and reflection (`v1` and `v1alpha`) describing
 /// all three.
 pub fn routes(state: AppState) -> Routes {
-    let reflection = || {
+    // Each version's builder adds its own descriptor; the other one's is
+    // added by hand, so that both list all four services.
+    let reflection = |other_version: &'static [u8]| {
         tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(other_version)
     };
     // A builder that cannot read its own descriptors is a build defect,
     // caught by every test that starts a gRPC server.
-    let v1 = reflection()
+    let v1 = reflection(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
         .build_v1()
         .expect("the embedded descriptor sets are valid");
-    let v1alpha = reflection()
+    let v1alpha = reflection(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .expect("the embedded descriptor sets are valid");
     Routes::new(pb::id_service_server::IdServiceServer::new(IdApi::new(
