@@ -4,7 +4,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use snowmint::Layout;
+use snowmint::{Clock, Layout, SystemClock};
 use snowmint_fleet::{CoordinatorUrl, FleetName};
 
 use crate::client::{Client, Settings};
@@ -35,6 +35,7 @@ impl Default for ClientBuilder {
                 deadline: Duration::from_secs(5),
                 max_backoff: Duration::from_secs(2),
                 layout: None,
+                clock: Arc::new(SystemClock),
             },
         }
     }
@@ -108,6 +109,13 @@ impl ClientBuilder {
     /// not set, the client asks the first node that answers (`GetNode`).
     pub fn layout(mut self, layout: Layout) -> Self {
         self.settings.layout = Some(layout);
+        self
+    }
+
+    /// The clock IDs are dated against for `max_age` (default: the
+    /// system clock). Tests drive it by hand.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.settings.clock = clock;
         self
     }
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use snowmint::{Clock, Layout, SnowflakeId, SystemClock};
+use snowmint::{Clock, Layout, SnowflakeId};
 use tokio::task::AbortHandle;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Response, Status};
@@ -21,7 +21,7 @@ use crate::{Error, Stats};
 const ATTEMPTS_SHOWN: usize = 6;
 
 /// The settings a [`ClientBuilder`] collects.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Settings {
     pub(crate) max_age: Duration,
     pub(crate) batch: u32,
@@ -29,6 +29,20 @@ pub(crate) struct Settings {
     pub(crate) deadline: Duration,
     pub(crate) max_backoff: Duration,
     pub(crate) layout: Option<Layout>,
+    pub(crate) clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("max_age", &self.max_age)
+            .field("batch", &self.batch)
+            .field("call_timeout", &self.call_timeout)
+            .field("deadline", &self.deadline)
+            .field("max_backoff", &self.max_backoff)
+            .field("layout", &self.layout)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A client of a snowmint fleet's gRPC API. Cheap to clone; clones share
@@ -247,7 +261,7 @@ impl Client {
         loop {
             let wait = {
                 let mut buffer = shared.buffer();
-                let oldest_ms = SystemClock.now_ms().saturating_sub(max_age_ms);
+                let oldest_ms = shared.settings.clock.now_ms().saturating_sub(max_age_ms);
                 let want = n - out.len();
                 let (taken, dropped) = buffer.take(&mut out, want, oldest_ms, &layout);
                 shared.count(&shared.counters.buffer_hits, taken as u64);

@@ -3,23 +3,18 @@
 //! both versions, a stream of a million IDs, and a stream that waits for a
 //! reader that does not read.
 
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use prost::Message;
-use snowmint::{Clock, ClockPolicy, Layout, ManualClock, Node, SystemClock};
+use snowmint::{Clock, ManualClock, Node, SystemClock};
 use snowmint_client::proto::id_service_client::IdServiceClient;
 use snowmint_client::proto::{
     DecodeRequest, EncodeRequest, GetLayoutRequest, GetNodeRequest, LayoutChoice, NextIdsRequest,
     RangeRequest, StreamIdsRequest,
 };
-use snowmint_fleet::{BoxFuture, Claim, FleetError, NodeState, SlotSource};
-use snowmint_server::{AppState, Issuer, IssuerOptions};
-use snowmint_test_support::temp::{TempDir, temp_dir};
+use snowmint_test_support::grpc::GrpcNode;
 use snowmint_test_support::wait::{eventually, within};
-use tokio::sync::{oneshot, watch};
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
@@ -32,140 +27,31 @@ const NODE: Node = Node {
     datacenter: 3,
     machine: 7,
 };
-/// Its slot in the Twitter layout: 3 * 32 + 7.
-const SLOT: u64 = 103;
 /// A fixed instant: 2023-11-14T22:13:20.000Z.
 const T: i64 = 1_700_000_000_000;
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// A slot source the test switches between a claim and fenced.
-struct Switch {
-    state: watch::Sender<NodeState>,
+/// A connection to `node`.
+async fn channel(node: &GrpcNode) -> Channel {
+    within(
+        "a gRPC connection",
+        LIMIT,
+        Channel::from_shared(node.endpoint()).unwrap().connect(),
+    )
+    .await
+    .unwrap()
 }
 
-impl Switch {
-    fn claim(generation: u64) -> NodeState {
-        NodeState::Active(Claim {
-            slot: SLOT,
-            node: NODE,
-            generation,
-            valid_until: None,
-            floor_ms: None,
-            details: BTreeMap::new(),
-        })
-    }
-
-    fn fence(&self, reason: &str) {
-        self.state.send_replace(NodeState::Fenced {
-            reason: reason.to_owned(),
-        });
-    }
-
-    fn hold(&self, generation: u64) {
-        self.state.send_replace(Switch::claim(generation));
-    }
+async fn id_client(node: &GrpcNode) -> IdServiceClient<Channel> {
+    IdServiceClient::new(channel(node).await)
 }
 
-impl SlotSource for Switch {
-    fn kind(&self) -> &'static str {
-        "static"
-    }
-
-    fn state(&self) -> watch::Receiver<NodeState> {
-        self.state.subscribe()
-    }
-
-    fn reserve(&self, _generation: u64, _mark_ms: i64) -> BoxFuture<'_, Result<(), FleetError>> {
-        Box::pin(async { Ok(()) })
-    }
-
-    fn release(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async { self.fence("released at shutdown") })
-    }
+async fn health_client(node: &GrpcNode) -> HealthClient<Channel> {
+    HealthClient::new(channel(node).await)
 }
 
-/// A node serving gRPC on a free loopback port.
-struct GrpcNode {
-    address: SocketAddr,
-    state: AppState,
-    source: Arc<Switch>,
-    _dir: TempDir,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Drop for GrpcNode {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-impl GrpcNode {
-    async fn start(clock: Arc<dyn Clock>) -> GrpcNode {
-        let dir = temp_dir("grpc");
-        let source = Arc::new(Switch {
-            state: watch::Sender::new(Switch::claim(1)),
-        });
-        let issuer = Issuer::start(
-            Arc::clone(&source) as Arc<dyn SlotSource>,
-            IssuerOptions {
-                layout: Layout::TWITTER,
-                clock_policy: ClockPolicy::Refuse,
-                clock,
-                state_dir: dir.path().to_owned(),
-                mark_step: Duration::from_secs(1),
-            },
-        )
-        .await
-        .unwrap();
-        let state = AppState::new(issuer);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        let (stop, stopped) = oneshot::channel();
-        tokio::spawn(snowmint_server::grpc::serve(
-            listener,
-            state.clone(),
-            async move {
-                let _ = stopped.await;
-            },
-        ));
-        GrpcNode {
-            address,
-            state,
-            source,
-            _dir: dir,
-            stop: Some(stop),
-        }
-    }
-
-    async fn channel(&self) -> Channel {
-        within(
-            "a gRPC connection",
-            LIMIT,
-            Channel::from_shared(format!("http://{}", self.address))
-                .unwrap()
-                .connect(),
-        )
-        .await
-        .unwrap()
-    }
-
-    async fn ids(&self) -> IdServiceClient<Channel> {
-        IdServiceClient::new(self.channel().await)
-    }
-
-    async fn health(&self) -> HealthClient<Channel> {
-        HealthClient::new(self.channel().await)
-    }
-
-    /// A counter of the node's Prometheus text (0 when absent).
-    fn metric(&self, name: &str) -> f64 {
-        let text = self.state.metrics().render(self.state.issuer());
-        text.lines()
-            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
-            .map_or(0.0, |value| value.trim().parse().unwrap())
-    }
+async fn start(clock: Arc<dyn Clock>) -> GrpcNode {
+    GrpcNode::start(NODE, clock).await
 }
 
 /// The fields of a Twitter-layout ID by the formula of README.md:
@@ -207,8 +93,8 @@ fn layout(name: &str, epoch: &str) -> Option<LayoutChoice> {
 /// metrics as HTTP's, and names count's range when it is out of it.
 #[tokio::test]
 async fn next_ids_issues_and_counts() {
-    let node = GrpcNode::start(Arc::new(SystemClock)).await;
-    let mut ids = node.ids().await;
+    let node = start(Arc::new(SystemClock)).await;
+    let mut ids = id_client(&node).await;
     let before = SystemClock.now_ms();
     let batch = ids
         .next_ids(NextIdsRequest { count: 4096 })
@@ -249,8 +135,8 @@ async fn next_ids_issues_and_counts() {
 /// a time window, layouts, the node; bad values name field, value, range.
 #[tokio::test]
 async fn calculator_calls_answer_and_refuse_like_http() {
-    let node = GrpcNode::start(Arc::new(SystemClock)).await;
-    let mut ids = node.ids().await;
+    let node = start(Arc::new(SystemClock)).await;
+    let mut ids = id_client(&node).await;
 
     let decoded = ids
         .decode(DecodeRequest {
@@ -424,9 +310,9 @@ async fn calculator_calls_answer_and_refuse_like_http() {
 #[tokio::test]
 async fn refusals_are_unavailable_and_health_follows_readiness() {
     let clock = ManualClock::new(T);
-    let node = GrpcNode::start(Arc::new(clock.clone())).await;
-    let mut ids = node.ids().await;
-    let mut health = node.health().await;
+    let node = start(Arc::new(clock.clone())).await;
+    let mut ids = id_client(&node).await;
+    let mut health = health_client(&node).await;
     let check = |service: &str| HealthCheckRequest {
         service: service.to_owned(),
     };
@@ -523,10 +409,10 @@ async fn next_status(
 #[tokio::test]
 async fn reflection_describes_the_api_in_both_versions() {
     use tonic_reflection::pb::{v1, v1alpha};
-    let node = GrpcNode::start(Arc::new(SystemClock)).await;
+    let node = start(Arc::new(SystemClock)).await;
 
     let mut client =
-        v1::server_reflection_client::ServerReflectionClient::new(node.channel().await);
+        v1::server_reflection_client::ServerReflectionClient::new(channel(&node).await);
     let requests = [
         v1::server_reflection_request::MessageRequest::ListServices(String::new()),
         v1::server_reflection_request::MessageRequest::FileContainingSymbol(
@@ -594,7 +480,7 @@ async fn reflection_describes_the_api_in_both_versions() {
     );
 
     let mut alpha =
-        v1alpha::server_reflection_client::ServerReflectionClient::new(node.channel().await);
+        v1alpha::server_reflection_client::ServerReflectionClient::new(channel(&node).await);
     let request = v1alpha::ServerReflectionRequest {
         host: String::new(),
         message_request: Some(
@@ -622,8 +508,8 @@ async fn reflection_describes_the_api_in_both_versions() {
 /// node; then a stream of a set total ends after exactly that many.
 #[tokio::test]
 async fn a_stream_of_a_million_ids() {
-    let node = GrpcNode::start(Arc::new(SystemClock)).await;
-    let mut ids = node.ids().await;
+    let node = start(Arc::new(SystemClock)).await;
+    let mut ids = id_client(&node).await;
     let mut stream = ids
         .stream_ids(StreamIdsRequest {
             batch: 4096,
@@ -665,8 +551,8 @@ async fn a_stream_of_a_million_ids() {
 /// reader does.
 #[tokio::test]
 async fn a_slow_reader_is_not_buffered_without_bound() {
-    let node = GrpcNode::start(Arc::new(SystemClock)).await;
-    let mut ids = node.ids().await;
+    let node = start(Arc::new(SystemClock)).await;
+    let mut ids = id_client(&node).await;
     let mut stream = ids
         .stream_ids(StreamIdsRequest {
             batch: 4096,
