@@ -50,7 +50,10 @@ async fn the_buffer_serves_unique_ids_from_every_node() {
         assert!(seen.insert(id), "{id} handed out twice");
         let (_, datacenter, machine) = fields(id);
         assert_eq!(datacenter, 1);
-        assert!(id > last_of[machine as usize], "{id} not above the last of its node");
+        assert!(
+            id > last_of[machine as usize],
+            "{id} not above the last of its node"
+        );
         last_of[machine as usize] = id;
     }
     assert!(last_of[1] > 0 && last_of[2] > 0, "not both nodes served");
@@ -107,7 +110,10 @@ async fn an_idle_client_hands_out_no_stale_id() {
         clock.advance(round * 3 + 1);
     }
     let stats = client.stats();
-    assert!(stats.stale_dropped > 0, "no stale ID was ever dropped: {stats:?}");
+    assert!(
+        stats.stale_dropped > 0,
+        "no stale ID was ever dropped: {stats:?}"
+    );
     assert_eq!(stats.buffer_hits, 24 * 50);
 }
 
@@ -159,8 +165,14 @@ async fn fenced_nodes_are_skipped_until_none_is_left() {
         panic!("{error:?}");
     };
     let text = error.to_string();
-    assert!(text.starts_with("no node could serve IDs within 400 ms: "), "{text}");
-    for (node, reason) in [(&a, "the claim was lost"), (&b, "the coordinator is unreachable")] {
+    assert!(
+        text.starts_with("no node could serve IDs within 400 ms: "),
+        "{text}"
+    );
+    for (node, reason) in [
+        (&a, "the claim was lost"),
+        (&b, "the coordinator is unreachable"),
+    ] {
         assert!(
             attempts
                 .iter()
@@ -189,13 +201,19 @@ async fn bad_settings_and_arguments_name_their_range() {
         .build()
         .await
         .unwrap_err();
-    assert_eq!(error, Error::Config("batch 0 is out of range (1..=4096)".into()));
+    assert_eq!(
+        error,
+        Error::Config("batch 0 is out of range (1..=4096)".into())
+    );
     let error = Client::builder()
         .endpoints(["not a url"])
         .build()
         .await
         .unwrap_err();
-    assert!(matches!(&error, Error::Config(m) if m.contains("\"not a url\"")), "{error:?}");
+    assert!(
+        matches!(&error, Error::Config(m) if m.contains("\"not a url\"")),
+        "{error:?}"
+    );
     let error = Client::builder().build().await.unwrap_err();
     assert!(matches!(error, Error::Config(_)), "{error:?}");
     let client = Client::builder()

@@ -55,12 +55,12 @@ pub mod wait;
 pub mod chaos;
 #[cfg(feature = "fleet")]
 pub mod fleet;
+#[cfg(feature = "server")]
+pub mod grpc;
 #[cfg(feature = "fleet")]
 pub mod serve_cluster;
 #[cfg(feature = "fleet")]
 pub mod serve_fleet;
-#[cfg(feature = "server")]
-pub mod grpc;
 #[cfg(feature = "server")]
 pub mod server;
 #[cfg(feature = "fleet")]
