@@ -56,7 +56,13 @@ impl Drop for Node {
 fn start(binary: &str, machine: u32) -> Node {
     let state = tempfile::tempdir().expect("a temporary directory");
     let mut child = Command::new(binary)
-        .args(["serve", "--listen", "127.0.0.1:0", "--grpc-listen", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--grpc-listen",
+            "127.0.0.1:0",
+        ])
         .args(["--datacenter", "0", "--machine", &machine.to_string()])
         .arg("--state-dir")
         .arg(state.path())
@@ -111,7 +117,11 @@ async fn stream_from(node: &Node, length: Duration, total: Arc<AtomicU64>) {
     let end = Instant::now() + length;
     let mut last = 0u64;
     while Instant::now() < end {
-        let batch = stream.message().await.expect("a batch").expect("the stream ended");
+        let batch = stream
+            .message()
+            .await
+            .expect("a batch")
+            .expect("the stream ended");
         assert!(batch.ids[0] > last, "not increasing");
         last = *batch.ids.last().unwrap();
         total.fetch_add(batch.ids.len() as u64, Ordering::Relaxed);
@@ -148,14 +158,20 @@ async fn futures_join<F: std::future::Future<Output = ()>>(tasks: Vec<F>) {
 /// One keep-alive HTTP/1.1 connection asking for batches until `end`;
 /// returns the IDs received.
 async fn http_batches(address: &str, end: Instant) -> u64 {
-    let stream = TcpStream::connect(address).await.expect("connecting over HTTP");
+    let stream = TcpStream::connect(address)
+        .await
+        .expect("connecting over HTTP");
     stream.set_nodelay(true).unwrap();
     let mut stream = BufReader::new(stream);
     let request = format!("GET /v1/ids?count=4096 HTTP/1.1\r\nHost: {address}\r\n\r\n");
     let mut ids = 0;
     let mut body = Vec::new();
     while Instant::now() < end {
-        stream.get_mut().write_all(request.as_bytes()).await.unwrap();
+        stream
+            .get_mut()
+            .write_all(request.as_bytes())
+            .await
+            .unwrap();
         let mut length = None;
         let mut line = String::new();
         loop {
