@@ -1,6 +1,7 @@
 //! The snowmint HTTP ID service: the logic behind `snowmint serve`.
 //!
-//! A fleet of applications calls it for Twitter-style Snowflake IDs; it also
+//! A fleet of applications calls it for Twitter-style Snowflake IDs, over
+//! HTTP/JSON and, with `--grpc-listen`, over gRPC ([`grpc`]); it also
 //! explains IDs (decode, encode, time windows, layouts). The contract is in
 //! README.md ("The service", "Running a fleet") and its invariants in
 //! docs/ARCHITECTURE.md §3; `/openapi.json` describes every endpoint.
@@ -25,8 +26,9 @@
 //! - `config/`: [`config::Config`], settings from flags > environment >
 //!   TOML file > defaults, each read by the one parser of its kind of value
 //!   (`snowmint`'s and `snowmint_fleet`'s).
-//! - `serve.rs`: [`start`], [`run`], [`serve`]: from a configuration to a
-//!   running node and back down (graceful shutdown, claim release).
+//! - `serve.rs`: [`start`], [`run`], [`run_with_grpc`], [`serve`]: from a
+//!   configuration to a running node and back down (graceful shutdown,
+//!   claim release).
 //! - `connections.rs`: accepting connections and serving HTTP/1.1 on them,
 //!   with a deadline on reading each request's head.
 //! - `issuer/`: [`Issuer`], which follows the node's claim and issues IDs

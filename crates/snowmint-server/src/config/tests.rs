@@ -301,7 +301,7 @@ fn grpc_is_off_unless_an_address_is_given_and_each_place_names_it() {
     let config = Config::resolve(&[], |_| None).unwrap();
     assert_eq!(config.grpc_listen, None);
     let from_file = file("grpc_listen = \"127.0.0.1:9090\"\n");
-    let config = Config::resolve(&[from_file.clone()], |_| None).unwrap();
+    let config = Config::resolve(std::slice::from_ref(&from_file), |_| None).unwrap();
     assert_eq!(config.grpc_listen, Some("127.0.0.1:9090".parse().unwrap()));
     let from_env = Layer::from_env(env(&[("SNOWMINT_GRPC_LISTEN", "127.0.0.1:9091")]));
     let config = Config::resolve(&[from_env, from_file.clone()], |_| None).unwrap();
