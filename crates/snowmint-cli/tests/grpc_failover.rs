@@ -181,3 +181,41 @@ async fn the_application_sees_no_error_while_a_node_serves() {
         seen.longest_stall_us.load(Ordering::Relaxed) / 1000
     );
 }
+
+/// A gRPC address that cannot be used stops the start: bad text is bad
+/// input (exit code 2) naming the value and where it came from; an address
+/// in use is named in the error.
+#[test]
+fn a_grpc_address_that_cannot_be_used_stops_the_start() {
+    use snowmint_test_support::serve::run_to_end;
+    let home = temp_dir("grpc-bad");
+    let (status, stdout, stderr) =
+        run_to_end(SNOWMINT, home.path(), &["--grpc-listen", "9090"], &[]);
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains(
+            "grpc_listen \"9090\" is not an address (expected IP:PORT such as 127.0.0.1:8080) (from --grpc-listen)"
+        ),
+        "{stderr}"
+    );
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let state_dir = home.path().join("state");
+    let (status, _, stderr) = run_to_end(
+        SNOWMINT,
+        home.path(),
+        &[
+            "--grpc-listen",
+            &address,
+            "--state-dir",
+            state_dir.to_str().unwrap(),
+        ],
+        &[("SNOWMINT_LOG", "error")],
+    );
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot listen for gRPC on {address}")),
+        "{stderr}"
+    );
+}
