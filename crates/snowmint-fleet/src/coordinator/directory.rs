@@ -67,7 +67,9 @@ async fn read_with<B: Backend>(
     };
     let paths = Paths::new(fleet.as_str());
     let opened = backend
-        .open_session(READER_TTL, &[])
+        // The slots directory is made if missing (a fleet no node joined
+        // yet), as the claim engine makes it; then it lists as empty.
+        .open_session(READER_TTL, &[paths.slots_dir()])
         .await
         .map_err(failed)?;
     let session = opened.session;

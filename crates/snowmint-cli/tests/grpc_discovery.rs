@@ -1,14 +1,14 @@
-//! The Rust client finds the nodes of a fleet from etcd's slot keys, where
-//! each real `snowmint serve --grpc-listen` writes its gRPC address, and
-//! follows the fleet as a node dies and another joins.
+//! The Rust client finds the nodes of a fleet from the coordinator's slot
+//! keys (etcd, ZooKeeper), where each real `snowmint serve --grpc-listen`
+//! writes its gRPC address, and follows the fleet as a node dies and
+//! another joins.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use snowmint_client::Client;
 use snowmint_test_support::serve::Service;
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::etcd::EtcdCluster;
+use snowmint_test_support::serve_fleet::Coordinator;
 use snowmint_test_support::temp::temp_dir;
 use snowmint_test_support::wait::eventually;
 
@@ -24,10 +24,21 @@ fn endpoint(service: &Service) -> String {
     )
 }
 
+#[cfg(feature = "etcd")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_follows_the_fleet_in_etcd() {
-    let etcd = EtcdCluster::start().await;
-    let url = format!("etcd://{}", etcd.client_addr());
+    follows_the_fleet::<snowmint_test_support::servers::etcd::EtcdCluster>().await;
+}
+
+#[cfg(feature = "zookeeper")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_follows_the_fleet_in_zookeeper() {
+    follows_the_fleet::<snowmint_test_support::servers::zookeeper::ZooKeeperCluster>().await;
+}
+
+async fn follows_the_fleet<C: Coordinator>() {
+    let coordinator = C::start().await;
+    let url = coordinator.url();
     let home = temp_dir("grpc-discovery");
     let start = |name: &str| {
         let state_dir = home.path().join(format!("state-{name}"));
@@ -55,7 +66,7 @@ async fn the_client_follows_the_fleet_in_etcd() {
     let b = start("b");
     // Each holder value names the node's gRPC address.
     let holders = eventually("both nodes to hold a slot", LIMIT, || async {
-        let holders = etcd.slot_holders(FLEET).await;
+        let holders = coordinator.slot_holders(FLEET).await;
         (holders.len() == 2).then_some(holders)
     })
     .await;
@@ -106,8 +117,9 @@ async fn the_client_follows_the_fleet_in_etcd() {
     assert_eq!(known(&client), BTreeSet::from([endpoint(&b), joined]));
 
     // A coordinator that cannot be read is an error at build time, naming it.
+    let dead = format!("{}://127.0.0.1:1", url.split("://").next().unwrap());
     let error = Client::builder()
-        .discover("etcd://127.0.0.1:1", FLEET)
+        .discover(dead, FLEET)
         .build()
         .await
         .unwrap_err();
