@@ -192,8 +192,17 @@ pub async fn run_with_grpc(
         }
     });
     crate::connections::serve(listener, app, state.request_timeout(), shutdown).await;
-    if let Some(task) = grpc_task {
-        let _ = task.await;
+    if let Some(mut task) = grpc_task {
+        // Its streams end at once; a client that stopped reading could
+        // still hold its connection open, so it gets the request timeout
+        // to go, like an HTTP request in flight.
+        if tokio::time::timeout(state.request_timeout(), &mut task)
+            .await
+            .is_err()
+        {
+            tracing::warn!("gRPC connections still open after the request timeout; closing them");
+            task.abort();
+        }
     }
     upkeep.abort();
     state.issuer().release().await;

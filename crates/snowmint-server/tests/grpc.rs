@@ -592,3 +592,66 @@ async fn a_slow_reader_is_not_buffered_without_bound() {
     }
     assert!(node.metric("snowmint_ids_issued_total") > held);
 }
+
+/// At shutdown the server ends its open streams (IDs and health watches)
+/// with UNAVAILABLE and stops, instead of waiting for streams that have
+/// no end.
+#[tokio::test]
+async fn shutdown_ends_open_streams() {
+    let node = start(Arc::new(SystemClock)).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(snowmint_server::grpc::serve(
+        listener,
+        node.state.clone(),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let channel = within(
+        "a gRPC connection",
+        LIMIT,
+        Channel::from_shared(format!("http://{address}"))
+            .unwrap()
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let mut ids = IdServiceClient::new(channel.clone())
+        .stream_ids(StreamIdsRequest {
+            batch: 16,
+            total: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut watch = HealthClient::new(channel)
+        .watch(HealthCheckRequest {
+            service: "snowmint.v1.IdService".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(next_status(&mut watch).await, ServingStatus::Serving);
+    ids.next().await.unwrap().unwrap();
+    stop.send(()).unwrap();
+    let ended = loop {
+        match within("the stream to end", LIMIT, ids.next()).await {
+            Some(Ok(_)) => continue,
+            Some(Err(status)) => break status,
+            None => panic!("the stream ended without a status"),
+        }
+    };
+    assert_eq!(ended.code(), Code::Unavailable, "{ended:?}");
+    assert_eq!(metadata(&ended, "snowmint-code"), "shutting_down");
+    let watch_end = within("the watch to end", LIMIT, watch.next()).await;
+    assert!(
+        matches!(&watch_end, Some(Err(status)) if status.code() == Code::Unavailable),
+        "{watch_end:?}"
+    );
+    within("the server to stop", LIMIT, server)
+        .await
+        .unwrap()
+        .unwrap();
+}

@@ -19,6 +19,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_server::Health;
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 
+use super::{Stopping, shutting_down, stopped};
 use crate::state::AppState;
 
 /// The service name health checks ask about.
@@ -32,12 +33,15 @@ const WATCH_EVERY: Duration = Duration::from_millis(100);
 #[derive(Debug, Clone)]
 pub struct HealthApi {
     state: AppState,
+    /// Ends the watches at shutdown.
+    stopping: Stopping,
 }
 
 impl HealthApi {
-    /// The health service over `state`.
-    pub fn new(state: AppState) -> HealthApi {
-        HealthApi { state }
+    /// The health service over `state`; its watches end when `stopping`
+    /// turns true.
+    pub fn new(state: AppState, stopping: Stopping) -> HealthApi {
+        HealthApi { state, stopping }
     }
 }
 
@@ -96,6 +100,7 @@ impl Health for HealthApi {
         let subject = subject(request.get_ref())?;
         let (sender, receiver) = mpsc::channel(1);
         let state = self.state.clone();
+        let mut stopping = self.stopping.clone();
         tokio::spawn(async move {
             let mut claims = state.issuer().source().state();
             let mut last = None;
@@ -109,6 +114,10 @@ impl Health for HealthApi {
                 }
                 tokio::select! {
                     () = sender.closed() => return,
+                    () = stopped(&mut stopping) => {
+                        let _ = sender.try_send(Err(shutting_down()));
+                        return;
+                    }
                     () = tokio::time::sleep(WATCH_EVERY) => {}
                     changed = claims.changed() => {
                         if changed.is_err() {

@@ -9,9 +9,9 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use super::pb;
 use super::pb::id_service_server::IdService;
 use super::status::{bounded, invalid, refused};
+use super::{Stopping, pb, shutting_down, stopped};
 use crate::api::MAX_BATCH;
 use crate::api::calc;
 use crate::api::params::{IdSegment, Params};
@@ -27,12 +27,15 @@ const STREAM_QUEUE: usize = 2;
 #[derive(Debug, Clone)]
 pub struct IdApi {
     state: AppState,
+    /// Ends the streams at shutdown.
+    stopping: Stopping,
 }
 
 impl IdApi {
-    /// The service over `state`, the same the HTTP API uses.
-    pub fn new(state: AppState) -> IdApi {
-        IdApi { state }
+    /// The service over `state`, the same the HTTP API uses; its streams
+    /// end when `stopping` turns true.
+    pub fn new(state: AppState, stopping: Stopping) -> IdApi {
+        IdApi { state, stopping }
     }
 }
 
@@ -98,6 +101,7 @@ impl IdService for IdApi {
         left = left.map(|n| n - first.ids.len() as u64);
         let (sender, receiver) = mpsc::channel(STREAM_QUEUE);
         let state = self.state.clone();
+        let mut stopping = self.stopping.clone();
         tokio::spawn(async move {
             if sender.send(Ok(first)).await.is_err() {
                 return;
@@ -106,8 +110,17 @@ impl IdService for IdApi {
                 // Room first, then IDs: an ID is made only when it can be
                 // queued, so none waits in the queue longer than a batch
                 // ahead of its reader, and a gone reader costs none.
-                let Ok(permit) = sender.reserve().await else {
-                    return;
+                let permit = tokio::select! {
+                    permit = sender.reserve() => match permit {
+                        Ok(permit) => permit,
+                        Err(_) => return,
+                    },
+                    () = stopped(&mut stopping) => {
+                        // Best effort: a reader that does not read gets
+                        // the end of the stream when its connection closes.
+                        let _ = sender.try_send(Err(shutting_down()));
+                        return;
+                    }
                 };
                 match issue(&state, size(left)).await {
                     Ok(next) => {

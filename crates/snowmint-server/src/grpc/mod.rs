@@ -20,6 +20,7 @@
 use std::future::Future;
 
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::service::Routes;
 
@@ -32,6 +33,8 @@ mod status;
 pub use health::{HealthApi, SERVICE_NAME};
 pub use ids::IdApi;
 pub use status::{CODE_KEY, FIELD_KEY, RETRY_AFTER_KEY};
+
+use status::shutting_down;
 
 /// The types and service trait generated from `snowmint.proto`.
 pub mod pb {
@@ -46,7 +49,10 @@ pub mod pb {
 /// Every gRPC service of a node over `state`: `snowmint.v1.IdService`,
 /// `grpc.health.v1.Health`, and reflection (`v1` and `v1alpha`) describing
 /// all three.
-pub fn routes(state: AppState) -> Routes {
+///
+/// Streams (`StreamIds`, health `Watch`) end, with `UNAVAILABLE`, once
+/// `stopping` turns true; a stream whose sender is gone ends as well.
+pub fn routes(state: AppState, stopping: Stopping) -> Routes {
     // Each version's builder adds its own descriptor; the other one's is
     // added by hand, so that both list all four services.
     let reflection = |other_version: &'static [u8]| {
@@ -65,28 +71,43 @@ pub fn routes(state: AppState) -> Routes {
         .expect("the embedded descriptor sets are valid");
     Routes::new(pb::id_service_server::IdServiceServer::new(IdApi::new(
         state.clone(),
+        stopping.clone(),
     )))
     .add_service(tonic_health::pb::health_server::HealthServer::new(
-        HealthApi::new(state),
+        HealthApi::new(state, stopping),
     ))
     .add_service(v1)
     .add_service(v1alpha)
 }
 
-/// Serves [`routes`] on `listener` until `shutdown` resolves, then lets
-/// calls in flight finish (a stream ends when its client cancels it or the
-/// process stops).
+/// Whether the server is shutting down: streams watch it and end.
+pub type Stopping = watch::Receiver<bool>;
+
+/// Waits until `stopping` turns true (or its sender is gone).
+pub(crate) async fn stopped(stopping: &mut Stopping) {
+    // An error means the sender is gone: nobody can tell the stream to go
+    // on either, so it ends too.
+    let _ = stopping.wait_for(|stop| *stop).await;
+}
+
+/// Serves [`routes`] on `listener` until `shutdown` resolves, then ends
+/// the open streams and lets unary calls in flight finish.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), tonic::transport::Error> {
     let timeout = state.request_timeout();
+    let (stop, stopping) = watch::channel(false);
+    let shutdown = async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    };
     tonic::transport::Server::builder()
         // A unary call is answered within the request timeout, as HTTP's;
         // a stream's batches are not bound by it.
         .timeout(timeout)
-        .add_routes(routes(state))
+        .add_routes(routes(state, stopping))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
         .await
 }

@@ -56,3 +56,12 @@ pub(crate) fn bounded(name: &'static str, value: u64, min: u64, max: u64) -> Res
     snowmint::parse_bounded(name, &value.to_string(), min..=max)
         .map_err(|error| invalid(crate::api::params::rejected(name, error)))
 }
+
+/// `UNAVAILABLE` for a stream ended by the server's shutdown.
+pub(crate) fn shutting_down() -> Status {
+    let mut status = Status::unavailable("the node is shutting down; ask another");
+    status
+        .metadata_mut()
+        .insert(CODE_KEY, MetadataValue::from_static("shutting_down"));
+    status
+}
