@@ -270,7 +270,10 @@ fn main() -> ExitCode {
     };
     let seconds: u64 = args.next().map_or(5, |s| s.parse().expect("SECONDS"));
     let length = Duration::from_secs(seconds);
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // One worker: the client's background refills run there while the
+    // measuring loop runs on this thread, as in an application.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
