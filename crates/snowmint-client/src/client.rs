@@ -155,6 +155,34 @@ impl Buffer {
         }
     }
 
+    /// One fresh ID, if the buffer holds one; stale ones met on the way
+    /// are dropped and counted in the second value.
+    fn take_one(&mut self, oldest_ms: i64, layout: &Layout) -> (Option<u64>, u64) {
+        let mut dropped = 0;
+        loop {
+            while let Some(&id) = self.current.get(self.position) {
+                self.position += 1;
+                if timestamp_ms(layout, id) >= oldest_ms {
+                    return (Some(id), dropped);
+                }
+                dropped += 1;
+                // The rest of a stale batch is mostly stale too: drop it
+                // in one go rather than one ID at a time.
+                let rest = &self.current[self.position..];
+                let stale = rest.partition_point(|&id| timestamp_ms(layout, id) < oldest_ms);
+                dropped += stale as u64;
+                self.position += stale;
+            }
+            match self.spare.take() {
+                Some(spare) => {
+                    self.current = spare;
+                    self.position = 0;
+                }
+                None => return (None, dropped),
+            }
+        }
+    }
+
     fn remaining(&self) -> usize {
         self.current.len() - self.position + self.spare.as_ref().map_or(0, Vec::len)
     }
@@ -227,7 +255,12 @@ impl Client {
     ///
     /// [`Error::Unavailable`] when no node served within the deadline.
     pub async fn next_id(&self) -> Result<u64, Error> {
-        let ids = self.next_ids(1).await?;
+        // The common case, from the buffer, without the machinery of a
+        // batch; the slow path is boxed so that this future stays small.
+        if let Some(id) = self.shared.take_one() {
+            return Ok(id);
+        }
+        let ids = Box::pin(self.next_ids(1)).await?;
         Ok(ids[0])
     }
 
@@ -330,6 +363,24 @@ impl Client {
 impl Shared {
     fn buffer(&self) -> MutexGuard<'_, Buffer> {
         self.buffer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// One fresh ID from the buffer, if it has one (and the layout is
+    /// known); starts a refill when the buffer runs low.
+    fn take_one(self: &Arc<Self>) -> Option<u64> {
+        if self.settings.max_age.is_zero() {
+            return None;
+        }
+        let layout = self.layout.get()?;
+        let max_age_ms = i64::try_from(self.settings.max_age.as_millis()).unwrap_or(i64::MAX);
+        let mut buffer = self.buffer();
+        let oldest_ms = self.settings.clock.now_ms().saturating_sub(max_age_ms);
+        let (id, dropped) = buffer.take_one(oldest_ms, layout);
+        self.count(&self.counters.stale_dropped, dropped);
+        let id = id?;
+        self.count(&self.counters.buffer_hits, 1);
+        self.refill_soon(&mut buffer);
+        Some(id)
     }
 
     fn count(&self, counter: &AtomicU64, n: u64) {
