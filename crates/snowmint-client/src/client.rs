@@ -187,12 +187,14 @@ impl Buffer {
         self.current.len() - self.position + self.spare.as_ref().map_or(0, Vec::len)
     }
 
-    /// Puts a refilled batch where it belongs.
+    /// Puts a refilled batch where it belongs. With both places taken (a
+    /// hedged fetch and the refill it hedged both came back), the batch is
+    /// dropped: its IDs are never handed out.
     fn put(&mut self, ids: Vec<u64>) {
         if self.position >= self.current.len() {
             self.current = ids;
             self.position = 0;
-        } else {
+        } else if self.spare.is_none() {
             self.spare = Some(ids);
         }
     }
@@ -291,6 +293,9 @@ impl Client {
         }
         let layout = shared.layout(deadline).await?;
         let max_age_ms = i64::try_from(shared.settings.max_age.as_millis()).unwrap_or(i64::MAX);
+        // Whether this call already fetched beside a refill that was slow
+        // (a node that does not answer costs the caller at most this).
+        let mut hedged = false;
         loop {
             let wait = {
                 let mut buffer = shared.buffer();
@@ -311,28 +316,41 @@ impl Client {
                     None
                 }
             };
-            match wait {
+            let own_refill = match wait {
                 Some(refilled) => {
                     let left = deadline.saturating_duration_since(Instant::now());
-                    if tokio::time::timeout(left, refilled).await.is_err() {
+                    // The refill under way may sit on a node that stopped
+                    // answering: after a quarter of the per-call timeout,
+                    // this call asks the next node itself (once).
+                    let patience = if hedged {
+                        left
+                    } else {
+                        left.min(shared.settings.call_timeout / 4)
+                    };
+                    if tokio::time::timeout(patience, refilled).await.is_ok() {
+                        continue;
+                    }
+                    if hedged || patience == left {
                         return Err(Error::Unavailable {
                             deadline: shared.settings.deadline,
                             attempts: vec!["the buffer's refill did not finish".to_owned()],
                         });
                     }
+                    hedged = true;
+                    false
                 }
-                None => {
-                    let want =
-                        (n - out.len()).clamp(shared.settings.batch as usize, MAX_BATCH as usize);
-                    let fetched = shared.fetch(want as u32, deadline).await;
-                    let mut buffer = shared.buffer();
-                    buffer.refilling = false;
-                    shared.refilled.notify_waiters();
-                    let ids = fetched?;
-                    shared.count(&shared.counters.refills, 1);
-                    buffer.put(ids);
-                }
+                None => true,
+            };
+            let want = (n - out.len()).clamp(shared.settings.batch as usize, MAX_BATCH as usize);
+            let fetched = shared.fetch(want as u32, deadline).await;
+            let mut buffer = shared.buffer();
+            if own_refill {
+                buffer.refilling = false;
             }
+            shared.refilled.notify_waiters();
+            let ids = fetched?;
+            shared.count(&shared.counters.refills, 1);
+            buffer.put(ids);
         }
     }
 
@@ -497,39 +515,41 @@ impl Shared {
                 }
             };
             let timeout = self.settings.call_timeout.min(deadline - now);
-            let failure =
-                match tokio::time::timeout(timeout, call(node.client.clone(), timeout)).await {
-                    Ok(Ok(response)) => {
-                        node.succeeded();
-                        return Ok(response.into_inner());
-                    }
-                    Ok(Err(status)) if status.code() == Code::InvalidArgument => {
-                        return Err(Error::InvalidArgument(status.message().to_owned()));
-                    }
-                    Ok(Err(status)) => {
-                        let retry_after = status
-                            .metadata()
-                            .get("retry-after-ms")
-                            .and_then(|v| v.to_str().ok())
-                            .and_then(|v| v.parse::<u64>().ok())
-                            .map(Duration::from_millis);
-                        node.failed(retry_after, self.settings.max_backoff);
-                        format!(
-                            "{}: {:?}: {}",
-                            node.endpoint,
-                            status.code(),
-                            status.message()
-                        )
-                    }
-                    Err(_) => {
-                        node.failed(None, self.settings.max_backoff);
-                        format!(
-                            "{}: no answer within {} ms",
-                            node.endpoint,
-                            timeout.as_millis()
-                        )
-                    }
-                };
+            node.sent();
+            let answer = tokio::time::timeout(timeout, call(node.client.clone(), timeout)).await;
+            node.returned();
+            let failure = match answer {
+                Ok(Ok(response)) => {
+                    node.succeeded();
+                    return Ok(response.into_inner());
+                }
+                Ok(Err(status)) if status.code() == Code::InvalidArgument => {
+                    return Err(Error::InvalidArgument(status.message().to_owned()));
+                }
+                Ok(Err(status)) => {
+                    let retry_after = status
+                        .metadata()
+                        .get("retry-after-ms")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .map(Duration::from_millis);
+                    node.failed(retry_after, self.settings.max_backoff);
+                    format!(
+                        "{}: {:?}: {}",
+                        node.endpoint,
+                        status.code(),
+                        status.message()
+                    )
+                }
+                Err(_) => {
+                    node.failed(None, self.settings.max_backoff);
+                    format!(
+                        "{}: no answer within {} ms",
+                        node.endpoint,
+                        timeout.as_millis()
+                    )
+                }
+            };
             tracing::debug!(failure = %failure, "trying the next node");
             self.count(&self.counters.failovers, 1);
             if attempts.len() == ATTEMPTS_SHOWN {

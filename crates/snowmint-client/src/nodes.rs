@@ -7,6 +7,9 @@
 //!   first failure, doubling up to the builder's `max_backoff`; a refusal
 //!   that says when to come back (`retry-after-ms`) is believed, within the
 //!   same cap. One success clears it.
+//! - A node with a call waiting for longer than a quarter of the per-call
+//!   timeout is asked only when no other node may be: it may have stopped
+//!   answering, and its timeout has not said so yet.
 //! - With discovery, the set is replaced when the fleet's slot keys change;
 //!   a node that stays keeps its connection and its backoff.
 
@@ -39,6 +42,10 @@ struct Health {
     failures: u32,
     /// Not to be asked before this.
     skip_until: Option<Instant>,
+    /// Calls sent and not yet answered.
+    in_flight: u32,
+    /// When the oldest of those was sent (reset when none is left).
+    waiting_since: Option<Instant>,
 }
 
 impl Node {
@@ -68,9 +75,35 @@ impl Node {
         self.health().skip_until.filter(|until| *until > now)
     }
 
+    /// A call goes out to the node.
+    pub(crate) fn sent(&self) {
+        let mut health = self.health();
+        health.in_flight += 1;
+        health.waiting_since.get_or_insert_with(Instant::now);
+    }
+
+    /// A call sent with [`Node::sent`] came back, or was given up.
+    pub(crate) fn returned(&self) {
+        let mut health = self.health();
+        health.in_flight = health.in_flight.saturating_sub(1);
+        if health.in_flight == 0 {
+            health.waiting_since = None;
+        }
+    }
+
+    /// Whether a call has been waiting for the node longer than `patience`
+    /// (it may have stopped answering; its timeout has not said so yet).
+    fn seems_stuck(&self, now: Instant, patience: Duration) -> bool {
+        self.health()
+            .waiting_since
+            .is_some_and(|since| now.duration_since(since) > patience)
+    }
+
     /// The node answered.
     pub(crate) fn succeeded(&self) {
-        *self.health() = Health::default();
+        let mut health = self.health();
+        health.failures = 0;
+        health.skip_until = None;
     }
 
     /// The node failed; skip it for its backoff, or for `retry_after` if it
@@ -124,23 +157,33 @@ impl Nodes {
         self.snapshot().iter().map(|n| n.endpoint.clone()).collect()
     }
 
-    /// The next node in turn that is not backing off.
+    /// The next node in turn that is not backing off, preferring one that
+    /// does not seem stuck (a call to it waiting longer than a quarter of
+    /// the per-call timeout).
     pub(crate) fn pick(&self) -> Pick {
         let list = self.snapshot();
         if list.is_empty() {
             return Pick::Empty;
         }
         let now = Instant::now();
+        let patience = self.call_timeout / 4;
         let start = self.next.fetch_add(1, Ordering::Relaxed);
         let mut earliest: Option<Instant> = None;
+        let mut stuck = None;
         for offset in 0..list.len() {
             let node = &list[(start + offset) % list.len()];
             match node.skipped_until(now) {
+                None if node.seems_stuck(now, patience) => {
+                    stuck.get_or_insert_with(|| Arc::clone(node));
+                }
                 None => return Pick::Ask(Arc::clone(node)),
                 Some(until) => earliest = Some(earliest.map_or(until, |e| e.min(until))),
             }
         }
-        Pick::WaitUntil(earliest.unwrap_or(now))
+        match stuck {
+            Some(node) => Pick::Ask(node),
+            None => Pick::WaitUntil(earliest.unwrap_or(now)),
+        }
     }
 
     /// Replaces the set with `endpoints`, keeping the nodes that stay.
