@@ -16,8 +16,11 @@
 //! - **Failover.** A node that errors, refuses (fenced, clock behind: gRPC
 //!   `UNAVAILABLE`, whose `retry-after-ms` is honoured) or does not answer
 //!   within the per-call timeout is skipped with backoff, and the call goes
-//!   to the next node. The application sees an error only when no node can
-//!   serve within the call's deadline.
+//!   to the next node. A caller that finds the buffer empty while a refill
+//!   waits on a node asks another node itself after a quarter of the
+//!   per-call timeout, so a node that stops answering costs the application
+//!   that much, not a whole timeout. The application sees an error only
+//!   when no node can serve within the call's deadline.
 //! - **Discovery.** Instead of a list of endpoints, the client can read the
 //!   nodes' gRPC addresses from the fleet's slot keys on the coordinator
 //!   (etcd or ZooKeeper), and follows them as nodes come and go.
