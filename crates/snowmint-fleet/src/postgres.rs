@@ -289,6 +289,16 @@ impl Backend for PostgresBackend {
         path: &str,
     ) -> Result<Option<Versioned>, BackendError> {
         match Key::parse(path)? {
+            // A live claim's holder; an expired row is a free slot.
+            Key::Slot { fleet, slot } => {
+                let rows = self
+                    .query(session, |c| &c.statements.read_slot, &[&fleet, &slot])
+                    .await?;
+                Ok(rows.first().map(|row| Versioned {
+                    value: row.get::<_, String>(0).into_bytes(),
+                    version: 0,
+                }))
+            }
             Key::Mark { fleet, slot } => {
                 let rows = self
                     .query(session, |c| &c.statements.read_mark, &[&fleet, &slot])

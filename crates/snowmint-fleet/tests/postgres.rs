@@ -432,3 +432,28 @@ async fn tls_follows_sslmode() {
     assert!(!refused.contains(server.password()), "{refused}");
     node.release().await;
 }
+
+/// `read_holders` (how clients find a fleet's nodes) reads the live slot
+/// rows: the holder of each claimed slot, and none once it is released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_holders_lists_the_live_claims() {
+    let cluster = PostgresCluster::start().await;
+    let url = cluster.url_at(cluster.client_addr());
+    let holder = snowmint_fleet::Holder {
+        host: "web-1".into(),
+        pid: 42,
+        listen: "127.0.0.1:8081".into(),
+        grpc: Some("127.0.0.1:9091".into()),
+        started_ms: 1_700_000_000_000,
+    };
+    let node = engine(&url, "found", &holder.to_string());
+    claims(&node, "a claim to be found").await;
+    let slot = node.status().slot.expect("a slot is held");
+    let fleet: snowmint_fleet::FleetName = "found".parse().unwrap();
+    let parsed: CoordinatorUrl = url.parse().unwrap();
+    let found = snowmint_fleet::read_holders(&parsed, &fleet).await.unwrap();
+    assert_eq!(found, std::collections::BTreeMap::from([(slot, holder)]));
+    node.release().await;
+    let found = snowmint_fleet::read_holders(&parsed, &fleet).await.unwrap();
+    assert!(found.is_empty(), "{found:?}");
+}

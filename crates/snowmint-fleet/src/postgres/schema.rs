@@ -78,6 +78,8 @@ pub(super) struct Statements {
     pub(super) ping: Statement,
     /// (fleet, slot, session) -> rows deleted.
     pub(super) release: Statement,
+    /// (fleet, slot) -> holder of a live claim.
+    pub(super) read_slot: Statement,
     /// (fleet, slot) -> (mark_ms, version).
     pub(super) read_mark: Statement,
     /// (fleet) -> layout.
@@ -135,7 +137,11 @@ pub(super) async fn prepare(client: &Client, schema: &str) -> Result<Statements,
             "DELETE FROM {s}.slots WHERE fleet = $1::text AND slot = $2::bigint AND session = $3::text"
         )),
     )?;
-    let (read_mark, read_layout, create_layout, update_mark, create_mark) = tokio::try_join!(
+    let (read_slot, read_mark, read_layout, create_layout, update_mark, create_mark) = tokio::try_join!(
+        prepare(format!(
+            "SELECT holder FROM {s}.slots \
+             WHERE fleet = $1::text AND slot = $2::bigint AND expires_at >= now()"
+        )),
         prepare(format!(
             "SELECT mark_ms, version FROM {s}.marks WHERE fleet = $1::text AND slot = $2::bigint"
         )),
@@ -169,6 +175,7 @@ pub(super) async fn prepare(client: &Client, schema: &str) -> Result<Statements,
         keep,
         ping,
         release,
+        read_slot,
         read_mark,
         read_layout,
         create_layout,
