@@ -30,6 +30,10 @@
 //!   members (`servers::replicated`: a 3-member etcd cluster, a 3-server
 //!   ZooKeeper ensemble, whose members a test can kill, restart, pause and
 //!   cut off). A missing server fails the test and says how to install it.
+//! - `servers::postgres` (feature `postgres`, without the fleet): a real
+//!   PostgreSQL server, run as the `postgres` user when the test is root,
+//!   with a superuser the test connects as, killed, paused, stopped and
+//!   restarted (with its clock moved) by the test.
 //! - `fleet` (feature `fleet`): in-process nodes and the claim engine's
 //!   scenarios, declared against one server by `scenario_tests!`.
 //! - `serve_fleet` (feature `fleet`): the binary's fleet scenarios,
@@ -59,5 +63,5 @@ pub mod serve_cluster;
 pub mod serve_fleet;
 #[cfg(feature = "server")]
 pub mod server;
-#[cfg(feature = "fleet")]
+#[cfg(any(feature = "fleet", feature = "postgres"))]
 pub mod servers;

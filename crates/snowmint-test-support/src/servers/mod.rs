@@ -1,65 +1,31 @@
-//! Real coordination servers for tests: etcd and ZooKeeper started on free
-//! loopback ports and killed on drop, alone or as three members, and a TCP
-//! proxy that can cut a node off like a partition.
+//! Real servers for tests: etcd, ZooKeeper and PostgreSQL started on free
+//! loopback ports and killed on drop, etcd and ZooKeeper alone or as
+//! three members, and a TCP proxy that can cut a node off like a
+//! partition.
 //!
-//! - [`Cluster`]: what a test needs from a coordination server, whichever
-//!   it is.
-//! - `process`: the server's process, its directory and its log.
-//! - `etcd` (feature `etcd`), `zookeeper` (feature `zookeeper`): the two
-//!   servers. A missing server fails the test and says how to install it.
-//! - `proxy`: the partition.
-//! - `replicated`: a 3-member etcd cluster and a 3-server ZooKeeper
-//!   ensemble, whose members a test can kill, restart, pause and cut off.
+//! - `Cluster` (feature `fleet`): what a test needs from a coordination
+//!   server, whichever it is.
+//! - [`process`]: the server's process, its directory and its log.
+//! - `etcd` (feature `etcd`), `zookeeper` (feature `zookeeper`),
+//!   `postgres` (feature `postgres`): the servers. A missing server fails
+//!   the test and says how to install it.
+//! - [`proxy`]: the partition.
+//! - `replicated` (feature `fleet`): a 3-member etcd cluster and a
+//!   3-server ZooKeeper ensemble, whose members a test can kill, restart,
+//!   pause and cut off.
 
 #[cfg(feature = "etcd")]
 pub mod etcd;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod process;
 pub mod proxy;
+#[cfg(feature = "fleet")]
 pub mod replicated;
 #[cfg(feature = "zookeeper")]
 pub mod zookeeper;
 
-use std::collections::BTreeMap;
-use std::future::Future;
-use std::net::SocketAddr;
-
-use snowmint_fleet::Backend;
-
-use process::ServerProcess;
-
-/// A coordination server started for one test.
-pub trait Cluster: Send + Sync + Sized + 'static {
-    /// The backend that talks to it.
-    type Backend: Backend;
-
-    /// The service's name in messages.
-    const NAME: &'static str;
-
-    /// Starts a fresh server on free loopback ports and waits until it
-    /// answers.
-    fn start() -> impl Future<Output = Self> + Send;
-
-    /// Where clients reach it.
-    fn client_addr(&self) -> SocketAddr {
-        self.process().addr()
-    }
-
-    /// A backend that reaches the server at `addr` (the server itself, or
-    /// a proxy in front of it).
-    fn backend(&self, addr: SocketAddr) -> Self::Backend;
-
-    /// The slot keys of `fleet` as the server has them: slot -> holder.
-    fn slot_holders(&self, fleet: &str) -> impl Future<Output = BTreeMap<u64, String>> + Send;
-
-    /// The high-water mark of `slot` as the server has it.
-    fn stored_mark(&self, fleet: &str, slot: u64) -> impl Future<Output = Option<i64>> + Send;
-
-    /// Overwrites the high-water mark of `slot`, as another writer would.
-    fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) -> impl Future<Output = ()> + Send;
-
-    /// Deletes the key of `slot`, as an operator would by hand.
-    fn delete_slot(&self, fleet: &str, slot: u64) -> impl Future<Output = ()> + Send;
-
-    /// The server's process.
-    fn process(&self) -> &ServerProcess;
-}
+#[cfg(feature = "fleet")]
+mod cluster;
+#[cfg(feature = "fleet")]
+pub use cluster::Cluster;

@@ -1,8 +1,15 @@
-//! The process of a coordination server started for one test.
+//! The process of a server started for one test.
+//!
+//! Every signal a test sends (kill, pause, resume) goes to the server's
+//! process and all its descendants: a server made of several processes,
+//! such as PostgreSQL's postmaster and its backends (each in a session of
+//! its own, so a process group would not hold them), crashes or freezes
+//! as a whole, as it would on a failing machine.
 
 use std::fs;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
@@ -29,10 +36,23 @@ pub struct ServerProcess {
     /// What runs, kept for a restart.
     program: String,
     args: Vec<String>,
+    /// Variables added to its environment, also kept for a restart.
+    env: Mutex<Vec<(String, String)>>,
+    /// The user it runs as; `None` for the test's own.
+    owner: Option<Owner>,
     /// The loopback port clients use.
     port: u16,
     // Declared last: dropped after the process is killed.
     dir: TempDir,
+}
+
+/// A user a server runs as, when it refuses to run as root (PostgreSQL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owner {
+    /// Its user id.
+    pub uid: u32,
+    /// Its primary group id.
+    pub gid: u32,
 }
 
 impl ServerProcess {
@@ -68,8 +88,24 @@ impl ServerProcess {
         install: &str,
         port: u16,
     ) -> ServerProcess {
+        ServerProcess::spawn_as(name, program, args, &[], None, dir, install, port)
+    }
+
+    /// [`spawn`](Self::spawn) with `env` added to the environment (kept for
+    /// restarts), as `owner` (`None`: as the test's own user).
+    #[allow(clippy::too_many_arguments)]
+    pub fn spawn_as(
+        name: &str,
+        program: &str,
+        args: &[String],
+        env: &[(String, String)],
+        owner: Option<Owner>,
+        dir: TempDir,
+        install: &str,
+        port: u16,
+    ) -> ServerProcess {
         fs::File::create(dir.path().join("server.log")).expect("cannot create the server log");
-        let child = run(dir.path(), program, args).unwrap_or_else(|err| {
+        let child = run(dir.path(), program, args, env, owner).unwrap_or_else(|err| {
             panic!("cannot run {program} for {name} ({err}); install it with: {install}")
         });
         ServerProcess {
@@ -77,9 +113,24 @@ impl ServerProcess {
             name: name.to_owned(),
             program: program.to_owned(),
             args: args.to_vec(),
+            env: Mutex::new(env.to_vec()),
+            owner,
             port,
             dir,
         }
+    }
+
+    /// Sets `key` to `value` in the environment of the next
+    /// [`restart`](Self::restart) (such as `LD_PRELOAD` for libfaketime).
+    pub fn set_env(&self, key: &str, value: &str) {
+        let mut env = self.env.lock().unwrap();
+        env.retain(|(name, _)| name != key);
+        env.push((key.to_owned(), value.to_owned()));
+    }
+
+    /// Removes `key` from the environment of the next restart.
+    pub fn remove_env(&self, key: &str) {
+        self.env.lock().unwrap().retain(|(name, _)| name != key);
     }
 
     /// Waits until `ready(port)` says that the server serves clients;
@@ -127,48 +178,73 @@ impl ServerProcess {
             .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
     }
 
-    /// Freezes the server (SIGSTOP): connections stay open, nothing is
-    /// answered, nothing expires. Returns once every thread has stopped.
+    /// Freezes the server (SIGSTOP to every process of it): connections
+    /// stay open, nothing is answered, nothing expires. Returns once every
+    /// thread has stopped.
     pub fn pause(&self) {
-        self.signal("STOP");
+        self.signal_tree("STOP");
         let what = format!("every thread of {} to stop", self.name);
         wait_until(&what, START_LIMIT, || self.stopped().then_some(()));
     }
 
-    /// Lets a paused server run again (SIGCONT).
+    /// Lets a paused server run again (SIGCONT to every process of it).
     pub fn resume(&self) {
-        self.signal("CONT");
+        self.signal_tree("CONT");
     }
 
-    /// Whether every thread of the process is stopped (state `T` in
-    /// `/proc/PID/task/*/stat`).
+    /// Whether every thread of every process of the server is stopped
+    /// (state `T` in `/proc/PID/task/*/stat`).
     fn stopped(&self) -> bool {
-        let tasks = Path::new("/proc").join(self.pid().to_string()).join("task");
-        let Ok(tasks) = fs::read_dir(tasks) else {
-            return false;
-        };
-        tasks.flatten().all(|task| {
-            let stat = fs::read_to_string(task.path().join("stat")).unwrap_or_default();
-            // "PID (COMMAND) STATE ...": the command may hold spaces.
-            let state = stat
-                .rsplit_once(") ")
-                .and_then(|(_, rest)| rest.chars().next());
-            matches!(state, Some('T' | 't'))
-        })
+        let members = tree(self.pid());
+        !members.is_empty()
+            && members.iter().all(|pid| {
+                let tasks = Path::new("/proc").join(pid.to_string()).join("task");
+                let Ok(tasks) = fs::read_dir(tasks) else {
+                    // Gone since it was listed.
+                    return true;
+                };
+                tasks.flatten().all(|task| {
+                    let stat = fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+                    matches!(stat_fields(&stat).first(), Some(&("T" | "t")))
+                })
+            })
     }
 
-    /// Kills the server at once (SIGKILL, as a crash would) and reaps it;
-    /// its directory stays for a [`restart`](Self::restart).
+    /// Kills the server at once (SIGKILL to every process of it, as a
+    /// crash of its machine would) and reaps it; its directory stays for a
+    /// [`restart`](Self::restart).
     pub fn kill(&self) {
         let mut child = self.child.lock().unwrap();
         let Some(mut running) = child.take() else {
             panic!("{} was already killed", self.name);
         };
         // A paused process dies of SIGKILL as well.
-        let _ = running.kill();
+        let members = kill_tree(&mut running);
         running
             .wait()
             .unwrap_or_else(|err| panic!("cannot reap {}: {err}", self.name));
+        let what = format!("every process of {} to exit", self.name);
+        wait_until(&what, START_LIMIT, || {
+            members.iter().all(|pid| !alive(*pid)).then_some(())
+        });
+    }
+
+    /// Asks the server to stop (`signal`, such as `INT` for PostgreSQL's
+    /// fast shutdown, sent to its main process only) and waits until it
+    /// has exited; its directory stays for a [`restart`](Self::restart).
+    pub fn stop(&self, signal: &str) {
+        self.signal(signal);
+        let mut child = self.child.lock().unwrap();
+        let Some(mut running) = child.take() else {
+            panic!("{} was already killed", self.name);
+        };
+        let what = format!("{} to exit after SIG{signal}", self.name);
+        let name = self.name.clone();
+        wait_until(&what, START_LIMIT, || {
+            running
+                .try_wait()
+                .unwrap_or_else(|err| panic!("cannot wait for {name}: {err}"))
+        });
     }
 
     /// Starts a killed server again: the same program, arguments,
@@ -183,19 +259,29 @@ impl ServerProcess {
             .append(true)
             .open(&log)
             .and_then(|mut file| std::io::Write::write_all(&mut file, note.as_bytes()));
-        let started = run(self.dir.path(), &self.program, &self.args)
+        let env = self.env.lock().unwrap().clone();
+        let started = run(self.dir.path(), &self.program, &self.args, &env, self.owner)
             .unwrap_or_else(|err| panic!("cannot restart {} ({err})", self.name));
         *child = Some(started);
     }
 
+    /// Sends `signal` to the main process.
     fn signal(&self, signal: &str) {
+        send(signal, &self.pid().to_string(), &self.name);
+    }
+
+    /// Sends `signal` to every process of the server: its own first (so
+    /// that a paused server forks no more), then its descendants.
+    fn signal_tree(&self, signal: &str) {
         let pid = self.pid();
-        let status = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(pid.to_string())
-            .status()
-            .expect("cannot run kill");
-        assert!(status.success(), "kill -{signal} {} failed", self.name);
+        send(signal, &pid.to_string(), &self.name);
+        for member in tree(pid).into_iter().skip(1) {
+            // A backend may have exited since it was listed.
+            let _ = Command::new("kill")
+                .args([&format!("-{signal}"), "--", &member.to_string()])
+                .stderr(Stdio::null())
+                .status();
+        }
     }
 
     /// Panics, with the end of the server's log, if the process has exited
@@ -228,26 +314,118 @@ impl ServerProcess {
     }
 }
 
-/// Runs `program` in `dir`, its output appended to `server.log` there.
-fn run(dir: &Path, program: &str, args: &[String]) -> std::io::Result<Child> {
+/// Runs `kill -SIGNAL TARGET`; fails the test if it cannot be sent.
+fn send(signal: &str, target: &str, name: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg("--")
+        .arg(target)
+        .status()
+        .expect("cannot run kill");
+    assert!(status.success(), "kill -{signal} {name} failed");
+}
+
+/// SIGKILL to `child` and every descendant of it; returns the processes
+/// it was sent to. The child is stopped first, so that it forks no more
+/// while its descendants are listed.
+fn kill_tree(child: &mut Child) -> Vec<u32> {
+    let pid = child.id().to_string();
+    let _ = Command::new("kill")
+        .args(["-STOP", "--", &pid])
+        .stderr(Stdio::null())
+        .status();
+    let members = tree(child.id());
+    let mut command = Command::new("kill");
+    command.args(["-KILL", "--"]);
+    command.args(members.iter().map(u32::to_string));
+    let _ = command.stderr(Stdio::null()).status();
+    let _ = child.kill();
+    members
+}
+
+/// The fields of a `/proc/PID/stat` line after the command, which may hold
+/// spaces and parentheses: state, parent, process group, ...
+fn stat_fields(stat: &str) -> Vec<&str> {
+    stat.rsplit_once(") ")
+        .map(|(_, rest)| rest.split(' ').collect())
+        .unwrap_or_default()
+}
+
+/// Whether `pid` is a live process (a zombie is not).
+fn alive(pid: u32) -> bool {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    !matches!(stat_fields(&stat).first(), None | Some(&"Z"))
+}
+
+/// `root` and its live descendants, `root` first (empty if `root` is not
+/// alive).
+fn tree(root: u32) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    // (pid, parent) of every live process.
+    let processes: Vec<(u32, u32)> = entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let fields = stat_fields(&stat);
+            if fields.first() == Some(&"Z") {
+                return None;
+            }
+            Some((pid, fields.get(1)?.parse().ok()?))
+        })
+        .collect();
+    if !processes.iter().any(|(pid, _)| *pid == root) {
+        return Vec::new();
+    }
+    let mut members = vec![root];
+    let mut next = 0;
+    while next < members.len() {
+        let parent = members[next];
+        members.extend(
+            processes
+                .iter()
+                .filter(|(_, of)| *of == parent)
+                .map(|(pid, _)| *pid),
+        );
+        next += 1;
+    }
+    members
+}
+
+/// Runs `program` in `dir` as `owner`, with `env` added to its environment and its output appended to
+/// `server.log` there.
+fn run(
+    dir: &Path,
+    program: &str,
+    args: &[String],
+    env: &[(String, String)],
+    owner: Option<Owner>,
+) -> std::io::Result<Child> {
     let log = fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(dir.join("server.log"))?;
-    Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
+        .envs(env.iter().map(|(key, value)| (key, value)))
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()
+        .stderr(log);
+    if let Some(owner) = owner {
+        command.uid(owner.uid).gid(owner.gid);
+    }
+    command.spawn()
 }
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         let child = self.child.get_mut().unwrap_or_else(|e| e.into_inner());
         if let Some(child) = child.as_mut() {
-            let _ = child.kill();
+            kill_tree(child);
             let _ = child.wait();
         }
     }
