@@ -39,7 +39,8 @@ pub fn from_core(error: snowmint::Error) -> ErrorReport {
         | E::UnknownLayout { .. }
         | E::UnknownClockPolicy { .. }
         | E::InvalidDuration { .. }
-        | E::NotANumber { .. } => invalid(error.to_string()),
+        | E::NotANumber { .. }
+        | E::EmptyWindow { .. } => invalid(error.to_string()),
         _ => out_of_range(error.to_string()),
     }
 }

@@ -66,26 +66,33 @@ pub struct NodeView {
 
 /// What `node()` reports.
 pub fn node_view() -> Result<NodeView, ErrorReport> {
+    require_preloaded()?;
     let settings = Settings::read()?;
-    let mark_ms = if shmem::available() {
-        load(&mark_file()?)?;
-        let recorded = shmem::mark().share().2;
-        (recorded != NONE).then_some(recorded)
-    } else {
-        None
-    };
-    Ok(NodeView { settings, mark_ms })
+    load(&mark_file()?)?;
+    let recorded = shmem::mark().share().2;
+    Ok(NodeView {
+        settings,
+        mark_ms: (recorded != NONE).then_some(recorded),
+    })
+}
+
+/// The error for a library loaded by `CREATE EXTENSION` alone: without
+/// shared memory there is no server-wide generator, and the settings were
+/// not registered.
+fn require_preloaded() -> Result<(), ErrorReport> {
+    if shmem::available() {
+        return Ok(());
+    }
+    Err(errors::not_ready(
+        "snowmint is not loaded at server start: add 'snowmint' to shared_preload_libraries in postgresql.conf and restart the server (the one generator of a server lives in shared memory)",
+    ))
 }
 
 fn issuer() -> Result<&'static Issuer, ErrorReport> {
     if let Some(issuer) = ISSUER.get() {
         return Ok(issuer);
     }
-    if !shmem::available() {
-        return Err(errors::not_ready(
-            "snowmint is not loaded at server start: add 'snowmint' to shared_preload_libraries in postgresql.conf and restart the server (one generator per server lives in shared memory)",
-        ));
-    }
+    require_preloaded()?;
     let settings = Settings::read()?;
     let node = settings.require_node()?;
     let file = mark_file()?;

@@ -24,34 +24,42 @@
 //!
 //! # Unsafe code
 //!
-//! Our modules forbid `unsafe`. pgrx needs it in three places, all in this
-//! file and `shmem.rs`: the code its macros generate (`pg_module_magic!`,
-//! `pg_shmem_init!`, `#[pg_guard]`, `#[pg_extern]`), the `const unsafe`
-//! constructors of shared-memory statics (`PgAtomic::new`, `PgLwLock::new`,
-//! whose only condition is a unique name), and reading PostgreSQL's
-//! `process_shared_preload_libraries_in_progress` flag.
+//! Every module but `shmem.rs` forbids `unsafe` (the code that
+//! `#[pg_extern]`, `#[pg_guard]` and `pg_module_magic!` generate passes
+//! that lint). `shmem.rs` allows it, for what pgrx offers only as unsafe:
+//! the `const unsafe` constructors of shared-memory statics
+//! (`PgAtomic::new`, `PgLwLock::new`, whose one condition is a name no other
+//! shared memory uses), the `unsafe` blocks that `pg_shmem_init!` expands
+//! to, and reading PostgreSQL's `process_shared_preload_libraries_in_progress`
+//! flag.
+
+#![deny(unsafe_code)]
 
 use pgrx::prelude::*;
 
 mod errors;
 mod issue;
 mod settings;
+// The one module with unsafe code: see "Unsafe code" above.
 #[allow(unsafe_code)]
 mod shmem;
-#[allow(unsafe_code)]
 mod sql;
 mod time;
 
-#[allow(unsafe_code)]
 mod magic {
     ::pgrx::pg_module_magic!();
 }
 
-/// Called once per process that loads the library: registers the settings
-/// and, when loaded at server start, the shared memory.
-#[allow(unsafe_code, non_snake_case)]
+/// Called once per process that loads the library. Loaded at server start,
+/// it registers the settings and the shared memory. Loaded later (by
+/// `CREATE EXTENSION` alone) it registers nothing: settings read at start
+/// only cannot be made after it, and `next_id()` and `node()` then say that
+/// the library must be preloaded.
+#[allow(non_snake_case)]
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    settings::register();
-    shmem::init();
+    if shmem::preloading() {
+        settings::register();
+        shmem::init();
+    }
 }

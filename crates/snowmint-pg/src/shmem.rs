@@ -34,15 +34,17 @@ static MARK: PgLwLock<(bool, i64, i64)> = unsafe { PgLwLock::new(c"snowmint.mark
 /// library is loaded at server start (and inherited by the backends).
 static PRELOADED: AtomicBool = AtomicBool::new(false);
 
-/// Requests the shared memory, if the library is being loaded at server
-/// start; otherwise there is none and [`available`] says so.
-pub fn init() {
-    // SAFETY: a plain read of a flag that PostgreSQL sets before loading
+/// Whether the library is being loaded at server start
+/// (`shared_preload_libraries`).
+pub fn preloading() -> bool {
+    // SAFETY: a plain read of a flag that PostgreSQL sets around loading
     // the preload libraries, in this single-threaded process.
-    let preloading = unsafe { pg_sys::process_shared_preload_libraries_in_progress };
-    if !preloading {
-        return;
-    }
+    unsafe { pg_sys::process_shared_preload_libraries_in_progress }
+}
+
+/// Requests the shared memory; only while [`preloading`]. Without it there
+/// is none, and [`available`] says so.
+pub fn init() {
     pg_shmem_init!(WORD = AtomicU64::new(0));
     pg_shmem_init!(COVERED = AtomicI64::new(NONE));
     pg_shmem_init!(MARK = (false, NONE, NONE));

@@ -5,10 +5,8 @@
 //! depends on: the calculator functions depend on their arguments only
 //! (IMMUTABLE; the layout is an argument, `twitter` unless given),
 //! `next_id()` and `node()` on the server's state (VOLATILE).
-//!
-//! pgrx's `#[pg_extern]` generates the unsafe glue between PostgreSQL's
-//! calling convention and these functions, which is why this module allows
-//! `unsafe_code`; the functions themselves use none.
+
+#![forbid(unsafe_code)]
 
 use pgrx::datum::TimestampWithTimeZone;
 use pgrx::pg_sys::panic::ErrorReport;
