@@ -27,7 +27,10 @@ pub fn invalid(message: impl Into<String>) -> ErrorReport {
 
 /// The error for "cannot issue now".
 pub fn not_ready(message: impl Into<String>) -> ErrorReport {
-    report(PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, message)
+    report(
+        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        message,
+    )
 }
 
 /// The SQL error for a core error.

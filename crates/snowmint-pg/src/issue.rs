@@ -108,9 +108,7 @@ fn issuer() -> Result<&'static Issuer, ErrorReport> {
     if let Some(mark_ms) = start_mark {
         builder = builder.resume_after(mark_ms);
     }
-    let generator = builder
-        .build_on(shmem::word())
-        .map_err(errors::from_core)?;
+    let generator = builder.build_on(shmem::word()).map_err(errors::from_core)?;
     Ok(ISSUER.get_or_init(|| Issuer {
         generator,
         settings,
@@ -131,9 +129,9 @@ impl Issuer {
             .max(SystemClock.now_ms())
             .saturating_add(step_ms)
             .min(self.settings.layout.last_instant_ms());
-        self.file
-            .write(new_mark)
-            .map_err(|error| errors::not_ready(format!("cannot record the high-water mark: {error}")))?;
+        self.file.write(new_mark).map_err(|error| {
+            errors::not_ready(format!("cannot record the high-water mark: {error}"))
+        })?;
         mark.2 = new_mark;
         // Release: the file is written before the hot path can see it.
         shmem::covered().store(new_mark, Ordering::Release);
@@ -155,7 +153,9 @@ fn load(file: &MarkFile) -> Result<Option<i64>, ErrorReport> {
     if !mark.0 {
         let recorded = file
             .read()
-            .map_err(|error| errors::not_ready(format!("cannot read the high-water mark: {error}")))?
+            .map_err(|error| {
+                errors::not_ready(format!("cannot read the high-water mark: {error}"))
+            })?
             .unwrap_or(NONE);
         *mark = (true, recorded, recorded);
         // Release: pairs with the Acquire in `next_id`.
@@ -167,9 +167,7 @@ fn load(file: &MarkFile) -> Result<Option<i64>, ErrorReport> {
 /// The mark file, in the data directory: the working directory of every
 /// PostgreSQL process.
 fn mark_file() -> Result<MarkFile, ErrorReport> {
-    let dir: PathBuf = std::env::current_dir().map_err(|error| {
-        errors::not_ready(format!("cannot find the data directory: {error}"))
-    })?;
+    let dir: PathBuf = std::env::current_dir()
+        .map_err(|error| errors::not_ready(format!("cannot find the data directory: {error}")))?;
     Ok(MarkFile::at(dir.join(MARK_FILE)))
 }
-

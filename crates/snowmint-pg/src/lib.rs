@@ -34,6 +34,9 @@
 //! flag.
 
 #![deny(unsafe_code)]
+// Errors are pgrx's `ErrorReport`, the type `#[pg_extern]` raises with its
+// SQLSTATE. It is large, but errors are the cold path.
+#![allow(clippy::result_large_err)]
 
 use pgrx::prelude::*;
 

@@ -122,9 +122,7 @@ fn id_range(
     let layout = layout_arg(layout)?;
     let from_ms = time::to_unix_ms("from_time", from_time)?;
     let to_ms = time::to_unix_ms("to_time", to_time)?;
-    let range = layout
-        .id_range(from_ms, to_ms)
-        .map_err(errors::from_core)?;
+    let range = layout.id_range(from_ms, to_ms).map_err(errors::from_core)?;
     Ok(TableIterator::once((
         range.start().as_i64(),
         range.end().as_i64(),

@@ -16,7 +16,11 @@ const POSTGRES_EPOCH_MS: i64 = 946_684_800_000;
 /// The Unix milliseconds of `time`; `name` says which argument it is.
 pub fn to_unix_ms(name: &str, time: TimestampWithTimeZone) -> Result<i64, ErrorReport> {
     if !time.is_finite() {
-        let which = if time.is_infinity() { "infinity" } else { "-infinity" };
+        let which = if time.is_infinity() {
+            "infinity"
+        } else {
+            "-infinity"
+        };
         return Err(errors::out_of_range(format!(
             "{name} {which} is out of range (expected a finite time)"
         )));

@@ -86,7 +86,11 @@ async fn layouts_by_name_and_by_spec_agree() {
         .expect("decode in discord");
     assert_eq!(row.get::<_, i64>(0), 1_700_000_000_000);
     assert_eq!(
-        (row.get::<_, i32>(1), row.get::<_, i32>(2), row.get::<_, i32>(3)),
+        (
+            row.get::<_, i32>(1),
+            row.get::<_, i32>(2),
+            row.get::<_, i32>(3)
+        ),
         (1, 2, 3)
     );
 }
@@ -167,7 +171,14 @@ async fn decode_agrees_with_the_cli() {
                 "machine": row.get::<_, i32>(4),
                 "sequence": row.get::<_, i32>(5),
             });
-            for field in ["id", "timestamp_ms", "time", "datacenter", "machine", "sequence"] {
+            for field in [
+                "id",
+                "timestamp_ms",
+                "time",
+                "datacenter",
+                "machine",
+                "sequence",
+            ] {
                 assert_eq!(
                     sql[field], json[field],
                     "{layout} ID {id}: {field} differs (SQL {sql}, CLI {json})"
@@ -273,5 +284,9 @@ async fn out_of_range_input_is_a_clear_sql_error() {
             assert!(message.contains(word), "{sql}: {message:?} lacks {word:?}");
         }
     }
-    assert_eq!(bigint(&client, "SELECT 41::bigint").await, 41, "the connection lives on");
+    assert_eq!(
+        bigint(&client, "SELECT 41::bigint").await,
+        41,
+        "the connection lives on"
+    );
 }

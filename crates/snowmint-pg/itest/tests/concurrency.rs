@@ -51,7 +51,10 @@ async fn eight_connections_never_share_an_id() {
         task.await.expect("an inserting connection");
     }
     let rows = client
-        .query("SELECT connection, id FROM rows ORDER BY connection, n", &[])
+        .query(
+            "SELECT connection, id FROM rows ORDER BY connection, n",
+            &[],
+        )
         .await
         .expect("all rows");
     assert_eq!(rows.len(), (CONNECTIONS * ROWS_PER_CONNECTION) as usize);

@@ -31,7 +31,8 @@ async fn next_id_needs_a_node_and_says_so() {
     assert_eq!(row.get::<_, String>(3), "refuse");
     assert_eq!(row.get::<_, Option<i64>>(4), None);
 
-    let (_server, client) = server(&[("snowmint.datacenter", "40"), ("snowmint.machine", "1")]).await;
+    let (_server, client) =
+        server(&[("snowmint.datacenter", "40"), ("snowmint.machine", "1")]).await;
     let (code, message) = failure(&client, "SELECT snowmint.next_id()").await;
     assert_eq!(code, "22003", "{message}");
     for word in ["snowmint.datacenter", "40", "0..=31"] {
@@ -50,10 +51,14 @@ async fn next_id_needs_a_node_and_says_so() {
         assert!(message.contains(word), "{message:?} lacks {word}");
     }
 
-    let (_server, client) = server(&[("snowmint.slot", "45"), ("snowmint.layout", "sometimes")]).await;
+    let (_server, client) =
+        server(&[("snowmint.slot", "45"), ("snowmint.layout", "sometimes")]).await;
     let (code, message) = failure(&client, "SELECT snowmint.next_id()").await;
     assert_eq!(code, "22023", "{message}");
-    assert!(message.contains("snowmint.layout") && message.contains("sometimes"), "{message}");
+    assert!(
+        message.contains("snowmint.layout") && message.contains("sometimes"),
+        "{message}"
+    );
 }
 
 /// Loaded by CREATE EXTENSION alone (not preloaded), the calculator works
@@ -74,9 +79,16 @@ async fn next_id_needs_the_library_preloaded() {
     for sql in ["SELECT snowmint.next_id()", "SELECT * FROM snowmint.node()"] {
         let (code, message) = failure(&client, sql).await;
         assert_eq!(code, "55000", "{sql}: {message}");
-        assert!(message.contains("shared_preload_libraries"), "{sql}: {message}");
+        assert!(
+            message.contains("shared_preload_libraries"),
+            "{sql}: {message}"
+        );
     }
-    let id = bigint(&client, "SELECT snowmint.encode(to_timestamp(1700000000), 7, 13, 4095)").await;
+    let id = bigint(
+        &client,
+        "SELECT snowmint.encode(to_timestamp(1700000000), 7, 13, 4095)",
+    )
+    .await;
     assert_eq!(id, 1_724_551_110_457_221_119);
 }
 
@@ -107,7 +119,11 @@ async fn ids_carry_the_node_and_node_shows_the_mark() {
     assert_eq!(node.get::<_, Option<i64>>(2), Some(45));
     assert_eq!(node.get::<_, String>(3), "discord");
     let mark = node.get::<_, Option<i64>>(4).expect("a mark after an ID");
-    assert_eq!(Some(mark), mark_in_file(&server), "node() shows the mark on disk");
+    assert_eq!(
+        Some(mark),
+        mark_in_file(&server),
+        "node() shows the mark on disk"
+    );
     let id_ms = bigint(
         &client,
         &format!("SELECT timestamp_ms FROM snowmint.decode({id}, 'discord')"),
@@ -153,5 +169,9 @@ async fn id_range_selects_exactly_the_rows_of_a_window() {
         .await
         .expect("the window's rows");
     let found: Vec<(i32, i64)> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
-    assert_eq!(found, vec![(2, 2000)], "batch, rows in the window of batch 2");
+    assert_eq!(
+        found,
+        vec![(2, 2000)],
+        "batch, rows in the window of batch 2"
+    );
 }

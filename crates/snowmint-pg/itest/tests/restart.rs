@@ -21,7 +21,11 @@ async fn issue(client: &tokio_postgres::Client, count: i32) -> i64 {
 
 /// The Unix ms of an ID (twitter layout).
 async fn time_of(client: &tokio_postgres::Client, id: i64) -> i64 {
-    bigint(client, &format!("SELECT timestamp_ms FROM snowmint.decode({id})")).await
+    bigint(
+        client,
+        &format!("SELECT timestamp_ms FROM snowmint.decode({id})"),
+    )
+    .await
 }
 
 /// Killed with every process (SIGKILL, no shutdown) and started again at
@@ -41,7 +45,10 @@ async fn a_kill_and_an_immediate_restart_issue_above_the_mark() {
     server.restart().await;
     let client = server.admin().await;
     let after = bigint(&client, "SELECT snowmint.next_id()").await;
-    assert!(after > before, "ID {after} after a restart, {before} before it");
+    assert!(
+        after > before,
+        "ID {after} after a restart, {before} before it"
+    );
     assert!(
         time_of(&client, after).await > mark,
         "ID {after} is not above the mark {mark}"
@@ -86,7 +93,11 @@ async fn a_clock_set_back_is_refused_with_both_times() {
             "{message:?} does not name the clock's time ~{clock_ms}"
         );
     }
-    assert_eq!(mark_in_file(&server), Some(mark), "a refusal writes no mark");
+    assert_eq!(
+        mark_in_file(&server),
+        Some(mark),
+        "a refusal writes no mark"
+    );
     drop(client);
 
     server.stop();

@@ -33,8 +33,7 @@ pub fn require_installed() {
 /// superuser connection on which `CREATE EXTENSION snowmint` has run.
 pub async fn server(settings: &[(&str, &str)]) -> (PostgresServer, Client) {
     require_installed();
-    let mut builder =
-        PostgresServer::builder().setting("shared_preload_libraries", "snowmint");
+    let mut builder = PostgresServer::builder().setting("shared_preload_libraries", "snowmint");
     for (name, value) in settings {
         builder = builder.setting(name, value);
     }
