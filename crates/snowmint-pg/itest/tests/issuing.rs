@@ -175,3 +175,32 @@ async fn id_range_selects_exactly_the_rows_of_a_window() {
         "batch, rows in the window of batch 2"
     );
 }
+
+/// The README's PostgreSQL example runs as shown (after CREATE EXTENSION,
+/// which `server` has done), and its table gets IDs of this server's node.
+#[tokio::test]
+async fn the_readme_example_runs() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../README.md"))
+            .expect("README.md");
+    let section = &readme[readme.find("## PostgreSQL").expect("a PostgreSQL section")..];
+    let start = section.find("```sql\n").expect("an sql block") + "```sql\n".len();
+    let block = &section[start..start + section[start..].find("```").expect("the block's end")];
+    let (_server, client) =
+        server(&[("snowmint.datacenter", "3"), ("snowmint.machine", "7")]).await;
+    let sql = block.replace("CREATE EXTENSION snowmint;", "");
+    client.batch_execute(&sql).await.unwrap_or_else(|error| {
+        panic!("the README's example: {}\n{sql}", common::described(&error))
+    });
+    let rows = client
+        .query(
+            "SELECT d.datacenter, d.machine FROM orders o, snowmint.decode(o.id) d",
+            &[],
+        )
+        .await
+        .expect("orders");
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (3, 7));
+    }
+}
