@@ -1,4 +1,5 @@
-//! `snowmint serve`: the HTTP ID service.
+//! `snowmint serve`: the HTTP ID service (and its gRPC API, with
+//! `--grpc-listen`).
 //!
 //! Parses flags, sets up logging and the runtime, and hands over to
 //! `snowmint_server::serve`. Every setting can also come from the
@@ -40,6 +41,11 @@ struct ServeSettings {
     /// [env: SNOWMINT_LISTEN] [default: 127.0.0.1:8080].
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
+    /// Also serve the gRPC API (snowmint.v1.IdService, health, reflection)
+    /// on this address, IP:PORT; port 0 picks a free one
+    /// [env: SNOWMINT_GRPC_LISTEN] [default: off].
+    #[arg(long, value_name = "ADDR")]
+    grpc_listen: Option<String>,
     /// This node's datacenter id [env: SNOWMINT_DATACENTER] [default: 0].
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     datacenter: Option<String>,
@@ -164,6 +170,7 @@ fn flags(args: ServeSettings, global: &Global) -> Layer {
     let mut layer = Layer::flags();
     let given = [
         (Setting::Listen, args.listen),
+        (Setting::GrpcListen, args.grpc_listen),
         (Setting::Datacenter, args.datacenter),
         (Setting::Machine, args.machine),
         (

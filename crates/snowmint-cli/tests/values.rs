@@ -584,6 +584,20 @@ fn table() -> Vec<Value> {
             good: vec!["127.0.0.1:0"],
         },
         Value {
+            name: "grpc_listen",
+            ways: vec![
+                ServeFlag("--grpc-listen"),
+                ServeEnv("SNOWMINT_GRPC_LISTEN"),
+                ServeFile("grpc_listen"),
+            ],
+            serve_with: &[],
+            bad: vec![
+                ("localhost", vec!["\"localhost\"", "IP:PORT"]),
+                ("127.0.0.1:99999", vec!["\"127.0.0.1:99999\"", "IP:PORT"]),
+            ],
+            good: vec!["127.0.0.1:0"],
+        },
+        Value {
             name: "machine_from_hostname",
             ways: vec![
                 ServeEnv("SNOWMINT_MACHINE_FROM_HOSTNAME"),
@@ -984,6 +998,7 @@ fn claim_ttl() {
 #[test]
 fn listen_address() {
     check("listen", 0);
+    check("grpc_listen", 0);
 }
 
 #[test]
@@ -1017,6 +1032,7 @@ fn every_value_is_checked() {
         "coordinator URL",
         "claim TTL",
         "listen",
+        "grpc_listen",
         "machine_from_hostname",
         "clock_offset_ms",
     ];

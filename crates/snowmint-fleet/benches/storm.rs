@@ -274,6 +274,7 @@ fn holder(n: usize, started_ms: i64) -> String {
         host: "storm".into(),
         pid: std::process::id(),
         listen: format!("127.0.0.1:{}", 20_000 + n),
+        grpc: None,
         started_ms,
     }
     .to_string()

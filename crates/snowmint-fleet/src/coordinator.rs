@@ -78,6 +78,8 @@
 //! - `error.rs`: [`ClaimError`].
 //! - `backend.rs`: [`Backend`], the primitives a service must offer, and
 //!   [`BackendError`].
+//! - `directory.rs`: [`read_holders`], a fleet's slot keys read from
+//!   outside it (how clients find the nodes).
 //! - `config.rs`: [`CoordinatorConfig`], [`Holder`], the claim TTL's bounds
 //!   and [`ConfigError`].
 //! - `url.rs`, `slots.rs`, `fleet_name.rs`: the one reading of a
@@ -85,6 +87,7 @@
 
 mod backend;
 mod config;
+mod directory;
 mod engine;
 mod error;
 mod fleet_name;
@@ -107,6 +110,7 @@ pub use backend::{Backend, BackendError, Cause, GuardedWrite, Opened, Versioned}
 pub use config::{
     ConfigError, CoordinatorConfig, Holder, MAX_FLEET_NAME, MAX_TTL, MIN_TTL, parse_claim_ttl,
 };
+pub use directory::read_holders;
 pub use error::ClaimError;
 pub use fleet_name::FleetName;
 pub use slots::SlotRange;

@@ -54,6 +54,7 @@ pub use coordinator::{
     Backend, BackendError, Cause, ClaimError, ClaimRecord, ClaimState, ConfigError, Coordinator,
     CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite, Holder,
     MAX_FLEET_NAME, MAX_TTL, MIN_TTL, Opened, SlotRange, Versioned, connect, parse_claim_ttl,
+    read_holders,
 };
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};

@@ -1,6 +1,7 @@
 //! The snowmint HTTP ID service: the logic behind `snowmint serve`.
 //!
-//! A fleet of applications calls it for Twitter-style Snowflake IDs; it also
+//! A fleet of applications calls it for Twitter-style Snowflake IDs, over
+//! HTTP/JSON and, with `--grpc-listen`, over gRPC ([`grpc`]); it also
 //! explains IDs (decode, encode, time windows, layouts). The contract is in
 //! README.md ("The service", "Running a fleet") and its invariants in
 //! docs/ARCHITECTURE.md §3; `/openapi.json` describes every endpoint.
@@ -25,8 +26,9 @@
 //! - `config/`: [`config::Config`], settings from flags > environment >
 //!   TOML file > defaults, each read by the one parser of its kind of value
 //!   (`snowmint`'s and `snowmint_fleet`'s).
-//! - `serve.rs`: [`start`], [`run`], [`serve`]: from a configuration to a
-//!   running node and back down (graceful shutdown, claim release).
+//! - `serve.rs`: [`start`], [`run`], [`run_with_grpc`], [`serve`]: from a
+//!   configuration to a running node and back down (graceful shutdown,
+//!   claim release).
 //! - `connections.rs`: accepting connections and serving HTTP/1.1 on them,
 //!   with a deadline on reading each request's head.
 //! - `issuer/`: [`Issuer`], which follows the node's claim and issues IDs
@@ -38,6 +40,8 @@
 //!   (`api/params.rs`).
 //! - `body/`: [`body`], the types every JSON answer is serialized from
 //!   (also `snowmint layout --format json`).
+//! - `grpc/`: [`grpc`], the gRPC API (`--grpc-listen`): `snowmint.v1.IdService`,
+//!   health and reflection, over the same state as the HTTP API.
 //! - `error.rs`: [`ApiError`], the one error answer.
 //! - `metrics.rs`: [`Metrics`], Prometheus counters and gauges.
 //! - `openapi.rs`: [`openapi`], the OpenAPI 3.1 document, generated from
@@ -58,6 +62,7 @@ pub mod body;
 pub mod config;
 mod connections;
 mod error;
+pub mod grpc;
 mod issuer;
 mod metrics;
 pub mod openapi;
@@ -69,5 +74,7 @@ pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
 pub use error::ApiError;
 pub use issuer::{Issuer, IssuerOptions, NodeReport, Refusal};
 pub use metrics::Metrics;
-pub use serve::{ServeError, clock, run, serve, shutdown_signal, slot_source, start, startup_line};
+pub use serve::{
+    ServeError, clock, run, run_with_grpc, serve, shutdown_signal, slot_source, start, startup_line,
+};
 pub use state::AppState;

@@ -12,7 +12,8 @@
 //! | `snowmint_id_batch_size` | histogram | IDs per `/v1/ids` request |
 //! | `snowmint_sequence_exhaustion_waits_total` | counter | waits for the next millisecond because 4096 IDs were used |
 //! | `snowmint_clock_regressions_total` | counter | generator calls that found the clock behind the last timestamp |
-//! | `snowmint_requests_refused_total{reason}` | counter | 503 answers, by error code |
+//! | `snowmint_requests_refused_total{reason}` | counter | 503 answers (and gRPC `UNAVAILABLE` refusals), by error code |
+//! | `snowmint_grpc_requests_total{method}` | counter | gRPC calls, by method (`NextIds`, `StreamIds`, ...); their IDs count in `snowmint_ids_issued_total` |
 //! | `snowmint_node_active` | gauge | 1 while the node holds a claim, else 0 |
 //! | `snowmint_node_ready` | gauge | 1 while IDs can be issued, else 0 |
 //! | `snowmint_node_slot`, `snowmint_node_datacenter`, `snowmint_node_machine` | gauge | the claim (-1 without one) |
@@ -45,6 +46,18 @@ const BATCH_SIZE: &str = "snowmint_id_batch_size";
 const EXHAUSTION_WAITS: &str = "snowmint_sequence_exhaustion_waits_total";
 const CLOCK_REGRESSIONS: &str = "snowmint_clock_regressions_total";
 const REFUSED: &str = "snowmint_requests_refused_total";
+const GRPC_REQUESTS: &str = "snowmint_grpc_requests_total";
+
+/// The methods of `snowmint.v1.IdService`, for the gRPC counter's labels.
+pub(crate) const GRPC_METHODS: [&str; 7] = [
+    "NextIds",
+    "StreamIds",
+    "Decode",
+    "Encode",
+    "Range",
+    "GetLayout",
+    "GetNode",
+];
 const NODE_ACTIVE: &str = "snowmint_node_active";
 const NODE_READY: &str = "snowmint_node_ready";
 const NODE_SLOT: &str = "snowmint_node_slot";
@@ -69,6 +82,7 @@ struct Inner {
     ids_issued: Counter,
     batch_size: Histogram,
     refused: Vec<(&'static str, Counter)>,
+    grpc_requests: Vec<(&'static str, Counter)>,
     exhaustion_waits: Counter,
     clock_regressions: Counter,
     node_active: Gauge,
@@ -188,6 +202,18 @@ impl Metrics {
                 (code, recorder.register_counter(&key, &meta))
             })
             .collect();
+        recorder.describe_counter(
+            GRPC_REQUESTS.into(),
+            None,
+            "gRPC calls of snowmint.v1.IdService, by method.".into(),
+        );
+        let grpc_requests = GRPC_METHODS
+            .iter()
+            .map(|&method| {
+                let key = Key::from_parts(GRPC_REQUESTS, vec![Label::new("method", method)]);
+                (method, recorder.register_counter(&key, &meta))
+            })
+            .collect();
         Metrics {
             inner: Arc::new(Inner {
                 ids_issued: counter(IDS_ISSUED, "IDs handed out."),
@@ -214,6 +240,7 @@ impl Metrics {
                 ),
                 batch_size,
                 refused,
+                grpc_requests,
                 handle: recorder.handle(),
                 recorder,
                 claim: OnceLock::new(),
@@ -236,6 +263,13 @@ impl Metrics {
     pub fn refused(&self, refusal: &Refusal) {
         let code = refusal.code();
         if let Some((_, counter)) = self.inner.refused.iter().find(|(c, _)| *c == code) {
+            counter.increment(1);
+        }
+    }
+
+    /// Counts a gRPC call of `method` (one of `snowmint.v1.IdService`'s).
+    pub fn grpc_call(&self, method: &str) {
+        if let Some((_, counter)) = self.inner.grpc_requests.iter().find(|(m, _)| *m == method) {
             counter.increment(1);
         }
     }

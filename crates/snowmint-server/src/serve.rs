@@ -7,7 +7,8 @@
 //!    coordinated node (etcd, ZooKeeper) starts fenced and claims its slot
 //!    in the background: it answers at once, with 503 until it holds one.
 //! 2. [`run`]: serve until `shutdown` resolves, let in-flight requests
-//!    finish, then release the claim.
+//!    finish, then release the claim. [`run_with_grpc`] serves the gRPC
+//!    API on a second listener as well, from the same state.
 //!
 //! [`serve`] does both, with the log lines an operator expects.
 
@@ -45,7 +46,8 @@ pub enum ServeError {
 
 /// The slot source a configuration asks for. A coordinated one starts
 /// claiming at once, in the background, and names `config.listen` as the
-/// holder's address (so give it the bound address, not port 0).
+/// holder's address, with `config.grpc_listen` as its gRPC address (so
+/// give them the bound addresses, not port 0).
 pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
     match &config.identity {
         Identity::Static(node) => Ok(Arc::new(StaticSource::new(config.layout, *node)?)),
@@ -65,7 +67,7 @@ pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
         } => {
             let claims = claims
                 .clone()
-                .with_holder(holder(config.listen).to_string())
+                .with_holder(holder(config.listen, config.grpc_listen).to_string())
                 // A restarted node tries the slot it held first, so that it
                 // tends to get it back.
                 .with_preferred_slot(snowmint_fleet::last_written_slot(
@@ -79,13 +81,14 @@ pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
 
 /// Who this process is, as written into the slot key it claims: an
 /// operator reading the coordinator can find the process from it.
-fn holder(listen: SocketAddr) -> Holder {
+fn holder(listen: SocketAddr, grpc: Option<SocketAddr>) -> Holder {
     Holder {
         // A node without a readable hostname still claims; the pid and the
         // address tell it apart.
         host: system_hostname().unwrap_or_else(|_| "unknown".to_owned()),
         pid: std::process::id(),
         listen: listen.to_string(),
+        grpc: grpc.map(|address| address.to_string()),
         started_ms: SystemClock.now_ms(),
     }
 }
@@ -143,6 +146,41 @@ pub async fn run(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    run_with_grpc(listener, None, state, shutdown).await
+}
+
+/// [`run`], also serving the gRPC API ([`crate::grpc`]) on `grpc` when
+/// given: both stop accepting when `shutdown` resolves, and the claim is
+/// released once both have finished their calls in flight.
+pub async fn run_with_grpc(
+    listener: TcpListener,
+    grpc: Option<TcpListener>,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    // One shutdown, told to each front end.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    let stopping = move || {
+        let mut stopped = stopped.clone();
+        async move {
+            // An error means the sender is gone, which it is only after
+            // sending.
+            let _ = stopped.wait_for(|stop| *stop).await;
+        }
+    };
+    let grpc_task = grpc.map(|listener| {
+        let (state, stopping) = (state.clone(), stopping());
+        tokio::spawn(async move {
+            if let Err(error) = crate::grpc::serve(listener, state, stopping).await {
+                tracing::error!(%error, "the gRPC server stopped");
+            }
+        })
+    });
+    let shutdown = stopping();
     let app = crate::app(state.clone());
     // Histogram samples pile up between scrapes; drain them now and then.
     let metrics = state.metrics().clone();
@@ -154,6 +192,18 @@ pub async fn run(
         }
     });
     crate::connections::serve(listener, app, state.request_timeout(), shutdown).await;
+    if let Some(mut task) = grpc_task {
+        // Its streams end at once; a client that stopped reading could
+        // still hold its connection open, so it gets the request timeout
+        // to go, like an HTTP request in flight.
+        if tokio::time::timeout(state.request_timeout(), &mut task)
+            .await
+            .is_err()
+        {
+            tracing::warn!("gRPC connections still open after the request timeout; closing them");
+            task.abort();
+        }
+    }
     upkeep.abort();
     state.issuer().release().await;
     tracing::info!(
@@ -164,9 +214,10 @@ pub async fn run(
 }
 
 /// Runs `snowmint serve` on an already bound `listener`: logs where and as
-/// whom it starts (its first log line), starts the node, prints
-/// `listening on http://ADDR` to stdout once it answers, and runs until
-/// `shutdown`.
+/// whom it starts (its first log line), binds `config.grpc_listen` if set,
+/// starts the node, prints `gRPC listening on http://ADDR` (with gRPC) and
+/// then `listening on http://ADDR` to stdout once it answers, and runs
+/// until `shutdown`.
 pub async fn serve(
     config: Config,
     listener: TcpListener,
@@ -177,19 +228,40 @@ pub async fn serve(
         source,
     })?;
     tracing::info!("{}", startup_line(&config, address));
-    // With port 0 the address is known only now; the holder written into a
-    // claimed slot key must name the one clients reach.
+    let grpc = match config.grpc_listen {
+        Some(grpc_address) => {
+            let bound = TcpListener::bind(grpc_address)
+                .await
+                .map_err(|source| ServeError::Io {
+                    context: format!("cannot listen for gRPC on {grpc_address}"),
+                    source,
+                })?;
+            let local = bound.local_addr().map_err(|source| ServeError::Io {
+                context: "reading the gRPC listening address".to_owned(),
+                source,
+            })?;
+            Some((bound, local))
+        }
+        None => None,
+    };
+    // With port 0 the addresses are known only now; the holder written into
+    // a claimed slot key must name the ones clients reach.
     let config = Config {
         listen: address,
+        grpc_listen: grpc.as_ref().map(|(_, local)| *local),
         ..config
     };
     let state = start(&config).await?;
-    tracing::info!("listening on http://{address}");
-    // Tests and scripts read the port from here; a closed stdout is no
+    // Tests and scripts read the ports from here; a closed stdout is no
     // reason to stop serving.
+    if let Some((_, grpc_address)) = &grpc {
+        tracing::info!("gRPC listening on http://{grpc_address}");
+        let _ = writeln!(std::io::stdout(), "gRPC listening on http://{grpc_address}");
+    }
+    tracing::info!("listening on http://{address}");
     let _ = writeln!(std::io::stdout(), "listening on http://{address}");
     let _ = std::io::stdout().flush();
-    run(listener, state, shutdown).await
+    run_with_grpc(listener, grpc.map(|(bound, _)| bound), state, shutdown).await
 }
 
 /// The first log line: address, identity, state directory, layout and

@@ -23,6 +23,8 @@
 //!
 //! - `server` (feature `server`): the service in-process, a router on a
 //!   static node and requests sent to it without a socket.
+//! - `grpc` (feature `server`): the gRPC API in-process on a loopback
+//!   socket, on a claim the test switches on and off.
 //! - `servers` (feature `fleet`): the `Cluster` a fleet test runs against,
 //!   the server process behind it, and a TCP proxy that cuts a node off.
 //!   The features `etcd` and `zookeeper` add the two servers (and turn on
@@ -57,6 +59,8 @@ pub mod wait;
 pub mod chaos;
 #[cfg(feature = "fleet")]
 pub mod fleet;
+#[cfg(feature = "server")]
+pub mod grpc;
 #[cfg(feature = "fleet")]
 pub mod serve_cluster;
 #[cfg(feature = "fleet")]

@@ -42,13 +42,16 @@ pub struct Service {
     child: Child,
     /// Where it listens.
     pub address: SocketAddr,
+    /// Where its gRPC API listens, when started with `--grpc-listen`.
+    pub grpc: Option<SocketAddr>,
     /// The file its standard error goes to.
     stderr: PathBuf,
 }
 
 impl Service {
     /// Starts `binary` with `--listen 127.0.0.1:0` added and waits for its
-    /// `listening on http://ADDR` line.
+    /// `listening on http://ADDR` line (after `gRPC listening on
+    /// http://ADDR`, when `args` ask for gRPC).
     pub fn start(binary: &str, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Service {
         let stderr = home.join(format!(
             "stderr-{}.log",
@@ -67,18 +70,22 @@ impl Service {
         let stdout = child.stdout.take().unwrap();
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
+            let mut grpc = None;
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(address) = line.strip_prefix("listening on http://") {
-                    let _ = sender.send(address.parse::<SocketAddr>().unwrap());
+                if let Some(address) = line.strip_prefix("gRPC listening on http://") {
+                    grpc = Some(address.parse::<SocketAddr>().unwrap());
+                } else if let Some(address) = line.strip_prefix("listening on http://") {
+                    let _ = sender.send((address.parse::<SocketAddr>().unwrap(), grpc));
                 }
             }
         });
         let deadline = Deadline::after(START_LIMIT, "snowmint serve to say where it listens");
         loop {
-            if let Ok(address) = receiver.recv_timeout(Duration::from_millis(50)) {
+            if let Ok((address, grpc)) = receiver.recv_timeout(Duration::from_millis(50)) {
                 return Service {
                     child,
                     address,
+                    grpc,
                     stderr,
                 };
             }
@@ -125,6 +132,26 @@ impl Service {
         self.child
             .try_wait()
             .expect("cannot ask whether snowmint serve exited")
+    }
+
+    /// SIGSTOP: the process stays, with its sockets open, but answers
+    /// nothing until [`Service::resume`].
+    pub fn pause(&self) {
+        self.signal("STOP");
+    }
+
+    /// SIGCONT after [`Service::pause`].
+    pub fn resume(&self) {
+        self.signal("CONT");
+    }
+
+    fn signal(&self, name: &str) {
+        // The shell's built-in `kill`: no procps needed, and no unsafe code.
+        let sent = Command::new("sh")
+            .args(["-c", &format!("kill -{name} {}", self.child.id())])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{name} {} failed", self.child.id());
     }
 
     /// SIGKILL, and reap.

@@ -97,12 +97,16 @@ pub fn parse_claim_ttl(text: &str) -> Result<Duration, ConfigError> {
 ///     host: "web-1".into(),
 ///     pid: 4242,
 ///     listen: "127.0.0.1:8081".into(),
+///     grpc: Some("127.0.0.1:9091".into()),
 ///     started_ms: 1_700_000_000_000,
 /// };
+/// let text = holder.to_string();
 /// assert_eq!(
-///     holder.to_string(),
-///     "host=web-1 pid=4242 listen=127.0.0.1:8081 started=2023-11-14T22:13:20.000Z"
+///     text,
+///     "host=web-1 pid=4242 listen=127.0.0.1:8081 grpc=127.0.0.1:9091 started=2023-11-14T22:13:20.000Z"
 /// );
+/// // Clients read it back from the slot key to find the node.
+/// assert_eq!(Holder::parse(&text), Some(holder));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
@@ -112,20 +116,56 @@ pub struct Holder {
     pub pid: u32,
     /// The address the service listens on.
     pub listen: String,
+    /// The address its gRPC API listens on, if it serves one
+    /// (`--grpc-listen`): what clients that discover the fleet connect to.
+    pub grpc: Option<String>,
     /// When the process started (Unix ms).
     pub started_ms: i64,
+}
+
+impl Holder {
+    /// Reads a holder value back, as [`Display`](fmt::Display) writes it
+    /// (`grpc=` is optional; unknown `key=value` words are skipped, so
+    /// that later additions do not break older readers). `None` when a
+    /// field is missing or unreadable.
+    pub fn parse(text: &str) -> Option<Holder> {
+        let (mut host, mut pid, mut listen, mut grpc, mut started_ms) =
+            (None, None, None, None, None);
+        for word in text.split_ascii_whitespace() {
+            let (key, value) = word.split_once('=')?;
+            match key {
+                "host" => host = Some(value.to_owned()),
+                "pid" => pid = value.parse().ok(),
+                "listen" => listen = Some(value.to_owned()),
+                "grpc" => grpc = Some(value.to_owned()),
+                "started" => {
+                    started_ms =
+                        snowmint::parse_instant("started", value, &snowmint::SystemClock).ok()
+                }
+                _ => {}
+            }
+        }
+        Some(Holder {
+            host: host?,
+            pid: pid?,
+            listen: listen?,
+            grpc,
+            started_ms: started_ms?,
+        })
+    }
 }
 
 impl fmt::Display for Holder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "host={} pid={} listen={} started={}",
-            self.host,
-            self.pid,
-            self.listen,
-            snowmint::format_time(self.started_ms)
-        )
+            "host={} pid={} listen={}",
+            self.host, self.pid, self.listen
+        )?;
+        if let Some(grpc) = &self.grpc {
+            write!(f, " grpc={grpc}")?;
+        }
+        write!(f, " started={}", snowmint::format_time(self.started_ms))
     }
 }
 

@@ -60,6 +60,15 @@ impl FromRequestParts<AppState> for Params {
 }
 
 impl Params {
+    /// Parameters given as name and text by another front end (gRPC), read
+    /// exactly as a query's; `clock` reads `now`.
+    pub fn from_pairs(pairs: Vec<(String, String)>, clock: Arc<dyn Clock>) -> Params {
+        Params {
+            pairs,
+            clock: Some(clock),
+        }
+    }
+
     /// Rejects parameters not in `known`.
     pub fn allow(&self, known: &[&str]) -> Result<&Self, ApiError> {
         if let Some((name, _)) = self

@@ -15,6 +15,7 @@
 //! | setting | default | meaning |
 //! |---|---|---|
 //! | `listen` | `127.0.0.1:8080` | address to listen on (`IP:PORT`) |
+//! | `grpc_listen` | none (off) | address to serve the gRPC API on (`IP:PORT`), beside HTTP |
 //! | `datacenter`, `machine` | `0`, `0` | the node, given explicitly |
 //! | `machine_from_hostname` | `false` | take the slot from the hostname's ordinal (`ids-12` -> 12) |
 //! | `hostname` | the system's | the hostname to read the ordinal from |
@@ -72,6 +73,8 @@ pub enum Identity {
 pub struct Config {
     /// Address to listen on.
     pub listen: SocketAddr,
+    /// Address to serve the gRPC API on; `None`: no gRPC.
+    pub grpc_listen: Option<SocketAddr>,
     /// Where the node's identity comes from.
     pub identity: Identity,
     /// Directory of the high-water mark files.

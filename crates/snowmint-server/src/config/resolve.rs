@@ -113,6 +113,9 @@ impl Config {
         let listen = l
             .get(Setting::Listen, parse_listen)?
             .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 8080)));
+        let grpc_listen = l.get(Setting::GrpcListen, |text| {
+            parse_address("grpc_listen", text)
+        })?;
         let layout = layout(&mut l)?;
         let identity = identity(&mut l, layout)?;
         let state_dir = l
@@ -134,6 +137,7 @@ impl Config {
             .unwrap_or(0);
         Ok(Config {
             listen,
+            grpc_listen,
             identity,
             state_dir,
             layout,
@@ -148,9 +152,13 @@ impl Config {
 }
 
 fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    parse_address("listen", text)
+}
+
+fn parse_address(name: &str, text: &str) -> Result<SocketAddr, String> {
     text.parse::<SocketAddr>().map_err(|_| {
         format!(
-            "listen {:?} is not an address (expected IP:PORT such as 127.0.0.1:8080)",
+            "{name} {:?} is not an address (expected IP:PORT such as 127.0.0.1:8080)",
             snowmint::echo(text)
         )
     })

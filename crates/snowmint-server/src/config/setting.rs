@@ -10,6 +10,8 @@ use std::path::PathBuf;
 pub enum Setting {
     /// Address to listen on.
     Listen,
+    /// Address to serve gRPC on (off when not set).
+    GrpcListen,
     /// Datacenter id of the node.
     Datacenter,
     /// Machine id of the node.
@@ -48,8 +50,9 @@ pub enum Setting {
 
 impl Setting {
     /// Every setting.
-    pub const ALL: [Setting; 18] = [
+    pub const ALL: [Setting; 19] = [
         Setting::Listen,
+        Setting::GrpcListen,
         Setting::Datacenter,
         Setting::Machine,
         Setting::MachineFromHostname,
@@ -73,6 +76,7 @@ impl Setting {
     pub const fn key(self) -> &'static str {
         match self {
             Setting::Listen => "listen",
+            Setting::GrpcListen => "grpc_listen",
             Setting::Datacenter => "datacenter",
             Setting::Machine => "machine",
             Setting::MachineFromHostname => "machine_from_hostname",

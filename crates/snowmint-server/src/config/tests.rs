@@ -295,3 +295,27 @@ fn empty_env_values_count_as_unset() {
     let config = Config::resolve(&[e], |_| None).unwrap();
     assert_eq!(config.origin(Setting::Machine), &Origin::Default);
 }
+
+#[test]
+fn grpc_is_off_unless_an_address_is_given_and_each_place_names_it() {
+    let config = Config::resolve(&[], |_| None).unwrap();
+    assert_eq!(config.grpc_listen, None);
+    let from_file = file("grpc_listen = \"127.0.0.1:9090\"\n");
+    let config = Config::resolve(std::slice::from_ref(&from_file), |_| None).unwrap();
+    assert_eq!(config.grpc_listen, Some("127.0.0.1:9090".parse().unwrap()));
+    let from_env = Layer::from_env(env(&[("SNOWMINT_GRPC_LISTEN", "127.0.0.1:9091")]));
+    let config = Config::resolve(&[from_env, from_file.clone()], |_| None).unwrap();
+    assert_eq!(config.grpc_listen.unwrap().port(), 9091);
+    let from_flag = flags(&[(Setting::GrpcListen, "127.0.0.1:9092")]);
+    let config = Config::resolve(&[from_flag, from_file], |_| None).unwrap();
+    assert_eq!(config.grpc_listen.unwrap().port(), 9092);
+    assert_eq!(
+        config.origin_note(Setting::GrpcListen),
+        "(from --grpc-listen)"
+    );
+    let bad = Config::resolve(&[flags(&[(Setting::GrpcListen, "9090")])], |_| None).unwrap_err();
+    assert_eq!(
+        bad.to_string(),
+        "grpc_listen \"9090\" is not an address (expected IP:PORT such as 127.0.0.1:8080) (from --grpc-listen)"
+    );
+}

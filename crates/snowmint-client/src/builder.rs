@@ -1,0 +1,179 @@
+//! [`ClientBuilder`]: where the nodes are and how to ask them.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use snowmint::{Clock, Layout, SystemClock};
+use snowmint_fleet::{CoordinatorUrl, FleetName};
+
+use crate::client::{Client, Settings};
+use crate::{Error, discovery};
+
+/// The largest batch one call asks a node for (the API's limit).
+pub const MAX_BATCH: u32 = 4096;
+
+/// Builds a [`Client`]. Start with [`Client::builder`].
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    endpoints: Vec<String>,
+    discover: Option<(String, String)>,
+    discover_every: Duration,
+    settings: Settings,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            endpoints: Vec::new(),
+            discover: None,
+            discover_every: Duration::from_secs(1),
+            settings: Settings {
+                max_age: Duration::from_millis(100),
+                batch: MAX_BATCH,
+                call_timeout: Duration::from_millis(500),
+                deadline: Duration::from_secs(5),
+                max_backoff: Duration::from_secs(2),
+                layout: None,
+                clock: Arc::new(SystemClock),
+            },
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// The nodes' gRPC addresses, such as `http://10.0.0.1:9090` (what
+    /// `snowmint serve --grpc-listen` listens on). Added to any discovered
+    /// ones.
+    pub fn endpoints<I, S>(mut self, endpoints: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.endpoints.extend(endpoints.into_iter().map(Into::into));
+        self
+    }
+
+    /// Finds the nodes from the fleet's slot keys on the coordinator
+    /// (`etcd://HOST:PORT,...` or `zk://HOST:PORT,.../CHROOT`), the gRPC
+    /// address each node wrote into its key, and follows changes: nodes
+    /// that claim a slot are added, nodes whose key is gone are dropped.
+    pub fn discover(mut self, coordinator: impl Into<String>, fleet: impl Into<String>) -> Self {
+        self.discover = Some((coordinator.into(), fleet.into()));
+        self
+    }
+
+    /// How often discovery reads the slot keys again (default 1 s).
+    pub fn discover_every(mut self, every: Duration) -> Self {
+        self.discover_every = every;
+        self
+    }
+
+    /// The oldest an ID may be when it is handed out, judged by its
+    /// timestamp against this machine's clock (default 100 ms). Older IDs
+    /// in the buffer are dropped, never handed out. `Duration::ZERO` turns
+    /// the buffer off: every call is a round trip.
+    pub fn max_age(mut self, max_age: Duration) -> Self {
+        self.settings.max_age = max_age;
+        self
+    }
+
+    /// IDs per refill of the buffer, 1..=4096 (default 4096).
+    pub fn batch(mut self, batch: u32) -> Self {
+        self.settings.batch = batch;
+        self
+    }
+
+    /// How long one call to one node may take before the node is skipped
+    /// as slow (default 500 ms).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.call_timeout = timeout;
+        self
+    }
+
+    /// How long `next_id` and `next_ids` keep trying the nodes before they
+    /// give up with [`Error::Unavailable`] (default 5 s).
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.settings.deadline = deadline;
+        self
+    }
+
+    /// The longest a failed node is skipped before it is tried again
+    /// (default 2 s).
+    pub fn max_backoff(mut self, max: Duration) -> Self {
+        self.settings.max_backoff = max;
+        self
+    }
+
+    /// The layout of the fleet's IDs, which dates them for `max_age`. When
+    /// not set, the client asks the first node that answers (`GetNode`).
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.settings.layout = Some(layout);
+        self
+    }
+
+    /// The clock IDs are dated against for `max_age` (default: the
+    /// system clock). Tests drive it by hand.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.settings.clock = clock;
+        self
+    }
+
+    /// The client. With discovery, reads the slot keys once before it
+    /// returns (a coordinator that cannot be read is an error), then
+    /// follows them in the background. Must be called inside a Tokio
+    /// runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for settings out of range, an endpoint that is not
+    /// a URL, or neither endpoints nor discovery;
+    /// [`Error::Discovery`] when the coordinator cannot be read.
+    pub async fn build(self) -> Result<Client, Error> {
+        let s = &self.settings;
+        if !(1..=MAX_BATCH).contains(&s.batch) {
+            return Err(Error::Config(format!(
+                "batch {} is out of range (1..={MAX_BATCH})",
+                s.batch
+            )));
+        }
+        for (name, value) in [
+            ("call_timeout", s.call_timeout),
+            ("deadline", s.deadline),
+            ("discover_every", self.discover_every),
+        ] {
+            if value.is_zero() {
+                return Err(Error::Config(format!(
+                    "{name} 0 ms is out of range (at least 1 ms)"
+                )));
+            }
+        }
+        if self.endpoints.is_empty() && self.discover.is_none() {
+            return Err(Error::Config(
+                "no nodes: give endpoints, or a coordinator and fleet to discover them from"
+                    .to_owned(),
+            ));
+        }
+        let discover = match &self.discover {
+            Some((url, fleet)) => Some((
+                CoordinatorUrl::from_str(url).map_err(|e| Error::Config(e.to_string()))?,
+                FleetName::from_str(fleet).map_err(|e| Error::Config(e.to_string()))?,
+            )),
+            None => None,
+        };
+        let client = Client::new(self.settings.clone(), &self.endpoints)?;
+        if let Some((url, fleet)) = discover {
+            let found = discovery::endpoints(&url, &fleet).await?;
+            client.set_discovered(&self.endpoints, &found);
+            let task = tokio::spawn(discovery::follow(
+                Arc::downgrade(client.shared()),
+                url,
+                fleet,
+                self.endpoints.clone(),
+                self.discover_every,
+            ));
+            client.hold_task(task.abort_handle());
+        }
+        Ok(client)
+    }
+}

@@ -1,0 +1,33 @@
+//! What can go wrong when asking a fleet for IDs.
+
+use std::time::Duration;
+
+/// Why the client could not hand out IDs, or could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No node answered with IDs within the call's deadline. `attempts`
+    /// says what each node last answered, newest last.
+    #[error(
+        "no node could serve IDs within {} ms: {}",
+        deadline.as_millis(),
+        if attempts.is_empty() { "no node was known".to_owned() } else { attempts.join("; ") }
+    )]
+    Unavailable {
+        /// The call's deadline.
+        deadline: Duration,
+        /// `ENDPOINT: what went wrong`, one per failed attempt (the last
+        /// few).
+        attempts: Vec<String>,
+    },
+    /// A value given to the client is out of range; the message names it,
+    /// its value and the range.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The builder's settings cannot be used.
+    #[error("{0}")]
+    Config(String),
+    /// The fleet's nodes could not be read from the coordinator.
+    #[error("cannot discover the fleet's nodes: {0}")]
+    Discovery(String),
+}

@@ -1,0 +1,118 @@
+//! The gRPC API (`--grpc-listen`): `snowmint.v1.IdService`, the standard
+//! health service and server reflection, served with tonic beside HTTP.
+//!
+//! Everything here is a second front end over the same [`AppState`] as the
+//! HTTP handlers: IDs come from the same [`Issuer`](crate::Issuer) calls
+//! (fencing, high-water mark, refusals), count in the same metrics, and the
+//! calculator calls run the HTTP handlers themselves, with the request's
+//! fields given as the parameters a query would carry, so that values are
+//! read by the same parsers and rejected with the same messages.
+//!
+//! - `ids.rs`: [`IdApi`], the `IdService` methods.
+//! - `health.rs`: `grpc.health.v1.Health`, `SERVING` only while the node
+//!   may issue.
+//! - `status.rs`: errors as gRPC statuses (`INVALID_ARGUMENT`,
+//!   `UNAVAILABLE` with `retry-after-ms`).
+//!
+//! The contract is `proto/snowmint/v1/snowmint.proto`, compiled by
+//! `build.rs` and carried in the binary for reflection.
+
+use std::future::Future;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tonic::service::Routes;
+use tonic::transport::server::TcpIncoming;
+
+use crate::state::AppState;
+
+mod health;
+mod ids;
+mod status;
+
+pub use health::{HealthApi, SERVICE_NAME};
+pub use ids::IdApi;
+pub use status::{CODE_KEY, FIELD_KEY, RETRY_AFTER_KEY};
+
+use status::shutting_down;
+
+/// The types and service trait generated from `snowmint.proto`.
+pub mod pb {
+    #![allow(missing_docs, clippy::all)]
+    tonic::include_proto!("snowmint.v1");
+
+    /// The encoded descriptor of `snowmint.proto`, for reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        tonic::include_file_descriptor_set!("snowmint_descriptor");
+}
+
+/// Every gRPC service of a node over `state`: `snowmint.v1.IdService`,
+/// `grpc.health.v1.Health`, and reflection (`v1` and `v1alpha`) describing
+/// all three.
+///
+/// Streams (`StreamIds`, health `Watch`) end, with `UNAVAILABLE`, once
+/// `stopping` turns true; a stream whose sender is gone ends as well.
+pub fn routes(state: AppState, stopping: Stopping) -> Routes {
+    // Each version's builder adds its own descriptor; the other one's is
+    // added by hand, so that both list all four services.
+    let reflection = |other_version: &'static [u8]| {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(other_version)
+    };
+    // A builder that cannot read its own descriptors is a build defect,
+    // caught by every test that starts a gRPC server.
+    let v1 = reflection(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .expect("the embedded descriptor sets are valid");
+    let v1alpha = reflection(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()
+        .expect("the embedded descriptor sets are valid");
+    Routes::new(pb::id_service_server::IdServiceServer::new(IdApi::new(
+        state.clone(),
+        stopping.clone(),
+    )))
+    .add_service(tonic_health::pb::health_server::HealthServer::new(
+        HealthApi::new(state, stopping),
+    ))
+    .add_service(v1)
+    .add_service(v1alpha)
+}
+
+/// Whether the server is shutting down: streams watch it and end.
+pub type Stopping = watch::Receiver<bool>;
+
+/// Waits until `stopping` turns true (or its sender is gone).
+pub(crate) async fn stopped(stopping: &mut Stopping) {
+    // An error means the sender is gone: nobody can tell the stream to go
+    // on either, so it ends too.
+    let _ = stopping.wait_for(|stop| *stop).await;
+}
+
+/// Serves [`routes`] on `listener` until `shutdown` resolves, then ends
+/// the open streams and lets unary calls in flight finish.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), tonic::transport::Error> {
+    let timeout = state.request_timeout();
+    let (stop, stopping) = watch::channel(false);
+    let shutdown = async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    };
+    tonic::transport::Server::builder()
+        // A unary call is answered within the request timeout, as HTTP's;
+        // a stream's batches are not bound by it.
+        .timeout(timeout)
+        .add_routes(routes(state, stopping))
+        // No Nagle: the tail of a batch must not wait for the ACK of its
+        // head (a delayed ACK costs 40 ms a batch).
+        .serve_with_incoming_shutdown(
+            TcpIncoming::from(listener).with_nodelay(Some(true)),
+            shutdown,
+        )
+        .await
+}
