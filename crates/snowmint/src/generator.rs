@@ -321,9 +321,66 @@ impl<C: Clock> GeneratorBuilder<C> {
 
     /// Checks the node against the layout and builds the generator.
     pub fn build(self) -> Result<Generator<C>, Error> {
+        let floor = self.floor()?;
+        self.assemble(OwnWord(CachePadded(AtomicU64::new(floor))))
+    }
+
+    /// Checks the node against the layout and builds a generator over a
+    /// state word that the caller owns, such as a word in memory shared
+    /// between processes.
+    ///
+    /// Every generator built over one word takes its IDs from that word by
+    /// compare-and-swap, so together they keep the rules of one generator:
+    /// each ID, from any of them, is greater than every ID any of them
+    /// handed out before, and no (timestamp, sequence) pair is used twice.
+    ///
+    /// - A fresh word is `0`: nothing used yet.
+    /// - The word is only ever raised: a
+    ///   [`resume_after`](GeneratorBuilder::resume_after) point moves it up
+    ///   to just after that millisecond if it is lower, and leaves it alone
+    ///   otherwise, so building another generator over a word in use never
+    ///   takes back what was handed out.
+    /// - The generators over one word must share its layout (the word counts
+    ///   milliseconds from the layout's epoch in units of its sequence
+    ///   width) and should share the node; the caller keeps to that.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::AtomicU64;
+    /// use snowmint::{Generator, Layout, ManualClock, Node};
+    ///
+    /// let word = AtomicU64::new(0);
+    /// let node = Node { datacenter: 1, machine: 2 };
+    /// let clock = ManualClock::new(1_700_000_000_000);
+    /// let a = Generator::builder(Layout::TWITTER, node).clock(clock.clone()).build_on(&word)?;
+    /// let b = Generator::builder(Layout::TWITTER, node).clock(clock.clone()).build_on(&word)?;
+    /// let first = a.next_id()?;
+    /// let second = b.next_id()?;
+    /// assert_eq!(second.as_u64(), first.as_u64() + 1); // one sequence for both
+    ///
+    /// // A resume point below what the word holds changes nothing.
+    /// let c = Generator::builder(Layout::TWITTER, node)
+    ///     .clock(clock)
+    ///     .resume_after(1_600_000_000_000)
+    ///     .build_on(&word)?;
+    /// assert!(c.next_id()? > second);
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn build_on<W: Deref<Target = AtomicU64>>(self, word: W) -> Result<Generator<C, W>, Error> {
+        let floor = self.floor()?;
+        // AcqRel, like a successful exchange in `take`: a generator that
+        // later reads this word sees everything before the raise.
+        word.fetch_max(floor, Ordering::AcqRel);
+        self.assemble(word)
+    }
+
+    /// The lowest state word the resume point allows: the first pair after
+    /// it, or `0` without one.
+    fn floor(&self) -> Result<u64, Error> {
         let layout = self.layout;
-        let node_bits = layout.node_bits(self.node)?;
-        let next = match self.resume_after_ms {
+        layout.node_bits(self.node)?;
+        Ok(match self.resume_after_ms {
             Some(last_ms) if last_ms >= layout.last_instant_ms() => {
                 return Err(Error::TimestampPastEnd {
                     timestamp_ms: last_ms.saturating_add(1),
@@ -336,10 +393,16 @@ impl<C: Clock> GeneratorBuilder<C> {
                 (offset + 1) << layout.sequence_bits()
             }
             _ => 0,
-        };
+        })
+    }
+
+    /// The generator over `next`, already at or above the floor.
+    fn assemble<W>(self, next: W) -> Result<Generator<C, W>, Error> {
+        let layout = self.layout;
+        let node_bits = layout.node_bits(self.node)?;
         let bound_ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         Ok(Generator {
-            next: CachePadded(AtomicU64::new(next)),
+            next,
             node_bits,
             epoch_ms: layout.epoch_ms(),
             sequence_bits: layout.sequence_bits(),
@@ -388,11 +451,16 @@ impl<C: Clock> GeneratorBuilder<C> {
 /// assert_eq!(Layout::TWITTER.decode(b).machine, 13);
 /// # Ok::<(), snowmint::Error>(())
 /// ```
+///
+/// A generator owns its state word by default; one built with
+/// [`GeneratorBuilder::build_on`] works over a word that the caller owns
+/// (`W` is then, for example, `&AtomicU64`), so that several generators, in
+/// one process or in processes that share memory, issue as one.
 #[derive(Debug)]
-pub struct Generator<C = SystemClock> {
-    /// The first unused (timestamp offset, sequence) pair, packed; alone on
-    /// its cache line because every call writes it.
-    next: CachePadded<AtomicU64>,
+pub struct Generator<C = SystemClock, W = OwnWord> {
+    /// The first unused (timestamp offset, sequence) pair, packed. Owned,
+    /// it sits alone on its cache line because every call writes it.
+    next: W,
     /// Datacenter and machine, already shifted into place.
     node_bits: u64,
     // The layout's numbers the hot path needs, copied out of it once.
@@ -515,7 +583,7 @@ pub(crate) fn plan(
     }
 }
 
-impl<C: Clock> Generator<C> {
+impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
     /// The next ID. Waits for the next millisecond when this one's sequence
     /// is used up; follows the policy when the clock is behind.
     ///
@@ -906,6 +974,20 @@ impl<C: Clock> Generator<C> {
             clock_regressions: self.clock_regressions.load(Ordering::Relaxed),
             refusals: self.refusals.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// The state word a [`Generator`] owns, the default: an `AtomicU64` alone
+/// on its cache line. See [`GeneratorBuilder::build_on`] for a generator
+/// over a word of the caller's.
+#[derive(Debug)]
+pub struct OwnWord(CachePadded<AtomicU64>);
+
+impl Deref for OwnWord {
+    type Target = AtomicU64;
+
+    fn deref(&self) -> &AtomicU64 {
+        &self.0
     }
 }
 

@@ -52,7 +52,10 @@
 //!   [`ClockPolicy::from_name`], `SnowflakeId::from_str`.
 //! - [`Clock`] (`clock.rs`): where time comes from; [`SystemClock`], and
 //!   [`ManualClock`] for tests.
-//! - [`Generator`] (`generator.rs`): makes IDs for one node.
+//! - [`Generator`] (`generator.rs`): makes IDs for one node, over a state
+//!   word it owns or, with [`GeneratorBuilder::build_on`], one the caller
+//!   owns (memory shared between processes, as the PostgreSQL extension
+//!   does).
 //! - [`Error`] (`error.rs`): every failure, with a message that names the
 //!   field, the value and the valid range.
 //!
@@ -99,7 +102,7 @@ mod value;
 pub use clock::{Clock, ManualClock, OffsetClock, SystemClock};
 pub use encoding::{Encoded, Encoding, push_decimal};
 pub use error::{Error, Field, InvalidIdKind};
-pub use generator::{ClockPolicy, Generator, GeneratorBuilder, GeneratorStats, IdRun};
+pub use generator::{ClockPolicy, Generator, GeneratorBuilder, GeneratorStats, IdRun, OwnWord};
 pub use id::SnowflakeId;
 pub use layout::{DISCORD_EPOCH_MS, Layout, Node, Parts, TWITTER_EPOCH_MS};
 pub use time::{Rfc3339, format_time, parse_epoch, parse_instant, parse_time};

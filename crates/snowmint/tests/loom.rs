@@ -121,3 +121,44 @@ fn batch_runs_do_not_overlap() {
         assert!(all.len() <= 4);
     });
 }
+
+/// Two generators, each built by its own thread over one shared word (as
+/// the backends of a PostgreSQL server build theirs), one of them with a
+/// resume point: they issue as one generator.
+#[test]
+fn generators_over_one_word_issue_as_one() {
+    const A: &[i64] = &[5, 5, 6];
+    const B: &[i64] = &[5, 6, 6];
+    loom::model(|| {
+        let word = Arc::new(loom::sync::atomic::AtomicU64::new(0));
+        let handles: Vec<_> = [(A, None), (B, Some(4))]
+            .into_iter()
+            .map(|(times, resume)| {
+                let word = Arc::clone(&word);
+                thread::spawn(move || {
+                    let mut builder = Generator::builder(
+                        tiny_layout(),
+                        Node {
+                            datacenter: 1,
+                            machine: 0,
+                        },
+                    )
+                    .clock(snowmint::ManualClock::new(0));
+                    if let Some(last_ms) = resume {
+                        builder = builder.resume_after(last_ms);
+                    }
+                    let generator = builder.build_on(word).expect("valid generator");
+                    times
+                        .iter()
+                        .map(|&t| generator.next_id_at(t))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let results: Vec<_> = handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect();
+        check(&results, [A, B]);
+    });
+}
