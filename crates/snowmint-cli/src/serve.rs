@@ -93,8 +93,8 @@ struct ServeSettings {
     #[arg(long, value_name = "DURATION")]
     request_timeout: Option<String>,
     /// Claim a slot from etcd://HOST:PORT,..., zk://HOST:PORT,.../CHROOT
-    /// (the chroot is optional) or postgres://USER[:PASSWORD]@HOST[:PORT]/DB
-    /// [env: SNOWMINT_COORDINATOR].
+    /// (the chroot is optional) or postgres://USER:PASSWORD@HOST:PORT/DB
+    /// (password and port optional) [env: SNOWMINT_COORDINATOR].
     #[arg(long, value_name = "URL")]
     coordinator: Option<String>,
     /// Fleet name under the coordinator: 1 to 64 of A-Z a-z 0-9 - _ .
