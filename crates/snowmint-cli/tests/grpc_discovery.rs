@@ -1,5 +1,5 @@
 //! The Rust client finds the nodes of a fleet from the coordinator's slot
-//! keys (etcd, ZooKeeper), where each real `snowmint serve --grpc-listen`
+//! keys (etcd, ZooKeeper, PostgreSQL), where each real `snowmint serve --grpc-listen`
 //! writes its gRPC address, and follows the fleet as a node dies and
 //! another joins.
 
@@ -34,6 +34,12 @@ async fn the_client_follows_the_fleet_in_etcd() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_follows_the_fleet_in_zookeeper() {
     follows_the_fleet::<snowmint_test_support::servers::zookeeper::ZooKeeperCluster>().await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_follows_the_fleet_in_postgres() {
+    follows_the_fleet::<snowmint_test_support::servers::postgres::PostgresCluster>().await;
 }
 
 async fn follows_the_fleet<C: Coordinator>() {

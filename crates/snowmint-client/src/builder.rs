@@ -55,7 +55,8 @@ impl ClientBuilder {
     }
 
     /// Finds the nodes from the fleet's slot keys on the coordinator
-    /// (`etcd://HOST:PORT,...` or `zk://HOST:PORT,.../CHROOT`), the gRPC
+    /// (`etcd://HOST:PORT,...`, `zk://HOST:PORT,.../CHROOT` or
+    /// `postgres://USER@HOST:PORT/DB`: its live slot rows), the gRPC
     /// address each node wrote into its key, and follows changes: nodes
     /// that claim a slot are added, nodes whose key is gone are dropped.
     pub fn discover(mut self, coordinator: impl Into<String>, fleet: impl Into<String>) -> Self {

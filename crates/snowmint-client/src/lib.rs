@@ -23,7 +23,7 @@
 //!   when no node can serve within the call's deadline.
 //! - **Discovery.** Instead of a list of endpoints, the client can read the
 //!   nodes' gRPC addresses from the fleet's slot keys on the coordinator
-//!   (etcd or ZooKeeper), and follows them as nodes come and go.
+//!   (etcd, ZooKeeper or PostgreSQL), and follows them as nodes come and go.
 //!
 //! IDs are unique across nodes, because each node holds its own slot, and
 //! strictly increasing from any one node. **Order across nodes is not
