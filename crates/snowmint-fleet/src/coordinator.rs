@@ -123,6 +123,17 @@ use mark::MarkCache;
 use paths::Paths;
 use timing::Timing;
 
+/// The error for a coordinator whose backend this build leaves out.
+pub(crate) fn unsupported(url: &CoordinatorUrl) -> FleetError {
+    FleetError::Coordinator {
+        coordinator: url.to_string(),
+        message: format!(
+            "this build has no {kind} support (build with the cargo feature `{kind}`)",
+            kind = url.kind()
+        ),
+    }
+}
+
 /// Starts a claim engine for `url`, returned as the [`SlotSource`] the
 /// service reads.
 ///
@@ -159,13 +170,7 @@ pub fn connect(
             Ok(Arc::new(Coordinator::start(backend, config)?))
         }
         #[allow(unreachable_patterns)] // with every backend built in, no URL lacks support
-        other => Err(FleetError::Coordinator {
-            coordinator: other.to_string(),
-            message: format!(
-                "this build has no {kind} support (build with the cargo feature `{kind}`)",
-                kind = other.kind()
-            ),
-        }),
+        other => Err(unsupported(other)),
     }
 }
 

@@ -48,13 +48,7 @@ pub async fn read_holders(
             read_with(&backend, fleet).await
         }
         #[allow(unreachable_patterns)] // with every backend built in, no URL lacks support
-        other => Err(FleetError::Coordinator {
-            coordinator: other.to_string(),
-            message: format!(
-                "this build has no {kind} support (build with the cargo feature `{kind}`)",
-                kind = other.kind()
-            ),
-        }),
+        other => Err(super::unsupported(other)),
     }
 }
 
