@@ -33,6 +33,12 @@
 //!   lock beside the state file).
 //! - `reservation.rs`: [`NodeMark`] and [`Reservation`], reserving the mark
 //!   ahead of the clock in steps so that no ID costs a write.
+//! - `issuer/`: [`Issuer`], minting under a claim: it follows a
+//!   [`SlotSource`], holds the node's lock, builds a generator per claim
+//!   that resumes after the mark, and hands an ID out only when the claim is
+//!   in force (fencing) and the mark covers it; [`Refusal`] says why not,
+//!   [`NodeReport`] what the node is. `snowmint serve` is a front end over
+//!   it; so is any program that mints in-process.
 //! - `coordinator/`: the claim engine shared by every coordination service
 //!   ([`Coordinator`], [`connect`]), its errors ([`ClaimError`]), its
 //!   settings and their one reading ([`CoordinatorUrl`], [`FleetName`],
@@ -78,6 +84,7 @@ use snowmint::Node;
 use tokio::sync::watch;
 
 mod hostname;
+mod issuer;
 mod lock;
 mod mark;
 mod reason;
@@ -88,6 +95,7 @@ mod static_source;
 mod testing;
 
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
+pub use issuer::{Issuer, IssuerOptions, NodeReport, Refusal};
 pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use reservation::{NodeMark, Reservation};

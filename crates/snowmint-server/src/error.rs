@@ -36,6 +36,12 @@ pub struct ApiError {
     retry_after: Option<Duration>,
 }
 
+impl From<snowmint_fleet::Refusal> for ApiError {
+    fn from(refusal: snowmint_fleet::Refusal) -> ApiError {
+        ApiError::unavailable(refusal.code(), refusal.to_string(), refusal.retry_after())
+    }
+}
+
 impl ApiError {
     /// A 400 about the parameter `field`, with an explicit code.
     pub fn bad_input(field: &str, code: &'static str, message: impl Into<String>) -> Self {

@@ -31,9 +31,10 @@
 //!   claim release).
 //! - `connections.rs`: accepting connections and serving HTTP/1.1 on them,
 //!   with a deadline on reading each request's head.
-//! - `issuer/`: [`Issuer`], which follows the node's claim and issues IDs
-//!   only when they are fenced and covered by the high-water mark;
-//!   [`Refusal`] when it may not; [`NodeReport`].
+//! - The [`Issuer`] (re-exported from `snowmint_fleet`), which follows
+//!   the node's claim and issues IDs only when they are fenced and covered
+//!   by the high-water mark; [`Refusal`] when it may not; [`NodeReport`].
+//!   The service is a front end over it.
 //! - `state.rs`: [`AppState`], what handlers share.
 //! - `api/`: [`app`] and [`routes`], the handlers, and reading their
 //!   parameters with the same parsers as the configuration's
@@ -63,7 +64,6 @@ pub mod config;
 mod connections;
 mod error;
 pub mod grpc;
-mod issuer;
 mod metrics;
 pub mod openapi;
 pub mod page;
@@ -72,9 +72,9 @@ mod state;
 
 pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
 pub use error::ApiError;
-pub use issuer::{Issuer, IssuerOptions, NodeReport, Refusal};
 pub use metrics::Metrics;
 pub use serve::{
     ServeError, clock, run, run_with_grpc, serve, shutdown_signal, slot_source, start, startup_line,
 };
+pub use snowmint_fleet::{Issuer, IssuerOptions, NodeReport, Refusal};
 pub use state::AppState;

@@ -39,7 +39,7 @@ use metrics_exporter_prometheus::{
 
 use snowmint_fleet::{ClaimState, CoordinatorStatus};
 
-use crate::issuer::{Issuer, Refusal};
+use snowmint_fleet::{Issuer, Refusal};
 
 const IDS_ISSUED: &str = "snowmint_ids_issued_total";
 const BATCH_SIZE: &str = "snowmint_id_batch_size";

@@ -18,13 +18,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use snowmint::{Clock, OffsetClock, SystemClock, format_time};
+use snowmint::{Clock, OffsetClock, SystemClock};
 use snowmint_fleet::{FleetError, Holder, SlotSource, StaticSource, system_hostname};
 use tokio::net::TcpListener;
 
 use crate::config::{Config, Identity, Setting};
-use crate::issuer::{Issuer, IssuerOptions};
 use crate::state::AppState;
+use snowmint_fleet::{Issuer, IssuerOptions};
 
 /// Why the service could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -114,20 +114,7 @@ pub async fn start(config: &Config) -> Result<AppState, ServeError> {
         mark_step: config.mark_step,
     };
     let issuer = Issuer::start(source, options).await?;
-    if let Some((file, Some(mark_ms))) = issuer.resume_point() {
-        let now_ms = clock.now_ms();
-        let wait = file.startup_wait(mark_ms, now_ms, config.mark_wait_max)?;
-        if !wait.is_zero() {
-            tracing::info!(
-                mark = %format_time(mark_ms),
-                clock = %format_time(now_ms),
-                wait_ms = wait.as_millis() as u64,
-                state_file = %file.path().display(),
-                "the high-water mark is ahead of the clock (a restart right after the last ID?); waiting it out"
-            );
-            tokio::time::sleep(wait).await;
-        }
-    }
+    issuer.wait_out_mark(config.mark_wait_max).await?;
     Ok(AppState::with_request_timeout(
         issuer,
         config.request_timeout,

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::issuer::Issuer;
 use crate::metrics::Metrics;
+use snowmint_fleet::Issuer;
 
 /// The service's shared state: the issuer, the metrics and the limits.
 /// Cheap to clone (one `Arc`).

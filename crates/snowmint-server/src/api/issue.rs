@@ -6,10 +6,11 @@
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 
+use snowmint_fleet::Refusal;
+
 use super::params::{Params, WantsText};
 use crate::body::{IdText, IdsText, NewId, NewIds};
 use crate::error::ApiError;
-use crate::issuer::Refusal;
 use crate::openapi::{BadRequest, Unavailable, UriTooLong};
 use crate::state::AppState;
 

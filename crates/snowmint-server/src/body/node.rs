@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use utoipa::openapi::schema::ObjectBuilder;
 
 use super::one_of_names;
-use crate::issuer::Issuer;
+use snowmint_fleet::Issuer;
 
 /// This node: its identity and claim, layout, clock policy and high-water
 /// mark (`GET /v1/node`). Every key is always present; what does not apply

@@ -13,8 +13,9 @@
 use tonic::metadata::MetadataValue;
 use tonic::{Code, Status};
 
+use snowmint_fleet::Refusal;
+
 use crate::error::ApiError;
-use crate::issuer::Refusal;
 use crate::state::AppState;
 
 /// The metadata key of a refusal's retry delay, in milliseconds.

@@ -4,8 +4,6 @@ use std::time::Duration;
 
 use snowmint::format_time;
 
-use crate::error::ApiError;
-
 /// Why no ID was issued: each is a 503 with `Retry-After`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
@@ -76,10 +74,4 @@ impl Refusal {
         "not_ready",
         "clock_out_of_range",
     ];
-}
-
-impl From<Refusal> for ApiError {
-    fn from(refusal: Refusal) -> ApiError {
-        ApiError::unavailable(refusal.code(), refusal.to_string(), refusal.retry_after())
-    }
 }

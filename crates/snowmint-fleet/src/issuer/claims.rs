@@ -5,7 +5,7 @@
 //! # The node's lock
 //!
 //! The issuer holds the lock of the node it issues as (see
-//! [`NodeLock`](snowmint_fleet::NodeLock)): taken before the claim's
+//! [`NodeLock`](crate::NodeLock)): taken before the claim's
 //! generator is built, given up when the claim ends (fenced) or moves to
 //! another node, after its reservation is retired, so that nothing it let
 //! out is above the mark on disk that the next holder resumes after.
@@ -27,8 +27,9 @@ use std::sync::{Arc, PoisonError, Weak};
 use std::time::Duration;
 
 use snowmint::{Clock, ClockPolicy, Generator, GeneratorStats, format_time};
-use snowmint_fleet::{Claim, FleetError, MarkFile, NodeMark, NodeState, Reservation};
 use tokio::sync::watch;
+
+use crate::{Claim, FleetError, MarkFile, NodeMark, NodeState, Reservation};
 
 use super::Inner;
 

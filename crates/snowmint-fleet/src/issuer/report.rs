@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use snowmint_fleet::{Claim, CoordinatorStatus, NodeState};
+use crate::{Claim, CoordinatorStatus, NodeState};
 
 use super::claims::Minting;
 use super::{Issuer, Refusal};

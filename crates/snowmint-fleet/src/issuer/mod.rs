@@ -4,7 +4,7 @@
 //! The [`Issuer`] follows its [`SlotSource`]: each new claim (a new
 //! `generation`) gets a fresh generator that resumes after the node's
 //! recorded mark and the claim's floor, and a fresh
-//! [`Reservation`](snowmint_fleet::Reservation). (One
+//! [`Reservation`](crate::Reservation). (One
 //! exception: a claim that takes the same slot back, with nobody else
 //! having issued on it meanwhile, keeps the generator it had; see
 //! [`Minting::continues`](claims::Minting::continues).) Handing out an ID
@@ -42,9 +42,10 @@ use std::time::{Duration, Instant};
 use snowmint::{
     Clock, ClockPolicy, Error, Generator, GeneratorStats, Layout, SnowflakeId, format_time,
 };
-use snowmint_fleet::{FleetError, MarkFile, NodeMark, NodeState, SlotSource};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
+
+use crate::{FleetError, MarkFile, NodeMark, NodeState, SlotSource};
 
 mod claims;
 mod refusal;
@@ -169,6 +170,38 @@ impl Issuer {
         *inner.watcher.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(watcher.abort_handle());
         Ok(Issuer { inner })
+    }
+
+    /// The start-up rule of the high-water mark (docs/ARCHITECTURE.md §3,
+    /// invariant 4): when the node's recorded mark is ahead of the clock
+    /// (a restart right after the last ID, or a clock set back), waits the
+    /// gap out if it is at most `max_wait`, and refuses otherwise.
+    ///
+    /// Call it once, after [`start`](Issuer::start); with no claim yet (a
+    /// coordinated node still claiming) there is nothing to wait for, and
+    /// a later claim's floor is handled by its generator instead.
+    ///
+    /// # Errors
+    ///
+    /// [`FleetError::MarkAhead`], naming the state file, both times and
+    /// `max_wait`.
+    pub async fn wait_out_mark(&self, max_wait: Duration) -> Result<(), FleetError> {
+        let Some((file, Some(mark_ms))) = self.resume_point() else {
+            return Ok(());
+        };
+        let now_ms = self.inner.options.clock.now_ms();
+        let wait = file.startup_wait(mark_ms, now_ms, max_wait)?;
+        if !wait.is_zero() {
+            tracing::info!(
+                mark = %format_time(mark_ms),
+                clock = %format_time(now_ms),
+                wait_ms = wait.as_millis() as u64,
+                state_file = %file.path().display(),
+                "the high-water mark is ahead of the clock (a restart right after the last ID?); waiting it out"
+            );
+            tokio::time::sleep(wait).await;
+        }
+        Ok(())
     }
 
     /// The layout IDs are issued in.
