@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use snowmint_server::config::{DefaultValue, Range, Setting};
-use snowmint_test_support::serve::run_to_end;
+use snowmint_test_support::binary::run_to_end;
 use snowmint_test_support::temp::temp_dir;
 
 /// The `snowmint` binary under test.
@@ -21,7 +21,7 @@ fn shown() -> impl Iterator<Item = Setting> {
 /// `snowmint serve --help` as the real binary prints it.
 fn serve_help() -> String {
     let home = temp_dir("settings-help");
-    let output = snowmint_test_support::serve::command(SNOWMINT, home.path(), &["--help"], &[])
+    let output = snowmint_test_support::binary::command(SNOWMINT, home.path(), &["--help"], &[])
         .output()
         .expect("running snowmint serve --help");
     assert!(output.status.success(), "snowmint serve --help failed");
