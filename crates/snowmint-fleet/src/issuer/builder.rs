@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use snowmint::{Clock, ClockPolicy, Layout, Node, SystemClock, format_duration};
 
-use super::{EmbeddedIssuer, Issuer, IssuerOptions};
+use super::{EmbeddedIssuer, Issuer, IssuerOptions, Refusal};
 use crate::{
     CoordinatorConfig, CoordinatorUrl, FleetError, Holder, NodeSource, SlotRange, create_state_dir,
     default_state_dir, system_hostname,
@@ -437,14 +437,19 @@ fn default_holder() -> Holder {
     }
 }
 
-/// Waits until `issuer` would issue an ID, at most `wait`; then the
-/// reason it would not.
+/// Waits until `issuer` holds a claim it can issue under, at most `wait`;
+/// then the reason it does not. A clock behind the last ID (or outside
+/// the layout) is no reason to wait: the start-up rule of the mark has
+/// waited out what it should, and IDs are refused or waited for by the
+/// clock policy, with a retry-after.
 pub(super) async fn wait_until_ready(issuer: &Issuer, wait: Duration) -> Result<(), FleetError> {
     let until = Instant::now() + wait;
     let mut state = issuer.source().state();
     loop {
         let refusal = match issuer.readiness().await {
-            Ok(()) => return Ok(()),
+            Ok(()) | Err(Refusal::ClockBehind { .. } | Refusal::ClockOutOfRange { .. }) => {
+                return Ok(());
+            }
             Err(refusal) => refusal,
         };
         let left = until.saturating_duration_since(Instant::now());
