@@ -64,8 +64,8 @@ mod zookeeper;
 pub use coordinator::{
     Backend, BackendError, Cause, ClaimError, ClaimRecord, ClaimState, ConfigError, Coordinator,
     CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite, Holder,
-    MAX_FLEET_NAME, MAX_TTL, MIN_TTL, Opened, PostgresUrl, SlotRange, SslMode, Versioned, connect,
-    parse_claim_ttl, read_holders,
+    MAX_FLEET_NAME, MAX_TTL, MIN_TTL, Opened, PassedOver, PostgresUrl, SlotRange, SslMode,
+    Versioned, connect, parse_claim_ttl, read_holders,
 };
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};
@@ -87,6 +87,7 @@ mod hostname;
 mod issuer;
 mod lock;
 mod mark;
+mod node_source;
 mod reason;
 mod reservation;
 mod state_dir;
@@ -95,11 +96,12 @@ mod static_source;
 mod testing;
 
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
-pub use issuer::{Issuer, IssuerOptions, NodeReport, Refusal};
+pub use issuer::{EmbeddedIssuer, Issuer, IssuerBuilder, IssuerOptions, NodeReport, Refusal};
 pub use lock::NodeLock;
 pub use mark::MarkFile;
+pub use node_source::NodeSource;
 pub use reservation::{NodeMark, Reservation};
-pub use state_dir::{create_state_dir, last_written_slot};
+pub use state_dir::{create_state_dir, default_state_dir, last_written_slot};
 pub use static_source::StaticSource;
 
 /// A boxed future, so that [`SlotSource`] stays object-safe.
@@ -248,6 +250,14 @@ pub enum FleetError {
         /// Why it yields no slot.
         reason: String,
     },
+    /// A coordinator setting (URL, fleet, slots, claim TTL) that cannot be
+    /// used; the message names the value and what is accepted.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Settings of an [`IssuerBuilder`] that cannot be used together, or
+    /// a missing one ("no node was given: ...").
+    #[error("{0}")]
+    Setting(String),
 }
 
 /// Where a node's identity comes from, and what keeps it.
@@ -277,4 +287,15 @@ pub trait SlotSource: Send + Sync + 'static {
 
     /// Gives the claim up (clean shutdown), so that the slot frees at once.
     fn release(&self) -> BoxFuture<'_, ()>;
+
+    /// Asks the source to give up the claim of `generation`, which this
+    /// process cannot use (`reason`: another process on this host holds
+    /// the lock of its node), and to claim another slot, passing this one
+    /// over for a while. Returns whether it will; a source whose node
+    /// cannot change (flags, hostname) returns `false`, and the node waits
+    /// for the lock instead. See `issuer/claims.rs`.
+    fn pass_over(&self, generation: u64, reason: String) -> bool {
+        let _ = (generation, reason);
+        false
+    }
 }

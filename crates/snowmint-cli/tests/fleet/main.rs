@@ -12,6 +12,8 @@
 //!   [`every_cluster_scenario!`]. Every test prints how long the fault
 //!   kept each node from issuing (`--nocapture`).
 //! - `chaos/`: the randomized fault test on a replicated coordinator.
+//! - `pass_over.rs`: a fleet node whose claimed slot's node another
+//!   process on its host holds gives the slot up (on etcd).
 //! - `etcd.rs`, `zookeeper.rs`, `postgres.rs`: the suites on each
 //!   coordinator (`cargo test -p snowmint-cli --test fleet etcd::`), and
 //!   the tests of what only that backend has.
@@ -93,5 +95,6 @@ mod cluster;
 mod scenarios;
 
 mod etcd;
+mod pass_over;
 mod postgres;
 mod zookeeper;

@@ -65,7 +65,7 @@ impl Issuer {
 
     /// Readiness as it stands, without trying a write: a remembered
     /// failure of the mark counts as it is.
-    fn readiness_now(&self) -> Result<(), Refusal> {
+    pub(super) fn readiness_now(&self) -> Result<(), Refusal> {
         let minting = self.checked_minting()?;
         match minting.reservation.node_mark().write_failure() {
             Some(reason) => Err(Refusal::MarkUnwritable { reason }),

@@ -28,29 +28,16 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use snowmint::{ClockPolicy, Layout, Node};
-use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl};
 
 pub use layer::Layer;
 use setting::Named;
 pub use setting::{DefaultValue, Form, Origin, Range, Setting, Spec};
 
-/// Where the node's identity comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Identity {
-    /// Given explicitly (or the default node 0/0).
-    Static(Node),
-    /// The ordinal of a hostname; `None` reads the system's.
-    Hostname(Option<String>),
-    /// Claimed from a coordination service (etcd, ZooKeeper, PostgreSQL).
-    Coordinator {
-        /// `etcd://HOST:PORT[,HOST:PORT...]`, `zk://HOST:PORT[,...][/CHROOT]`
-        /// or `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?...]`.
-        url: CoordinatorUrl,
-        /// The fleet, the slots this node may claim and the claim TTL
-        /// (its holder is named once the address is known).
-        config: CoordinatorConfig,
-    },
-}
+/// Where the node's identity comes from: the fleet's [`NodeSource`], which
+/// also turns it into a slot source for every front end alike.
+///
+/// [`NodeSource`]: snowmint_fleet::NodeSource
+pub use snowmint_fleet::NodeSource as Identity;
 
 /// Everything `snowmint serve` needs to know, resolved and checked.
 #[derive(Debug, Clone)]
@@ -157,27 +144,6 @@ impl Config {
     }
 }
 
-/// The state directory used when none is configured:
-/// `$XDG_STATE_HOME/snowmint`, else `$HOME/.local/state/snowmint`, else
-/// `./snowmint-state`.
-///
-/// # Examples
-///
-/// ```
-/// use std::path::PathBuf;
-/// use snowmint_server::config::default_state_dir;
-///
-/// let env = |name: &str| (name == "HOME").then(|| "/home/ana".to_owned());
-/// assert_eq!(default_state_dir(env), PathBuf::from("/home/ana/.local/state/snowmint"));
-/// assert_eq!(default_state_dir(|_| None), PathBuf::from("snowmint-state"));
-/// ```
-pub fn default_state_dir(env: impl Fn(&str) -> Option<String>) -> PathBuf {
-    let set = |name| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(xdg) = set("XDG_STATE_HOME") {
-        xdg.join("snowmint")
-    } else if let Some(home) = set("HOME") {
-        home.join(".local/state/snowmint")
-    } else {
-        PathBuf::from("snowmint-state")
-    }
-}
+/// The state directory used when none is configured (the fleet's, shared
+/// by every process of the host that issues IDs).
+pub use snowmint_fleet::default_state_dir;
