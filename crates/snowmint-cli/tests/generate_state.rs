@@ -40,7 +40,11 @@ fn ids(output: &Output) -> Vec<u64> {
 }
 
 /// 200 runs of `snowmint generate --datacenter 1 --machine 2 --count 1`
-/// started at once: every one succeeds, and no ID is printed twice.
+/// started at once: every one succeeds, and no ID is printed twice. The
+/// runs queue for the node's lock, one after the other; on a loaded
+/// machine the last ones wait longer than the default `--lock-wait` of
+/// 10 s, so the test gives them two minutes (what it checks is that no ID
+/// repeats, not how fast 200 processes start).
 #[test]
 fn two_hundred_runs_at_once_print_no_id_twice() {
     let home = temp_dir("generate-200");
@@ -56,6 +60,8 @@ fn two_hundred_runs_at_once_print_no_id_twice() {
                     "2",
                     "--count",
                     "1",
+                    "--lock-wait",
+                    "2m",
                 ],
             )
             .stdout(Stdio::piped())
