@@ -252,7 +252,10 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .to_owned();
-        for code in Refusal::CODES.into_iter().chain(["timeout"]) {
+        // `would_block` is the embedded issuer's non-blocking answer: the
+        // service's handlers wait for the mark instead, so never send it.
+        let served = Refusal::CODES.into_iter().filter(|c| *c != "would_block");
+        for code in served.chain(["timeout"]) {
             assert!(codes.contains(code), "{code} is not in {codes:?}");
         }
     }
