@@ -216,7 +216,7 @@ impl EmbeddedIssuer {
     /// writable, or a wait this thread cannot do (see the type's docs).
     #[inline]
     pub fn next_id(&self) -> Result<SnowflakeId, Refusal> {
-        match self.issuer.inner.first_attempt() {
+        match self.issuer.inner.first_attempt::<false>() {
             Ok(id) => Ok(id),
             Err(slow) => self.next_id_slow(*slow),
         }

@@ -13,14 +13,18 @@
 //!   fence, a new claim each publish one), and the issuer replaced neither
 //!   the generator nor the reason it has none (`Inner::epoch`, one atomic
 //!   load),
-//! - and the claim's deadline has not passed. The monotonic clock is read
-//!   for that at the first ID of each millisecond of IDs (under `borrow`,
-//!   whose IDs may stay in one millisecond while the clock stands still or
-//!   goes back, at every ID): a thread hands out at most one
-//!   millisecond's IDs on one reading, and the claim engine fences the
-//!   node at the deadline itself anyway. (The high-water mark, not the
+//! - and the claim's deadline has not passed. An async request (the
+//!   service's) reads the monotonic clock for that at every ID. A
+//!   synchronous call of the embedded issuer reads it at the first ID of
+//!   each millisecond of IDs, and after the generator refused (under
+//!   `borrow`, whose IDs may stay in one millisecond while the clock goes
+//!   back, at every ID): reading it at every ID would double the cost of
+//!   an ID, since a clock read is most of it. So a thread hands out at
+//!   most the rest of one millisecond's IDs past a deadline, and only if
+//!   the wall clock stands still across it; the claim engine fences the
+//!   node at the deadline itself anyway, and the high-water mark, not the
 //!   deadline, is what keeps a late ID unique: it is stored under the slot
-//!   before the ID leaves; see docs/ARCHITECTURE.md §3.)
+//!   before the ID leaves (docs/ARCHITECTURE.md §3).
 //!
 //! Anything else (no snapshot, a stale one, a refusal by the generator, an
 //! ID past the reserved mark) goes to the slow steps in `mod.rs`, which
@@ -94,22 +98,25 @@ pub(super) enum Slow {
 
 impl Inner {
     /// Makes one ID under the claim in force, if nothing needs waiting
-    /// for.
+    /// for. `EXACT`: the claim's deadline is checked against the monotonic
+    /// clock at this very ID (the service: a request is worth a clock
+    /// read); otherwise at the first ID of each millisecond of IDs (the
+    /// embedded issuer's synchronous calls; see the module docs).
     #[inline]
-    pub(super) fn first_attempt(&self) -> First {
+    pub(super) fn first_attempt<const EXACT: bool>(&self) -> First {
         let attempt = SNAPSHOT.try_with(|cell| {
             // Taken: re-entered (by a clock that asks for IDs?); go on
             // without the snapshot.
             let Ok(mut slot) = cell.try_borrow_mut() else {
-                return self.attempt_without_snapshot();
+                return self.attempt_without_snapshot::<EXACT>();
             };
             match slot.as_mut() {
-                Some(snapshot) if self.is_current(snapshot) => self.attempt(snapshot),
-                _ => self.attempt_with_new_snapshot(&mut slot),
+                Some(snapshot) if self.is_current(snapshot) => self.attempt::<EXACT>(snapshot),
+                _ => self.attempt_with_new_snapshot::<EXACT>(&mut slot),
             }
         });
         // The thread is exiting and its snapshot is gone.
-        attempt.unwrap_or_else(|_| self.attempt_without_snapshot())
+        attempt.unwrap_or_else(|_| self.attempt_without_snapshot::<EXACT>())
     }
 
     /// The minting of the claim in force, after the fencing check, from
@@ -144,13 +151,18 @@ impl Inner {
 
     /// The hot path proper.
     #[inline(always)]
-    fn attempt(&self, snapshot: &mut Snapshot) -> First {
+    fn attempt<const EXACT: bool>(&self, snapshot: &mut Snapshot) -> First {
         let id = match snapshot.generator.next_id() {
             Ok(id) => id,
-            Err(error) => return self.generator_refused(snapshot.generation, error),
+            Err(error) => {
+                // The clock went back (or out of the layout): the next ID
+                // checks the deadline, whatever millisecond it is of.
+                snapshot.checked_ms = i64::MIN;
+                return self.generator_refused(snapshot.generation, error);
+            }
         };
         let ts_ms = snapshot.layout.timestamp_ms(id);
-        if ts_ms != snapshot.checked_ms {
+        if EXACT || ts_ms != snapshot.checked_ms {
             if snapshot.deadline.is_some_and(|d| Instant::now() >= d) {
                 return refused(Refusal::NoClaim {
                     reason: past_deadline(),
@@ -176,9 +188,9 @@ impl Inner {
     /// was behind is seen to have caught up: a regression moves the epoch
     /// on, so the first ID after it comes this way.
     #[cold]
-    fn attempt_with_new_snapshot(&self, slot: &mut Option<Snapshot>) -> First {
+    fn attempt_with_new_snapshot<const EXACT: bool>(&self, slot: &mut Option<Snapshot>) -> First {
         let first = match self.snapshot() {
-            Ok(snapshot) => self.attempt(slot.insert(snapshot)),
+            Ok(snapshot) => self.attempt::<EXACT>(slot.insert(snapshot)),
             Err(refusal) => {
                 *slot = None;
                 refused(refusal)
@@ -189,9 +201,9 @@ impl Inner {
     }
 
     #[cold]
-    fn attempt_without_snapshot(&self) -> First {
+    fn attempt_without_snapshot<const EXACT: bool>(&self) -> First {
         let first = match self.snapshot() {
-            Ok(mut snapshot) => self.attempt(&mut snapshot),
+            Ok(mut snapshot) => self.attempt::<EXACT>(&mut snapshot),
             Err(refusal) => refused(refusal),
         };
         self.after_fresh_attempt(&first);
@@ -203,8 +215,7 @@ impl Inner {
             Ok(_) => true,
             Err(slow) => matches!(**slow, Slow::Uncovered { .. }),
         };
-        if issued && self.in_regression.load(Ordering::Relaxed)
-        {
+        if issued && self.in_regression.load(Ordering::Relaxed) {
             self.clock_caught_up();
         }
     }

@@ -298,7 +298,7 @@ impl Issuer {
     /// One new ID, waiting (asynchronously) for the mark's write or, under
     /// the `wait` policy, for the clock when it must.
     pub async fn next_id(&self) -> Result<SnowflakeId, Refusal> {
-        let slow = match self.inner.first_attempt() {
+        let slow = match self.inner.first_attempt::<true>() {
             Ok(id) => return Ok(id),
             Err(slow) => *slow,
         };
