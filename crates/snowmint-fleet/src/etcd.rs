@@ -15,6 +15,10 @@
 //!   absent, and otherwise reads it, in one round trip.
 //! - Release: revoking the lease deletes the key with it.
 //!
+//! The wire protocol is etcd's v3 gRPC API, spoken through tonic with the
+//! code generated from `proto/etcd.proto` (the few messages and calls used
+//! here) and checked in as `etcd/api.rs`: building needs no `protoc`.
+//!
 //! A session talks to one member at a time ([`Members`]): a request that
 //! cannot reach its member, or that the engine stops waiting for, moves the
 //! session on to the next one. A lease belongs to the cluster, not to the
@@ -32,14 +36,31 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, GetOptions, LeaseKeepAliveStream, LeaseKeeper,
-    PutOptions, Txn, TxnOp, TxnOpResponse,
-};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::{Channel, Endpoint};
 
 use crate::coordinator::{Backend, BackendError, CoordinatorUrl, GuardedWrite, Opened, Versioned};
 use crate::reason::io_cause;
+
+/// etcd's messages and calls as this backend speaks them: the code
+/// generated from `proto/etcd.proto`, checked in (`tests/generated.rs`
+/// checks that it matches, and rewrites it with `SNOWMINT_REGENERATE=1`).
+/// Public for the tests' own etcd client only, not a stable API.
+#[doc(hidden)]
+#[rustfmt::skip]
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod api;
+
+use api::compare::{CompareResult, CompareTarget, TargetUnion};
+use api::kv_client::KvClient;
+use api::lease_client::LeaseClient;
+use api::request_op::Request as Op;
+use api::response_op::Response as OpResponse;
+use api::{
+    Compare, KeyValue, LeaseGrantRequest, LeaseKeepAliveRequest, LeaseKeepAliveResponse,
+    LeaseRevokeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest, TxnResponse,
+};
 
 /// Claims slots through an etcd cluster (`etcd://HOST:PORT[,HOST:PORT...]`).
 #[derive(Debug, Clone)]
@@ -64,9 +85,9 @@ impl EtcdBackend {
     }
 }
 
-/// A client per member, and which one is in use.
+/// A connection per member, and which one is in use.
 struct Members {
-    clients: Vec<Client>,
+    channels: Vec<Channel>,
     current: Arc<AtomicUsize>,
 }
 
@@ -75,19 +96,102 @@ impl Members {
     /// or is dropped before it ends (the engine's time limit), the session
     /// moves on to the next member, unless another request moved it
     /// already.
-    async fn call<T, F>(&self, request: impl FnOnce(Client) -> F) -> Result<T, BackendError>
+    async fn call<T, F>(&self, request: impl FnOnce(Channel) -> F) -> Result<T, BackendError>
     where
-        F: Future<Output = Result<T, etcd_client::Error>>,
+        F: Future<Output = Result<T, tonic::Status>>,
     {
         let mut attempt = Attempt::new(self);
-        let result = request(attempt.client()).await.map_err(classify);
+        let result = request(attempt.channel()).await.map_err(classify);
         attempt.finished = !moves_on(&result);
         result
+    }
+
+    /// A key-value call on the member in use.
+    async fn kv<T, F>(&self, call: impl FnOnce(KvClient<Channel>) -> F) -> Result<T, BackendError>
+    where
+        F: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        self.call(|channel| async move {
+            call(KvClient::new(channel))
+                .await
+                .map(tonic::Response::into_inner)
+        })
+        .await
     }
 
     fn at(&self) -> usize {
         self.current.load(Ordering::Acquire)
     }
+}
+
+/// A request for etcd, which a member cut off from its quorum refuses at
+/// once (instead of waiting): etcd's `hasleader` metadata.
+fn request<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.metadata_mut().insert(
+        "hasleader",
+        tonic::metadata::MetadataValue::from_static("true"),
+    );
+    request
+}
+
+/// The range of every key that starts with `prefix`: up to, not
+/// including, the prefix with its last byte raised (bytes 0xff carried).
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    // All 0xff (or empty): to the end of the key space.
+    vec![0]
+}
+
+/// A read of `key` alone.
+fn get(key: &str) -> RangeRequest {
+    RangeRequest {
+        key: key.as_bytes().to_vec(),
+        ..RangeRequest::default()
+    }
+}
+
+/// A put of `value` at `key`, attached to `lease` (0: none).
+fn put(key: &str, value: &[u8], lease: i64) -> RequestOp {
+    RequestOp {
+        request: Some(Op::RequestPut(PutRequest {
+            key: key.as_bytes().to_vec(),
+            value: value.to_vec(),
+            lease,
+        })),
+    }
+}
+
+/// A compare of `key`'s `target` with `value`, for equality.
+fn equal(key: &str, target: CompareTarget, value: TargetUnion) -> Compare {
+    Compare {
+        result: CompareResult::Equal.into(),
+        target: target.into(),
+        key: key.as_bytes().to_vec(),
+        target_union: Some(value),
+    }
+}
+
+/// "`key` does not exist": its create revision is 0.
+fn absent(key: &str) -> Compare {
+    equal(key, CompareTarget::Create, TargetUnion::CreateRevision(0))
+}
+
+/// The keys read by a transaction's range operations.
+fn read_keys(done: &TxnResponse) -> impl Iterator<Item = &KeyValue> {
+    done.responses
+        .iter()
+        .filter_map(|response| match &response.response {
+            Some(OpResponse::ResponseRange(range)) => Some(range.kvs.iter()),
+            _ => None,
+        })
+        .flatten()
 }
 
 /// Whether `result` says that the member could not be reached or could not
@@ -116,8 +220,8 @@ impl<'a> Attempt<'a> {
         }
     }
 
-    fn client(&self) -> Client {
-        self.members.clients[self.at % self.members.clients.len()].clone()
+    fn channel(&self) -> Channel {
+        self.members.channels[self.at % self.members.channels.len()].clone()
     }
 }
 
@@ -142,30 +246,29 @@ pub struct EtcdSession {
     /// use (whose index it keeps). Taken out while in use, so that a
     /// cancelled keep-alive drops its stream: a late answer to an abandoned
     /// request must never pass for the answer to a newer one.
-    keeper: Mutex<Option<(usize, LeaseKeeper, LeaseKeepAliveStream)>>,
+    keeper: Mutex<Option<Keeper>>,
+}
+
+/// A lease's keep-alive stream on one member: requests go in through
+/// `sender`, answers come out of `answers`.
+struct Keeper {
+    at: usize,
+    sender: mpsc::Sender<LeaseKeepAliveRequest>,
+    answers: tonic::Streaming<LeaseKeepAliveResponse>,
 }
 
 /// gRPC's NOT_FOUND status code, which etcd answers for a lease that
 /// expired or was revoked.
 const GRPC_NOT_FOUND: i32 = 5;
 
-/// Sorts an etcd client error into what the engine must know (is the
-/// lease gone? was the server reached?) and a few plain words for the
-/// message; the error itself stays behind as the source, for the log.
-fn classify(err: etcd_client::Error) -> BackendError {
-    use etcd_client::Error as E;
-    // What lies beneath: tonic keeps the transport failure (down to the
-    // operating system's error) as the source of a status or a transport
-    // error; etcd_client::Error itself has no source.
-    let beneath: Option<&(dyn std::error::Error + 'static)> = match &err {
-        E::GRpcStatus(status) => std::error::Error::source(status),
-        E::TransportError(transport) => Some(transport),
-        E::IoError(io) => Some(io),
-        _ => None,
-    };
+/// Sorts an error of a call into what the engine must know (is the lease
+/// gone? was the server reached?) and a few plain words for the message;
+/// the status itself stays behind as the source, for the log.
+fn classify(status: tonic::Status) -> BackendError {
     // A failed connection, in the system's words ("connection refused"),
-    // else in the words of the deepest error tonic kept.
-    let failed_connection = beneath.map(|cause| {
+    // else in the words of the deepest error tonic kept beneath the status
+    // (down to the operating system's error).
+    let failed_connection = std::error::Error::source(&status).map(|cause| {
         io_cause(cause).unwrap_or_else(|| {
             let mut deepest = cause;
             while let Some(next) = deepest.source() {
@@ -174,20 +277,13 @@ fn classify(err: etcd_client::Error) -> BackendError {
             deepest.to_string()
         })
     });
-    let error = match (&err, failed_connection) {
-        (E::GRpcStatus(status), _) if i32::from(status.code()) == GRPC_NOT_FOUND => {
-            BackendError::lost(status.message())
-        }
-        (_, Some(reason)) => BackendError::unreachable(reason),
-        (E::GRpcStatus(status), None) if !status.message().is_empty() => {
-            BackendError::unavailable(status.message())
-        }
-        (E::GRpcStatus(status), None) => {
-            BackendError::unavailable(status.code().description().to_lowercase())
-        }
-        (other, None) => BackendError::unavailable(other.to_string()),
+    let error = match failed_connection {
+        _ if i32::from(status.code()) == GRPC_NOT_FOUND => BackendError::lost(status.message()),
+        Some(reason) => BackendError::unreachable(reason),
+        None if !status.message().is_empty() => BackendError::unavailable(status.message()),
+        None => BackendError::unavailable(status.code().description().to_lowercase()),
     };
-    error.with_source(err)
+    error.with_source(status)
 }
 
 impl Backend for EtcdBackend {
@@ -210,22 +306,23 @@ impl Backend for EtcdBackend {
         _dirs: &[String],
     ) -> Result<Opened<EtcdSession>, BackendError> {
         // HTTP/2 pings find a dead connection within a third of the TTL, so
-        // that the client reconnects instead of waiting on it.
-        let options = ConnectOptions::new()
-            .with_connect_timeout(ttl / 3)
-            .with_keep_alive(ttl / 3, ttl / 3)
-            .with_keep_alive_while_idle(true)
-            .with_require_leader(true);
-        let mut clients = Vec::with_capacity(self.endpoints.len());
+        // that the channel reconnects instead of waiting on it.
+        let mut channels = Vec::with_capacity(self.endpoints.len());
         for host in &self.endpoints {
+            let endpoint = Endpoint::from_shared(format!("http://{host}"))
+                .map_err(|error| {
+                    BackendError::unavailable(format!("{host} is not a usable address"))
+                        .with_source(error)
+                })?
+                .connect_timeout(ttl / 3)
+                .http2_keep_alive_interval(ttl / 3)
+                .keep_alive_timeout(ttl / 3)
+                .keep_alive_while_idle(true);
             // Connecting is lazy: nothing is sent before the first request.
-            let client = Client::connect([format!("http://{host}")], Some(options.clone()))
-                .await
-                .map_err(classify)?;
-            clients.push(client);
+            channels.push(endpoint.connect_lazy());
         }
         let members = Members {
-            clients,
+            channels,
             current: self.current.clone(),
         };
         // Leases count whole seconds: round up so the TTL is never shorter
@@ -237,20 +334,29 @@ impl Backend for EtcdBackend {
         let share = ttl / u32::try_from(self.endpoints.len() + 1).unwrap_or(u32::MAX);
         let mut last = None;
         for _ in 0..self.endpoints.len() {
-            let grant =
-                members.call(|mut client| async move { client.lease_grant(seconds, None).await });
+            let grant = members.call(|channel| async move {
+                let grant = LeaseGrantRequest {
+                    ttl: seconds,
+                    id: 0,
+                };
+                let granted = LeaseClient::new(channel)
+                    .lease_grant(request(grant))
+                    .await?;
+                Ok(granted.into_inner())
+            });
             match tokio::time::timeout(share, grant).await {
-                Ok(Ok(granted)) => {
+                Ok(Ok(granted)) if granted.error.is_empty() => {
                     return Ok(Opened {
-                        id: format!("{:x}", granted.id()),
-                        ttl: Duration::from_secs(granted.ttl().max(0).unsigned_abs()),
+                        id: format!("{:x}", granted.id),
+                        ttl: Duration::from_secs(granted.ttl.max(0).unsigned_abs()),
                         session: EtcdSession {
                             members,
-                            lease: granted.id(),
+                            lease: granted.id,
                             keeper: Mutex::new(None),
                         },
                     });
                 }
+                Ok(Ok(refused)) => return Err(BackendError::unavailable(refused.error)),
                 Ok(Err(
                     error @ (BackendError::Unreachable { .. } | BackendError::Unavailable { .. }),
                 )) => last = Some(error),
@@ -268,18 +374,22 @@ impl Backend for EtcdBackend {
 
     async fn list(&self, session: &EtcdSession, dir: &str) -> Result<Vec<String>, BackendError> {
         let prefix = format!("{dir}/");
-        let options = GetOptions::new().with_prefix().with_keys_only();
+        let range = RangeRequest {
+            key: prefix.as_bytes().to_vec(),
+            range_end: prefix_end(prefix.as_bytes()),
+            keys_only: true,
+        };
         let listed = session
             .members
-            .call(|mut client| {
-                let prefix = prefix.clone();
-                async move { client.get(prefix, Some(options)).await }
-            })
+            .kv(|mut kv| async move { kv.range(request(range)).await })
             .await?;
         Ok(listed
-            .kvs()
+            .kvs
             .iter()
-            .filter_map(|kv| kv.key_str().ok()?.strip_prefix(&prefix).map(str::to_owned))
+            .filter_map(|kv| {
+                let key = std::str::from_utf8(&kv.key).ok()?;
+                key.strip_prefix(&prefix).map(str::to_owned)
+            })
             .collect())
     }
 
@@ -289,18 +399,16 @@ impl Backend for EtcdBackend {
         path: &str,
         value: &[u8],
     ) -> Result<bool, BackendError> {
-        let txn = Txn::new()
-            .when([Compare::create_revision(path, CompareOp::Equal, 0)])
-            .and_then([TxnOp::put(
-                path,
-                value,
-                Some(PutOptions::new().with_lease(session.lease)),
-            )]);
+        let txn = TxnRequest {
+            compare: vec![absent(path)],
+            success: vec![put(path, value, session.lease)],
+            failure: Vec::new(),
+        };
         let done = session
             .members
-            .call(|mut client| async move { client.txn(txn).await })
+            .kv(|mut kv| async move { kv.txn(request(txn)).await })
             .await?;
-        Ok(done.succeeded())
+        Ok(done.succeeded)
     }
 
     async fn create_record(
@@ -309,27 +417,28 @@ impl Backend for EtcdBackend {
         path: &str,
         value: &[u8],
     ) -> Result<Option<Vec<u8>>, BackendError> {
-        let txn = Txn::new()
-            .when([Compare::create_revision(path, CompareOp::Equal, 0)])
-            .and_then([TxnOp::put(path, value, None)])
-            .or_else([TxnOp::get(path, None)]);
+        let txn = TxnRequest {
+            compare: vec![absent(path)],
+            success: vec![put(path, value, 0)],
+            failure: vec![RequestOp {
+                request: Some(Op::RequestRange(get(path))),
+            }],
+        };
         let done = session
             .members
-            .call(|mut client| async move { client.txn(txn).await })
+            .kv(|mut kv| async move { kv.txn(request(txn)).await })
             .await?;
-        if done.succeeded() {
+        if done.succeeded {
             return Ok(None);
         }
-        let found = done
-            .op_responses()
-            .into_iter()
-            .find_map(|response| match response {
-                TxnOpResponse::Get(got) => got.kvs().first().map(|kv| kv.value().to_vec()),
-                _ => None,
-            });
         // The failed compare found the key, so the read in the same
         // transaction does too.
-        Ok(Some(found.unwrap_or_default()))
+        Ok(Some(
+            read_keys(&done)
+                .next()
+                .map(|kv| kv.value.clone())
+                .unwrap_or_default(),
+        ))
     }
 
     async fn keep_alive(
@@ -347,9 +456,9 @@ impl Backend for EtcdBackend {
             // deleted it, and someone else may hold it now.
             let found = session
                 .members
-                .call(|mut client| async move { client.get(key, None).await })
+                .kv(|mut kv| async move { kv.range(request(get(key))).await })
                 .await?;
-            if !found.kvs().iter().any(|kv| kv.lease() == session.lease) {
+            if !found.kvs.iter().any(|kv| kv.lease == session.lease) {
                 return Err(BackendError::lost(format!(
                     "key {key} is no longer attached to lease {:x}",
                     session.lease
@@ -366,11 +475,11 @@ impl Backend for EtcdBackend {
     ) -> Result<Option<Versioned>, BackendError> {
         let found = session
             .members
-            .call(|mut client| async move { client.get(path, None).await })
+            .kv(|mut kv| async move { kv.range(request(get(path))).await })
             .await?;
-        Ok(found.kvs().first().map(|kv| Versioned {
-            value: kv.value().to_vec(),
-            version: kv.mod_revision(),
+        Ok(found.kvs.into_iter().next().map(|kv| Versioned {
+            value: kv.value,
+            version: kv.mod_revision,
         }))
     }
 
@@ -383,31 +492,32 @@ impl Backend for EtcdBackend {
         expected: Option<i64>,
     ) -> Result<GuardedWrite, BackendError> {
         let unchanged = match expected {
-            Some(revision) => Compare::mod_revision(path, CompareOp::Equal, revision),
-            None => Compare::create_revision(path, CompareOp::Equal, 0),
+            Some(revision) => equal(path, CompareTarget::Mod, TargetUnion::ModRevision(revision)),
+            None => absent(path),
         };
-        let txn = Txn::new()
-            .when([
-                Compare::lease(guard, CompareOp::Equal, session.lease),
+        let txn = TxnRequest {
+            compare: vec![
+                equal(
+                    guard,
+                    CompareTarget::Lease,
+                    TargetUnion::Lease(session.lease),
+                ),
                 unchanged,
-            ])
-            .and_then([TxnOp::put(path, value, None)])
-            .or_else([TxnOp::get(guard, None)]);
+            ],
+            success: vec![put(path, value, 0)],
+            failure: vec![RequestOp {
+                request: Some(Op::RequestRange(get(guard))),
+            }],
+        };
         let done = session
             .members
-            .call(|mut client| async move { client.txn(txn).await })
+            .kv(|mut kv| async move { kv.txn(request(txn)).await })
             .await?;
-        if done.succeeded() {
-            let revision = done.header().map_or(0, |header| header.revision());
+        if done.succeeded {
+            let revision = done.header.map_or(0, |header| header.revision);
             return Ok(GuardedWrite::Written { version: revision });
         }
-        let guard_held = done
-            .op_responses()
-            .into_iter()
-            .any(|response| match response {
-                TxnOpResponse::Get(got) => got.kvs().iter().any(|kv| kv.lease() == session.lease),
-                _ => false,
-            });
+        let guard_held = read_keys(&done).any(|kv| kv.lease == session.lease);
         Ok(if guard_held {
             GuardedWrite::Conflict
         } else {
@@ -423,7 +533,11 @@ impl Backend for EtcdBackend {
         let lease = session.lease;
         match session
             .members
-            .call(|mut client| async move { client.lease_revoke(lease).await })
+            .call(|channel| async move {
+                LeaseClient::new(channel)
+                    .lease_revoke(request(LeaseRevokeRequest { id: lease }))
+                    .await
+            })
             .await
         {
             Ok(_) | Err(BackendError::Lost { .. }) => Ok(()),
@@ -440,29 +554,51 @@ async fn renew_lease(
     attempt: &Attempt<'_>,
 ) -> Result<Duration, BackendError> {
     let taken = session.keeper.lock().await.take();
-    let (mut keeper, mut stream) = match taken {
-        Some((at, keeper, stream)) if at == attempt.at => (keeper, stream),
-        // None yet, or one on a member the session has moved away from.
-        _ => attempt
-            .client()
-            .lease_keep_alive(session.lease)
-            .await
-            .map_err(classify)?,
+    let ask = LeaseKeepAliveRequest { id: session.lease };
+    let mut keeper = match taken {
+        Some(keeper) if keeper.at == attempt.at => {
+            keeper
+                .sender
+                .send(ask)
+                .await
+                .map_err(|_| BackendError::unavailable("the keep-alive stream closed"))?;
+            keeper
+        }
+        // None yet, or one on a member the session has moved away from:
+        // a new stream, its first request queued before the call (etcd
+        // answers the call once it has one).
+        _ => {
+            let (sender, requests) = mpsc::channel(1);
+            sender
+                .send(ask)
+                .await
+                .map_err(|_| BackendError::unavailable("the keep-alive stream closed"))?;
+            let answers = LeaseClient::new(attempt.channel())
+                .lease_keep_alive(request(ReceiverStream::new(requests)))
+                .await
+                .map_err(classify)?
+                .into_inner();
+            Keeper {
+                at: attempt.at,
+                sender,
+                answers,
+            }
+        }
     };
-    keeper.keep_alive().await.map_err(classify)?;
-    let answer = stream
+    let answer = keeper
+        .answers
         .message()
         .await
         .map_err(classify)?
         .ok_or_else(|| BackendError::unavailable("the keep-alive stream closed"))?;
-    if answer.ttl() <= 0 {
+    if answer.ttl <= 0 {
         return Err(BackendError::lost(format!(
             "lease {:x} expired",
             session.lease
         )));
     }
-    *session.keeper.lock().await = Some((attempt.at, keeper, stream));
-    Ok(Duration::from_secs(answer.ttl().unsigned_abs()))
+    *session.keeper.lock().await = Some(keeper);
+    Ok(Duration::from_secs(answer.ttl.unsigned_abs()))
 }
 
 #[cfg(test)]

@@ -67,6 +67,11 @@ pub use coordinator::{
     MAX_FLEET_NAME, MAX_TTL, MIN_TTL, Opened, PassedOver, PostgresUrl, SlotRange, SslMode,
     Versioned, connect, parse_claim_ttl, read_holders,
 };
+/// etcd's messages and calls, for the tests' own etcd client (not a stable
+/// API).
+#[cfg(feature = "etcd")]
+#[doc(hidden)]
+pub use etcd::api as etcd_api;
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};
 #[cfg(feature = "postgres")]

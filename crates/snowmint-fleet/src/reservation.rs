@@ -25,7 +25,7 @@ const NONE: i64 = i64::MIN;
 /// Whether the reserved mark in `covered` covers an ID with timestamp
 /// `ts_ms` ([`Reservation::covers`]).
 #[inline]
-pub(crate) fn covers(covered: &AtomicI64, ts_ms: i64) -> bool {
+fn covers(covered: &AtomicI64, ts_ms: i64) -> bool {
     // Acquire pairs with the Release store in `write`: seeing the new mark
     // means seeing that its write finished.
     ts_ms <= covered.load(Ordering::Acquire)
@@ -34,7 +34,7 @@ pub(crate) fn covers(covered: &AtomicI64, ts_ms: i64) -> bool {
 /// Whether IDs at `ts_ms` have come within half a step of the mark in
 /// `covered` ([`Reservation::due_for_refresh`]).
 #[inline]
-pub(crate) fn due_for_refresh(covered: &AtomicI64, step_ms: i64, ts_ms: i64) -> bool {
+fn due_for_refresh(covered: &AtomicI64, step_ms: i64, ts_ms: i64) -> bool {
     // Relaxed: a hint to start a write early, ordered by nothing.
     ts_ms > covered.load(Ordering::Relaxed).saturating_sub(step_ms / 2)
 }

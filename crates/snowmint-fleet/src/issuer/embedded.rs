@@ -43,7 +43,7 @@ use tokio::runtime::RuntimeFlavor;
 use tokio::sync::{oneshot, watch};
 
 use super::builder::wait_until_ready;
-use super::{First, Issuer, IssuerBuilder, NodeReport, Refusal, fast};
+use super::{Issuer, IssuerBuilder, NodeReport, Refusal, Slow, fast};
 use crate::{FleetError, NodeState};
 
 /// The longest a synchronous call waits for work on the issuer's runtime
@@ -216,26 +216,25 @@ impl EmbeddedIssuer {
     /// writable, or a wait this thread cannot do (see the type's docs).
     #[inline]
     pub fn next_id(&self) -> Result<SnowflakeId, Refusal> {
-        match self.issuer.inner.first_attempt() {
-            First::Issued(id) => Ok(id),
-            other => self.next_id_slow(other),
+        match self.issuer.inner.first_attempt::<false>() {
+            Ok(id) => Ok(id),
+            Err(slow) => self.next_id_slow(*slow),
         }
     }
 
     #[cold]
-    fn next_id_slow(&self, first: First) -> Result<SnowflakeId, Refusal> {
+    fn next_id_slow(&self, slow: Slow) -> Result<SnowflakeId, Refusal> {
         let inner = &self.issuer.inner;
-        match first {
-            First::Issued(id) => Ok(id),
-            First::Refused(refusal) => Err(refusal),
-            First::Uncovered { minting, id } => {
+        match slow {
+            Slow::Refused(refusal) => Err(refusal),
+            Slow::Uncovered { minting, id } => {
                 let ts_ms = self.layout().timestamp_ms(id);
                 let inner = inner.clone();
                 self.wait_for("the high-water mark must be written", async move {
                     inner.cover(&minting, ts_ms).await.map(|()| id)
                 })
             }
-            First::ClockBehind { minting, error } => {
+            Slow::ClockBehind { minting, error } => {
                 if !self.may_wait_for_clock(&error) {
                     return Err(inner.clock_behind(&error));
                 }

@@ -13,14 +13,18 @@
 //!   fence, a new claim each publish one), and the issuer replaced neither
 //!   the generator nor the reason it has none (`Inner::epoch`, one atomic
 //!   load),
-//! - and the claim's deadline has not passed. The monotonic clock is read
-//!   for that at the first ID of each millisecond of IDs (under `borrow`,
-//!   whose IDs may stay in one millisecond while the clock stands still or
-//!   goes back, at every ID): a thread hands out at most one
-//!   millisecond's IDs on one reading, and the claim engine fences the
-//!   node at the deadline itself anyway. (The high-water mark, not the
+//! - and the claim's deadline has not passed. An async request (the
+//!   service's) reads the monotonic clock for that at every ID. A
+//!   synchronous call of the embedded issuer reads it at the first ID of
+//!   each millisecond of IDs, and after the generator refused (under
+//!   `borrow`, whose IDs may stay in one millisecond while the clock goes
+//!   back, at every ID): reading it at every ID would double the cost of
+//!   an ID, since a clock read is most of it. So a thread hands out at
+//!   most the rest of one millisecond's IDs past a deadline, and only if
+//!   the wall clock stands still across it; the claim engine fences the
+//!   node at the deadline itself anyway, and the high-water mark, not the
 //!   deadline, is what keeps a late ID unique: it is stored under the slot
-//!   before the ID leaves; see docs/ARCHITECTURE.md §3.)
+//!   before the ID leaves (docs/ARCHITECTURE.md §3).
 //!
 //! Anything else (no snapshot, a stale one, a refusal by the generator, an
 //! ID past the reserved mark) goes to the slow steps in `mod.rs`, which
@@ -35,12 +39,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Instant;
 
-use snowmint::{Clock, ClockPolicy, Error, Generator, SnowflakeId};
+use snowmint::{Clock, ClockPolicy, Error, Generator, Layout, SnowflakeId};
 use tokio::sync::watch;
 
 use super::{Inner, Minting, Refusal, claim_in_force, past_deadline};
 use crate::NodeState;
-use crate::reservation::{covers, due_for_refresh};
 
 /// What a thread read last about one issuer's claim.
 struct Snapshot {
@@ -54,22 +57,32 @@ struct Snapshot {
     generation: u64,
     deadline: Option<Instant>,
     generator: Arc<Generator<Arc<dyn Clock>>>,
+    /// The layout, copied: its timestamp is read from every ID.
+    layout: Layout,
     /// The reserved mark of the claim's reservation.
     covered: Arc<AtomicI64>,
-    step_ms: i64,
+    /// Half the reservation's step: IDs this close to the mark start a
+    /// write that moves it on.
+    half_step_ms: i64,
     /// The timestamp (Unix ms) of the last ID for which the deadline was
     /// checked and found not passed; `i64::MIN` for none.
     checked_ms: i64,
+    /// Whether `checked_ms` may be trusted for the next IDs: not under
+    /// `borrow`.
+    remember_check: bool,
 }
 
 thread_local! {
     static SNAPSHOT: RefCell<Option<Snapshot>> = const { RefCell::new(None) };
 }
 
-/// How the first attempt ended.
-pub(super) enum First {
-    /// Issued and covered by the mark: done.
-    Issued(SnowflakeId),
+/// How the first attempt ended, when it did not issue: boxed, so that the
+/// common case returns no more than the ID (a big enum returned on every
+/// call costs more than the box does on the slow path).
+pub(super) type First = Result<SnowflakeId, Box<Slow>>;
+
+/// Why the first attempt did not issue.
+pub(super) enum Slow {
     /// Refused for good (no claim, the clock outside the layout).
     Refused(Refusal),
     /// Made under `minting`, but past its reserved mark: the mark must be
@@ -85,22 +98,25 @@ pub(super) enum First {
 
 impl Inner {
     /// Makes one ID under the claim in force, if nothing needs waiting
-    /// for.
+    /// for. `EXACT`: the claim's deadline is checked against the monotonic
+    /// clock at this very ID (the service: a request is worth a clock
+    /// read); otherwise at the first ID of each millisecond of IDs (the
+    /// embedded issuer's synchronous calls; see the module docs).
     #[inline]
-    pub(super) fn first_attempt(&self) -> First {
+    pub(super) fn first_attempt<const EXACT: bool>(&self) -> First {
         let attempt = SNAPSHOT.try_with(|cell| {
             // Taken: re-entered (by a clock that asks for IDs?); go on
             // without the snapshot.
             let Ok(mut slot) = cell.try_borrow_mut() else {
-                return self.attempt_without_snapshot();
+                return self.attempt_without_snapshot::<EXACT>();
             };
             match slot.as_mut() {
-                Some(snapshot) if self.is_current(snapshot) => self.attempt(snapshot),
-                _ => self.attempt_with_new_snapshot(&mut slot),
+                Some(snapshot) if self.is_current(snapshot) => self.attempt::<EXACT>(snapshot),
+                _ => self.attempt_with_new_snapshot::<EXACT>(&mut slot),
             }
         });
         // The thread is exiting and its snapshot is gone.
-        attempt.unwrap_or_else(|_| self.attempt_without_snapshot())
+        attempt.unwrap_or_else(|_| self.attempt_without_snapshot::<EXACT>())
     }
 
     /// The minting of the claim in force, after the fencing check, from
@@ -134,51 +150,73 @@ impl Inner {
     }
 
     /// The hot path proper.
-    #[inline]
-    fn attempt(&self, snapshot: &mut Snapshot) -> First {
+    #[inline(always)]
+    fn attempt<const EXACT: bool>(&self, snapshot: &mut Snapshot) -> First {
         let id = match snapshot.generator.next_id() {
             Ok(id) => id,
-            Err(error) => return self.generator_refused(snapshot.generation, error),
+            Err(error) => {
+                // The clock went back (or out of the layout): the next ID
+                // checks the deadline, whatever millisecond it is of.
+                snapshot.checked_ms = i64::MIN;
+                return self.generator_refused(snapshot.generation, error);
+            }
         };
-        let ts_ms = self.options.layout.timestamp_ms(id);
-        if ts_ms != snapshot.checked_ms {
+        let ts_ms = snapshot.layout.timestamp_ms(id);
+        if EXACT || ts_ms != snapshot.checked_ms {
             if snapshot.deadline.is_some_and(|d| Instant::now() >= d) {
-                return First::Refused(Refusal::NoClaim {
+                return refused(Refusal::NoClaim {
                     reason: past_deadline(),
                 });
             }
-            if !matches!(self.options.clock_policy, ClockPolicy::Borrow { .. }) {
+            if snapshot.remember_check {
                 snapshot.checked_ms = ts_ms;
             }
         }
-        if self.in_regression.load(Ordering::Relaxed) {
-            self.clock_caught_up();
-        }
-        if !covers(&snapshot.covered, ts_ms) {
+        // Acquire pairs with the Release of the reservation's write:
+        // seeing the new mark means seeing that its write finished.
+        let covered = snapshot.covered.load(Ordering::Acquire);
+        if ts_ms > covered {
             return self.uncovered(snapshot.generation, &snapshot.generator, id);
         }
-        if due_for_refresh(&snapshot.covered, snapshot.step_ms, ts_ms) {
+        if ts_ms > covered.saturating_sub(snapshot.half_step_ms) {
             self.refresh(snapshot.generation);
         }
-        First::Issued(id)
+        Ok(id)
     }
 
+    /// The attempt with a snapshot taken afresh. Also where a clock that
+    /// was behind is seen to have caught up: a regression moves the epoch
+    /// on, so the first ID after it comes this way.
     #[cold]
-    fn attempt_with_new_snapshot(&self, slot: &mut Option<Snapshot>) -> First {
-        match self.snapshot() {
-            Ok(snapshot) => self.attempt(slot.insert(snapshot)),
+    fn attempt_with_new_snapshot<const EXACT: bool>(&self, slot: &mut Option<Snapshot>) -> First {
+        let first = match self.snapshot() {
+            Ok(snapshot) => self.attempt::<EXACT>(slot.insert(snapshot)),
             Err(refusal) => {
                 *slot = None;
-                First::Refused(refusal)
+                refused(refusal)
             }
-        }
+        };
+        self.after_fresh_attempt(&first);
+        first
     }
 
     #[cold]
-    fn attempt_without_snapshot(&self) -> First {
-        match self.snapshot() {
-            Ok(mut snapshot) => self.attempt(&mut snapshot),
-            Err(refusal) => First::Refused(refusal),
+    fn attempt_without_snapshot<const EXACT: bool>(&self) -> First {
+        let first = match self.snapshot() {
+            Ok(mut snapshot) => self.attempt::<EXACT>(&mut snapshot),
+            Err(refusal) => refused(refusal),
+        };
+        self.after_fresh_attempt(&first);
+        first
+    }
+
+    fn after_fresh_attempt(&self, first: &First) {
+        let issued = match first {
+            Ok(_) => true,
+            Err(slow) => matches!(**slow, Slow::Uncovered { .. }),
+        };
+        if issued && self.in_regression.load(Ordering::Relaxed) {
+            self.clock_caught_up();
         }
     }
 
@@ -197,9 +235,11 @@ impl Inner {
             generation,
             deadline,
             generator: Arc::clone(&minting.generator),
+            layout: self.options.layout,
             covered: Arc::clone(minting.reservation.covered_cell()),
-            step_ms: minting.reservation.step_ms(),
+            half_step_ms: minting.reservation.step_ms() / 2,
             checked_ms: i64::MIN,
+            remember_check: !matches!(self.options.clock_policy, ClockPolicy::Borrow { .. }),
         })
     }
 
@@ -228,8 +268,8 @@ impl Inner {
         id: SnowflakeId,
     ) -> First {
         match self.minting_of_snapshot(generation, generator) {
-            Ok(minting) => First::Uncovered { minting, id },
-            Err(refusal) => First::Refused(refusal),
+            Ok(minting) => Err(Box::new(Slow::Uncovered { minting, id })),
+            Err(refusal) => refused(refusal),
         }
     }
 
@@ -237,11 +277,11 @@ impl Inner {
     fn generator_refused(&self, generation: u64, error: Error) -> First {
         let minting = match self.minting_of(generation) {
             Ok(minting) => minting,
-            Err(refusal) => return First::Refused(refusal),
+            Err(refusal) => return refused(refusal),
         };
         match error {
-            Error::ClockBehind { .. } => First::ClockBehind { minting, error },
-            other => First::Refused(Refusal::ClockOutOfRange {
+            Error::ClockBehind { .. } => Err(Box::new(Slow::ClockBehind { minting, error })),
+            other => refused(Refusal::ClockOutOfRange {
                 reason: other.to_string(),
             }),
         }
@@ -264,6 +304,12 @@ impl Inner {
             tracing::info!("clock caught up; issuing IDs again");
         }
     }
+}
+
+/// The first attempt's refusal.
+#[cold]
+fn refused(refusal: Refusal) -> First {
+    Err(Box::new(Slow::Refused(refusal)))
 }
 
 /// Forgets this thread's snapshot if it is of the issuer `id`, without

@@ -65,7 +65,7 @@ mod report;
 pub use builder::IssuerBuilder;
 use claims::{FollowError, Minting, add_stats, watch_claims};
 pub use embedded::EmbeddedIssuer;
-use fast::First;
+use fast::Slow;
 pub use refusal::Refusal;
 pub use report::NodeReport;
 
@@ -298,15 +298,18 @@ impl Issuer {
     /// One new ID, waiting (asynchronously) for the mark's write or, under
     /// the `wait` policy, for the clock when it must.
     pub async fn next_id(&self) -> Result<SnowflakeId, Refusal> {
-        match self.inner.first_attempt() {
-            First::Issued(id) => Ok(id),
-            First::Refused(refusal) => Err(refusal),
-            First::Uncovered { minting, id } => {
+        let slow = match self.inner.first_attempt::<true>() {
+            Ok(id) => return Ok(id),
+            Err(slow) => *slow,
+        };
+        match slow {
+            Slow::Refused(refusal) => Err(refusal),
+            Slow::Uncovered { minting, id } => {
                 let ts = self.layout().timestamp_ms(id);
                 self.inner.cover(&minting, ts).await?;
                 Ok(id)
             }
-            First::ClockBehind { minting, error } => {
+            Slow::ClockBehind { minting, error } => {
                 let mut first = Some(Err(error));
                 let id = self
                     .inner
@@ -494,6 +497,9 @@ impl Inner {
     /// Logs, once while it lasts, that the clock is behind.
     fn note_clock_behind(&self, last_ms: i64, now_ms: i64) {
         if !self.in_regression.swap(true, Ordering::Relaxed) {
+            // The per-thread snapshots are taken again, where the clock
+            // catching up is noticed (`fast.rs`).
+            self.changed();
             tracing::warn!(
                 last = %format_time(last_ms),
                 now = %format_time(now_ms),

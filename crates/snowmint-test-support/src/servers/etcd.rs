@@ -4,10 +4,12 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use etcd_client::{Client, GetOptions};
 use snowmint_fleet::EtcdBackend;
+use snowmint_fleet::etcd_api::kv_client::KvClient;
+use snowmint_fleet::etcd_api::{DeleteRangeRequest, PutRequest, RangeRequest};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tonic::transport::{Channel, Endpoint};
 
 use super::CoordinatorServer;
 use super::process::ServerProcess;
@@ -28,16 +30,50 @@ impl EtcdServer {
     }
 }
 
-/// The test's own client of the etcd members at `endpoints`.
+/// The test's own etcd client: the key-value calls of etcd's API, as
+/// snowmint's backend speaks them.
+pub(crate) type Client = KvClient<Channel>;
+
+/// The test's own client of the etcd members at `endpoints` (requests
+/// spread over them); it connects at the first request.
 pub(crate) async fn connect(endpoints: &[SocketAddr]) -> Client {
-    let urls: Vec<String> = endpoints
-        .iter()
-        .map(|addr| format!("http://{addr}"))
-        .collect();
-    let what = "the test's own etcd client to connect";
-    within(what, Duration::from_secs(20), Client::connect(urls, None))
+    let endpoints = endpoints.iter().map(|addr| {
+        Endpoint::from_shared(format!("http://{addr}"))
+            .expect("a loopback address is a URL")
+            .connect_timeout(Duration::from_secs(20))
+    });
+    KvClient::new(Channel::balance_list(endpoints))
+}
+
+/// Reads `key`, or every key under `prefix` (ending in `/`) with
+/// `prefix: true`.
+async fn range(client: &mut Client, key: &str, prefix: bool) -> Vec<(String, String)> {
+    let mut range_end = Vec::new();
+    if prefix {
+        // Up to the prefix with its last byte raised: `/` + 1 is `0`.
+        range_end = key.as_bytes().to_vec();
+        *range_end.last_mut().expect("a prefix is not empty") += 1;
+    }
+    let request = RangeRequest {
+        key: key.as_bytes().to_vec(),
+        range_end,
+        keys_only: false,
+    };
+    let what = format!("a read of {key} from the test etcd");
+    let answer = within(&what, Duration::from_secs(20), client.range(request))
         .await
-        .expect("cannot connect to the test etcd")
+        .unwrap_or_else(|err| panic!("cannot read {key}: {err}"));
+    answer
+        .into_inner()
+        .kvs
+        .into_iter()
+        .map(|kv| {
+            (
+                String::from_utf8(kv.key).expect("a key is UTF-8"),
+                String::from_utf8(kv.value).expect("a value is UTF-8"),
+            )
+        })
+        .collect()
 }
 
 /// Whether the etcd member serving clients on `port` says it is healthy
@@ -109,23 +145,30 @@ impl CoordinatorServer for EtcdServer {
     }
 
     async fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) {
-        let key = format!("/snowmint/{fleet}/hwm/{slot}");
+        let put = PutRequest {
+            key: format!("/snowmint/{fleet}/hwm/{slot}").into_bytes(),
+            value: mark_ms.to_string().into_bytes(),
+            lease: 0,
+        };
         self.client()
             .await
-            .put(key, mark_ms.to_string(), None)
+            .put(put)
             .await
             .expect("cannot write the mark");
     }
 
     async fn delete_slot(&self, fleet: &str, slot: u64) {
-        let key = format!("/snowmint/{fleet}/slots/{slot}");
+        let delete = DeleteRangeRequest {
+            key: format!("/snowmint/{fleet}/slots/{slot}").into_bytes(),
+            range_end: Vec::new(),
+        };
         let deleted = self
             .client()
             .await
-            .delete(key, None)
+            .delete_range(delete)
             .await
             .expect("cannot delete the slot key");
-        assert_eq!(deleted.deleted(), 1, "no slot key to delete");
+        assert_eq!(deleted.into_inner().deleted, 1, "no slot key to delete");
     }
 
     fn process(&self) -> &ServerProcess {
@@ -136,21 +179,13 @@ impl CoordinatorServer for EtcdServer {
 /// The slot keys of `fleet` as etcd has them: slot -> holder.
 pub(crate) async fn slot_holders(client: &mut Client, fleet: &str) -> BTreeMap<u64, String> {
     let prefix = format!("/snowmint/{fleet}/slots/");
-    let listed = client
-        .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
+    range(client, &prefix, true)
         .await
-        .expect("cannot list the slot keys");
-    listed
-        .kvs()
-        .iter()
-        .map(|kv| {
-            let key = kv.key_str().expect("slot key is not UTF-8");
+        .into_iter()
+        .map(|(key, holder)| {
             let slot = key.strip_prefix(&prefix).and_then(|n| n.parse().ok());
             let slot = slot.unwrap_or_else(|| panic!("unexpected key {key}"));
-            (
-                slot,
-                kv.value_str().expect("holder is not UTF-8").to_owned(),
-            )
+            (slot, holder)
         })
         .collect()
 }
@@ -158,11 +193,8 @@ pub(crate) async fn slot_holders(client: &mut Client, fleet: &str) -> BTreeMap<u
 /// The high-water mark of `slot` as etcd has it.
 pub(crate) async fn stored_mark(client: &mut Client, fleet: &str, slot: u64) -> Option<i64> {
     let key = format!("/snowmint/{fleet}/hwm/{slot}");
-    let found = client.get(key, None).await.expect("cannot read the mark");
-    found.kvs().first().map(|kv| {
-        kv.value_str()
-            .expect("mark is not UTF-8")
-            .parse()
-            .expect("mark is not a number")
-    })
+    range(client, &key, false)
+        .await
+        .first()
+        .map(|(_, mark)| mark.parse().expect("mark is not a number"))
 }
