@@ -106,7 +106,7 @@ pub fn field_value(layout: &Layout, field: Field, text: &str) -> Result<u64, Bad
 
 /// Reads a count of things: a whole number up to `max` (0 makes nothing).
 pub fn count(name: &'static str, text: &str, max: u64) -> Result<u64, BadInput> {
-    Ok(snowmint::parse_bounded(name, text, 0..=max)?)
+    Ok(snowmint::value::parse_bounded(name, text, 0..=max)?)
 }
 
 #[cfg(test)]
