@@ -866,12 +866,15 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
                     Some(deadline) => self.wait_for(until, Some(deadline)),
                     None => Err(now_ms),
                 };
-                if let Err(now_ms) = waited {
+                let last_ms = self.layout.epoch_ms() + ((next - 1) >> sequence_bits) as i64;
+                // A wait that ran out with the clock back at the last
+                // millisecond used is no longer behind, only out of IDs for
+                // that millisecond: the next plan waits that out.
+                if let Err(now_ms) = waited
+                    && now_ms < last_ms
+                {
                     self.refusals.fetch_add(1, Ordering::Relaxed);
-                    return Err(Error::ClockBehind {
-                        last_ms: self.layout.epoch_ms() + ((next - 1) >> sequence_bits) as i64,
-                        now_ms,
-                    });
+                    return Err(Error::ClockBehind { last_ms, now_ms });
                 }
             }
             Plan::PastEnd => {
