@@ -13,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use snowmint::{Clock, Encoding, Field, Generator, Node, SystemClock};
 
 use crate::Global;
-use crate::failure::BadInput;
+use crate::failure::Failure;
 use crate::values::{self, EncodingParser};
 
 /// Output chunk size.
@@ -75,7 +75,7 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
         machine: values::field_value(&layout, Field::Machine, &args.machine)?,
     };
     let count = values::count("count", &args.count, u64::MAX)?;
-    let generator = Generator::new(layout, node).map_err(BadInput::from)?;
+    let generator = Generator::new(layout, node).map_err(Failure::from)?;
     let encoding = args.output;
 
     let progress = progress_bar(count);
@@ -119,15 +119,17 @@ fn write_ids(
     Ok(())
 }
 
-/// A clock outside what the layout (or `--epoch`) can hold is a matter of
-/// the arguments; other generator errors (the clock went back) are not.
-fn clock_outside_layout(error: snowmint::Error) -> anyhow::Error {
-    match error {
-        snowmint::Error::TimestampBeforeEpoch { .. } | snowmint::Error::TimestampPastEnd { .. } => {
-            let now = snowmint::format_time(SystemClock.now_ms());
-            anyhow::Error::new(BadInput::from(error).with_hint(format!("the clock reads {now}")))
-        }
-        other => anyhow::Error::new(other),
+/// A generator error, with the clock's time when the clock is outside what
+/// the layout (or `--epoch`) can hold: a matter of the arguments (exit code
+/// 2), where a clock gone back is not (1); [`Failure::from`] says which.
+fn clock_outside_layout(error: snowmint::Error) -> Failure {
+    let about_the_time = error.subject() == Some("timestamp");
+    let failure = Failure::from(error);
+    if about_the_time {
+        let now = snowmint::format_time(SystemClock.now_ms());
+        failure.with_hint(format!("the clock reads {now}"))
+    } else {
+        failure
     }
 }
 
