@@ -52,11 +52,7 @@ fn case(kind: ErrorKind) -> Case {
             2,
             "datacenter 32 is out of range (0..=31)",
         ),
-        ErrorKind::InvalidText => run(
-            &["decode", "12a"],
-            2,
-            "ID \"12a\" is not a decimal integer",
-        ),
+        ErrorKind::InvalidText => run(&["decode", "12a"], 2, "ID \"12a\" is not a decimal integer"),
         ErrorKind::UnknownName => run(
             &["decode", "--input", "b64", "1"],
             2,
@@ -93,9 +89,9 @@ fn case(kind: ErrorKind) -> Case {
             code: 1,
             says: "clock moved backwards",
         },
-        ErrorKind::SequenceExhausted => Case::Unreachable(
-            "every command waits for the next millisecond when one is used up",
-        ),
+        ErrorKind::SequenceExhausted => {
+            Case::Unreachable("every command waits for the next millisecond when one is used up")
+        }
     }
 }
 

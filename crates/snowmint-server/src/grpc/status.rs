@@ -104,3 +104,32 @@ pub(crate) fn shutting_down() -> Status {
         .insert(CODE_KEY, MetadataValue::from_static("shutting_down"));
     status
 }
+
+#[cfg(test)]
+mod tests {
+    use snowmint::{Generator, Layout, Node};
+
+    use super::*;
+
+    /// The "not now" kinds, which no request meets as core errors (the
+    /// issuer turns them into refusals), would be `UNAVAILABLE` with a
+    /// retry delay, as refusals are.
+    #[test]
+    fn not_now_kinds_are_unavailable_with_a_retry_delay() {
+        let t = 1_700_000_000_000;
+        let generator = Generator::new(Layout::TWITTER, Node::default()).unwrap();
+        let exhausted = (0..=4096)
+            .try_for_each(|_| generator.next_id_at(t).map(drop))
+            .unwrap_err();
+        let behind = generator.next_id_at(t - 5).unwrap_err();
+        for (error, kind, retry_ms) in [
+            (exhausted, ErrorKind::SequenceExhausted, "1"),
+            (behind, ErrorKind::ClockBehind, "6"),
+        ] {
+            assert_eq!(error.kind(), kind);
+            let status = from_core("count", error);
+            assert_eq!(status.code(), Code::Unavailable, "{kind:?}");
+            assert_eq!(status.metadata().get(RETRY_AFTER_KEY).unwrap(), retry_ms);
+        }
+    }
+}
