@@ -23,7 +23,7 @@ use snowmint::{Clock, Encoding, Field, Generator, Node, SnowflakeId, SystemClock
 use snowmint_fleet::EmbeddedIssuer;
 
 use crate::Global;
-use crate::failure::BadInput;
+use crate::failure::Failure;
 use crate::values::{self, EncodingParser};
 
 /// Output chunk size.
@@ -114,20 +114,23 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
         machine: values::field_value(&layout, Field::Machine, &args.machine)?,
     };
     let count = values::count("count", &args.count, u64::MAX)?;
-    let lock_wait =
-        snowmint::parse_duration("lock-wait", &args.lock_wait, Duration::ZERO..=MAX_LOCK_WAIT)
-            .map_err(BadInput::from)?;
+    let lock_wait = snowmint::value::parse_duration(
+        "lock-wait",
+        &args.lock_wait,
+        Duration::ZERO..=MAX_LOCK_WAIT,
+    )
+    .map_err(Failure::from)?;
     // The layout must hold the clock's time: a matter of the arguments
     // (`--epoch` in the future, say), said before anything is locked.
     if let Err(error) = layout.timestamp_offset(SystemClock.now_ms()) {
-        return Err(clock_outside_layout(error));
+        return Err(clock_outside_layout(error).into());
     }
     let source = if args.no_state {
         eprintln!(
             "warning: --no-state: minting without the node's lock and high-water mark, so another process on datacenter {} machine {}, or a later run with the clock set back, can issue these same IDs; for scratch use only",
             node.datacenter, node.machine
         );
-        Source::Bare(Generator::new(layout, node).map_err(BadInput::from)?)
+        Source::Bare(Generator::new(layout, node).map_err(Failure::from)?)
     } else {
         let mut builder = EmbeddedIssuer::builder()
             .node(node.datacenter, node.machine)
@@ -208,15 +211,17 @@ fn write_ids(
     Ok(())
 }
 
-/// A clock outside what the layout (or `--epoch`) can hold is a matter of
-/// the arguments; other generator errors (the clock went back) are not.
-fn clock_outside_layout(error: snowmint::Error) -> anyhow::Error {
-    match error {
-        snowmint::Error::TimestampBeforeEpoch { .. } | snowmint::Error::TimestampPastEnd { .. } => {
-            let now = snowmint::format_time(SystemClock.now_ms());
-            anyhow::Error::new(BadInput::from(error).with_hint(format!("the clock reads {now}")))
-        }
-        other => anyhow::Error::new(other),
+/// A generator error, with the clock's time when the clock is outside what
+/// the layout (or `--epoch`) can hold: a matter of the arguments (exit code
+/// 2), where a clock gone back is not (1); [`Failure::from`] says which.
+fn clock_outside_layout(error: snowmint::Error) -> Failure {
+    let about_the_time = error.subject() == Some("timestamp");
+    let failure = Failure::from(error);
+    if about_the_time {
+        let now = snowmint::format_time(SystemClock.now_ms());
+        failure.with_hint(format!("the clock reads {now}"))
+    } else {
+        failure
     }
 }
 

@@ -16,7 +16,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use snowmint::Layout;
 use snowmint_server::config::Setting;
 
-use crate::failure::BadInput;
+use crate::failure::Failure;
 
 mod completions;
 mod decode;
@@ -135,7 +135,7 @@ impl Sources {
 impl Global {
     /// The layout these options name: the preset or custom widths, with
     /// `--epoch` on top when given.
-    fn layout(&self) -> Result<Layout, BadInput> {
+    fn layout(&self) -> Result<Layout, Failure> {
         values::layout(
             (&self.layout, self.sources.layout),
             (self.epoch.as_deref(), self.sources.epoch),

@@ -17,7 +17,7 @@ use snowmint_server::config::{Config, Form, Identity, Layer, Setting};
 use tracing_subscriber::EnvFilter;
 
 use crate::Global;
-use crate::failure::BadInput;
+use crate::failure::Failure;
 
 /// Arguments of `snowmint serve`: one flag per [`Setting`] of the
 /// service, made from its declaration (see `snowmint_server::config`'s
@@ -93,7 +93,7 @@ fn flag(setting: Setting) -> Arg {
 /// Runs `snowmint serve`. A setting that cannot be used is bad input
 /// (exit code 2), as a bad value of any other command is.
 pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
-    let config = Config::load(flags(args, global)).map_err(BadInput::new)?;
+    let config = Config::load(flags(args, global)).map_err(Failure::bad_input)?;
     init_logging(&config.log)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -109,6 +109,12 @@ pub use reservation::{NodeMark, Reservation};
 pub use state_dir::{create_state_dir, default_state_dir, last_written_slot};
 pub use static_source::StaticSource;
 
+/// The most IDs a node hands out in one request: one millisecond's worth
+/// in the Twitter layout. The service's `/v1/ids?count=`, gRPC's `NextIds`
+/// and `StreamIds` batches, and the Rust client's batches all stop here
+/// (`u32`: the gRPC messages carry counts as `uint32`).
+pub const MAX_BATCH: u32 = 4096;
+
 /// A boxed future, so that [`SlotSource`] stays object-safe.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -248,7 +254,7 @@ pub enum FleetError {
         pid: Option<u32>,
     },
     /// A hostname that yields no slot.
-    #[error("hostname {:?}: {reason}", snowmint::echo(.hostname))]
+    #[error("hostname {:?}: {reason}", snowmint::value::echo(.hostname))]
     Hostname {
         /// The hostname.
         hostname: String,

@@ -71,7 +71,7 @@ impl FromStr for CoordinatorUrl {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let invalid = |reason: String| ConfigError::Url {
-            value: snowmint::echo(&postgres::hide_password(text)),
+            value: snowmint::value::echo(&postgres::hide_password(text)),
             reason,
         };
         let (scheme, rest) = text
@@ -137,7 +137,7 @@ fn check_host_port(text: &str) -> Result<&str, String> {
             "endpoint {text:?} has no valid host (expected HOST:PORT)"
         ));
     }
-    snowmint::parse_bounded("port", port, 1..=65535)
+    snowmint::value::parse_bounded("port", port, 1..=65535)
         .map(|_| text)
         .map_err(|error| error.to_string())
 }

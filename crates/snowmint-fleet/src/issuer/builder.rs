@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use snowmint::{Clock, ClockPolicy, Layout, Node, SystemClock, format_duration};
+use snowmint::value::format_duration;
+use snowmint::{Clock, ClockPolicy, Layout, Node, SystemClock};
 
 use super::{EmbeddedIssuer, Issuer, IssuerOptions, Refusal};
 use crate::{
@@ -379,9 +380,13 @@ impl IssuerBuilder {
         state_dir: PathBuf,
     ) -> Result<((NodeSource, String), IssuerOptions, Duration), FleetError> {
         let layout = self.layout;
-        let mark_step = snowmint::check_duration("mark_step", self.mark_step, MIN_MARK_STEP..=DAY)?;
-        let mark_wait_max =
-            snowmint::check_duration("mark_wait_max", self.mark_wait_max, Duration::ZERO..=DAY)?;
+        let mark_step =
+            snowmint::value::check_duration("mark_step", self.mark_step, MIN_MARK_STEP..=DAY)?;
+        let mark_wait_max = snowmint::value::check_duration(
+            "mark_wait_max",
+            self.mark_wait_max,
+            Duration::ZERO..=DAY,
+        )?;
         if mark_step > mark_wait_max {
             return Err(FleetError::Setting(format!(
                 "mark_step {} is longer than mark_wait_max {}: a node killed and restarted at once would refuse to start",

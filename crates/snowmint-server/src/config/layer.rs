@@ -86,7 +86,7 @@ impl Layer {
                 let known: Vec<_> = Setting::file_keys().collect();
                 file_error(format!(
                     "unknown key {:?} (known keys: {})",
-                    snowmint::echo(&key),
+                    snowmint::value::echo(&key),
                     known.join(", ")
                 ))
             })?;

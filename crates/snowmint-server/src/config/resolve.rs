@@ -68,7 +68,7 @@ impl Lookup<'_> {
             unreachable!("{} is declared without a duration range", setting.key())
         });
         self.required(setting, |s| {
-            snowmint::parse_duration(setting.key(), s, range)
+            snowmint::value::parse_duration(setting.key(), s, range)
         })
     }
 
@@ -79,7 +79,7 @@ impl Lookup<'_> {
             unreachable!("{} is declared without an integer range", setting.key())
         });
         self.required(setting, |s| {
-            snowmint::parse_bounded_signed(setting.key(), s, range)
+            snowmint::value::parse_bounded_signed(setting.key(), s, range)
         })
     }
 
@@ -168,7 +168,7 @@ fn parse_address(name: &str, text: &str) -> Result<SocketAddr, String> {
     text.parse::<SocketAddr>().map_err(|_| {
         format!(
             "{name} {:?} is not an address (expected IP:PORT such as 127.0.0.1:8080)",
-            snowmint::echo(text)
+            snowmint::value::echo(text)
         )
     })
 }
@@ -184,7 +184,7 @@ fn parse_bool(text: &str) -> Result<bool, String> {
     } else {
         Err(format!(
             "machine_from_hostname {:?} is not a boolean (expected true or false)",
-            snowmint::echo(text)
+            snowmint::value::echo(text)
         ))
     }
 }
@@ -297,9 +297,9 @@ fn marks(l: &mut Lookup<'_>) -> Result<(Duration, Duration), ConfigError> {
     if step > wait_max {
         return Err(ConfigError::Conflict(format!(
             "mark_step {} ({}) is longer than mark_wait_max {} ({}): a node killed and restarted at once would refuse to start",
-            snowmint::format_duration(step),
+            snowmint::value::format_duration(step),
             l.named(Setting::MarkStep),
-            snowmint::format_duration(wait_max),
+            snowmint::value::format_duration(wait_max),
             l.named(Setting::MarkWaitMax)
         )));
     }

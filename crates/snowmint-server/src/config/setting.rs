@@ -290,8 +290,8 @@ impl fmt::Display for Range {
             Range::Durations { min, max } => write!(
                 f,
                 "{}..={}",
-                snowmint::format_duration(min),
-                snowmint::format_duration(max)
+                snowmint::value::format_duration(min),
+                snowmint::value::format_duration(max)
             ),
             Range::Integers { min, max } => write!(f, "{min}..={max}"),
             Range::Described(text) => f.write_str(text),
