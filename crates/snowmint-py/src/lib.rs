@@ -7,6 +7,12 @@
 //! - `columns.rs`: `decode_many` and the `Columns` it returns.
 //! - `text.rs`: `to_text` and `from_text`.
 //! - `generator.rs`: `Generator` and `ManualClock`.
+//! - `issued.rs`: generators that issue through snowmint's issuer (a state
+//!   directory, a claimed slot), and what a fork does to them.
+//! - `fork.rs`: telling a forked child from the process that made a
+//!   generator.
+//! - `refusals.rs`: the issuer's refusals and start-up errors as Python
+//!   exceptions.
 //! - `values.rs`: reading Python arguments (ints, datetimes, durations)
 //!   into the core's values.
 //! - `errors.rs`: the core's errors as the Python exceptions of
@@ -20,8 +26,11 @@ use snowmint::Layout;
 
 mod columns;
 mod errors;
+mod fork;
 mod generator;
+mod issued;
 mod layout;
+mod refusals;
 mod text;
 mod values;
 
@@ -69,5 +78,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(text::to_text, m)?)?;
     m.add_function(wrap_pyfunction!(text::from_text, m)?)?;
     m.add("MAX_ID", snowmint::SnowflakeId::MAX.as_u64())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    fork::register(m)?;
     Ok(())
 }
