@@ -626,8 +626,15 @@ impl PyGenerator {
         slf
     }
 
-    #[pyo3(signature = (*_args))]
-    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
+    /// Leaving a ``with`` block closes the generator; an exception goes on.
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: &Bound<'_, PyAny>,
+        exc_value: &Bound<'_, PyAny>,
+        traceback: &Bound<'_, PyAny>,
+    ) -> bool {
+        let _ = (exc_type, exc_value, traceback);
         self.close(py);
         false
     }

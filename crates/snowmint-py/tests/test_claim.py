@@ -15,7 +15,7 @@ from snowmint import FencedError, Generator, InvalidValueError, Layout
 
 def test_a_claimed_generator_holds_a_slot_and_releases_it(etcd, tmp_path):  # noqa: F811
     with Generator.claim(etcd.url, fleet="one", slots="5-5", state_dir=tmp_path) as generator:
-        assert generator.node == Layout.TWITTER.node_from_slot(5) or generator.node == (0, 5)
+        assert generator.node == (0, 5)
         state = generator.state
         assert state["state"] == "active" and state["source"] == "etcd"
         assert state["slot"] == 5 and state["generation"] >= 1
@@ -56,7 +56,7 @@ def test_bad_coordinator_urls_never_show_the_password(tmp_path):
 WRITER = """
     import sys, time
     from array import array
-    from snowmint import FencedError, Generator
+    from snowmint import FencedError, Generator, RefusedError
     generator = Generator.claim(sys.argv[1], fleet="fence", slots=sys.argv[2], claim_ttl="3s",
                                 state_dir=sys.argv[3], wait="30s")
     print("node", *generator.node, flush=True)
@@ -74,6 +74,10 @@ WRITER = """
             if fenced_at is None:
                 fenced_at = time.monotonic()
                 print("fenced", error.code, flush=True)
+            time.sleep(0.01)
+        except RefusedError as error:
+            # Before the claim runs out, the mark's write may be what
+            # fails first (mark_unwritable): refused all the same.
             time.sleep(0.01)
     open(sys.argv[5], "wb").write(ids.tobytes())
     print("done", len(ids), flush=True)
