@@ -168,7 +168,7 @@ impl<'py> Source<'py> {
         start: usize,
         count: usize,
         raw: &mut Vec<u64>,
-    ) -> PyResult<()> {
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         raw.clear();
         match self {
             Source::List(list) => {
@@ -186,7 +186,11 @@ impl<'py> Source<'py> {
                 // 3.11: the step's bytes are copied out, then read.
                 let part = PySlice::new(py, start as isize, (start + count) as isize, 1);
                 let bytes = view.get_item(part)?.call_method0("tobytes")?;
-                let bytes = bytes.cast::<PyBytes>()?;
+                let bytes = bytes.cast_into::<PyBytes>()?;
+                if let Order::Native = order {
+                    // Decoded from the bytes as they are: no second pass.
+                    return Ok(Some(bytes));
+                }
                 raw.extend(bytes.as_bytes().chunks_exact(8).map(|item| {
                     let mut word = [0u8; 8];
                     word.copy_from_slice(item);
@@ -198,7 +202,7 @@ impl<'py> Source<'py> {
                 }));
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     /// The error for the bits `raw` found at `index`, which are no ID.
@@ -419,9 +423,13 @@ fn decode_new(
         let mut start = 0;
         while start < len {
             let count = STEP.min(len - start);
-            source.read(py, start, count, &mut raw)?;
+            let bytes = source.read(py, start, count, &mut raw)?;
+            let input = match &bytes {
+                Some(bytes) => Input::Bytes(bytes.as_bytes()),
+                None => Input::Words(&raw),
+            };
             let columns = split_columns(out, &offsets, &widths, start, count);
-            py.detach(|| decode_all(layout, &raw, columns, widths))
+            py.detach(|| decode_all(layout, input, columns, widths))
                 .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))?;
             start += count;
         }
@@ -499,7 +507,11 @@ fn decode_into(
     let mut start = 0;
     while start < len {
         let count = STEP.min(len - start);
-        source.read(py, start, count, &mut raw)?;
+        let bytes = source.read(py, start, count, &mut raw)?;
+        let input = match &bytes {
+            Some(bytes) => Input::Bytes(bytes.as_bytes()),
+            None => Input::Words(&raw),
+        };
         let mut offsets = [0usize; 4];
         let mut at = 0;
         for k in 0..4 {
@@ -507,7 +519,7 @@ fn decode_into(
             at += count * widths[k].bytes;
         }
         let columns = split_columns(&mut scratch[..at], &offsets, &widths, 0, count);
-        py.detach(|| decode_all(layout, &raw, columns, widths))
+        py.detach(|| decode_all(layout, input, columns, widths))
             .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))?;
         for (k, view) in views.iter().enumerate() {
             let bytes = PyBytes::new(py, &scratch[offsets[k]..offsets[k] + count * widths[k].bytes]);
@@ -530,6 +542,28 @@ fn decode_into(
     })
 }
 
+/// One step's IDs: words read and converted, or the native-order bytes of
+/// a buffer, decoded as they are.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Words(&'a [u64]),
+    Bytes(&'a [u8]),
+}
+
+impl Input<'_> {
+    fn words(self) -> impl Iterator<Item = u64> {
+        let (words, bytes) = match self {
+            Input::Words(words) => (words, &[][..]),
+            Input::Bytes(bytes) => (&[][..], bytes),
+        };
+        words.iter().copied().chain(
+            bytes
+                .chunks_exact(8)
+                .map(|item| u64::from_ne_bytes(item.try_into().unwrap_or_default())),
+        )
+    }
+}
+
 /// Writes the low `W` bytes of `value` in native order into `out` at
 /// item `index`.
 #[inline(always)]
@@ -548,19 +582,22 @@ fn put<const W: usize>(out: &mut [u8], index: usize, value: u64) {
 /// read).
 fn decode_all(
     layout: &Layout,
-    raws: &[u64],
+    input: Input<'_>,
     out: [&mut [u8]; 4],
     widths: Widths,
 ) -> Result<(), (usize, u64)> {
-    match [widths[1].bytes, widths[2].bytes, widths[3].bytes] {
-        // The Twitter and Discord layouts, narrow and wide: the common
-        // cases get code of their own.
-        [1, 1, 2] => decode_as::<1, 1, 2>(layout, raws, out),
-        [8, 8, 8] => decode_as::<8, 8, 8>(layout, raws, out),
-        [d, m, s] => {
+    match ([widths[1].bytes, widths[2].bytes, widths[3].bytes], input) {
+        // The Twitter and Discord layouts, narrow and wide, from a buffer
+        // or converted words: the common cases get code of their own.
+        ([1, 1, 2], Input::Bytes(_)) => decode_as::<1, 1, 2>(layout, input.words(), out),
+        ([1, 1, 2], Input::Words(words)) => {
+            decode_as::<1, 1, 2>(layout, words.iter().copied(), out)
+        }
+        ([8, 8, 8], _) => decode_as::<8, 8, 8>(layout, input.words(), out),
+        ([d, m, s], _) => {
             // Other layouts: one width check per item and field.
             let [timestamps, datacenters, machines, sequences] = out;
-            for (index, &raw) in raws.iter().enumerate() {
+            for (index, raw) in input.words().enumerate() {
                 let id = SnowflakeId::from_u64_checked(raw).ok_or((index, raw))?;
                 let parts = layout.decode(id);
                 put::<8>(timestamps, index, parts.timestamp_ms as u64);
@@ -585,11 +622,11 @@ fn put_dyn(out: &mut [u8], width: usize, index: usize, value: u64) {
 #[inline]
 fn decode_as<const D: usize, const M: usize, const S: usize>(
     layout: &Layout,
-    raws: &[u64],
+    raws: impl Iterator<Item = u64>,
     out: [&mut [u8]; 4],
 ) -> Result<(), (usize, u64)> {
     let [timestamps, datacenters, machines, sequences] = out;
-    for (index, &raw) in raws.iter().enumerate() {
+    for (index, raw) in raws.enumerate() {
         let id = SnowflakeId::from_u64_checked(raw).ok_or((index, raw))?;
         let parts = layout.decode(id);
         // Every field of an ID fits 62 bits, so each fits its column.
