@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use snowmint::{Clock, ClockPolicy, Layout, Node, SystemClock, format_duration};
 
-use super::{EmbeddedIssuer, Issuer, IssuerOptions};
+use super::{EmbeddedIssuer, Issuer, IssuerOptions, Refusal};
 use crate::{
     CoordinatorConfig, CoordinatorUrl, FleetError, Holder, NodeSource, SlotRange, create_state_dir,
     default_state_dir, system_hostname,
@@ -90,6 +90,7 @@ pub struct IssuerBuilder {
     mark_step: Duration,
     mark_wait_max: Duration,
     claim_wait: Duration,
+    lock_wait: Duration,
     holder: Option<String>,
 }
 
@@ -128,6 +129,7 @@ impl std::fmt::Debug for IssuerBuilder {
             .field("mark_step", &self.mark_step)
             .field("mark_wait_max", &self.mark_wait_max)
             .field("claim_wait", &self.claim_wait)
+            .field("lock_wait", &self.lock_wait)
             .finish_non_exhaustive()
     }
 }
@@ -152,6 +154,7 @@ impl IssuerBuilder {
             mark_step: Duration::from_secs(1),
             mark_wait_max: Duration::from_secs(2),
             claim_wait: DEFAULT_CLAIM_WAIT,
+            lock_wait: Duration::ZERO,
             holder: None,
         }
     }
@@ -274,6 +277,16 @@ impl IssuerBuilder {
         self
     }
 
+    /// How long a start waits for the node's lock while another process
+    /// on this host holds it (default: not at all, the start is refused
+    /// at once with [`FleetError::NodeLocked`], naming the holder). For
+    /// short-lived processes that take turns on one node, such as
+    /// `snowmint generate` run many times at once.
+    pub fn lock_wait(mut self, wait: Duration) -> Self {
+        self.lock_wait = wait;
+        self
+    }
+
     /// What a coordinated node writes into the slot key it claims, for an
     /// operator to find the process (default: host, pid, `listen=embedded`
     /// and the start time, as [`Holder`]).
@@ -344,13 +357,14 @@ impl IssuerBuilder {
 
     pub(super) async fn start_primed(self, prime: bool) -> Result<Issuer, FleetError> {
         let state_dir = self.state_dir_or_default();
+        let lock_wait = self.lock_wait;
         let (source, options, mark_wait_max) = self.resolve(state_dir)?;
         create_state_dir(&options.state_dir)?;
         let holder = Some(source.1);
         let slots = source
             .0
             .slot_source(options.layout, &options.state_dir, holder)?;
-        let issuer = Issuer::start_with(slots, options, prime).await?;
+        let issuer = Issuer::start_with(slots, options, prime, lock_wait).await?;
         if let Err(error) = issuer.wait_out_mark(mark_wait_max).await {
             issuer.release().await;
             return Err(error);
@@ -437,14 +451,19 @@ fn default_holder() -> Holder {
     }
 }
 
-/// Waits until `issuer` would issue an ID, at most `wait`; then the
-/// reason it would not.
+/// Waits until `issuer` holds a claim it can issue under, at most `wait`;
+/// then the reason it does not. A clock behind the last ID (or outside
+/// the layout) is no reason to wait: the start-up rule of the mark has
+/// waited out what it should, and IDs are refused or waited for by the
+/// clock policy, with a retry-after.
 pub(super) async fn wait_until_ready(issuer: &Issuer, wait: Duration) -> Result<(), FleetError> {
     let until = Instant::now() + wait;
     let mut state = issuer.source().state();
     loop {
         let refusal = match issuer.readiness().await {
-            Ok(()) => return Ok(()),
+            Ok(()) | Err(Refusal::ClockBehind { .. } | Refusal::ClockOutOfRange { .. }) => {
+                return Ok(());
+            }
             Err(refusal) => refusal,
         };
         let left = until.saturating_duration_since(Instant::now());

@@ -26,9 +26,10 @@
 //!
 //! [`SlotSource::pass_over`]: crate::SlotSource::pass_over
 
+use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use snowmint::{Clock, ClockPolicy, Generator, GeneratorStats, format_time};
 use tokio::sync::watch;
@@ -81,6 +82,9 @@ impl Minting {
 
 /// How often a claim whose node another process holds tries the lock again.
 const LOCK_RETRY: Duration = Duration::from_secs(1);
+
+/// The longest nap between tries of a lock a start waits for.
+const LOCK_WAIT_NAP: Duration = Duration::from_millis(20);
 
 /// Applies every change of the source's state, until the issuer is gone.
 /// A claim whose node is locked by another process is tried again every
@@ -296,9 +300,35 @@ impl Inner {
             }
             mark.unlock().await;
         }
-        let mark = NodeMark::open(file)?;
+        let mark = self.open_waiting(file).await?;
         *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&mark));
         Ok(mark)
+    }
+
+    /// Locks and reads the node's state file; while another process holds
+    /// the node, tries again until `lock_wait_until`, if set, in short
+    /// naps (each try costs an open and a non-blocking lock, so that many
+    /// processes waiting at once cost little).
+    async fn open_waiting(&self, file: MarkFile) -> Result<Arc<NodeMark>, FleetError> {
+        let mut nap = Duration::from_millis(1);
+        loop {
+            match NodeMark::open(file.clone()) {
+                Err(FleetError::NodeLocked { .. })
+                    if self
+                        .lock_wait_until
+                        .is_some_and(|until| Instant::now() < until) =>
+                {
+                    // Jittered, so that the waiters do not all try at once.
+                    let jitter = std::collections::hash_map::RandomState::new()
+                        .build_hasher()
+                        .finish()
+                        % 1000;
+                    tokio::time::sleep(nap.mul_f64(0.5 + jitter as f64 / 2000.0)).await;
+                    nap = (nap * 2).min(LOCK_WAIT_NAP);
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Tells the per-thread snapshots (`fast.rs`) that `current` or

@@ -119,6 +119,10 @@ struct Inner {
     /// taken, rather than by its first ID (embedded issuers: their first
     /// ID should not wait for a write).
     prime: bool,
+    /// Until when a node locked by another process is waited for (tried
+    /// again and again) rather than refused: a start told to wait for
+    /// the lock (`snowmint generate`, run many times at once).
+    lock_wait_until: Option<Instant>,
     source: Arc<dyn SlotSource>,
     state: watch::Receiver<NodeState>,
     options: IssuerOptions,
@@ -180,15 +184,17 @@ impl Issuer {
         source: Arc<dyn SlotSource>,
         options: IssuerOptions,
     ) -> Result<Issuer, FleetError> {
-        Issuer::start_with(source, options, false).await
+        Issuer::start_with(source, options, false, Duration::ZERO).await
     }
 
     /// [`Issuer::start`], reserving each claim's mark when it is taken if
-    /// `prime`.
+    /// `prime`, and waiting up to `lock_wait` for a node that another
+    /// process holds.
     pub(crate) async fn start_with(
         source: Arc<dyn SlotSource>,
         options: IssuerOptions,
         prime: bool,
+        lock_wait: Duration,
     ) -> Result<Issuer, FleetError> {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let mut state = source.state();
@@ -200,6 +206,7 @@ impl Issuer {
             runtime: tokio::runtime::Handle::current(),
             runtime_thread: OnceLock::new(),
             prime,
+            lock_wait_until: (!lock_wait.is_zero()).then(|| Instant::now() + lock_wait),
             state: source.state(),
             source,
             options,

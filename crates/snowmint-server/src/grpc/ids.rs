@@ -323,6 +323,15 @@ fn node_description(n: NodeDescription) -> pb::NodeDescription {
             claims_acquired: c.claims_acquired,
             claims_lost: c.claims_lost,
             holder: c.holder,
+            passed_over: c
+                .passed_over
+                .into_iter()
+                .map(|p| pb::PassedOver {
+                    slot: p.slot,
+                    reason: p.reason,
+                    for_ms: p.for_ms,
+                })
+                .collect(),
         }),
     }
 }
