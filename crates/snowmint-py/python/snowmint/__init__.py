@@ -19,6 +19,7 @@ True
 
 from ._snowmint import (
     MAX_ID,
+    __version__,
     Columns,
     Generator,
     Layout,
@@ -30,10 +31,15 @@ from ._snowmint import (
 )
 from .errors import (
     ClockBehindError,
+    FencedError,
+    ForkError,
     InvalidIdError,
     InvalidValueError,
+    NodeInUseError,
     OutOfRangeError,
+    RefusedError,
     SnowmintError,
+    StateError,
 )
 
 __all__ = [
@@ -47,8 +53,14 @@ __all__ = [
     "from_text",
     "to_text",
     "ClockBehindError",
+    "FencedError",
+    "ForkError",
     "InvalidIdError",
     "InvalidValueError",
+    "NodeInUseError",
     "OutOfRangeError",
+    "RefusedError",
     "SnowmintError",
+    "StateError",
+    "__version__",
 ]
