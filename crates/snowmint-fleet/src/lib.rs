@@ -95,7 +95,7 @@ mod static_source;
 mod testing;
 
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
-pub use issuer::{Issuer, IssuerOptions, NodeReport, Refusal};
+pub use issuer::{ClaimInForce, Issuer, IssuerOptions, NodeReport, Refusal};
 pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use reservation::{NodeMark, Reservation};

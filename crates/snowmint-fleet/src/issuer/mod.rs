@@ -33,6 +33,9 @@
 //! - `refusal.rs`: [`Refusal`], why no ID was issued.
 //! - `report.rs`: [`NodeReport`] and readiness, what the node says about
 //!   itself: ready exactly when an ID request would not be refused.
+//! - `in_force.rs`: [`ClaimInForce`], the claim and its reservation for a
+//!   front end whose IDs come from generators of its own (the PostgreSQL
+//!   extension's backends).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,10 +51,12 @@ use tokio::task::AbortHandle;
 use crate::{FleetError, MarkFile, NodeMark, NodeState, SlotSource};
 
 mod claims;
+mod in_force;
 mod refusal;
 mod report;
 
 use claims::{Minting, add_stats, watch_claims};
+pub use in_force::ClaimInForce;
 pub use refusal::Refusal;
 pub use report::NodeReport;
 
