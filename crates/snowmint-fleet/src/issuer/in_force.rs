@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use crate::{Claim, Reservation};
+use crate::{Claim, NodeState, Reservation};
 
 use super::{Issuer, Refusal};
 
@@ -20,7 +20,8 @@ use super::{Issuer, Refusal};
 /// [`Issuer::claim_in_force`].
 #[derive(Debug, Clone)]
 pub struct ClaimInForce {
-    /// The claim: slot, node, generation, deadline, floor.
+    /// The claim: slot, node, generation, floor, and its deadline as the
+    /// source last renewed it.
     pub claim: Claim,
     /// The point IDs of this claim must be above (Unix ms), if any: the
     /// later of the node's recorded mark and the claim's floor when the
@@ -54,8 +55,16 @@ impl Issuer {
     /// another process).
     pub fn claim_in_force(&self) -> Result<ClaimInForce, Refusal> {
         let minting = self.inner.minting()?;
+        // The source's latest word on the claim: a renewal moves its
+        // deadline without a new minting.
+        let claim = match &*self.inner.state.borrow() {
+            NodeState::Active(claim) if claim.generation == minting.claim.generation => {
+                claim.clone()
+            }
+            _ => minting.claim.clone(),
+        };
         Ok(ClaimInForce {
-            claim: minting.claim.clone(),
+            claim,
             resumed_after: minting.resumed_after,
             reservation: Arc::clone(&minting.reservation),
         })
@@ -153,6 +162,14 @@ mod tests {
         assert!(!first.reservation.covers(T + 501));
         first.reservation.extend(T + 501, T).await.unwrap();
         assert!(first.reservation.covers(T + 1501));
+
+        // A renewal: the same claim, a later deadline, the same reservation.
+        let mut renewed = claim(3, 1, Some(T + 200));
+        renewed.valid_until = Some(Instant::now() + Duration::from_secs(120));
+        source.0.send_replace(NodeState::Active(renewed.clone()));
+        let view = issuer.claim_in_force().unwrap();
+        assert_eq!(view.claim.valid_until, renewed.valid_until);
+        assert!(Arc::ptr_eq(&view.reservation, &first.reservation));
 
         source
             .0
