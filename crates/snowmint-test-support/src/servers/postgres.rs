@@ -81,6 +81,39 @@ impl Builder {
     /// PostgreSQL, when it is missing, and with the server's log when it
     /// does not start.
     pub async fn start(self) -> PostgresServer {
+        let server = self.spawn();
+        server.wait_ready().await;
+        server
+    }
+
+    /// Makes the cluster and runs a server that must refuse to start (a
+    /// setting it rejects at start): returns the end of its log once it
+    /// has exited. Panics if it serves clients instead, or is still
+    /// running after a minute.
+    pub async fn start_failure(self) -> String {
+        let server = self.spawn();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while server.process.is_running() {
+            if let Ok(client) = connect(&server.admin_url()).await
+                && client.simple_query("SELECT 1").await.is_ok()
+            {
+                panic!(
+                    "the PostgreSQL server started, although it should have refused to; its log ends with:\n{}",
+                    server.log_tail()
+                );
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the PostgreSQL server neither started nor exited within a minute; its log ends with:\n{}",
+                server.log_tail()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        server.log_tail()
+    }
+
+    /// Makes the cluster and runs the server, without waiting for it.
+    fn spawn(self) -> PostgresServer {
         let bindir = bindir();
         let owner = owner();
         let dir = temp_dir("postgres");
@@ -132,14 +165,12 @@ impl Builder {
             INSTALL,
             port,
         );
-        let server = PostgresServer {
+        PostgresServer {
             process,
             password,
             socket_dir,
             data,
-        };
-        server.wait_ready().await;
-        server
+        }
     }
 }
 
