@@ -16,8 +16,8 @@
 //!    coordinator), the covered word, then the claim word with its
 //!    deadline: from then on backends issue.
 //! 3. Renewals move the deadline in the claim word; the mark is moved a
-//!    step past the clock whenever IDs come within half a step of it, or a
-//!    backend asks for more (`wanted`).
+//!    step past the clock whenever IDs come within half a step of it (the
+//!    shared word tells), or a backend asks for more (`wanted`).
 //! 4. A claim that ends, or runs out, is withdrawn (claim word 0) first,
 //!    and the record says why: claiming, fenced since when, coordinator
 //!    unreachable.
@@ -33,7 +33,7 @@
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use pgrx::bgworkers::{
@@ -195,6 +195,9 @@ struct Publisher {
 struct Current {
     serial: u64,
     view: ClaimInForce,
+    /// A generator over the shared word, never used to issue: it reads
+    /// the word's last timestamp.
+    word: Generator<SystemClock, &'static AtomicU64>,
     /// Set while a task moves the mark.
     extending: Arc<AtomicBool>,
     /// Its deadline as last published (Unix ms), once backends may issue.
@@ -246,17 +249,26 @@ impl Publisher {
         };
         current.view = view;
         let reservation = &current.view.reservation;
-        // Move the mark ahead of need: at half a step from it, or when a
+        // Move the mark ahead of need: first when the claim starts; then
+        // when IDs come within half a step of it (the shared word holds
+        // the last one's timestamp), so that under steady load no backend
+        // waits, while an idle server writes nothing; and at once when a
         // backend waits for more.
-        let target = shmem::wanted().load(Ordering::Relaxed).max(now_ms);
-        if (!reservation.covers(target) || reservation.due_for_refresh(now_ms))
+        let wanted = shmem::wanted().load(Ordering::Relaxed);
+        let issued = current.word.last_timestamp_ms().unwrap_or(NONE);
+        if (reservation.covered_ms().is_none()
+            || !reservation.covers(wanted)
+            || reservation.due_for_refresh(issued))
             && !current.extending.swap(true, Ordering::AcqRel)
         {
             let reservation = Arc::clone(reservation);
             let extending = Arc::clone(&current.extending);
+            // Never below the clock: a timestamp the reservation already
+            // covers (its "nothing yet" included) writes nothing.
+            let needed = wanted.max(issued).max(now_ms);
             tokio::spawn(async move {
                 // A failure is remembered by the node's mark, and read below.
-                let _ = reservation.extend(target, now_ms).await;
+                let _ = reservation.extend(needed, now_ms).await;
                 extending.store(false, Ordering::Release);
             });
         }
@@ -333,14 +345,18 @@ impl Publisher {
             builder = builder.resume_after(resume);
         }
         // Raises the shared word (it only ever rises), so that no backend
-        // issues at or below the resume point under this claim.
-        if let Err(error) = builder.build_on(shmem::word()) {
-            self.not_ready(&format!(
-                "claiming: slot {} is held, but cannot be issued under: {error}",
-                claim.slot
-            ));
-            return false;
-        }
+        // issues at or below the resume point under this claim; kept to
+        // read the last ID's timestamp from the word.
+        let word = match builder.build_on(shmem::word()) {
+            Ok(word) => word,
+            Err(error) => {
+                self.not_ready(&format!(
+                    "claiming: slot {} is held, but cannot be issued under: {error}",
+                    claim.slot
+                ));
+                return false;
+            }
+        };
         let mut record = self.record;
         record.serial = 0;
         record.last_serial = serial;
@@ -363,6 +379,7 @@ impl Publisher {
         self.current = Some(Current {
             serial,
             view,
+            word,
             extending: Arc::new(AtomicBool::new(false)),
             published_until_ms: None,
         });

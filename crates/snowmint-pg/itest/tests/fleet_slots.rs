@@ -168,3 +168,64 @@ async fn node_shows_the_claim_and_masks_the_password() {
     .await;
     assert!(mark >= id_ms, "mark {mark} below the ID's time {id_ms}");
 }
+
+/// The README's fleet example: its settings (with this test's etcd for the
+/// example's) on two servers, and its query, which shows each server's
+/// claim: two distinct slots of the example's range.
+#[tokio::test]
+async fn the_readme_fleet_example_runs() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../README.md"))
+            .expect("README.md");
+    let section = &readme[readme
+        .find("### A fleet of servers")
+        .expect("a fleet section")..];
+    let block = |fence: &str| {
+        let start = section.find(fence).expect("a block") + fence.len();
+        section[start..start + section[start..].find("```").expect("the block's end")].to_owned()
+    };
+    let etcd = etcd().await;
+    let settings: Vec<(String, String)> = block("```text\n")
+        .lines()
+        .filter_map(|line| {
+            let (name, value) = line.split_once(" = ")?;
+            let value = value.trim().trim_matches('\'');
+            let value = if name == "snowmint.coordinator" {
+                etcd_url(&etcd)
+            } else {
+                value.to_owned()
+            };
+            Some((name.trim().to_owned(), value))
+        })
+        .collect();
+    assert!(
+        settings
+            .iter()
+            .any(|(name, _)| name == "snowmint.coordinator"),
+        "{settings:?}"
+    );
+    let settings: Vec<(&str, &str)> = settings
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect();
+    let query = block("```sql\n");
+    let mut slots = Vec::new();
+    let mut servers = Vec::new();
+    for _ in 0..2 {
+        let (server, client) = common::server(&settings).await;
+        ready(&client).await;
+        let row = client
+            .query_one(&query, &[])
+            .await
+            .unwrap_or_else(|error| panic!("the README's query: {}\n{query}", described(&error)));
+        assert_eq!(row.get::<_, String>("source"), "etcd");
+        assert!(row.get::<_, bool>("ready"));
+        slots.push(row.get::<_, i64>("slot"));
+        servers.push(server);
+    }
+    assert_ne!(slots[0], slots[1]);
+    assert!(
+        slots.iter().all(|slot| (0..=63).contains(slot)),
+        "{slots:?}"
+    );
+}

@@ -131,7 +131,60 @@ impl Builder {
             }
         }
         initdb(&bindir, &data, &password_file, dir.path(), owner);
+        self.run(dir, password)
+    }
 
+    /// Makes a standby of `primary` (`pg_basebackup -R`: a copy of its
+    /// data directory that streams from it), starts it with this
+    /// builder's settings and waits until it answers (read-only until
+    /// `SELECT pg_promote()`). Its superuser and password are the
+    /// primary's.
+    pub async fn start_standby_of(self, primary: &PostgresServer) -> PostgresServer {
+        let bindir = bindir();
+        let owner = owner();
+        let dir = temp_dir("postgres-standby");
+        let socket_dir = dir.path().join("socket");
+        fs::create_dir(&socket_dir).expect("cannot create the socket directory");
+        if let Some(owner) = owner {
+            for path in [dir.path(), &socket_dir] {
+                std::os::unix::fs::chown(path, Some(owner.uid), Some(owner.gid)).unwrap_or_else(
+                    |err| panic!("cannot hand {} to postgres: {err}", path.display()),
+                );
+            }
+        }
+        let mut command = Command::new(bindir.join("pg_basebackup"));
+        command
+            .args(["-h", "127.0.0.1", "-p", &primary.port().to_string()])
+            .args(["-U", ADMIN_USER, "-R", "-X", "stream", "--no-sync", "-D"])
+            .arg(dir.path().join("data"))
+            .env("PGPASSWORD", primary.password())
+            .current_dir(dir.path());
+        if let Some(owner) = owner {
+            use std::os::unix::process::CommandExt;
+            command.uid(owner.uid).gid(owner.gid);
+        }
+        let output = command
+            .output()
+            .unwrap_or_else(|err| panic!("cannot run pg_basebackup ({err}); {INSTALL}"));
+        assert!(
+            output.status.success(),
+            "pg_basebackup failed ({}):\n{}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let server = self.run(dir, primary.password().to_owned());
+        server.wait_ready().await;
+        server
+    }
+
+    /// Runs the server of the cluster in `dir`/data, without waiting for
+    /// it.
+    fn run(self, dir: crate::temp::TempDir, password: String) -> PostgresServer {
+        let bindir = bindir();
+        let owner = owner();
+        let data = dir.path().join("data");
+        let socket_dir = dir.path().join("socket");
         let port = free_port();
         let mut args: Vec<String> = [
             "-D",
