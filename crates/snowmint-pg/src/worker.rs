@@ -227,7 +227,7 @@ impl Publisher {
         match issuer.claim_in_force() {
             Ok(view) => self.hold(view, now_ms),
             Err(refusal) => {
-                self.withdraw(now_ms);
+                self.withdraw(now_ms, &refusal.to_string());
                 let state = issuer.report().coordinator.map(|status| status.state);
                 let reason = self.refusal_text(&refusal, state);
                 self.not_ready(&reason);
@@ -330,7 +330,7 @@ impl Publisher {
     /// Sets a new claim up: its serial, the shared word raised past its
     /// resume point, its record. `false` when it cannot be used.
     fn start_claim(&mut self, view: ClaimInForce, now_ms: i64) -> bool {
-        self.withdraw(now_ms);
+        self.withdraw(now_ms, "a new claim replaces it");
         let claim = &view.claim;
         let serial = self.record.last_serial + 1;
         if serial > MAX_SERIAL {
@@ -387,7 +387,8 @@ impl Publisher {
     }
 
     /// Withdraws the claim in force, if any: backends stop issuing under it.
-    fn withdraw(&mut self, now_ms: i64) {
+    /// `why` goes to the log.
+    fn withdraw(&mut self, now_ms: i64, why: &str) {
         // Release: pairs with the backends' Acquire.
         shmem::claim().store(0, Ordering::Release);
         if let Some(current) = self.current.take()
@@ -396,7 +397,7 @@ impl Publisher {
             let since = until_ms.min(now_ms);
             self.fenced_since = Some(since);
             pgrx::log!(
-                "snowmint claim worker: stopped issuing IDs as slot {} at {}",
+                "snowmint claim worker: stopped issuing IDs as slot {} at {}: {why}",
                 current.view.claim.slot,
                 format_time(since)
             );
@@ -445,7 +446,7 @@ impl Publisher {
     /// The end: withdrawn first, so that no ID follows the release.
     async fn shut_down(&mut self, issuer: &Issuer) {
         let slot = self.current.as_ref().map(|current| current.view.claim.slot);
-        self.withdraw(SystemClock.now_ms());
+        self.withdraw(SystemClock.now_ms(), "the server is shutting down");
         self.fenced_since = None;
         self.not_ready("the server is shutting down: its slot is being released");
         issuer.release().await;

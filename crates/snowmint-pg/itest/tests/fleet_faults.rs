@@ -17,6 +17,14 @@ use tokio::sync::Mutex;
 /// One test at a time: see the module's docs.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
 
+/// The clock, in Unix ms.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis() as i64
+}
+
 /// The largest of `count` new IDs.
 async fn issue(client: &tokio_postgres::Client, count: i32) -> i64 {
     client
@@ -138,23 +146,43 @@ async fn a_killed_servers_slot_passes_only_after_the_ttl() {
     assert_eq!(code, "55000", "{message}");
     assert!(message.contains("claiming"), "{message}");
 
+    // The dead server's claim is in force up to here, at least.
+    let held = node(&first_client).await;
+    assert!(
+        held.ready,
+        "the first server lost its slot before the kill: {held:?}"
+    );
+    let held_until = held.valid_until_ms.expect("a deadline");
     drop(first_client);
     first.kill();
     let killed_at = Instant::now();
-    let (row, took) = ready_within(&second_client, Duration::from_secs(30)).await;
+    // The second server refuses (not ready) at least until the dead
+    // server's claim has run out: the latest moment it was seen not ready
+    // is at or after that deadline.
+    let mut last_waiting_ms = now_ms();
+    let row = loop {
+        let row = node(&second_client).await;
+        if row.ready {
+            break row;
+        }
+        last_waiting_ms = now_ms();
+        assert!(
+            killed_at.elapsed() < Duration::from_secs(30),
+            "the slot did not pass within 30 s: {:?}",
+            row.reason
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     println!(
-        "slot 7 passed {} ms after the kill (TTL {} ms)",
-        took.as_millis(),
-        TTL.as_millis()
+        "slot 7 passed {} ms after the kill (TTL {} ms); the dead server's claim ran to {} ms after the kill",
+        killed_at.elapsed().as_millis(),
+        TTL.as_millis(),
+        held_until - (now_ms() - killed_at.elapsed().as_millis() as i64)
     );
     assert_eq!(row.slot, Some(7));
-    // The dead server's lease was renewed at most a third of the TTL
-    // before the kill, so it lived at least two thirds of the TTL after.
-    let lease_left = TTL * 2 / 3 - Duration::from_millis(100);
     assert!(
-        killed_at.elapsed() >= lease_left,
-        "the slot passed {} ms after the kill, before the dead server's claim could have run out",
-        took.as_millis()
+        last_waiting_ms >= held_until,
+        "the second server held slot 7 before {held_until} ms, when the dead server's claim could still be in force (last seen waiting at {last_waiting_ms} ms)"
     );
     let first_new = bigint(&second_client, "SELECT snowmint.next_id()").await;
     assert!(

@@ -11,8 +11,9 @@ use tokio_postgres::Client;
 use super::{described, server};
 
 /// A claim TTL short enough for faults to play out within a test, long
-/// enough for etcd's leases (a single member grants at least ~1.5 s).
-pub const TTL: Duration = Duration::from_secs(3);
+/// enough for etcd's leases (a single member grants at least ~1.5 s) and
+/// for keep-alives on a machine busy with other tests.
+pub const TTL: Duration = Duration::from_secs(5);
 
 /// A real etcd server.
 pub async fn etcd() -> EtcdCluster {
