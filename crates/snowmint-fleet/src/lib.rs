@@ -101,7 +101,9 @@ mod static_source;
 mod testing;
 
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
-pub use issuer::{EmbeddedIssuer, Issuer, IssuerBuilder, IssuerOptions, NodeReport, Refusal};
+pub use issuer::{
+    ClaimInForce, EmbeddedIssuer, Issuer, IssuerBuilder, IssuerOptions, NodeReport, Refusal,
+};
 pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use node_source::NodeSource;
