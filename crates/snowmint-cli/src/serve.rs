@@ -109,6 +109,27 @@ struct ServeSettings {
     /// [default: 10s].
     #[arg(long, value_name = "DURATION")]
     claim_ttl: Option<String>,
+    /// Largest offset allowed between this node's clock and the clocks of
+    /// up to 5 slot holders and the coordinator's (PostgreSQL, ZooKeeper),
+    /// 10ms to 1h, or off; beyond it the node claims no slot, or gives its
+    /// slot up, until its clock is back in range
+    /// [env: SNOWMINT_MAX_CLOCK_SKEW] [default: 1s].
+    #[arg(long, value_name = "DURATION")]
+    max_clock_skew: Option<String>,
+    /// How often a node holding a slot checks its clock (it also checks
+    /// before each claim), 1s to 24h [env: SNOWMINT_CLOCK_CHECK_EVERY]
+    /// [default: 30s].
+    #[arg(long, value_name = "DURATION")]
+    clock_check_every: Option<String>,
+    /// Records of the claim history (who held a slot when; see snowmint
+    /// whois) kept per slot, 0 to 1000; 0 writes none
+    /// [env: SNOWMINT_CLAIM_HISTORY_KEEP] [default: 16].
+    #[arg(long, value_name = "N")]
+    claim_history_keep: Option<String>,
+    /// How long the record of an ended claim is kept, 1h to 8784h
+    /// [env: SNOWMINT_CLAIM_HISTORY_MAX_AGE] [default: 720h, 30 days].
+    #[arg(long, value_name = "DURATION")]
+    claim_history_max_age: Option<String>,
     /// Test and operations knob: shift this node's clock by this many
     /// milliseconds [env: SNOWMINT_CLOCK_OFFSET_MS].
     #[arg(long, value_name = "MS", allow_hyphen_values = true, hide = true)]
@@ -189,6 +210,10 @@ fn flags(args: ServeSettings, global: &Global) -> Layer {
         (Setting::Fleet, args.fleet),
         (Setting::Slots, args.slots),
         (Setting::ClaimTtl, args.claim_ttl),
+        (Setting::MaxClockSkew, args.max_clock_skew),
+        (Setting::ClockCheckEvery, args.clock_check_every),
+        (Setting::ClaimHistoryKeep, args.claim_history_keep),
+        (Setting::ClaimHistoryMaxAge, args.claim_history_max_age),
         (Setting::ClockOffsetMs, args.clock_offset_ms),
     ];
     for (setting, value) in given {

@@ -49,6 +49,16 @@ pub enum ServeError {
 /// holder's address, with `config.grpc_listen` as its gRPC address (so
 /// give them the bound addresses, not port 0).
 pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
+    slot_source_with_clock(config, clock(config))
+}
+
+/// [`slot_source`] with the node's clock: a coordinated node writes its
+/// claim history on it and checks it against its peers' (which it reads
+/// over HTTP, see [`crate::peer_clock`]).
+fn slot_source_with_clock(
+    config: &Config,
+    clock: Arc<dyn Clock>,
+) -> Result<Arc<dyn SlotSource>, ServeError> {
     match &config.identity {
         Identity::Static(node) => Ok(Arc::new(StaticSource::new(config.layout, *node)?)),
         Identity::Hostname(name) => {
@@ -65,9 +75,12 @@ pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
             url,
             config: claims,
         } => {
+            let check = claims.clock_check();
             let claims = claims
                 .clone()
                 .with_holder(holder(config.listen, config.grpc_listen).to_string())
+                .with_clock(clock)
+                .with_clock_check(check, Some(Arc::new(crate::peer_clock::HttpPeerClock)))
                 // A restarted node tries the slot it held first, so that it
                 // tends to get it back.
                 .with_preferred_slot(snowmint_fleet::last_written_slot(
@@ -104,8 +117,8 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
 /// ahead.
 pub async fn start(config: &Config) -> Result<AppState, ServeError> {
     snowmint_fleet::create_state_dir(&config.state_dir)?;
-    let source = slot_source(config)?;
     let clock = clock(config);
+    let source = slot_source_with_clock(config, Arc::clone(&clock))?;
     let options = IssuerOptions {
         layout: config.layout,
         clock_policy: config.clock_policy,

@@ -27,6 +27,8 @@
 //! | `mark_step` | `1s` | how far ahead of the clock the mark is reserved (at least `10ms`) |
 //! | `request_timeout` | `10s` | longest time a request may take; also the longest a connection may take to send a request head, or sit idle |
 //! | `coordinator`, `fleet`, `slots`, `claim_ttl` | none, `default`, all, `10s` | coordinated claims (etcd, ZooKeeper, PostgreSQL); the TTL in `1s..=1h` |
+//! | `max_clock_skew`, `clock_check_every` | `1s`, `30s` | the clock check of a coordinated node: the skew allowed against the fleet's clocks (`10ms..=1h`, or `off`), how often it is checked (`1s..=24h`) |
+//! | `claim_history_keep`, `claim_history_max_age` | `16`, `720h` | the claim history of a coordinated node's fleet: records kept per slot (`0..=1000`; 0 writes none), how long an ended claim's record is kept (`1h..=8784h`) |
 //! | `clock_offset_ms` | `0` | test and operations knob: shifts this node's clock |
 
 //!

@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use snowmint::{ClockPolicy, Field, Layout, Node};
-use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl, FleetName, SlotRange};
+use snowmint_fleet::{
+    ClockCheck, CoordinatorConfig, CoordinatorUrl, FleetName, HistoryRetention, SlotRange,
+};
 
 use super::layer::Layer;
 use super::setting::{Named, Origin, Setting};
@@ -251,8 +253,23 @@ fn coordinator(
         s.parse::<SlotRange>().and_then(|slots| slots.check(layout))
     })?;
     let ttl = l.get(Setting::ClaimTtl, snowmint_fleet::parse_claim_ttl)?;
+    let max_skew = l.get(Setting::MaxClockSkew, snowmint_fleet::parse_max_clock_skew)?;
+    let every = l.get(Setting::ClockCheckEvery, snowmint_fleet::parse_clock_check_every)?;
+    let keep = l.get(Setting::ClaimHistoryKeep, snowmint_fleet::parse_history_keep)?;
+    let max_age = l.get(
+        Setting::ClaimHistoryMaxAge,
+        snowmint_fleet::parse_history_max_age,
+    )?;
     let Some(url) = url else {
-        let stray = l.given(&[Setting::Fleet, Setting::Slots, Setting::ClaimTtl]);
+        let stray = l.given(&[
+            Setting::Fleet,
+            Setting::Slots,
+            Setting::ClaimTtl,
+            Setting::MaxClockSkew,
+            Setting::ClockCheckEvery,
+            Setting::ClaimHistoryKeep,
+            Setting::ClaimHistoryMaxAge,
+        ]);
         if !stray.is_empty() {
             return Err(ConfigError::Conflict(format!(
                 "{} only applies with --coordinator",
@@ -271,6 +288,20 @@ fn coordinator(
     )
     // Every part was checked above, each naming where it came from.
     .map_err(|error| ConfigError::Conflict(error.to_string()))?;
+    let defaults = (ClockCheck::default(), HistoryRetention::default());
+    let config = config
+        .with_clock_check(
+            ClockCheck {
+                max_skew: max_skew.unwrap_or(defaults.0.max_skew),
+                every: every.unwrap_or(defaults.0.every),
+            },
+            // The front end names its reader of peers' clocks once it runs.
+            None,
+        )
+        .with_history(HistoryRetention {
+            keep: keep.unwrap_or(defaults.1.keep),
+            max_age: max_age.unwrap_or(defaults.1.max_age),
+        });
     Ok(Some((url, config)))
 }
 

@@ -46,11 +46,19 @@ pub enum Setting {
     Slots,
     /// Lifetime of a coordinated claim.
     ClaimTtl,
+    /// Largest skew allowed between this node's clock and the fleet's.
+    MaxClockSkew,
+    /// How often a coordinated node checks its clock.
+    ClockCheckEvery,
+    /// Records of the claim history kept per slot.
+    ClaimHistoryKeep,
+    /// How long an ended claim's record is kept.
+    ClaimHistoryMaxAge,
 }
 
 impl Setting {
     /// Every setting.
-    pub const ALL: [Setting; 19] = [
+    pub const ALL: [Setting; 23] = [
         Setting::Listen,
         Setting::GrpcListen,
         Setting::Datacenter,
@@ -70,6 +78,10 @@ impl Setting {
         Setting::Fleet,
         Setting::Slots,
         Setting::ClaimTtl,
+        Setting::MaxClockSkew,
+        Setting::ClockCheckEvery,
+        Setting::ClaimHistoryKeep,
+        Setting::ClaimHistoryMaxAge,
     ];
 
     /// The key in the TOML file, such as `clock_max`.
@@ -94,6 +106,10 @@ impl Setting {
             Setting::Fleet => "fleet",
             Setting::Slots => "slots",
             Setting::ClaimTtl => "claim_ttl",
+            Setting::MaxClockSkew => "max_clock_skew",
+            Setting::ClockCheckEvery => "clock_check_every",
+            Setting::ClaimHistoryKeep => "claim_history_keep",
+            Setting::ClaimHistoryMaxAge => "claim_history_max_age",
         }
     }
 

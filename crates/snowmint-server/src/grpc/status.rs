@@ -38,6 +38,24 @@ pub(crate) fn invalid(error: ApiError) -> Status {
     status
 }
 
+/// The status for any error answer of the HTTP API: bad input is
+/// `INVALID_ARGUMENT`, a 404 `NOT_FOUND`, a 503 `UNAVAILABLE` with its
+/// retry delay; each with `snowmint-code`.
+pub(crate) fn api_error(error: ApiError) -> Status {
+    let code = match error.status_code().as_u16() {
+        404 => Code::NotFound,
+        503 => Code::Unavailable,
+        _ => return invalid(error),
+    };
+    let mut status = Status::new(code, error.message());
+    let metadata = status.metadata_mut();
+    metadata.insert(CODE_KEY, MetadataValue::from_static(error.code()));
+    if let Some(seconds) = error.retry_after_s() {
+        metadata.insert(RETRY_AFTER_KEY, MetadataValue::from(seconds * 1000));
+    }
+    status
+}
+
 /// `UNAVAILABLE` for a refusal, counted in the refusal metrics as HTTP's
 /// 503 answers are.
 pub(crate) fn refused(state: &AppState, refusal: Refusal) -> Status {
