@@ -15,7 +15,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use snowmint_test_support::http::Connection;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use snowmint_test_support::net::{free_port, wait_for_port};
 use snowmint_test_support::serve::Service;
 use snowmint_test_support::servers::Cluster;
@@ -74,24 +75,29 @@ impl Prometheus {
             .expect("running prometheus");
         let prometheus = Prometheus { child, address };
         wait_for_port("prometheus", port, LIMIT);
+        let ready = || http_get(address, "/-/ready").is_ok_and(|(status, _)| status == 200);
+        snowmint_test_support::wait::wait_until("Prometheus to be ready", LIMIT, || {
+            ready().then_some(())
+        });
         prometheus
     }
 
     /// `GET target`, the JSON body.
     fn get(&self, target: &str) -> Value {
-        let response = Connection::open(self.address).unwrap().get(target).unwrap();
-        assert_eq!(response.status, 200, "{target}: {}", response.body);
-        serde_json::from_str(&response.body).unwrap()
+        let (status, body) = http_get(self.address, target).unwrap();
+        assert_eq!(status, 200, "{target}: {body}");
+        serde_json::from_str(&body).unwrap()
     }
 
     /// The result of an instant query, or the error Prometheus gives.
     fn query(&self, expr: &str) -> Result<Value, String> {
         let target = format!("/api/v1/query?query={}", encode(expr));
-        let response = Connection::open(self.address).unwrap().get(&target).unwrap();
-        let body: Value = serde_json::from_str(&response.body).unwrap();
+        let (_, text) = http_get(self.address, &target).map_err(|error| error.to_string())?;
+        let body: Value =
+            serde_json::from_str(&text).map_err(|error| format!("{expr}: {error}: {text}"))?;
         match body["status"].as_str() {
             Some("success") => Ok(body["data"]["result"].clone()),
-            _ => Err(format!("{expr}: {}", response.body)),
+            _ => Err(format!("{expr}: {text}")),
         }
     }
 
@@ -105,6 +111,23 @@ impl Prometheus {
             .map(|alert| alert["labels"]["instance"].as_str().unwrap().to_owned())
             .collect()
     }
+}
+
+/// `GET target` in HTTP/1.0, so that the answer comes whole (no chunks)
+/// and ends with the connection: its status and body.
+fn http_get(address: SocketAddr, target: &str) -> std::io::Result<(u16, String)> {
+    let mut stream = TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    write!(stream, "GET {target} HTTP/1.0\r\nHost: {address}\r\n\r\n")?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    Ok((status, body.to_owned()))
 }
 
 /// Percent-encodes a query parameter's value.
