@@ -49,7 +49,12 @@ pub struct WhoisArgs {
     id: String,
     /// The fleet's coordinator: etcd://HOST:PORT,..., zk://HOST:PORT,.../CHROOT
     /// or postgres://USER:PASSWORD@HOST:PORT/DB [env: SNOWMINT_COORDINATOR].
-    #[arg(long, value_name = "URL", env = "SNOWMINT_COORDINATOR", hide_env = true)]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "SNOWMINT_COORDINATOR",
+        hide_env = true
+    )]
     coordinator: String,
     /// The fleet's name [env: SNOWMINT_FLEET] [default: default].
     #[arg(long, value_name = "NAME", env = "SNOWMINT_FLEET", hide_env = true)]
@@ -155,7 +160,10 @@ fn claim_text(text: &mut String, claim: &ClaimRecordBody) {
             let _ = writeln!(text, "ended       {end} ({how}); {last}");
         }
         _ => {
-            let _ = writeln!(text, "ended       not yet (held, or lost and not taken over)");
+            let _ = writeln!(
+                text,
+                "ended       not yet (held, or lost and not taken over)"
+            );
         }
     }
 }

@@ -119,13 +119,26 @@ async fn a_node_three_seconds_ahead_claims_nothing_until_its_clock_is_right() {
     assert_eq!(refused["slot"], Value::Null);
     let readyz = c.connect().get("/readyz").unwrap();
     assert_eq!(readyz.status, 503);
-    assert!(readyz.body.contains("ms ahead of 2 of the 2 clocks"), "{}", readyz.body);
+    assert!(
+        readyz.body.contains("ms ahead of 2 of the 2 clocks"),
+        "{}",
+        readyz.body
+    );
     let metrics = c.connect().get("/metrics").unwrap().body;
     assert_eq!(metric(&metrics, "snowmint_clock_skewed"), 1.0);
-    assert_eq!(metric(&metrics, "snowmint_clock_sources{kind=\"peer\"}"), 2.0);
-    assert_eq!(metric(&metrics, "snowmint_clock_sources{kind=\"coordinator\"}"), 0.0);
+    assert_eq!(
+        metric(&metrics, "snowmint_clock_sources{kind=\"peer\"}"),
+        2.0
+    );
+    assert_eq!(
+        metric(&metrics, "snowmint_clock_sources{kind=\"coordinator\"}"),
+        0.0
+    );
     assert_eq!(metric(&metrics, "snowmint_clock_offset_ms"), offset as f64);
-    assert_eq!(metric(&metrics, "snowmint_claim_state{state=\"clock_skew\"}"), 1.0);
+    assert_eq!(
+        metric(&metrics, "snowmint_claim_state{state=\"clock_skew\"}"),
+        1.0
+    );
 
     // The two sound nodes ask each other (C holds no slot): in range.
     let mut peers = Vec::new();

@@ -15,19 +15,21 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use snowmint_test_support::net::{free_port, wait_for_port};
 use snowmint_test_support::serve::Service;
 use snowmint_test_support::servers::Cluster;
 use snowmint_test_support::servers::etcd::EtcdCluster;
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::eventually;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 
 const LIMIT: Duration = Duration::from_secs(120);
 
 fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
 }
 
 /// A Prometheus server, killed on drop.
@@ -66,7 +68,10 @@ impl Prometheus {
         let address: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let child = Command::new(binary)
             .arg(format!("--config.file={}", config_file.display()))
-            .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
             .arg(format!("--web.listen-address={address}"))
             .arg("--log.level=warn")
             .stdout(Stdio::null())
@@ -200,15 +205,19 @@ async fn prometheus_sees_a_fenced_node_and_runs_the_dashboard() {
     let home = temp_dir("prometheus");
     let nodes = [start_node(&home, &url, "a"), start_node(&home, &url, "b")];
     for node in &nodes {
-        eventually("a held claim and a clock check with a peer", LIMIT, || async {
-            let described = node.json("/v1/node");
-            let coordinator = &described["coordinator"];
-            (coordinator["state"] == "held"
-                && coordinator["clock_check"]["readings"]
-                    .as_array()
-                    .is_some_and(|readings| !readings.is_empty()))
-            .then_some(())
-        })
+        eventually(
+            "a held claim and a clock check with a peer",
+            LIMIT,
+            || async {
+                let described = node.json("/v1/node");
+                let coordinator = &described["coordinator"];
+                (coordinator["state"] == "held"
+                    && coordinator["clock_check"]["readings"]
+                        .as_array()
+                        .is_some_and(|readings| !readings.is_empty()))
+                .then_some(())
+            },
+        )
         .await;
         // Traffic, so that the counters have moved.
         assert_eq!(node.connect().get("/v1/ids?count=10").unwrap().status, 200);
@@ -223,7 +232,10 @@ async fn prometheus_sees_a_fenced_node_and_runs_the_dashboard() {
                 line.strip_prefix(&name)
                     .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
             });
-            assert!(listed, "the dashboard's {query:?} reads {name}, which /metrics lacks:\n{exported}");
+            assert!(
+                listed,
+                "the dashboard's {query:?} reads {name}, which /metrics lacks:\n{exported}"
+            );
         }
     }
 
@@ -243,14 +255,19 @@ async fn prometheus_sees_a_fenced_node_and_runs_the_dashboard() {
     .await;
     // The rules are loaded, and nothing fires while all is well.
     let groups = prometheus.get("/api/v1/rules");
-    let loaded = groups["data"]["groups"][0]["rules"].as_array().unwrap().len();
+    let loaded = groups["data"]["groups"][0]["rules"]
+        .as_array()
+        .unwrap()
+        .len();
     assert_eq!(loaded, 9, "{groups}");
     assert!(prometheus.firing("SnowmintNodeFenced").is_empty());
 
     // Every dashboard query runs, and those of the claims find both nodes.
     for query in &queries {
         let runnable = query.replace("$__rate_interval", "1m");
-        let result = prometheus.query(&runnable).unwrap_or_else(|error| panic!("{error}"));
+        let result = prometheus
+            .query(&runnable)
+            .unwrap_or_else(|error| panic!("{error}"));
         if query.contains("snowmint_claim_time_to_deadline_ms") {
             assert_eq!(result.as_array().unwrap().len(), 2, "{query}: {result}");
         }
@@ -258,9 +275,11 @@ async fn prometheus_sees_a_fenced_node_and_runs_the_dashboard() {
 
     let paused = Instant::now();
     cluster.process().pause();
-    eventually("SnowmintNodeFenced to fire for both nodes", LIMIT, || async {
-        (prometheus.firing("SnowmintNodeFenced") == instances).then_some(())
-    })
+    eventually(
+        "SnowmintNodeFenced to fire for both nodes",
+        LIMIT,
+        || async { (prometheus.firing("SnowmintNodeFenced") == instances).then_some(()) },
+    )
     .await;
     let fired_after = paused.elapsed();
     for node in &nodes {

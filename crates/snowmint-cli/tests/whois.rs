@@ -64,7 +64,14 @@ async fn an_id(node: &Service) -> u64 {
 /// `snowmint whois ID --coordinator URL --fleet FLEET [extra...]`.
 fn whois(url: &str, fleet: &str, id: u64, extra: &[&str]) -> Output {
     Command::new(SNOWMINT)
-        .args(["whois", &id.to_string(), "--coordinator", url, "--fleet", fleet])
+        .args([
+            "whois",
+            &id.to_string(),
+            "--coordinator",
+            url,
+            "--fleet",
+            fleet,
+        ])
         .args(extra)
         .env_remove("SNOWMINT_COORDINATOR")
         .env_remove("SNOWMINT_FLEET")
@@ -109,7 +116,10 @@ impl Who {
 
 fn assert_holder(answer: &Value, node: &Who, generation: u64) {
     assert_eq!(answer["answer"], "covered", "{answer}");
-    assert_eq!((answer["slot"].as_u64(), answer["machine"].as_u64()), (Some(3), Some(3)));
+    assert_eq!(
+        (answer["slot"].as_u64(), answer["machine"].as_u64()),
+        (Some(3), Some(3))
+    );
     let claim = &answer["claims"][0];
     assert_eq!(claim["generation"], generation, "{answer}");
     assert_eq!(claim["pid"], node.pid, "{answer}");
@@ -150,11 +160,19 @@ async fn whois_names_the_holder<C: Coordinator>() {
     // The command, as text and as JSON.
     let output = whois(&url, "who", a_id, &[]);
     let text = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(text.starts_with(&format!("id          {a_id}\n")), "{text}");
     assert!(text.contains("answer      covered\n"), "{text}");
     assert!(text.contains(&format!(", pid {}\n", a_was.pid)), "{text}");
-    assert!(text.contains(&format!("http        {}\n", a_was.address)), "{text}");
+    assert!(
+        text.contains(&format!("http        {}\n", a_was.address)),
+        "{text}"
+    );
     assert!(text.contains("(release); its IDs up to "), "{text}");
     let (code, answer) = whois_json(&url, "who", a_id);
     assert_eq!(code, 0);
@@ -168,7 +186,10 @@ async fn whois_names_the_holder<C: Coordinator>() {
     let (_, b_answer) = whois_json(&url, "who", b_id);
     assert_holder(&b_answer, &Who::of(&b), 2);
     assert_eq!(b_answer["claims"][0]["ended"], Value::Null);
-    assert_eq!(b.json(&format!("/v1/whois/{b_id}"))["claims"], b_answer["claims"]);
+    assert_eq!(
+        b.json(&format!("/v1/whois/{b_id}"))["claims"],
+        b_answer["claims"]
+    );
     let over_grpc = grpc_whois(&b, b_id).await;
     assert_eq!(over_grpc.answer, "covered");
     assert_eq!(over_grpc.claims[0].pid, Some(b.pid()));
@@ -177,7 +198,11 @@ async fn whois_names_the_holder<C: Coordinator>() {
     // Before any claim of the slot: nobody (exit 3).
     let early = id_of_slot_3(before - 60_000);
     let (code, answer) = whois_json(&url, "who", early);
-    assert_eq!((code, &answer["answer"]), (3, &Value::from("not_covered")), "{answer}");
+    assert_eq!(
+        (code, &answer["answer"]),
+        (3, &Value::from("not_covered")),
+        "{answer}"
+    );
     assert_eq!(answer["claims"], Value::Array(vec![]));
     let not_found = b.connect().get("/v1/whois/not-an-id").unwrap();
     assert_eq!(not_found.status, 400, "{}", not_found.body);
@@ -188,7 +213,11 @@ async fn whois_names_the_holder<C: Coordinator>() {
     let b2 = node(&home, &url, "who", "b", &["--claim-history-keep", "1"]);
     an_id(&b2).await;
     let (code, answer) = whois_json(&url, "who", a_id);
-    assert_eq!((code, &answer["answer"]), (4, &Value::from("pruned")), "{answer}");
+    assert_eq!(
+        (code, &answer["answer"]),
+        (4, &Value::from("pruned")),
+        "{answer}"
+    );
     assert_eq!(answer["oldest_kept_generation"], 3);
     assert_eq!(answer["records_kept"], 1);
 }
@@ -234,7 +263,12 @@ fn a_node_without_a_coordinator_keeps_no_history() {
     let node = Service::start(
         SNOWMINT,
         home.path(),
-        &["--datacenter", "1", "--state-dir", state_dir.to_str().unwrap()],
+        &[
+            "--datacenter",
+            "1",
+            "--state-dir",
+            state_dir.to_str().unwrap(),
+        ],
         &[],
     );
     let response = node.connect().get("/v1/whois/1724551110457221119").unwrap();

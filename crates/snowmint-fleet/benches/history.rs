@@ -76,7 +76,8 @@ fn config(setting: Setting) -> CoordinatorConfig {
 
 async fn claim_once<C: Cluster>(cluster: &C, setting: Setting) -> Duration {
     let started = Instant::now();
-    let engine = Coordinator::start(cluster.backend(cluster.client_addr()), config(setting)).unwrap();
+    let engine =
+        Coordinator::start(cluster.backend(cluster.client_addr()), config(setting)).unwrap();
     let mut states = engine.state();
     let active = states.wait_for(|state| matches!(state, NodeState::Active(_)));
     within("an active claim", LIMIT, active)

@@ -417,7 +417,11 @@ impl Backend for EtcdBackend {
         })
     }
 
-    async fn clock(&self, _session: &EtcdSession, _path: &str) -> Result<Option<i64>, BackendError> {
+    async fn clock(
+        &self,
+        _session: &EtcdSession,
+        _path: &str,
+    ) -> Result<Option<i64>, BackendError> {
         // etcd stamps nothing with a wall-clock time a client can read:
         // revisions and lease TTLs count, they do not tell the time.
         Ok(None)

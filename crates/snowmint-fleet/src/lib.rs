@@ -64,10 +64,10 @@ mod zookeeper;
 pub use coordinator::{
     Backend, BackendError, Cause, ClaimEnd, ClaimEntry, ClaimError, ClaimRecord, ClaimState,
     ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, ConfigError, Coordinator,
-    CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite, Holder,
-    HistoryRetention, MAX_FLEET_NAME, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL, Opened,
-    PEERS, PeerClock, PostgresUrl, SlotRange, SslMode, Versioned, Whois, WhoisAnswer, connect,
-    parse_claim_ttl, parse_clock_check_every, parse_history_keep, parse_history_max_age,
+    CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite,
+    HistoryRetention, Holder, MAX_FLEET_NAME, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL,
+    Opened, PEERS, PeerClock, PostgresUrl, SlotRange, SslMode, Versioned, Whois, WhoisAnswer,
+    connect, parse_claim_ttl, parse_clock_check_every, parse_history_keep, parse_history_max_age,
     parse_max_clock_skew, read_holders, whois,
 };
 #[cfg(feature = "etcd")]

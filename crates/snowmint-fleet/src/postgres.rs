@@ -420,9 +420,7 @@ impl Backend for PostgresBackend {
         session: &PostgresSession,
         _path: &str,
     ) -> Result<Option<i64>, BackendError> {
-        let rows = self
-            .query(session, |c| &c.statements.clock, &[])
-            .await?;
+        let rows = self.query(session, |c| &c.statements.clock, &[]).await?;
         Ok(rows.first().map(|row| row.get::<_, i64>(0)))
     }
 

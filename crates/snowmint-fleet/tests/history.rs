@@ -99,8 +99,11 @@ async fn each_claim_leaves_a_record<C: Url>() {
     let fleet: FleetName = "hist".parse().unwrap();
     let before = now_ms();
 
-    let a = Coordinator::start(cluster.backend(cluster.client_addr()), config("hist", "node-a", 1))
-        .unwrap();
+    let a = Coordinator::start(
+        cluster.backend(cluster.client_addr()),
+        config("hist", "node-a", 1),
+    )
+    .unwrap();
     let claim = active(&a).await;
     assert_eq!(claim.details["slot_generation"], "1");
     let a_mark = now_ms() + 300;
@@ -108,8 +111,11 @@ async fn each_claim_leaves_a_record<C: Url>() {
     let a_issued = now_ms();
     within("a to release", LIMIT, a.release()).await;
 
-    let b = Coordinator::start(cluster.backend(cluster.client_addr()), config("hist", "node-b", 2))
-        .unwrap();
+    let b = Coordinator::start(
+        cluster.backend(cluster.client_addr()),
+        config("hist", "node-b", 2),
+    )
+    .unwrap();
     let claim = active(&b).await;
     assert_eq!(claim.floor_ms, Some(a_mark));
     assert_eq!(claim.details["slot_generation"], "2");
@@ -120,8 +126,11 @@ async fn each_claim_leaves_a_record<C: Url>() {
     b.reserve(claim.generation, b_mark).await.unwrap();
     drop(b); // a crash: nothing released; the slot frees when the TTL runs out
 
-    let c = Coordinator::start(cluster.backend(cluster.client_addr()), config("hist", "node-c", 3))
-        .unwrap();
+    let c = Coordinator::start(
+        cluster.backend(cluster.client_addr()),
+        config("hist", "node-c", 3),
+    )
+    .unwrap();
     let claim = active(&c).await;
     assert_eq!(claim.floor_ms, Some(b_mark));
     // Above the floor: a ZooKeeper session closes with its client, so C
@@ -140,7 +149,16 @@ async fn each_claim_leaves_a_record<C: Url>() {
     };
     let a_says = ask(a_issued).await;
     assert_eq!(a_says.answer, WhoisAnswer::Covered, "{a_says}");
-    assert_eq!((a_says.slot, a_says.node), (5, Node { datacenter: 0, machine: 5 }));
+    assert_eq!(
+        (a_says.slot, a_says.node),
+        (
+            5,
+            Node {
+                datacenter: 0,
+                machine: 5
+            }
+        )
+    );
     let record = &a_says.claims[0];
     assert_eq!(record.generation, 1);
     let parsed = record.parsed_holder().unwrap();
@@ -149,7 +167,10 @@ async fn each_claim_leaves_a_record<C: Url>() {
     assert_eq!(record.ended, Some(ClaimEnd::Release));
     assert_eq!(record.last_ms, Some(a_mark));
     assert!(record.start_ms >= before && record.start_ms <= a_issued);
-    assert!(a_says.message().contains("node-a (127.0.0.1:1), pid 1"), "{a_says}");
+    assert!(
+        a_says.message().contains("node-a (127.0.0.1:1), pid 1"),
+        "{a_says}"
+    );
 
     let b_says = ask(b_issued).await;
     assert_eq!(b_says.answer, WhoisAnswer::Covered, "{b_says}");
@@ -175,7 +196,11 @@ async fn each_claim_leaves_a_record<C: Url>() {
         let says = ask(timestamp_ms).await;
         assert_eq!(says.answer, WhoisAnswer::NotCovered, "{says}");
         assert!(says.claims.is_empty());
-        assert!(says.message().contains("no claim covered slot 5 of fleet hist"), "{says}");
+        assert!(
+            says.message()
+                .contains("no claim covered slot 5 of fleet hist"),
+            "{says}"
+        );
     }
     within("c to release", LIMIT, c.release()).await;
 
@@ -185,7 +210,10 @@ async fn each_claim_leaves_a_record<C: Url>() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(error.contains("fleet nobody has no layout record"), "{error}");
+    assert!(
+        error.contains("fleet nobody has no layout record"),
+        "{error}"
+    );
 }
 
 /// With two records kept, the third claim prunes the first: an ID of its
@@ -210,7 +238,10 @@ async fn old_records_are_pruned<C: Url>() {
         // Above the floor the previous holder left.
         let issued = now_ms().max(claim.floor_ms.unwrap_or(0) + 1);
         first_issued.get_or_insert(issued);
-        engine.reserve(claim.generation, issued + 200).await.unwrap();
+        engine
+            .reserve(claim.generation, issued + 200)
+            .await
+            .unwrap();
         tokio::time::sleep(Duration::from_millis(250)).await;
         within("a release", LIMIT, engine.release()).await;
     }
@@ -220,7 +251,11 @@ async fn old_records_are_pruned<C: Url>() {
     assert_eq!(says.answer, WhoisAnswer::Pruned, "{says}");
     let kept: Vec<u64> = says.kept.iter().map(|record| record.generation).collect();
     assert_eq!(kept, [2, 3]);
-    assert!(says.message().contains("were pruned: the oldest kept is generation 2"), "{says}");
+    assert!(
+        says.message()
+            .contains("were pruned: the oldest kept is generation 2"),
+        "{says}"
+    );
 }
 
 /// A node whose clock is 3 s ahead of the coordinator's, with no peer to
@@ -264,7 +299,9 @@ async fn the_coordinators_clock_is_checked<C: Url>(kind: Option<&str>) {
     .await;
     assert!(
         reason.starts_with("this node's clock is ")
-            && reason.contains("ms ahead of 1 of the 1 clocks it was checked against, more than the 1s allowed")
+            && reason.contains(
+                "ms ahead of 1 of the 1 clocks it was checked against, more than the 1s allowed"
+            )
             && reason.contains(&format!("the coordinator ({kind}) +")),
         "{reason}"
     );

@@ -156,7 +156,8 @@ impl ClaimMetrics {
         recorder.describe_gauge(
             CLOCK_SOURCES.into(),
             None,
-            "Clocks read by the last clock check, by kind (peer: slot holders; coordinator).".into(),
+            "Clocks read by the last clock check, by kind (peer: slot holders; coordinator)."
+                .into(),
         );
         let sources = |kind: &'static str| {
             let key = Key::from_parts(CLOCK_SOURCES, vec![Label::new("kind", kind)]);
@@ -238,8 +239,11 @@ impl ClaimMetrics {
         };
         self.clock_peers.set(count(true));
         self.clock_coordinator.set(count(false));
-        self.clock_skewed
-            .set(if verdict.is_some_and(|v| v.skewed) { 1.0 } else { 0.0 });
+        self.clock_skewed.set(if verdict.is_some_and(|v| v.skewed) {
+            1.0
+        } else {
+            0.0
+        });
     }
 }
 

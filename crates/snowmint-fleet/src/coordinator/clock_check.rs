@@ -112,8 +112,7 @@ pub fn parse_max_clock_skew(text: &str) -> Result<Option<Duration>, ConfigError>
 
 /// Reads how often the clock is checked: a duration in `1s..=24h`.
 pub fn parse_clock_check_every(text: &str) -> Result<Duration, ConfigError> {
-    snowmint::parse_duration("clock check interval", text, EVERY_RANGE)
-        .map_err(ConfigError::Value)
+    snowmint::parse_duration("clock check interval", text, EVERY_RANGE).map_err(ConfigError::Value)
 }
 
 /// One reading of another clock, in Unix ms: this node's clock when the
@@ -212,7 +211,10 @@ impl ClockReading {
     /// Whether even the nearest end of the reading is beyond `max`.
     fn beyond(&self, max: Duration) -> bool {
         let max_ms = i64::try_from(max.as_millis()).unwrap_or(i64::MAX);
-        self.offset_ms.saturating_abs().saturating_sub(self.error_ms) > max_ms
+        self.offset_ms
+            .saturating_abs()
+            .saturating_sub(self.error_ms)
+            > max_ms
     }
 }
 
@@ -400,7 +402,10 @@ impl<B: Backend> Shared<B> {
         if let Some(peers) = &self.config.peer_clock {
             let own = self.lock().claim.map(|held| held.slot);
             let names = self
-                .step(limit, self.backend.list(&live.session, &self.paths.slots_dir()))
+                .step(
+                    limit,
+                    self.backend.list(&live.session, &self.paths.slots_dir()),
+                )
                 .await?;
             let mut slots: Vec<u64> = names
                 .iter()
@@ -454,7 +459,11 @@ impl<B: Backend> Shared<B> {
                     other_ms,
                     received_ms,
                 };
-                readings.push(ClockReading::new(source, sample.offset_ms(), sample.error_ms()));
+                readings.push(ClockReading::new(
+                    source,
+                    sample.offset_ms(),
+                    sample.error_ms(),
+                ));
             }
             Ok(None) => {}
             Err(error) => unanswered.push(format!("{source} ({error})")),
@@ -465,7 +474,11 @@ impl<B: Backend> Shared<B> {
             };
             match answer {
                 Ok(sample) => {
-                    readings.push(ClockReading::new(source, sample.offset_ms(), sample.error_ms()));
+                    readings.push(ClockReading::new(
+                        source,
+                        sample.offset_ms(),
+                        sample.error_ms(),
+                    ));
                 }
                 Err(reason) => unanswered.push(format!("{source} ({reason})")),
             }
@@ -526,7 +539,11 @@ mod tests {
             ),
             "{verdict}"
         );
-        assert!(verdict.to_string().contains("node web-1 (127.0.0.1:8081) (slot 1) -3004 ± 2 ms"));
+        assert!(
+            verdict
+                .to_string()
+                .contains("node web-1 (127.0.0.1:8081) (slot 1) -3004 ± 2 ms")
+        );
     }
 
     #[test]

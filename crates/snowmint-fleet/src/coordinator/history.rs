@@ -210,7 +210,9 @@ impl SlotHistory {
 
     /// The generation the next claim gets.
     fn next_generation(&self) -> u64 {
-        self.records.last().map_or(1, |record| record.generation + 1)
+        self.records
+            .last()
+            .map_or(1, |record| record.generation + 1)
     }
 
     /// Ends every open record as taken over at `now_ms` by a claim that
@@ -442,7 +444,9 @@ mod tests {
     fn entry(generation: u64, start_ms: i64, floor_ms: Option<i64>) -> ClaimEntry {
         ClaimEntry {
             generation,
-            holder: format!("host=h{generation} pid=1 listen=127.0.0.1:1 started=1970-01-01T00:00:00.000Z"),
+            holder: format!(
+                "host=h{generation} pid=1 listen=127.0.0.1:1 started=1970-01-01T00:00:00.000Z"
+            ),
             version: "0.1.0".into(),
             session: "lease 1".into(),
             start_ms,
@@ -469,7 +473,12 @@ mod tests {
             records: vec![],
         };
         history.add_claim(entry(1, 1_000, None), 1_000, None, retention(16, 3_600_000));
-        history.add_claim(entry(2, 5_000, Some(4_200)), 5_001, Some(4_200), retention(16, 3_600_000));
+        history.add_claim(
+            entry(2, 5_000, Some(4_200)),
+            5_001,
+            Some(4_200),
+            retention(16, 3_600_000),
+        );
         let first = &history.records[0];
         assert_eq!(first.ended, Some(ClaimEnd::Takeover));
         assert_eq!((first.end_ms, first.last_ms), (Some(5_001), Some(4_200)));
@@ -494,7 +503,12 @@ mod tests {
         };
         for generation in 1..=5 {
             let at = generation as i64 * 1_000;
-            history.add_claim(entry(generation, at, Some(at - 1)), at, Some(at - 1), retention(3, 10_000));
+            history.add_claim(
+                entry(generation, at, Some(at - 1)),
+                at,
+                Some(at - 1),
+                retention(3, 10_000),
+            );
         }
         let kept: Vec<u64> = history.records.iter().map(|r| r.generation).collect();
         assert_eq!(kept, [3, 4, 5]);

@@ -132,7 +132,9 @@ impl Whois {
                 let names: Vec<String> = self
                     .claims
                     .iter()
-                    .map(|claim| format!("generation {} by {}", claim.generation, holder_name(claim)))
+                    .map(|claim| {
+                        format!("generation {} by {}", claim.generation, holder_name(claim))
+                    })
                     .collect();
                 format!(
                     "CONFLICT: {} claims covered {at} ({}); this must never happen: two processes may have issued IDs as the same node at the same time; keep the logs of both and report it",
@@ -412,7 +414,12 @@ mod tests {
         .unwrap()
     }
 
-    fn ended(mut entry: ClaimEntry, end: ClaimEnd, end_ms: i64, last_ms: Option<i64>) -> ClaimEntry {
+    fn ended(
+        mut entry: ClaimEntry,
+        end: ClaimEnd,
+        end_ms: i64,
+        last_ms: Option<i64>,
+    ) -> ClaimEntry {
         entry.ended = Some(end);
         entry.end_ms = Some(end_ms);
         entry.last_ms = last_ms;
@@ -428,7 +435,12 @@ mod tests {
     #[test]
     fn each_time_has_one_answer() {
         let records = vec![
-            ended(record(1, 1_000, None), ClaimEnd::Release, 1_500, Some(2_000)),
+            ended(
+                record(1, 1_000, None),
+                ClaimEnd::Release,
+                1_500,
+                Some(2_000),
+            ),
             record(2, 3_000, Some(2_000)),
         ];
         let mark = Some(5_000);
@@ -452,7 +464,12 @@ mod tests {
     #[test]
     fn a_takeover_bounds_the_previous_claim_by_the_floor() {
         let records = vec![
-            ended(record(4, 1_000, Some(900)), ClaimEnd::Takeover, 2_100, Some(1_800)),
+            ended(
+                record(4, 1_000, Some(900)),
+                ClaimEnd::Takeover,
+                2_100,
+                Some(1_800),
+            ),
             record(5, 1_200, Some(1_800)),
         ];
         assert_eq!(generations(&judge(&records, Some(4_000), 1_800).1), [4]);
@@ -466,7 +483,12 @@ mod tests {
     #[test]
     fn two_claims_over_one_time_are_a_conflict() {
         let records = vec![
-            ended(record(1, 1_000, None), ClaimEnd::Release, 3_000, Some(3_500)),
+            ended(
+                record(1, 1_000, None),
+                ClaimEnd::Release,
+                3_000,
+                Some(3_500),
+            ),
             record(2, 2_000, Some(2_500)),
         ];
         let (answer, claims) = judge(&records, Some(6_000), 3_000);

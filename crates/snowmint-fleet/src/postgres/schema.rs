@@ -209,9 +209,7 @@ pub(super) async fn prepare(client: &Client, schema: &str) -> Result<Statements,
         )),
         // clock_timestamp(), not now(): now() is when the transaction
         // began, which a pooler or a long transaction could make stale.
-        prepare(
-            "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint".to_owned()
-        ),
+        prepare("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint".to_owned()),
     )?;
     Ok(Statements {
         list,

@@ -254,8 +254,14 @@ fn coordinator(
     })?;
     let ttl = l.get(Setting::ClaimTtl, snowmint_fleet::parse_claim_ttl)?;
     let max_skew = l.get(Setting::MaxClockSkew, snowmint_fleet::parse_max_clock_skew)?;
-    let every = l.get(Setting::ClockCheckEvery, snowmint_fleet::parse_clock_check_every)?;
-    let keep = l.get(Setting::ClaimHistoryKeep, snowmint_fleet::parse_history_keep)?;
+    let every = l.get(
+        Setting::ClockCheckEvery,
+        snowmint_fleet::parse_clock_check_every,
+    )?;
+    let keep = l.get(
+        Setting::ClaimHistoryKeep,
+        snowmint_fleet::parse_history_keep,
+    )?;
     let max_age = l.get(
         Setting::ClaimHistoryMaxAge,
         snowmint_fleet::parse_history_max_age,

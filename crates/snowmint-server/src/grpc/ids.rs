@@ -229,9 +229,10 @@ impl IdService for IdApi {
         self.state.metrics().grpc_call("Whois");
         let request = request.into_inner();
         let params = params(&self.state, &[("encoding", &request.encoding)]);
-        let answer = crate::api::whois::whois(State(self.state.clone()), IdSegment(request.id), params)
-            .await
-            .map_err(api_error)?;
+        let answer =
+            crate::api::whois::whois(State(self.state.clone()), IdSegment(request.id), params)
+                .await
+                .map_err(api_error)?;
         Ok(Response::new(whois_answer(answer.0)))
     }
 }
