@@ -17,6 +17,7 @@ use std::time::Duration;
 use serde_json::Value;
 use snowmint_client::proto::WhoisRequest;
 use snowmint_client::proto::id_service_client::IdServiceClient;
+use snowmint_test_support::schema;
 use snowmint_test_support::serve::{Service, now_ms, timestamp_ms};
 use snowmint_test_support::serve_fleet::Coordinator;
 use snowmint_test_support::servers::etcd::EtcdCluster;
@@ -114,6 +115,17 @@ impl Who {
     }
 }
 
+/// `GET target` on `node`, its JSON checked against the node's own
+/// OpenAPI document (the schema of `path`'s 200 answer).
+fn documented(node: &Service, path: &str, target: &str) -> Value {
+    let answer = node.json(target);
+    let document = node.json("/openapi.json");
+    let schema =
+        &document["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+    schema::check(&document, schema, &answer, path);
+    answer
+}
+
 fn assert_holder(answer: &Value, node: &Who, generation: u64) {
     assert_eq!(answer["answer"], "covered", "{answer}");
     assert_eq!(
@@ -181,7 +193,10 @@ async fn whois_names_the_holder<C: Coordinator>() {
     assert!(answer["claims"][0]["last_ms"].as_i64().unwrap() >= timestamp_ms(a_id));
 
     // A node's HTTP API and gRPC answer the same, for any ID of the fleet.
-    let over_http = b.json(&format!("/v1/whois/{a_id}"));
+    let over_http = documented(&b, "/v1/whois/{id}", &format!("/v1/whois/{a_id}"));
+    // The node's description, with its clock check, as documented too.
+    let described = documented(&b, "/v1/node", "/v1/node");
+    assert!(described["coordinator"]["clock_check"].is_object(), "{described}");
     assert_eq!(over_http["claims"], answer["claims"]);
     let (_, b_answer) = whois_json(&url, "who", b_id);
     assert_holder(&b_answer, &Who::of(&b), 2);
