@@ -120,8 +120,8 @@ impl Who {
 fn documented(node: &Service, path: &str, target: &str) -> Value {
     let answer = node.json(target);
     let document = node.json("/openapi.json");
-    let schema =
-        &document["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+    let schema = &document["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]
+        ["schema"];
     schema::check(&document, schema, &answer, path);
     answer
 }
@@ -196,7 +196,10 @@ async fn whois_names_the_holder<C: Coordinator>() {
     let over_http = documented(&b, "/v1/whois/{id}", &format!("/v1/whois/{a_id}"));
     // The node's description, with its clock check, as documented too.
     let described = documented(&b, "/v1/node", "/v1/node");
-    assert!(described["coordinator"]["clock_check"].is_object(), "{described}");
+    assert!(
+        described["coordinator"]["clock_check"].is_object(),
+        "{described}"
+    );
     assert_eq!(over_http["claims"], answer["claims"]);
     let (_, b_answer) = whois_json(&url, "who", b_id);
     assert_holder(&b_answer, &Who::of(&b), 2);

@@ -27,7 +27,7 @@
 //!
 //! | metric | type | meaning |
 //! |---|---|---|
-//! | `snowmint_claim_state{state}` | gauge | 1 for what the claim engine is doing (`connecting`, `claiming`, `all_taken`, `held`, `released`), 0 for the others |
+//! | `snowmint_claim_state{state}` | gauge | 1 for what the claim engine is doing (`connecting`, `claiming`, `all_taken`, `clock_skew`, `held`, `released`), 0 for the others |
 //! | `snowmint_claim_time_to_deadline_ms` | gauge | how long the claim may still be used without a confirmed keep-alive (0 without one) |
 //! | `snowmint_claim_changes_total{change}` | counter | claims `acquired` and `lost` (a clean release is not a loss) |
 //! | `snowmint_claim_slots` | gauge | how many slots the node may claim (`--slots`) |
@@ -137,7 +137,7 @@ impl ClaimMetrics {
         recorder.describe_gauge(
             CLAIM_STATE.into(),
             None,
-            "1 for what the claim engine is doing (connecting, claiming, all_taken, held, released), else 0.".into(),
+            "1 for what the claim engine is doing (connecting, claiming, all_taken, clock_skew, held, released), else 0.".into(),
         );
         recorder.describe_gauge(
             CLAIM_TIME_TO_DEADLINE.into(),

@@ -21,7 +21,7 @@ struct Inner {
     request_timeout: Duration,
     /// Bounds the whois look-ups running at once (each reads the
     /// coordinator).
-    whois_permits: tokio::sync::Semaphore,
+    whois_permits: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -37,7 +37,9 @@ impl AppState {
                 issuer,
                 metrics: Metrics::new(),
                 request_timeout,
-                whois_permits: tokio::sync::Semaphore::new(crate::api::whois::MAX_LOOKUPS),
+                whois_permits: Arc::new(tokio::sync::Semaphore::new(
+                    crate::api::whois::MAX_LOOKUPS,
+                )),
             }),
         }
     }
@@ -58,7 +60,7 @@ impl AppState {
     }
 
     /// The permits of whois look-ups.
-    pub(crate) fn whois_permits(&self) -> &tokio::sync::Semaphore {
+    pub(crate) fn whois_permits(&self) -> &Arc<tokio::sync::Semaphore> {
         &self.inner.whois_permits
     }
 }

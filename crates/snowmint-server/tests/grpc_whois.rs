@@ -37,13 +37,16 @@ async fn a_node_without_history_says_where_to_ask() {
         id: id.to_owned(),
         encoding: String::new(),
     };
-    let status = client
-        .whois(ask("1724551110457221119"))
-        .await
-        .unwrap_err();
+    let status = client.whois(ask("1724551110457221119")).await.unwrap_err();
     assert_eq!(status.code(), Code::NotFound, "{status:?}");
-    assert_eq!(status.metadata().get("snowmint-code").unwrap(), "no_coordinator");
-    assert!(status.message().contains("keeps no claim history"), "{status:?}");
+    assert_eq!(
+        status.metadata().get("snowmint-code").unwrap(),
+        "no_coordinator"
+    );
+    assert!(
+        status.message().contains("keeps no claim history"),
+        "{status:?}"
+    );
 
     let status = client.whois(ask("-1")).await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");

@@ -138,7 +138,12 @@ async fn answers_match_the_document() {
     }
     for (path, uri) in without_history {
         let answer = get(app, uri).await;
-        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{uri}: {}", answer.body);
+        assert_eq!(
+            answer.status,
+            StatusCode::NOT_FOUND,
+            "{uri}: {}",
+            answer.body
+        );
         conforms(&document, path, &answer);
     }
     for (path, uri) in [("/v1/id", "/v1/id"), ("/v1/ids", "/v1/ids?count=2")] {

@@ -1,6 +1,7 @@
 //! `GET /v1/whois/{id}`: which claim of this node's fleet covered the
 //! ID's slot at its millisecond, read from the fleet's claim history.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
@@ -58,7 +59,7 @@ pub async fn whois(
         None => Encoding::Decimal,
     };
     let id = SnowflakeId::parse(encoding, &text).map_err(|e| ApiError::from_core("id", e))?;
-    let Ok(_permit) = state.whois_permits().try_acquire() else {
+    let Ok(permit) = Arc::clone(state.whois_permits()).try_acquire_owned() else {
         return Err(ApiError::unavailable(
             "busy",
             format!(
@@ -67,7 +68,25 @@ pub async fn whois(
             Duration::from_secs(1),
         ));
     };
-    match state.issuer().source().whois(id).await {
+    // On a task of its own, holding the permit: a client that goes away
+    // neither cancels a coordinator request half-way (which could cost the
+    // claim engine its connection) nor frees the permit before the
+    // look-up ends (each is bounded by the engine's own time limit).
+    let source = Arc::clone(state.issuer().source());
+    let looked_up = tokio::spawn(async move {
+        let answer = source.whois(id).await;
+        drop(permit);
+        answer
+    })
+    .await;
+    let looked_up = looked_up.map_err(|error| {
+        ApiError::unavailable(
+            "coordinator_unavailable",
+            format!("the look-up stopped: {error}"),
+            Duration::from_secs(1),
+        )
+    })?;
+    match looked_up {
         None => Err(ApiError::status(
             StatusCode::NOT_FOUND,
             "no_coordinator",
