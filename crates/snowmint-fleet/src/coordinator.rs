@@ -278,7 +278,7 @@ impl<B: Backend> Coordinator<B> {
             claimed_at: inner.claim.map(|held| held.claimed_at),
             deadline: inner.claim.map(|held| held.deadline),
             clock: inner.clock.clone(),
-            max_clock_skew: shared.config.clock_check.max_skew,
+            max_clock_skew: shared.config.ops.clock_check.max_skew,
         }
     }
 

@@ -5,9 +5,9 @@
 //! (`snowmint_fleet::ClockVerdict`); this only asks. One request per
 //! connection (`Connection: close`): the connection is made before the
 //! clock is first read, so that only the request's own round trip counts
-//! in the reading's error bar. An answer is read up to [`MAX_ANSWER`]
-//! bytes; a peer that sends more, or no `clock_ms`, is left out of the
-//! check with the reason.
+//! in the reading's error bar. An answer is read up to 64 KiB; a peer
+//! that sends more, or no `clock_ms`, is left out of the check with the
+//! reason.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

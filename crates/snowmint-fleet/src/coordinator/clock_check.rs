@@ -389,17 +389,17 @@ impl<B: Backend> Shared<B> {
         live: &Live<B::Session>,
         timing: Timing,
     ) -> Result<Option<ClockVerdict>, ClaimError> {
-        let Some(max_skew) = self.config.clock_check.max_skew else {
+        let Some(max_skew) = self.config.ops.clock_check.max_skew else {
             return Ok(None);
         };
-        let clock = Arc::clone(&self.config.clock.0);
+        let clock = Arc::clone(&self.config.ops.clock.0);
         let limit = timing.step_limit();
         let mut readings = Vec::new();
         let mut unanswered = Vec::new();
         // The peers' answers come in on tasks of their own, so that their
         // round trips are timed as they happen, whatever the engine does.
         let mut asked = JoinSet::new();
-        if let Some(peers) = &self.config.peer_clock {
+        if let Some(peers) = &self.config.ops.peer_clock {
             let own = self.lock().claim.map(|held| held.slot);
             let names = self
                 .step(

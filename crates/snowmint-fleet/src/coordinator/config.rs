@@ -194,6 +194,15 @@ pub struct CoordinatorConfig {
     pub(crate) layout: Layout,
     /// The slot to try first, if free: the one the node held before.
     pub(crate) preferred_slot: Option<u64>,
+    /// The clock, the claim history and the clock check (boxed: they are
+    /// many, and a configuration travels inside others).
+    pub(crate) ops: Box<Operations>,
+}
+
+/// What a coordinated node needs to be operated: its clock, its claim
+/// history and its clock check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Operations {
     /// The node's clock: the one its IDs carry, written into the claim
     /// history and checked against the others.
     pub(crate) clock: EngineClock,
@@ -269,21 +278,21 @@ impl CoordinatorConfig {
             holder,
             layout,
             preferred_slot: None,
-            clock: EngineClock(Arc::new(SystemClock)),
-            history: HistoryRetention::default(),
-            clock_check: ClockCheck::default(),
-            peer_clock: None,
+            ops: Box::new(Operations {
+                clock: EngineClock(Arc::new(SystemClock)),
+                history: HistoryRetention::default(),
+                clock_check: ClockCheck::default(),
+                peer_clock: None,
+            }),
         })
     }
 
     /// The same settings, with `clock` as the node's clock (the one its
     /// IDs carry; the system clock by default): the claim history records
     /// times on it, and the clock check judges it.
-    pub fn with_clock(self, clock: Arc<dyn Clock>) -> CoordinatorConfig {
-        CoordinatorConfig {
-            clock: EngineClock(clock),
-            ..self
-        }
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> CoordinatorConfig {
+        self.ops.clock = EngineClock(clock);
+        self
     }
 
     /// The same settings, keeping the claim history as `retention` says
@@ -303,36 +312,32 @@ impl CoordinatorConfig {
     /// assert_eq!(config.history(), retention);
     /// # Ok::<(), snowmint_fleet::ConfigError>(())
     /// ```
-    pub fn with_history(self, retention: HistoryRetention) -> CoordinatorConfig {
-        CoordinatorConfig {
-            history: retention,
-            ..self
-        }
+    pub fn with_history(mut self, retention: HistoryRetention) -> CoordinatorConfig {
+        self.ops.history = retention;
+        self
     }
 
     /// The same settings, checking the node's clock as `check` says (by
     /// default [`ClockCheck::default`]), reading other nodes' clocks with
     /// `peers` (without one, only the coordinator's clock is consulted).
     pub fn with_clock_check(
-        self,
+        mut self,
         check: ClockCheck,
         peers: Option<Arc<dyn PeerClock>>,
     ) -> CoordinatorConfig {
-        CoordinatorConfig {
-            clock_check: check,
-            peer_clock: peers.map(PeerClockHandle),
-            ..self
-        }
+        self.ops.clock_check = check;
+        self.ops.peer_clock = peers.map(PeerClockHandle);
+        self
     }
 
     /// How much of the claim history is kept.
     pub fn history(&self) -> HistoryRetention {
-        self.history
+        self.ops.history
     }
 
     /// How the node's clock is checked.
     pub fn clock_check(&self) -> ClockCheck {
-        self.clock_check
+        self.ops.clock_check
     }
 
     /// The same settings, with `holder` written into the slot key: a

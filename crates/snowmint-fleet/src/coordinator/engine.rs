@@ -229,7 +229,7 @@ impl<B: Backend> Shared<B> {
         // before a claim once this is older than the check's interval.
         let mut clock_checked: Option<Instant> = None;
         loop {
-            let every = self.config.clock_check.every;
+            let every = self.config.ops.clock_check.every;
             if clock_checked.is_none_or(|at| at.elapsed() >= every) {
                 match self.check_clock(live, timing).await {
                     Err(reason) => return reason,
@@ -320,7 +320,7 @@ impl<B: Backend> Shared<B> {
             };
             let sent = Instant::now();
             // Every ID of the claim is at or after this reading.
-            let start_ms = self.config.clock.now_ms();
+            let start_ms = self.config.ops.clock.now_ms();
             let key = self.paths.slot(slot);
             let create =
                 self.backend
@@ -512,7 +512,7 @@ impl<B: Backend> Shared<B> {
         live: &Live<B::Session>,
         timing: Timing,
     ) -> Result<Option<ClockVerdict>, ClaimError> {
-        tokio::time::sleep(self.config.clock_check.every).await;
+        tokio::time::sleep(self.config.ops.clock_check.every).await;
         self.check_clock(live, timing).await
     }
 

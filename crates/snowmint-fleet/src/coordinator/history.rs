@@ -373,12 +373,12 @@ impl<B: Backend> Shared<B> {
         limit: Duration,
         read: Option<Result<Stored, ClaimError>>,
     ) -> Result<Option<u64>, ClaimError> {
-        let retention = self.config.history;
+        let retention = self.config.ops.history;
         if retention.keep == 0 {
             return Ok(None);
         }
         let stored = read.transpose()?;
-        let now_ms = self.config.clock.now_ms();
+        let now_ms = self.config.ops.clock.now_ms();
         let entry = |generation| ClaimEntry {
             generation,
             holder: self.config.holder.clone(),
@@ -406,7 +406,7 @@ impl<B: Backend> Shared<B> {
         slot: u64,
         limit: Duration,
     ) -> Option<Result<Stored, ClaimError>> {
-        if self.config.history.keep == 0 {
+        if self.config.ops.history.keep == 0 {
             return None;
         }
         Some(self.read_history(live, slot, limit).await)
@@ -425,7 +425,7 @@ impl<B: Backend> Shared<B> {
         let Some(generation) = held.history_generation else {
             return;
         };
-        let now_ms = self.config.clock.now_ms();
+        let now_ms = self.config.ops.clock.now_ms();
         let ended = self
             .change_history(live, held.slot, limit, None, |history| {
                 history.release(generation, now_ms, last_ms).then_some(())
