@@ -320,3 +320,60 @@ async fn whois_on_postgres() {
 async fn a_conflict_on_etcd_is_said_loudly() {
     overlapping_claims_are_a_conflict::<EtcdCluster>().await;
 }
+
+/// Bad input is exit 2 with the value and its range, before any
+/// coordinator is asked; a coordinator that cannot be reached is exit 1,
+/// naming it.
+#[test]
+fn bad_input_and_an_unreachable_coordinator() {
+    let run = |args: &[&str]| {
+        let output = Command::new(SNOWMINT)
+            .arg("whois")
+            .args(args)
+            .env_remove("SNOWMINT_COORDINATOR")
+            .env_remove("SNOWMINT_FLEET")
+            .output()
+            .unwrap();
+        (
+            output.status.code().unwrap(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["-1", "--coordinator", "etcd://127.0.0.1:1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(
+        err.starts_with("error: ID -1 is out of range (0..=9223372036854775807)"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["12", "--coordinator", "http://x:1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with("error: coordinator URL \"http://x:1\" is invalid"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        "12",
+        "--coordinator",
+        "etcd://127.0.0.1:1",
+        "--fleet",
+        "a/b",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with("error: fleet name \"a/b\" is invalid"),
+        "{err}"
+    );
+    let port = snowmint_test_support::net::free_port();
+    let url = format!("etcd://127.0.0.1:{port}");
+    let (code, out, err) = run(&["12", "--coordinator", &url, "--fleet", "ids"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty());
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: coordinator {url}: cannot read the claim history of fleet ids: connection refused"
+        )
+    );
+}

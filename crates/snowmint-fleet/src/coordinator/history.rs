@@ -52,9 +52,10 @@ pub const MAX_HISTORY_AGE: Duration = Duration::from_secs(366 * 86_400);
 /// How much of the claim history is kept.
 ///
 /// The defaults keep the newest 16 records of each slot, for at most 30
-/// days after they ended: about 4.6 MB for a fleet of 1,024 slots in
-/// which every slot changed hands 16 times (a record is about 280
-/// bytes), and a few hundred bytes per slot in a fleet whose nodes stay.
+/// days after they ended: about 5 MB for a fleet of 1,024 slots in which
+/// every slot changed hands 16 times (a record is about 300 bytes;
+/// BENCHMARKS.md, "Claim history and clock check"), and a few hundred
+/// bytes per slot in a fleet whose nodes stay.
 ///
 /// # Examples
 ///
