@@ -9,9 +9,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use snowmint_test_support::serve::{Service, libfaketime};
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::etcd::EtcdCluster;
+use snowmint_test_support::binary::Service;
+use snowmint_test_support::faketime::libfaketime;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::etcd::EtcdServer;
 use snowmint_test_support::temp::temp_dir;
 use snowmint_test_support::wait::eventually;
 
@@ -46,7 +47,7 @@ fn metric(text: &str, name: &str) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_three_seconds_ahead_claims_nothing_until_its_clock_is_right() {
-    let cluster = EtcdCluster::start().await;
+    let cluster = EtcdServer::start().await;
     let url = format!("etcd://{}", cluster.client_addr());
     let home = temp_dir("clock-check");
     let start = |name: &str, env: &[(&str, &str)]| {

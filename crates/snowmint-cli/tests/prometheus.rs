@@ -15,10 +15,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use snowmint_test_support::binary::Service;
 use snowmint_test_support::net::{free_port, wait_for_port};
-use snowmint_test_support::serve::Service;
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::etcd::EtcdCluster;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::etcd::EtcdServer;
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::eventually;
 use std::io::{Read, Write};
@@ -200,7 +200,7 @@ fn start_node(home: &TempDir, url: &str, name: &str) -> Service {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prometheus_sees_a_fenced_node_and_runs_the_dashboard() {
-    let cluster = EtcdCluster::start().await;
+    let cluster = EtcdServer::start().await;
     let url = format!("etcd://{}", cluster.client_addr());
     let home = temp_dir("prometheus");
     let nodes = [start_node(&home, &url, "a"), start_node(&home, &url, "b")];

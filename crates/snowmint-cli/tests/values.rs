@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use snowmint::{ClockPolicy, Encoding, Field, Layout, SnowflakeId, SystemClock};
 use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl, FleetName, SlotRange};
-use snowmint_test_support::serve::Service;
+use snowmint_test_support::binary::Service;
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::Deadline;
 

@@ -17,12 +17,12 @@ use std::time::Duration;
 use serde_json::Value;
 use snowmint_client::proto::WhoisRequest;
 use snowmint_client::proto::id_service_client::IdServiceClient;
+use snowmint_test_support::binary::{Service, now_ms, timestamp_ms};
 use snowmint_test_support::schema;
-use snowmint_test_support::serve::{Service, now_ms, timestamp_ms};
-use snowmint_test_support::serve_fleet::Coordinator;
-use snowmint_test_support::servers::etcd::EtcdCluster;
-use snowmint_test_support::servers::postgres::PostgresCluster;
-use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::etcd::EtcdServer;
+use snowmint_test_support::servers::postgres::PostgresServer;
+use snowmint_test_support::servers::zookeeper::ZooKeeperServer;
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::eventually;
 
@@ -154,7 +154,7 @@ async fn grpc_whois(node: &Service, id: u64) -> snowmint_client::proto::WhoisAns
         .into_inner()
 }
 
-async fn whois_names_the_holder<C: Coordinator>() {
+async fn whois_names_the_holder<C: CoordinatorServer>() {
     let cluster = C::start().await;
     let url = cluster.url();
     let home = temp_dir("whois");
@@ -242,7 +242,7 @@ async fn whois_names_the_holder<C: Coordinator>() {
 
 /// The mark lowered by hand between two holders lets the second start
 /// inside the first's IDs: whois says so, loudly, and exits with 5.
-async fn overlapping_claims_are_a_conflict<C: Coordinator>() {
+async fn overlapping_claims_are_a_conflict<C: CoordinatorServer>() {
     let cluster = C::start().await;
     let url = cluster.url();
     let home = temp_dir("whois-conflict");
@@ -303,22 +303,22 @@ fn a_node_without_a_coordinator_keeps_no_history() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn whois_on_etcd() {
-    whois_names_the_holder::<EtcdCluster>().await;
+    whois_names_the_holder::<EtcdServer>().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn whois_on_zookeeper() {
-    whois_names_the_holder::<ZooKeeperCluster>().await;
+    whois_names_the_holder::<ZooKeeperServer>().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn whois_on_postgres() {
-    whois_names_the_holder::<PostgresCluster>().await;
+    whois_names_the_holder::<PostgresServer>().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conflict_on_etcd_is_said_loudly() {
-    overlapping_claims_are_a_conflict::<EtcdCluster>().await;
+    overlapping_claims_are_a_conflict::<EtcdServer>().await;
 }
 
 /// Bad input is exit 2 with the value and its range, before any

@@ -25,10 +25,10 @@ use snowmint_fleet::{
     ClockCheck, Coordinator, CoordinatorConfig, CoordinatorUrl, FleetName, HistoryRetention,
     NodeState, SlotRange, SlotSource,
 };
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::etcd::EtcdCluster;
-use snowmint_test_support::servers::postgres::PostgresCluster;
-use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::etcd::EtcdServer;
+use snowmint_test_support::servers::postgres::PostgresServer;
+use snowmint_test_support::servers::zookeeper::ZooKeeperServer;
 use snowmint_test_support::wait::within;
 
 const TTL: Duration = Duration::from_secs(2);
@@ -74,7 +74,7 @@ fn config(setting: Setting) -> CoordinatorConfig {
     }
 }
 
-async fn claim_once<C: Cluster>(cluster: &C, setting: Setting) -> Duration {
+async fn claim_once<C: CoordinatorServer>(cluster: &C, setting: Setting) -> Duration {
     let started = Instant::now();
     let engine =
         Coordinator::start(cluster.backend(cluster.client_addr()), config(setting)).unwrap();
@@ -102,7 +102,7 @@ fn summary(times: &mut [Duration]) -> String {
     )
 }
 
-async fn measure<C: Cluster>(url: impl Fn(&C) -> String) {
+async fn measure<C: CoordinatorServer>(url: impl Fn(&C) -> String) {
     let cluster = C::start().await;
     // A first claim of each kind warms the connection paths and creates
     // the tables, znodes and keys.
@@ -170,11 +170,11 @@ async fn main() {
     }
     for name in picked {
         match name.as_str() {
-            "etcd" => measure::<EtcdCluster>(|c| format!("etcd://{}", c.client_addr())).await,
+            "etcd" => measure::<EtcdServer>(|c| format!("etcd://{}", c.client_addr())).await,
             "zookeeper" => {
-                measure::<ZooKeeperCluster>(|c| format!("zk://{}", c.client_addr())).await
+                measure::<ZooKeeperServer>(|c| format!("zk://{}", c.client_addr())).await
             }
-            _ => measure::<PostgresCluster>(|c| c.url_at(c.client_addr())).await,
+            _ => measure::<PostgresServer>(|c| c.url()).await,
         }
     }
 }

@@ -9,6 +9,8 @@
 //! - The clock check: with no peer, the coordinator's own clock decides
 //!   (PostgreSQL, ZooKeeper); etcd keeps none, so a node there claims.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use snowmint::{Layout, Node, Parts, SnowflakeId};
@@ -16,36 +18,30 @@ use snowmint_fleet::{
     ClaimEnd, ClaimState, ClockCheck, Coordinator, CoordinatorConfig, CoordinatorUrl, FleetName,
     HistoryRetention, NodeState, SlotRange, SlotSource, WhoisAnswer,
 };
-use snowmint_test_support::fleet::node::ShiftedClock;
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::etcd::EtcdCluster;
-use snowmint_test_support::servers::postgres::PostgresCluster;
-use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::etcd::EtcdServer;
+use snowmint_test_support::servers::postgres::PostgresServer;
+use snowmint_test_support::servers::zookeeper::ZooKeeperServer;
 use snowmint_test_support::wait::{eventually, within};
 
 const TTL: Duration = Duration::from_secs(2);
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// The URL a node is given for a test server.
-trait Url: Cluster {
-    fn url(&self) -> String;
+/// The system clock shifted by an amount the test sets at any time.
+#[derive(Debug, Clone, Default)]
+struct ShiftedClock {
+    offset_ms: Arc<AtomicI64>,
 }
 
-impl Url for EtcdCluster {
-    fn url(&self) -> String {
-        format!("etcd://{}", self.client_addr())
+impl ShiftedClock {
+    fn shift(&self, offset_ms: i64) {
+        self.offset_ms.store(offset_ms, Ordering::SeqCst);
     }
 }
 
-impl Url for ZooKeeperCluster {
-    fn url(&self) -> String {
-        format!("zk://{}", self.client_addr())
-    }
-}
-
-impl Url for PostgresCluster {
-    fn url(&self) -> String {
-        self.url_at(self.client_addr())
+impl snowmint::Clock for ShiftedClock {
+    fn now_ms(&self) -> i64 {
+        snowmint::Clock::now_ms(&snowmint::SystemClock) + self.offset_ms.load(Ordering::SeqCst)
     }
 }
 
@@ -93,7 +89,7 @@ fn now_ms() -> i64 {
 /// Three holders of one slot in turn: released, crashed, still held.
 /// Each claim's record says who held it from when to when, and `whois`
 /// answers every time with the right holder, or none.
-async fn each_claim_leaves_a_record<C: Url>() {
+async fn each_claim_leaves_a_record<C: CoordinatorServer>() {
     let cluster = C::start().await;
     let url: CoordinatorUrl = cluster.url().parse().unwrap();
     let fleet: FleetName = "hist".parse().unwrap();
@@ -218,7 +214,7 @@ async fn each_claim_leaves_a_record<C: Url>() {
 
 /// With two records kept, the third claim prunes the first: an ID of its
 /// time is answered as pruned, not as issued by nobody.
-async fn old_records_are_pruned<C: Url>() {
+async fn old_records_are_pruned<C: CoordinatorServer>() {
     let cluster = C::start().await;
     let url: CoordinatorUrl = cluster.url().parse().unwrap();
     let fleet: FleetName = "pruned".parse().unwrap();
@@ -262,7 +258,7 @@ async fn old_records_are_pruned<C: Url>() {
 /// ask: on PostgreSQL and ZooKeeper the coordinator's clock says so and
 /// the node claims nothing, with the offset in its reason; once its clock
 /// is put right it claims. etcd has no clock to read: the node claims.
-async fn the_coordinators_clock_is_checked<C: Url>(kind: Option<&str>) {
+async fn the_coordinators_clock_is_checked<C: CoordinatorServer>(kind: Option<&str>) {
     let cluster = C::start().await;
     let clock = ShiftedClock::default();
     clock.shift(3_000);
@@ -273,7 +269,7 @@ async fn the_coordinators_clock_is_checked<C: Url>(kind: Option<&str>) {
     let engine = Coordinator::start(
         cluster.backend(cluster.client_addr()),
         config("clock", "ahead", 1)
-            .with_clock(std::sync::Arc::new(clock.clone()))
+            .with_clock(Arc::new(clock.clone()))
             .with_clock_check(check, None),
     )
     .unwrap();
@@ -323,17 +319,17 @@ mod etcd {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn each_claim_leaves_a_record() {
-        super::each_claim_leaves_a_record::<EtcdCluster>().await;
+        super::each_claim_leaves_a_record::<EtcdServer>().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn old_records_are_pruned() {
-        super::old_records_are_pruned::<EtcdCluster>().await;
+        super::old_records_are_pruned::<EtcdServer>().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn without_a_peer_nothing_judges_the_clock() {
-        super::the_coordinators_clock_is_checked::<EtcdCluster>(None).await;
+        super::the_coordinators_clock_is_checked::<EtcdServer>(None).await;
     }
 }
 
@@ -342,17 +338,17 @@ mod zookeeper {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn each_claim_leaves_a_record() {
-        super::each_claim_leaves_a_record::<ZooKeeperCluster>().await;
+        super::each_claim_leaves_a_record::<ZooKeeperServer>().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn old_records_are_pruned() {
-        super::old_records_are_pruned::<ZooKeeperCluster>().await;
+        super::old_records_are_pruned::<ZooKeeperServer>().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_leaders_clock_is_checked() {
-        super::the_coordinators_clock_is_checked::<ZooKeeperCluster>(Some("zookeeper")).await;
+        super::the_coordinators_clock_is_checked::<ZooKeeperServer>(Some("zookeeper")).await;
     }
 }
 
@@ -361,16 +357,16 @@ mod postgres {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn each_claim_leaves_a_record() {
-        super::each_claim_leaves_a_record::<PostgresCluster>().await;
+        super::each_claim_leaves_a_record::<PostgresServer>().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn old_records_are_pruned() {
-        super::old_records_are_pruned::<PostgresCluster>().await;
+        super::old_records_are_pruned::<PostgresServer>().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_databases_clock_is_checked() {
-        super::the_coordinators_clock_is_checked::<PostgresCluster>(Some("postgres")).await;
+        super::the_coordinators_clock_is_checked::<PostgresServer>(Some("postgres")).await;
     }
 }

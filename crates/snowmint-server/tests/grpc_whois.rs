@@ -10,7 +10,7 @@ use std::time::Duration;
 use snowmint::{Node, SystemClock};
 use snowmint_client::proto::WhoisRequest;
 use snowmint_client::proto::id_service_client::IdServiceClient;
-use snowmint_test_support::grpc::GrpcNode;
+use snowmint_test_support::in_process::grpc::GrpcNode;
 use snowmint_test_support::wait::within;
 use tonic::Code;
 use tonic::transport::Channel;

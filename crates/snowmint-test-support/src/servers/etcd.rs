@@ -9,7 +9,7 @@ use snowmint_fleet::EtcdBackend;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::Cluster;
+use super::CoordinatorServer;
 use super::process::ServerProcess;
 use crate::net::free_port;
 use crate::temp::temp_dir;
@@ -17,12 +17,12 @@ use crate::wait::within;
 
 pub(crate) const INSTALL: &str = "apt-get install etcd-server (or put an etcd 3.4+ binary on PATH)";
 
-/// A single-member etcd cluster on loopback ports.
-pub struct EtcdCluster {
+/// A real etcd server (a single-member cluster) on loopback ports.
+pub struct EtcdServer {
     process: ServerProcess,
 }
 
-impl EtcdCluster {
+impl EtcdServer {
     async fn client(&self) -> Client {
         connect(&[self.process.addr()]).await
     }
@@ -53,12 +53,13 @@ pub(crate) async fn healthy(port: u16) -> bool {
         && answer.contains(r#""health":"true""#)
 }
 
-impl Cluster for EtcdCluster {
+impl CoordinatorServer for EtcdServer {
     type Backend = EtcdBackend;
 
     const NAME: &'static str = "etcd";
+    const SESSION_KIND: &'static str = "lease";
 
-    async fn start() -> EtcdCluster {
+    async fn start() -> EtcdServer {
         let dir = temp_dir("etcd");
         let (client_port, peer_port) = (free_port(), free_port());
         let client_url = format!("http://127.0.0.1:{client_port}");
@@ -88,11 +89,15 @@ impl Cluster for EtcdCluster {
         .to_vec();
         let process =
             ServerProcess::start("etcd", "etcd", &args, dir, INSTALL, client_port, healthy).await;
-        EtcdCluster { process }
+        EtcdServer { process }
     }
 
     fn backend(&self, addr: SocketAddr) -> EtcdBackend {
         EtcdBackend::new(vec![addr.to_string()])
+    }
+
+    fn url_at(&self, addr: SocketAddr) -> String {
+        format!("etcd://{addr}")
     }
 
     async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {

@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use zookeeper_client::{Client, Error};
 
-use super::Cluster;
+use super::CoordinatorServer;
 use super::process::ServerProcess;
 use crate::net::free_port;
 use crate::temp::temp_dir;
@@ -26,11 +26,11 @@ const SLF4J_SIMPLE_JAR: &str = "/usr/share/java/slf4j-simple.jar";
 pub const TICK_MS: u64 = 200;
 
 /// A standalone ZooKeeper server on a loopback port.
-pub struct ZooKeeperCluster {
+pub struct ZooKeeperServer {
     process: ServerProcess,
 }
 
-impl ZooKeeperCluster {
+impl ZooKeeperServer {
     async fn client(&self) -> Client {
         connect(&[self.process.addr()]).await
     }
@@ -101,12 +101,13 @@ pub(crate) fn java_args(config: &Path) -> Vec<String> {
     .to_vec()
 }
 
-impl Cluster for ZooKeeperCluster {
+impl CoordinatorServer for ZooKeeperServer {
     type Backend = ZooKeeperBackend;
 
     const NAME: &'static str = "ZooKeeper";
+    const SESSION_KIND: &'static str = "session";
 
-    async fn start() -> ZooKeeperCluster {
+    async fn start() -> ZooKeeperServer {
         let dir = temp_dir("zookeeper");
         let client_port = free_port();
         let config = format!(
@@ -132,11 +133,15 @@ impl Cluster for ZooKeeperCluster {
             serving,
         )
         .await;
-        ZooKeeperCluster { process }
+        ZooKeeperServer { process }
     }
 
     fn backend(&self, addr: SocketAddr) -> ZooKeeperBackend {
         ZooKeeperBackend::new(vec![addr.to_string()], None)
+    }
+
+    fn url_at(&self, addr: SocketAddr) -> String {
+        format!("zk://{addr}")
     }
 
     async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {

@@ -4,17 +4,17 @@ use std::time::Duration;
 
 use snowmint::{Layout, TWITTER_EPOCH_MS};
 use snowmint_fleet::{Coordinator, CoordinatorConfig, NodeState, SlotRange, SlotSource};
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::wait::eventually;
 
 use super::{TTL, first_claim};
-use crate::servers::Cluster;
-use crate::wait::eventually;
 
-fn engine<C: Cluster>(
-    cluster: &C,
+fn engine<S: CoordinatorServer>(
+    server: &S,
     fleet: &str,
     name: &str,
     layout: Layout,
-) -> Coordinator<C::Backend> {
+) -> Coordinator<S::Backend> {
     let config = CoordinatorConfig::new(
         fleet,
         SlotRange::new(0, 1023).unwrap(),
@@ -23,17 +23,17 @@ fn engine<C: Cluster>(
         layout,
     )
     .unwrap();
-    Coordinator::start(cluster.backend(cluster.client_addr()), config).unwrap()
+    Coordinator::start(server.backend(server.client_addr()), config).unwrap()
 }
 
 /// The first node records the fleet's layout. A node with other widths,
 /// or another epoch, claims no slot and says why, naming both layouts;
 /// the record outlives the nodes that made it. Nodes of the recorded
 /// layout keep claiming.
-pub async fn a_fleet_keeps_the_layout_it_started_with<C: Cluster>() {
-    let cluster = C::start().await;
+pub async fn a_fleet_keeps_the_layout_it_started_with<S: CoordinatorServer>() {
+    let server = S::start().await;
     let fleet = "layout";
-    let first = engine(&cluster, fleet, "first", Layout::TWITTER);
+    let first = engine(&server, fleet, "first", Layout::TWITTER);
     let slot = first_claim(&mut first.state()).await.slot;
 
     let wide = Layout::new(TWITTER_EPOCH_MS, 41, 5, 7, 10).unwrap();
@@ -43,21 +43,21 @@ pub async fn a_fleet_keeps_the_layout_it_started_with<C: Cluster>() {
         ("later", later, "41/5/5/12@1500000000000"),
     ];
     for (name, layout, spelled) in refused {
-        let node = engine(&cluster, fleet, name, layout);
+        let node = engine(&server, fleet, name, layout);
         refuses(&node, name, spelled).await;
         node.release().await;
     }
 
     // Another node of the recorded layout claims as usual.
-    let second = engine(&cluster, fleet, "second", Layout::TWITTER);
+    let second = engine(&server, fleet, "second", Layout::TWITTER);
     let other = first_claim(&mut second.state()).await.slot;
     assert_ne!(other, slot);
     first.release().await;
     second.release().await;
-    assert!(cluster.slot_holders(fleet).await.is_empty());
+    assert!(server.slot_holders(fleet).await.is_empty());
 
     // No node is left, and the fleet still has its layout.
-    let node = engine(&cluster, fleet, "wide", wide);
+    let node = engine(&server, fleet, "wide", wide);
     refuses(&node, "wide", "41/5/7/10@1288834974657").await;
     node.release().await;
 }

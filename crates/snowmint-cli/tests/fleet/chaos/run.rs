@@ -4,14 +4,14 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
+use snowmint_test_support::servers::replicated::{MEMBERS, MemberProxies, Replicated};
+use snowmint_test_support::temp::temp_dir;
+use snowmint_test_support::wait::wait_until;
+
 use super::check::{Findings, check, serving_shares};
 use super::fleet::{ClientLog, Clients, Fleet, NodeSettings};
 use super::plan::{Fault, Kind, Planned, Shape, plan};
 use super::rng;
-
-use crate::servers::replicated::{MEMBERS, MemberProxies, Replicated};
-use crate::temp::temp_dir;
-use crate::wait::wait_until;
 
 /// How many `snowmint serve` nodes.
 const NODES: usize = 5;
@@ -72,12 +72,12 @@ enum Step {
 }
 
 /// Runs the randomized fault test on a fresh `R`, with the `snowmint`
-/// executable `binary`; `test` is the cargo test target, for the replay
-/// command. Panics, after printing the report, if any check fails.
+/// executable `binary`; `test` is the test's full name in the `fleet`
+/// test binary, for the replay command. Panics, after printing the report, if any check fails.
 pub fn run<R: Replicated>(binary: &str, test: &str) {
     let settings = Settings::from_env();
     let replay = format!(
-        "SNOWMINT_CHAOS_SEED={} SNOWMINT_CHAOS_SECONDS={} cargo test -p snowmint-cli --test {test} -- --nocapture",
+        "SNOWMINT_CHAOS_SEED={} SNOWMINT_CHAOS_SECONDS={} cargo test -p snowmint-cli --test fleet {test} -- --exact --nocapture",
         settings.seed,
         settings.run.as_secs()
     );

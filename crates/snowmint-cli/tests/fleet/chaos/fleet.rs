@@ -10,11 +10,13 @@ use std::sync::{Arc, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use snowmint_test_support::binary::{Service, now_ms};
+use snowmint_test_support::faketime::libfaketime;
+use snowmint_test_support::http::Connection;
+use snowmint_test_support::temp::TempDir;
+
 use super::check::{Batch, slot_of};
 use super::rng::Rng;
-use crate::http::Connection;
-use crate::serve::{Service, libfaketime, now_ms};
-use crate::temp::TempDir;
 
 /// What every node is started with, besides its coordinator URL.
 pub(super) struct NodeSettings {
@@ -453,7 +455,7 @@ mod tests {
     /// The offset file holds seconds with decimals.
     #[test]
     fn clock_offsets_are_written_in_seconds() {
-        let dir = crate::temp::temp_dir("clock");
+        let dir = snowmint_test_support::temp::temp_dir("clock");
         let file = dir.path().join("clock");
         for (ms, text) in [(0, "+0.000\n"), (-50, "-0.050\n"), (9_999, "+9.999\n")] {
             write_offset(&file, ms);

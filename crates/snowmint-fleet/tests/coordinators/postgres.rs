@@ -9,16 +9,13 @@ use snowmint_fleet::{
     ClaimState, Coordinator, CoordinatorConfig, CoordinatorUrl, NodeState, PostgresBackend,
     SlotRange, SlotSource, postgres_schema,
 };
-use snowmint_test_support::fleet::scenarios;
 use snowmint_test_support::net::free_port;
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::postgres::{
-    ADMIN_USER, PostgresCluster, PostgresServer, give_to_server,
-};
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::postgres::{ADMIN_USER, PostgresServer, give_to_server};
 use snowmint_test_support::temp::temp_dir;
 use snowmint_test_support::wait::eventually;
 
-snowmint_test_support::scenario_tests!(PostgresCluster);
+every_scenario!(PostgresServer);
 
 fn backend(url: &str) -> PostgresBackend {
     match url.parse::<CoordinatorUrl>() {
@@ -31,7 +28,7 @@ fn engine(url: &str, fleet: &str, holder: &str) -> Coordinator<PostgresBackend> 
     let config = CoordinatorConfig::new(
         fleet,
         SlotRange::new(0, 3).unwrap(),
-        scenarios::TTL,
+        crate::scenarios::TTL,
         holder.into(),
         Layout::TWITTER,
     )
@@ -62,9 +59,9 @@ async fn reason<S: SlotSource>(engine: &S, part: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_reads_a_postgres_url() {
-    let cluster = PostgresCluster::start().await;
-    let url = cluster.url_at(cluster.client_addr());
-    scenarios::connect_from_url(&cluster, &url, "postgres", "session").await;
+    let server = PostgresServer::start().await;
+    let url = server.url();
+    crate::scenarios::connect_from_url(&server, &url, "postgres", "session").await;
 }
 
 /// A closed port: the node is fenced with a sentence that names the
@@ -74,7 +71,7 @@ async fn an_unreachable_coordinator_is_one_sentence() {
     let port = free_port();
     let url = format!("postgres://ids@127.0.0.1:{port}/ids");
     let expected = format!("cannot reach the coordinator {url} (connection refused); retrying");
-    scenarios::unreachable_coordinator(&url, &expected).await;
+    crate::scenarios::unreachable_coordinator(&url, &expected).await;
 }
 
 /// A role that may not create the schema is told so, then that it may not
@@ -83,16 +80,15 @@ async fn an_unreachable_coordinator_is_one_sentence() {
 /// until it has them all, then claims. The password never shows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
-    let cluster = PostgresCluster::start().await;
-    let server = cluster.server();
+    let server = PostgresServer::start().await;
     let admin = server.admin().await;
     admin
         .batch_execute("CREATE ROLE app LOGIN PASSWORD 'app-secret'")
         .await
         .unwrap();
     admin.batch_execute("CREATE DATABASE appdb").await.unwrap();
-    let url = server.url("app", "app-secret", "appdb");
-    let shown = server.url("app", "***", "appdb");
+    let url = server.login_url("app", "app-secret", "appdb");
+    let shown = server.login_url("app", "***", "appdb");
     let node = engine(&url, "rights", "app-node");
 
     let missing = reason(&node, "does not exist").await;
@@ -105,7 +101,7 @@ async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
         )
     );
     // It keeps trying, and stays fenced.
-    tokio::time::sleep(scenarios::TTL).await;
+    tokio::time::sleep(crate::scenarios::TTL).await;
     assert!(matches!(
         node.state().borrow().clone(),
         NodeState::Fenced { .. }
@@ -113,7 +109,7 @@ async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
     assert_eq!(node.status().state, ClaimState::Connecting);
 
     let (owner, connection) = tokio_postgres::connect(
-        &server.url(ADMIN_USER, server.password(), "appdb"),
+        &server.login_url(ADMIN_USER, server.password(), "appdb"),
         tokio_postgres::NoTls,
     )
     .await
@@ -188,8 +184,7 @@ async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
 /// as a row whose `expires_at` lies one TTL after the database's `now()`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_file_logs_the_node_in_and_leases_count_on_the_databases_clock() {
-    let cluster = PostgresCluster::start().await;
-    let server = cluster.server();
+    let server = PostgresServer::start().await;
     let dir = temp_dir("pgpass");
     let file = dir.path().join("pgpass");
     std::fs::write(
@@ -203,7 +198,7 @@ async fn a_password_file_logs_the_node_in_and_leases_count_on_the_databases_cloc
     .unwrap();
     let url = format!(
         "{}?passfile={}",
-        server.url(ADMIN_USER, "", "postgres"),
+        server.login_url(ADMIN_USER, "", "postgres"),
         file.display()
     );
     let node = engine(&url, "passfile", "from-file");
@@ -230,7 +225,7 @@ async fn a_password_file_logs_the_node_in_and_leases_count_on_the_databases_cloc
         .unwrap();
     assert_eq!(row.get::<_, String>(0), "from-file");
     let left: f64 = row.get(1);
-    let ttl_ms = scenarios::TTL.as_millis() as f64;
+    let ttl_ms = crate::scenarios::TTL.as_millis() as f64;
     assert!(
         left > 0.0 && left <= ttl_ms,
         "the lease ends {left} ms after the database's now, not within the TTL of {ttl_ms} ms"
@@ -438,8 +433,8 @@ async fn tls_follows_sslmode() {
 /// rows: the holder of each claimed slot, and none once it is released.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_holders_lists_the_live_claims() {
-    let cluster = PostgresCluster::start().await;
-    let url = cluster.url_at(cluster.client_addr());
+    let server = PostgresServer::start().await;
+    let url = server.url();
     let holder = snowmint_fleet::Holder {
         host: "web-1".into(),
         pid: 42,

@@ -24,12 +24,12 @@ use snowmint::Layout;
 use snowmint_fleet::{
     Coordinator, CoordinatorConfig, FleetError, NodeState, SlotRange, SlotSource,
 };
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::proxy::Proxy;
+use snowmint_test_support::wait::eventually;
 use tokio::sync::watch;
 
-use super::node::{Finished, ShiftedClock, TestNode};
-use crate::servers::Cluster;
-use crate::servers::proxy::Proxy;
-use crate::wait::eventually;
+use crate::node::{Finished, ShiftedClock, TestNode};
 use checks::{assert_handed, last_issued_ms};
 
 /// The claim TTL of every scenario: short, so that expiry is quick.
@@ -56,10 +56,10 @@ async fn release_all<B: snowmint_fleet::Backend>(nodes: Vec<TestNode<B>>) -> Vec
 /// once on shutdown; a second node gets another slot; a third, told that
 /// it held the released slot before, takes it back, above its high-water
 /// mark.
-pub async fn claim_keep_release<C: Cluster>() {
-    let cluster = C::start().await;
+pub async fn claim_keep_release<S: CoordinatorServer>() {
+    let server = S::start().await;
     let fleet = "keep";
-    let direct = || cluster.backend(cluster.client_addr());
+    let direct = || server.backend(server.client_addr());
     let first = TestNode::start("first", direct(), fleet, "0-1023", TTL);
     let claim = first.wait_active(1).await;
     let slot = claim.slot;
@@ -79,7 +79,7 @@ pub async fn claim_keep_release<C: Cluster>() {
     first.assert_undisturbed();
     second.assert_undisturbed();
     first.wait_issued(issued, 1).await;
-    let holders = cluster.slot_holders(fleet).await;
+    let holders = server.slot_holders(fleet).await;
     assert_eq!(
         holders,
         BTreeMap::from([(slot, "first".into()), (other, "second".into())])
@@ -88,7 +88,7 @@ pub async fn claim_keep_release<C: Cluster>() {
     let first = first.release().await;
     // The slot frees at once, not after the TTL.
     assert_eq!(
-        cluster
+        server
             .slot_holders(fleet)
             .await
             .keys()
@@ -96,7 +96,7 @@ pub async fn claim_keep_release<C: Cluster>() {
             .collect::<Vec<_>>(),
         [other]
     );
-    let mark = cluster
+    let mark = server
         .stored_mark(fleet, slot)
         .await
         .expect("the released slot has a high-water mark");
@@ -124,22 +124,22 @@ pub async fn claim_keep_release<C: Cluster>() {
 
     let mut finished = vec![first];
     finished.extend(release_all(vec![second, third]).await);
-    assert!(cluster.slot_holders(fleet).await.is_empty());
+    assert!(server.slot_holders(fleet).await.is_empty());
     let handovers = check_run(&finished);
     assert_handed(&handovers, slot, "first", "third");
 }
 
 /// 40 nodes race for 32 slots: 32 distinct winners, 8 clear refusals, and
 /// never a slot held twice.
-pub async fn race_for_slots<C: Cluster>() {
+pub async fn race_for_slots<S: CoordinatorServer>() {
     const NODES: usize = 40;
-    let cluster = C::start().await;
+    let server = S::start().await;
     let fleet = "race";
     let nodes: Vec<_> = (0..NODES)
         .map(|n| {
             TestNode::start(
                 &format!("node-{n}"),
-                cluster.backend(cluster.client_addr()),
+                server.backend(server.client_addr()),
                 fleet,
                 "0-31",
                 TTL,
@@ -199,7 +199,7 @@ pub async fn race_for_slots<C: Cluster>() {
     );
 
     // The server agrees: one key per slot, naming its winner.
-    let holders = cluster.slot_holders(fleet).await;
+    let holders = server.slot_holders(fleet).await;
     let expected: BTreeMap<u64, String> = winners
         .iter()
         .map(|(n, slot)| (*slot, format!("node-{n}")))
@@ -232,15 +232,15 @@ pub async fn race_for_slots<C: Cluster>() {
 /// The coordinator stops answering (SIGSTOP): every node stops issuing
 /// before its TTL runs out; when it answers again, every node claims anew
 /// and issues again.
-pub async fn server_pause_fences_everyone<C: Cluster>() {
-    let cluster = C::start().await;
+pub async fn server_pause_fences_everyone<S: CoordinatorServer>() {
+    let server = S::start().await;
     let fleet = "pause";
     let nodes: Vec<_> = ["a", "b", "c"]
         .iter()
         .map(|name| {
             TestNode::start(
                 name,
-                cluster.backend(cluster.client_addr()),
+                server.backend(server.client_addr()),
                 fleet,
                 "0-1023",
                 TTL,
@@ -257,7 +257,7 @@ pub async fn server_pause_fences_everyone<C: Cluster>() {
     }
 
     let paused_at = Instant::now();
-    cluster.process().pause();
+    server.process().pause();
     for node in &nodes {
         node.wait_fenced("").await;
     }
@@ -283,7 +283,7 @@ pub async fn server_pause_fences_everyone<C: Cluster>() {
     let still: Vec<usize> = nodes.iter().map(TestNode::issued_count).collect();
     assert_eq!(counts, still, "a node issued IDs while fenced");
 
-    cluster.process().resume();
+    server.process().resume();
     for (node, count) in nodes.iter().zip(&counts) {
         node.wait_active(2).await;
         node.wait_issued(*count, 20).await;
@@ -294,13 +294,13 @@ pub async fn server_pause_fences_everyone<C: Cluster>() {
 
 /// One node is cut off from the coordinator: it fences itself before a
 /// waiting node can take its slot; the other nodes keep serving.
-pub async fn partition_fences_the_cut_node<C: Cluster>() {
-    let cluster = C::start().await;
+pub async fn partition_fences_the_cut_node<S: CoordinatorServer>() {
+    let server = S::start().await;
     let fleet = "partition";
-    let proxy = Proxy::start(cluster.client_addr()).await;
-    let cut = TestNode::start("cut", cluster.backend(proxy.addr()), fleet, "0-2", TTL);
+    let proxy = Proxy::start(server.client_addr()).await;
+    let cut = TestNode::start("cut", server.backend(proxy.addr()), fleet, "0-2", TTL);
     let slot = cut.wait_active(1).await.slot;
-    let direct = || cluster.backend(cluster.client_addr());
+    let direct = || server.backend(server.client_addr());
     let others: Vec<_> = ["b", "c"]
         .iter()
         .map(|name| TestNode::start(name, direct(), fleet, "0-2", TTL))
@@ -342,19 +342,19 @@ pub async fn partition_fences_the_cut_node<C: Cluster>() {
 /// An operator deletes a node's slot key: the node notices (at its next
 /// keep-alive or mark write), fences itself and claims anew, above its own
 /// mark, preferring the slot it held.
-pub async fn a_deleted_slot_key_is_noticed<C: Cluster>() {
-    let cluster = C::start().await;
+pub async fn a_deleted_slot_key_is_noticed<S: CoordinatorServer>() {
+    let server = S::start().await;
     let fleet = "deleted";
     let node = TestNode::start(
         "node",
-        cluster.backend(cluster.client_addr()),
+        server.backend(server.client_addr()),
         fleet,
         "0-1023",
         TTL,
     );
     let slot = node.wait_active(1).await.slot;
     node.wait_issued(0, 20).await;
-    cluster.delete_slot(fleet, slot).await;
+    server.delete_slot(fleet, slot).await;
     let claim = node.wait_active(2).await;
     assert_eq!(claim.slot, slot, "the slot held last is free again");
     assert!(
@@ -374,18 +374,18 @@ pub async fn a_deleted_slot_key_is_noticed<C: Cluster>() {
 /// A node crashes without releasing: its slot frees after the TTL, and the
 /// node that takes it over issues nothing at or below the old holder's
 /// mark, even with its clock a minute behind.
-pub async fn crash_takeover_respects_the_mark<C: Cluster>() {
-    let cluster = C::start().await;
+pub async fn crash_takeover_respects_the_mark<S: CoordinatorServer>() {
+    let server = S::start().await;
     let fleet = "crash";
-    let proxy = Proxy::start(cluster.client_addr()).await;
-    let old = TestNode::start("old", cluster.backend(proxy.addr()), fleet, "5-5", TTL);
+    let proxy = Proxy::start(server.client_addr()).await;
+    let old = TestNode::start("old", server.backend(proxy.addr()), fleet, "5-5", TTL);
     assert_eq!(old.wait_active(1).await.slot, 5);
     old.wait_issued(0, 50).await;
     // The crashed machine's network dies with it: nothing it had queued
     // (a session close) reaches the coordinator.
     proxy.cut();
     let old = old.crash();
-    let mark = cluster
+    let mark = server
         .stored_mark(fleet, 5)
         .await
         .expect("the old holder left a mark");
@@ -394,7 +394,7 @@ pub async fn crash_takeover_respects_the_mark<C: Cluster>() {
 
     let clock = ShiftedClock::default();
     clock.shift(-60_000);
-    let direct = cluster.backend(cluster.client_addr());
+    let direct = server.backend(server.client_addr());
     let new = TestNode::start_with_clock("new", direct, fleet, "5-5", TTL, clock.clone());
     let claim = new.wait_active(1).await;
     assert_eq!((claim.slot, claim.floor_ms), (5, Some(mark)));
@@ -427,37 +427,37 @@ pub async fn crash_takeover_respects_the_mark<C: Cluster>() {
 /// Reservations raise the shared mark and never lower it, survive a write
 /// by someone else (compare-and-set), and are refused once the claim is
 /// gone.
-pub async fn reserve_rules<C: Cluster>() {
-    let cluster = C::start().await;
+pub async fn reserve_rules<S: CoordinatorServer>() {
+    let server = S::start().await;
     let fleet = "reserve";
     let slots = SlotRange::new(9, 9).unwrap();
     let config =
         CoordinatorConfig::new(fleet, slots, TTL, "reserver".into(), Layout::TWITTER).unwrap();
-    let engine = Coordinator::start(cluster.backend(cluster.client_addr()), config).unwrap();
+    let engine = Coordinator::start(server.backend(server.client_addr()), config).unwrap();
     let generation = first_claim(&mut engine.state()).await.generation;
     let base = 1_700_000_000_000;
 
     engine.reserve(generation, base).await.unwrap();
-    assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base));
+    assert_eq!(server.stored_mark(fleet, 9).await, Some(base));
     engine.reserve(generation, base - 1_000).await.unwrap();
     assert_eq!(
-        cluster.stored_mark(fleet, 9).await,
+        server.stored_mark(fleet, 9).await,
         Some(base),
         "the mark was lowered"
     );
     engine.reserve(generation, base + 1_000).await.unwrap();
-    assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base + 1_000));
+    assert_eq!(server.stored_mark(fleet, 9).await, Some(base + 1_000));
 
     // Someone else moves the mark: the engine's compare-and-set notices.
-    cluster.set_mark(fleet, 9, base + 5_000).await;
+    server.set_mark(fleet, 9, base + 5_000).await;
     engine.reserve(generation, base + 2_000).await.unwrap();
     assert_eq!(
-        cluster.stored_mark(fleet, 9).await,
+        server.stored_mark(fleet, 9).await,
         Some(base + 5_000),
         "a newer mark was overwritten"
     );
     engine.reserve(generation, base + 6_000).await.unwrap();
-    assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base + 6_000));
+    assert_eq!(server.stored_mark(fleet, 9).await, Some(base + 6_000));
 
     let wrong = engine.reserve(generation + 1, base + 7_000).await;
     assert!(matches!(wrong, Err(FleetError::Fenced { .. })), "{wrong:?}");
@@ -467,12 +467,17 @@ pub async fn reserve_rules<C: Cluster>() {
         Err(FleetError::Fenced { reason }) => assert!(reason.starts_with("released"), "{reason}"),
         other => panic!("reserved after release: {other:?}"),
     }
-    assert_eq!(cluster.stored_mark(fleet, 9).await, Some(base + 6_000));
+    assert_eq!(server.stored_mark(fleet, 9).await, Some(base + 6_000));
 }
 
 /// [`snowmint_fleet::connect`] turns a URL into a running engine whose
 /// claim says where it came from.
-pub async fn connect_from_url<C: Cluster>(cluster: &C, url: &str, kind: &str, session_name: &str) {
+pub async fn connect_from_url<S: CoordinatorServer>(
+    server: &S,
+    url: &str,
+    kind: &str,
+    session_name: &str,
+) {
     let fleet = "url";
     let url: snowmint_fleet::CoordinatorUrl = url.parse().unwrap();
     let slots = SlotRange::new(3, 4).unwrap();
@@ -508,7 +513,7 @@ pub async fn connect_from_url<C: Cluster>(cluster: &C, url: &str, kind: &str, se
         matches!(state, NodeState::Fenced { ref reason } if reason.starts_with("released")),
         "{state:?}"
     );
-    assert!(cluster.slot_holders(fleet).await.is_empty());
+    assert!(server.slot_holders(fleet).await.is_empty());
 }
 
 /// With nothing listening at `url`, the node is fenced for a reason that

@@ -8,22 +8,22 @@ use snowmint::{Clock, Layout, SystemClock};
 use snowmint_fleet::{
     Coordinator, CoordinatorConfig, FleetError, NodeState, SlotRange, SlotSource,
 };
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::wait::eventually;
 
 use super::TTL;
-use crate::servers::Cluster;
-use crate::wait::eventually;
 
 /// An engine of `fleet` for `slots`, written into the slot key as `name`.
-fn engine<C: Cluster>(
-    cluster: &C,
+fn engine<S: CoordinatorServer>(
+    server: &S,
     fleet: &str,
     slots: &str,
     name: &str,
     ttl: Duration,
-) -> Coordinator<C::Backend> {
+) -> Coordinator<S::Backend> {
     let slots: SlotRange = slots.parse().unwrap();
     let config = CoordinatorConfig::new(fleet, slots, ttl, name.into(), Layout::TWITTER).unwrap();
-    Coordinator::start(cluster.backend(cluster.client_addr()), config).unwrap()
+    Coordinator::start(server.backend(server.client_addr()), config).unwrap()
 }
 
 /// Waits until `engine` is fenced for a reason that contains `part`.
@@ -55,14 +55,14 @@ async fn fenced<S: SlotSource>(engine: &S, part: &str) -> String {
 /// A may notice the deletion first (its keep-alive) and take its slot
 /// back, or be fenced before B claims; then it all starts again, up to a
 /// few times.
-pub async fn a_slot_key_recreated_by_a_waiting_node_stops_the_old_holder<C: Cluster>() {
+pub async fn a_slot_key_recreated_by_a_waiting_node_stops_the_old_holder<S: CoordinatorServer>() {
     const ATTEMPTS: usize = 8;
-    let cluster = C::start().await;
+    let server = S::start().await;
     let fleet = "recreated";
     // A long TTL for A: its keep-alives (every third of it) seldom come
     // between the deletion and B's claim, and after a loss it waits a while
     // before it claims again.
-    let a = engine(&cluster, fleet, "0-0", "a", Duration::from_secs(10));
+    let a = engine(&server, fleet, "0-0", "a", Duration::from_secs(10));
     let mut generation = 0;
     for attempt in 1..=ATTEMPTS {
         let held = eventually("A to hold slot 0", Duration::from_secs(60), || {
@@ -82,10 +82,10 @@ pub async fn a_slot_key_recreated_by_a_waiting_node_stops_the_old_holder<C: Clus
             reserved = SystemClock.now_ms() + 500;
             a.reserve(generation, reserved).await.unwrap();
         }
-        let b = engine(&cluster, fleet, "0-0", &format!("b{attempt}"), TTL);
+        let b = engine(&server, fleet, "0-0", &format!("b{attempt}"), TTL);
         fenced(&b, "all 1 slots of fleet recreated in 0-0 are taken").await;
 
-        cluster.delete_slot(fleet, 0).await;
+        server.delete_slot(fleet, 0).await;
         let (a_states, b_states) = (a.state(), b.state());
         let b_claim = eventually(
             "slot 0 to be claimed again",
@@ -130,13 +130,13 @@ pub async fn a_slot_key_recreated_by_a_waiting_node_stops_the_old_holder<C: Clus
             "B starts above {floor} ms, below A's reserved mark {reserved} ms: their IDs can overlap"
         );
         assert_eq!(
-            cluster.stored_mark(fleet, 0).await,
+            server.stored_mark(fleet, 0).await,
             Some(floor),
             "the stored mark moved after B claimed"
         );
         let mark = SystemClock.now_ms() + 2_000;
         b.reserve(taken.generation, mark).await.unwrap();
-        assert_eq!(cluster.stored_mark(fleet, 0).await, Some(mark));
+        assert_eq!(server.stored_mark(fleet, 0).await, Some(mark));
         if !unnoticed {
             println!("attempt {attempt}: A noticed the deletion before B claimed");
             b.release().await;
@@ -167,11 +167,11 @@ pub async fn a_slot_key_recreated_by_a_waiting_node_stops_the_old_holder<C: Clus
 /// The TTL is long, so that the next keep-alive (every third of it) almost
 /// never comes between the deletion and the write; when it does, it is the
 /// one that notices, and the scenario tries again.
-pub async fn a_mark_write_that_finds_the_key_gone_ends_the_claim_at_once<C: Cluster>() {
+pub async fn a_mark_write_that_finds_the_key_gone_ends_the_claim_at_once<S: CoordinatorServer>() {
     const ATTEMPTS: usize = 5;
-    let cluster = C::start().await;
+    let server = S::start().await;
     let fleet = "unguarded";
-    let node = engine(&cluster, fleet, "0-1023", "lone", Duration::from_secs(10));
+    let node = engine(&server, fleet, "0-1023", "lone", Duration::from_secs(10));
     let mut states = node.state();
     let mut generation = 0;
     for attempt in 1..=ATTEMPTS {
@@ -190,7 +190,7 @@ pub async fn a_mark_write_that_finds_the_key_gone_ends_the_claim_at_once<C: Clus
             .unwrap();
         let losses = node.status().losses;
 
-        cluster.delete_slot(fleet, claim.slot).await;
+        server.delete_slot(fleet, claim.slot).await;
         let refused = node.reserve(generation, SystemClock.now_ms() + 1_000).await;
         // Read at once: no waiting for the engine to catch up.
         let state = node.state().borrow().clone();

@@ -1,6 +1,10 @@
 //! The service in-process, for tests that need no socket: a node built on
 //! a real state file in a temporary directory, and requests sent straight
 //! to its router.
+//!
+//! - [`grpc`]: the gRPC API in-process, on a loopback socket.
+
+pub mod grpc;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,8 +1,7 @@
 //! The fleet scenarios of the real `snowmint serve` binary, written once
-//! and run against a real etcd and a real ZooKeeper (the `snowmint-cli`
-//! tests `fleet_etcd.rs` and `fleet_zookeeper.rs`, through
-//! [`fleet_tests!`](crate::fleet_tests)), each started by the test on free
-//! loopback ports.
+//! and run against a real etcd, ZooKeeper and PostgreSQL server (through
+//! [`every_fleet_scenario!`]), each started by the test on free loopback
+//! ports.
 //!
 //! Every node is its own process with its own state directory, so that
 //! only the coordinator's slot keys and high-water marks keep the nodes'
@@ -17,12 +16,11 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde_json::Value;
-
-use crate::schema;
-use crate::serve::{Service, now_ms, timestamp_ms};
-use crate::servers::Cluster;
-use crate::temp::{TempDir, temp_dir};
-use crate::wait::eventually;
+use snowmint_test_support::binary::{Service, now_ms, timestamp_ms};
+use snowmint_test_support::schema;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::temp::{TempDir, temp_dir};
+use snowmint_test_support::wait::eventually;
 
 /// The claim TTL of the nodes: short, so that a crashed node's slot frees
 /// quickly (etcd leases count whole seconds; 1 s is the least accepted).
@@ -32,65 +30,19 @@ const TTL_MS: i64 = 2_000;
 /// times what the step needs).
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// A coordination server the nodes can be pointed at.
-pub trait Coordinator: Cluster {
-    /// What `/v1/node` calls the thing that holds a slot key.
-    const SESSION_KIND: &'static str;
-
-    /// The `--coordinator` URL of this server.
-    fn url(&self) -> String;
-
-    /// The URL as the node shows it (in `/v1/node`, in messages): the
-    /// same, with a password hidden.
-    fn shown_url(&self) -> String {
-        self.url()
-    }
-}
-
-#[cfg(feature = "etcd")]
-impl Coordinator for crate::servers::etcd::EtcdCluster {
-    const SESSION_KIND: &'static str = "lease";
-
-    fn url(&self) -> String {
-        format!("etcd://{}", self.client_addr())
-    }
-}
-
-#[cfg(feature = "fleet-postgres")]
-impl Coordinator for crate::servers::postgres::PostgresCluster {
-    const SESSION_KIND: &'static str = "session";
-
-    fn url(&self) -> String {
-        self.url_at(self.client_addr())
-    }
-
-    fn shown_url(&self) -> String {
-        self.url().replace(self.server().password(), "***")
-    }
-}
-
-#[cfg(feature = "zookeeper")]
-impl Coordinator for crate::servers::zookeeper::ZooKeeperCluster {
-    const SESSION_KIND: &'static str = "session";
-
-    fn url(&self) -> String {
-        format!("zk://{}", self.client_addr())
-    }
-}
-
 /// The nodes of one scenario: one coordinator, one fleet, one HOME.
-struct Fleet<'a, C: Coordinator> {
-    cluster: &'a C,
+struct Fleet<'a, S: CoordinatorServer> {
+    server: &'a S,
     name: &'static str,
     home: TempDir,
     /// The `snowmint` executable.
     binary: &'a str,
 }
 
-impl<'a, C: Coordinator> Fleet<'a, C> {
-    fn new(binary: &'a str, cluster: &'a C, name: &'static str) -> Fleet<'a, C> {
+impl<'a, S: CoordinatorServer> Fleet<'a, S> {
+    fn new(binary: &'a str, server: &'a S, name: &'static str) -> Fleet<'a, S> {
         Fleet {
-            cluster,
+            server,
             name,
             home: temp_dir(&format!("fleet-{name}")),
             binary,
@@ -101,7 +53,7 @@ impl<'a, C: Coordinator> Fleet<'a, C> {
     /// and the scenarios' TTL unless `args` set one; it answers at once,
     /// claiming in the background.
     fn start(&self, node: &str, args: &[&str]) -> Service {
-        let url = self.cluster.url();
+        let url = self.server.url();
         let state_dir = self.home.path().join(format!("state-{node}"));
         let state_dir = state_dir.to_str().unwrap();
         let mut all = vec![
@@ -121,7 +73,7 @@ impl<'a, C: Coordinator> Fleet<'a, C> {
 
     /// The holder written into each slot key of the fleet.
     async fn holders(&self) -> std::collections::BTreeMap<u64, String> {
-        self.cluster.slot_holders(self.name).await
+        self.server.slot_holders(self.name).await
     }
 }
 
@@ -310,10 +262,10 @@ fn assert_unique(runs: &[&[u64]]) {
 /// collide; a third, allowed only those two slots, finds them taken and
 /// refuses to issue. One node reads its settings from a TOML file, one
 /// from the environment.
-pub async fn two_nodes_take_different_slots<C: Coordinator>(binary: &str) {
-    let cluster = C::start().await;
-    let fleet = Fleet::new(binary, &cluster, "two");
-    let url = cluster.url();
+pub async fn two_nodes_take_different_slots<S: CoordinatorServer>(binary: &str) {
+    let server = S::start().await;
+    let fleet = Fleet::new(binary, &server, "two");
+    let url = server.url();
     let file = fleet.home.path().join("a.toml");
     std::fs::write(
         &file,
@@ -359,11 +311,11 @@ pub async fn two_nodes_take_different_slots<C: Coordinator>(binary: &str) {
     }
 
     let status = coordinator(&a);
-    assert_eq!(status["url"], cluster.shown_url().as_str());
+    assert_eq!(status["url"], server.shown_url().as_str());
     assert_eq!(status["fleet"], "two");
     assert_eq!(status["slots"], "0-1");
     assert_eq!(status["slot"], slot_a);
-    assert_eq!(status["session_kind"], C::SESSION_KIND);
+    assert_eq!(status["session_kind"], S::SESSION_KIND);
     assert!(status["session_id"].is_string(), "{status}");
     assert_eq!(status["claims_acquired"], 1);
     assert_eq!(status["claims_lost"], 0);
@@ -422,9 +374,9 @@ pub async fn two_nodes_take_different_slots<C: Coordinator>(binary: &str) {
 /// gone (or already another node's), though its lease or session had 30 s
 /// left; a node waiting for that slot takes it and issues above the first
 /// node's IDs.
-pub async fn sigterm_frees_the_slot_at_once<C: Coordinator>(binary: &str) {
-    let cluster = C::start().await;
-    let fleet = Fleet::new(binary, &cluster, "term");
+pub async fn sigterm_frees_the_slot_at_once<S: CoordinatorServer>(binary: &str) {
+    let server = S::start().await;
+    let fleet = Fleet::new(binary, &server, "term");
     let a = fleet.start("a", &["--claim-ttl", "30s", "--slots", "0-0"]);
     assert_eq!(held(&a).await, 0);
     let from_a = take(&a, 5);
@@ -464,9 +416,9 @@ pub async fn sigterm_frees_the_slot_at_once<C: Coordinator>(binary: &str) {
 /// node refuses (`refuse`) rather than issue at or below the mark the
 /// killed node left; with `borrow` it issues, every ID after the killed
 /// node's last.
-pub async fn sigkill_then_takeover_above_the_mark<C: Coordinator>(binary: &str) {
-    let cluster = C::start().await;
-    let fleet = Fleet::new(binary, &cluster, "kill");
+pub async fn sigkill_then_takeover_above_the_mark<S: CoordinatorServer>(binary: &str) {
+    let server = S::start().await;
+    let fleet = Fleet::new(binary, &server, "kill");
     let a = fleet.start("a", &["--claim-ttl", "4s", "--slots", "0-0"]);
     assert_eq!(held(&a).await, 0);
     let client = Client::start(&a);
@@ -535,9 +487,9 @@ pub async fn sigkill_then_takeover_above_the_mark<C: Coordinator>(binary: &str) 
 /// 503 and not ready, still live, and no ID stamped at or after the stop
 /// plus the TTL. Once it runs again (SIGCONT) the nodes claim anew and
 /// serve; no ID repeats across the whole run.
-pub async fn a_stopped_coordinator_fences_every_node<C: Coordinator>(binary: &str) {
-    let cluster = C::start().await;
-    let fleet = Fleet::new(binary, &cluster, "stop");
+pub async fn a_stopped_coordinator_fences_every_node<S: CoordinatorServer>(binary: &str) {
+    let server = S::start().await;
+    let fleet = Fleet::new(binary, &server, "stop");
     let nodes = [fleet.start("a", &[]), fleet.start("b", &[])];
     for node in &nodes {
         held(node).await;
@@ -548,7 +500,7 @@ pub async fn a_stopped_coordinator_fences_every_node<C: Coordinator>(binary: &st
     }
 
     let stopped_ms = now_ms();
-    cluster.process().pause();
+    server.process().pause();
     for node in &nodes {
         eventually("the node to fence itself", LIMIT, || async {
             let gone = metric(node, "snowmint_claim_state{state=\"held\"}") == 0.0;
@@ -564,7 +516,7 @@ pub async fn a_stopped_coordinator_fences_every_node<C: Coordinator>(binary: &st
     let until = stopped_ms + 2 * TTL_MS;
     tokio::time::sleep(Duration::from_millis((until - now_ms()).max(0) as u64)).await;
     let resumed_ms = now_ms();
-    cluster.process().resume();
+    server.process().resume();
 
     let before: Vec<usize> = clients.iter().map(Client::taken).collect();
     for (node, client) in nodes.iter().zip(&clients) {
@@ -589,38 +541,4 @@ pub async fn a_stopped_coordinator_fences_every_node<C: Coordinator>(binary: &st
         }
     }
     assert_unique(&[&ids[0], &ids[1]]);
-}
-
-/// Declares every scenario as a test against one [`Coordinator`]:
-/// `fleet_tests!(EtcdCluster);` in a `snowmint-cli` test file (the tests
-/// run the binary that cargo built for it) that has Tokio's `macros` and
-/// `rt-multi-thread`.
-#[macro_export]
-macro_rules! fleet_tests {
-    ($cluster:ty) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn two_nodes_take_different_slots_and_never_collide() {
-            let snowmint = env!("CARGO_BIN_EXE_snowmint");
-            $crate::serve_fleet::two_nodes_take_different_slots::<$cluster>(snowmint).await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn sigterm_frees_the_slot_at_once() {
-            let snowmint = env!("CARGO_BIN_EXE_snowmint");
-            $crate::serve_fleet::sigterm_frees_the_slot_at_once::<$cluster>(snowmint).await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn sigkill_frees_the_slot_after_the_ttl_and_the_mark_holds() {
-            let snowmint = env!("CARGO_BIN_EXE_snowmint");
-            $crate::serve_fleet::sigkill_then_takeover_above_the_mark::<$cluster>(snowmint).await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn a_stopped_coordinator_fences_every_node_until_it_runs_again() {
-            let snowmint = env!("CARGO_BIN_EXE_snowmint");
-            $crate::serve_fleet::a_stopped_coordinator_fences_every_node::<$cluster>(snowmint)
-                .await;
-        }
-    };
 }

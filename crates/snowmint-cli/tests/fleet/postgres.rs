@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
-use snowmint_test_support::serve::Service;
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::postgres::{ADMIN_USER, PostgresCluster};
+use snowmint_test_support::binary::Service;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::postgres::{ADMIN_USER, PostgresServer};
 use snowmint_test_support::temp::temp_dir;
 use snowmint_test_support::wait::eventually;
 
-snowmint_test_support::fleet_tests!(PostgresCluster);
+every_fleet_scenario!(PostgresServer);
 
 /// `/v1/node` of `service` once its claim engine is in `state`.
 async fn node_in_state(service: &Service, state: &str) -> serde_json::Value {
@@ -31,14 +31,13 @@ async fn node_in_state(service: &Service, state: &str) -> serde_json::Value {
 /// ready and says why.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_password_comes_from_the_url_or_pgpassword_and_never_shows() {
-    let cluster = PostgresCluster::start().await;
-    let server = cluster.server();
+    let server = PostgresServer::start().await;
     let secret = server.password();
     let home = temp_dir("pg-password");
     let start = |name: &str, url: &str, env: &[(&str, &str)]| {
         let state_dir = home.path().join(format!("state-{name}"));
         Service::start(
-            env!("CARGO_BIN_EXE_snowmint"),
+            crate::SNOWMINT,
             home.path(),
             &[
                 "--coordinator",
@@ -53,16 +52,16 @@ async fn the_password_comes_from_the_url_or_pgpassword_and_never_shows() {
             env,
         )
     };
-    let in_url = start("in-url", &cluster.url_at(cluster.client_addr()), &[]);
-    let bare = server.url(ADMIN_USER, "", "postgres");
+    let in_url = start("in-url", &server.url(), &[]);
+    let bare = server.login_url(ADMIN_USER, "", "postgres");
     let from_env = start("from-env", &bare, &[("PGPASSWORD", secret)]);
-    let wrong_url = server.url(ADMIN_USER, "not-the-password", "postgres");
+    let wrong_url = server.login_url(ADMIN_USER, "not-the-password", "postgres");
     let wrong = start("wrong", &wrong_url, &[]);
 
     let node = node_in_state(&in_url, "held").await;
     assert_eq!(
         node["coordinator"]["url"],
-        server.url(ADMIN_USER, "***", "postgres").as_str()
+        server.login_url(ADMIN_USER, "***", "postgres").as_str()
     );
     let node = node_in_state(&from_env, "held").await;
     assert_eq!(node["coordinator"]["url"], bare.as_str());

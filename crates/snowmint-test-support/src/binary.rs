@@ -242,22 +242,3 @@ pub fn now_ms() -> i64 {
         .unwrap()
         .as_millis() as i64
 }
-
-/// The multi-threaded build of libfaketime, which the service (a threaded
-/// program) needs, to run a service with its clock moved
-/// (`LD_PRELOAD`). Panics, saying how to get it, when it is missing.
-pub fn libfaketime() -> std::path::PathBuf {
-    let mut candidates = vec![std::path::PathBuf::from(
-        "/usr/lib/faketime/libfaketimeMT.so.1",
-    )];
-    // Debian puts it under the multiarch directory, such as x86_64-linux-gnu.
-    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
-        for entry in entries.flatten() {
-            candidates.push(entry.path().join("faketime/libfaketimeMT.so.1"));
-        }
-    }
-    candidates
-        .into_iter()
-        .find(|path| path.exists())
-        .expect("libfaketime is missing: apt-get install faketime (scripts/test installs it)")
-}

@@ -2,8 +2,8 @@
 //! replicated coordinator (a 3-member etcd cluster, a 3-server ZooKeeper
 //! ensemble), clients pulling `/v1/ids` from all of them without pause,
 //! and one random fault every 1 to 3 s; then a check of every ID received.
-//! `snowmint-cli`'s tests `chaos_etcd.rs` and `chaos_zookeeper.rs` run it
-//! through [`run`].
+//! The tests `etcd::random_faults_issue_no_id_twice` and
+//! `zookeeper::random_faults_issue_no_id_twice` run it through [`run`].
 //!
 //! # The run
 //!
@@ -11,7 +11,7 @@
 //!   always waiting for a slot, so that a fault that frees a slot hands it
 //!   to another process (the case the high-water mark is for).
 //! - Each node is given every member, each through a proxy of its own
-//!   ([`MemberProxies`](crate::servers::replicated::MemberProxies)), so that one node's link can be cut alone.
+//!   (`MemberProxies`), so that one node's link can be cut alone.
 //! - Every node process runs under libfaketime, reading its clock's offset
 //!   from a file at every reading (`FAKETIME_TIMESTAMP_FILE`,
 //!   `FAKETIME_NO_CACHE=1`), so that the test can step the clock of a
@@ -103,12 +103,12 @@
 //! - `plan.rs`: the fault schedule, a pure function of the seed.
 //! - `fleet.rs`: the node processes and the clients.
 //! - `check.rs`: the checks.
-//! - `run.rs`: [`run`], its [`Settings`] and its report.
+//! - `run.rs`: [`run`], its settings and its report.
 
-pub mod check;
+mod check;
 mod fleet;
-pub mod plan;
-pub mod rng;
+mod plan;
+mod rng;
 mod run;
 
-pub use run::{Settings, run};
+pub use run::run;

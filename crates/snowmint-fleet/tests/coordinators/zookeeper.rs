@@ -5,19 +5,18 @@ use std::time::{Duration, Instant};
 
 use snowmint::Layout;
 use snowmint_fleet::{CoordinatorConfig, SlotRange, connect};
-use snowmint_test_support::fleet::scenarios;
 use snowmint_test_support::net::free_port;
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::zookeeper::ZooKeeperServer;
 use snowmint_test_support::wait::eventually;
 
-snowmint_test_support::scenario_tests!(ZooKeeperCluster);
+every_scenario!(ZooKeeperServer);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_reads_a_zookeeper_url() {
-    let cluster = ZooKeeperCluster::start().await;
-    let url = format!("zk://{}", cluster.client_addr());
-    scenarios::connect_from_url(&cluster, &url, "zookeeper", "session").await;
+    let server = ZooKeeperServer::start().await;
+    let url = format!("zk://{}", server.client_addr());
+    crate::scenarios::connect_from_url(&server, &url, "zookeeper", "session").await;
 }
 
 /// A closed port: the node is fenced with a sentence that names the
@@ -29,21 +28,21 @@ async fn an_unreachable_coordinator_is_one_sentence() {
     let expected = format!(
         "cannot reach the coordinator {url} (no server of the ensemble took the connection); retrying"
     );
-    scenarios::unreachable_coordinator(&url, &expected).await;
+    crate::scenarios::unreachable_coordinator(&url, &expected).await;
 }
 
 /// With a chroot, every znode lives under it (created when missing).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chroot_holds_every_znode() {
-    let cluster = ZooKeeperCluster::start().await;
-    let url = format!("zk://{}/apps/ids", cluster.client_addr())
+    let server = ZooKeeperServer::start().await;
+    let url = format!("zk://{}/apps/ids", server.client_addr())
         .parse()
         .unwrap();
     let slots = SlotRange::new(0, 0).unwrap();
     let config = CoordinatorConfig::new(
         "rooted",
         slots,
-        scenarios::TTL,
+        crate::scenarios::TTL,
         "rooted".into(),
         Layout::TWITTER,
     )
@@ -56,7 +55,7 @@ async fn a_chroot_holds_every_znode() {
         async move { state.claim_at(Instant::now()).map(drop) }
     })
     .await;
-    let client = zookeeper_client::Client::connect(&cluster.client_addr().to_string())
+    let client = zookeeper_client::Client::connect(&server.client_addr().to_string())
         .await
         .unwrap();
     let (holder, stat) = client
@@ -66,7 +65,7 @@ async fn a_chroot_holds_every_znode() {
     assert_eq!(holder, b"rooted");
     assert_ne!(stat.ephemeral_owner, 0, "the slot znode is not ephemeral");
     assert!(
-        cluster.slot_holders("rooted").await.is_empty(),
+        server.slot_holders("rooted").await.is_empty(),
         "a znode escaped the chroot"
     );
     source.release().await;

@@ -1,18 +1,17 @@
 //! The fleet claim engine against a real etcd server (Debian's
 //! etcd-server), started by each test on free loopback ports.
 
-use snowmint_test_support::fleet::scenarios;
 use snowmint_test_support::net::free_port;
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::etcd::EtcdCluster;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::etcd::EtcdServer;
 
-snowmint_test_support::scenario_tests!(EtcdCluster);
+every_scenario!(EtcdServer);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_reads_an_etcd_url() {
-    let cluster = EtcdCluster::start().await;
-    let url = format!("etcd://{}", cluster.client_addr());
-    scenarios::connect_from_url(&cluster, &url, "etcd", "lease").await;
+    let server = EtcdServer::start().await;
+    let url = format!("etcd://{}", server.client_addr());
+    crate::scenarios::connect_from_url(&server, &url, "etcd", "lease").await;
 }
 
 /// A closed port: the node is fenced with a sentence that names the
@@ -22,5 +21,5 @@ async fn an_unreachable_coordinator_is_one_sentence() {
     let port = free_port();
     let url = format!("etcd://127.0.0.1:{port}");
     let expected = format!("cannot reach the coordinator {url} (connection refused); retrying");
-    scenarios::unreachable_coordinator(&url, &expected).await;
+    crate::scenarios::unreachable_coordinator(&url, &expected).await;
 }

@@ -10,9 +10,8 @@ use snowmint::{Clock, Generator, Layout, SnowflakeId, SystemClock};
 use snowmint_fleet::{
     Backend, Claim, ClaimRecord, Coordinator, CoordinatorConfig, NodeState, SlotRange, SlotSource,
 };
+use snowmint_test_support::wait::{eventually, within};
 use tokio::task::JoinHandle;
-
-use crate::wait::{eventually, within};
 
 /// How far ahead of the IDs a node reserves the high-water mark.
 pub const RESERVE_STEP_MS: i64 = 500;
@@ -80,8 +79,6 @@ pub struct TestNode<B: Backend> {
     pub name: String,
     /// The claim engine.
     pub engine: Arc<Coordinator<B>>,
-    /// Its clock, which the test may shift.
-    pub clock: ShiftedClock,
     log: Arc<Mutex<IssueLog>>,
     issuer: JoinHandle<()>,
 }
@@ -116,11 +113,11 @@ impl<B: Backend> TestNode<B> {
     ) -> TestNode<B> {
         let engine = Arc::new(Coordinator::start(backend, config).unwrap());
         let log = Arc::new(Mutex::new(IssueLog::default()));
-        let issuer = tokio::spawn(issue(engine.clone(), clock.clone(), log.clone()));
+        // The test keeps its own handle on `clock` to shift it.
+        let issuer = tokio::spawn(issue(engine.clone(), clock, log.clone()));
         TestNode {
             name: name.to_owned(),
             engine,
-            clock,
             log,
             issuer,
         }

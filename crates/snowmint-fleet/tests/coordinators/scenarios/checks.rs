@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use snowmint::Layout;
 
-use crate::fleet::node::Finished;
+use crate::node::Finished;
 
 /// A slot handed from one node to another (or to itself, after a loss).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,6 @@
 //! The real `snowmint serve` binary on a replicated coordinator (a
 //! 3-member etcd cluster, a 3-server ZooKeeper ensemble), through faults
-//! of its members: the `snowmint-cli` tests `cluster_etcd.rs` and
-//! `cluster_zookeeper.rs`, declared by [`cluster_tests!`](crate::cluster_tests).
+//! of its members, declared against each by [`every_cluster_scenario!`].
 //!
 //! Every scenario runs three nodes of one fleet that may claim two slots
 //! (`--slots 0-1`): two hold a slot, the third waits for one, ready to
@@ -32,12 +31,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-use crate::http;
-use crate::serve::{Service, now_ms, timestamp_ms};
-use crate::servers::replicated::{MemberProxies, Replicated};
-use crate::temp::{TempDir, temp_dir};
-use crate::wait::{Deadline, eventually};
+use snowmint_test_support::binary::{Service, now_ms, timestamp_ms};
+use snowmint_test_support::http;
+use snowmint_test_support::servers::replicated::{MemberProxies, Replicated};
+use snowmint_test_support::temp::{TempDir, temp_dir};
+use snowmint_test_support::wait::{Deadline, eventually};
 
 /// The nodes' claim TTL: short, so that a fault outlasts it quickly.
 pub const TTL: Duration = Duration::from_secs(2);
@@ -105,14 +103,6 @@ pub struct Window {
     pub stalled: Option<(Duration, Option<Duration>)>,
     /// When the repair came.
     pub repair: Duration,
-}
-
-impl Window {
-    /// How long the node issued nothing: the longest stretch.
-    pub fn stall(&self) -> Option<Duration> {
-        let (from, until) = self.stalled?;
-        until.map(|until| until - from)
-    }
 }
 
 /// One scenario's run: the coordinator, the nodes, and the threads that
@@ -717,43 +707,4 @@ pub async fn lose_the_quorum<R: Replicated>(binary: &str) -> Vec<Window> {
     let ttl_ms = TTL.as_millis() as i64;
     assert_none_stamped_between(&run, fault_ms + ttl_ms, repair_ms);
     run.finish(fault, repair)
-}
-
-/// Declares every scenario as a test against one [`Replicated`]
-/// coordinator: `cluster_tests!(ReplicatedEtcd);` in a `snowmint-cli` test
-/// file (the tests run the binary cargo built for it) that has Tokio's
-/// `macros` and `rt-multi-thread`.
-#[macro_export]
-macro_rules! cluster_tests {
-    ($cluster:ty) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn killing_the_leader_issues_no_id_twice() {
-            let snowmint = env!("CARGO_BIN_EXE_snowmint");
-            $crate::serve_cluster::kill_the_leader::<$cluster>(snowmint).await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn killing_a_follower_issues_no_id_twice() {
-            let snowmint = env!("CARGO_BIN_EXE_snowmint");
-            $crate::serve_cluster::kill_a_follower::<$cluster>(snowmint).await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn stopping_the_member_in_use_past_the_ttl_issues_no_id_twice() {
-            let snowmint = env!("CARGO_BIN_EXE_snowmint");
-            $crate::serve_cluster::pause_the_member_in_use::<$cluster>(snowmint).await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn cutting_a_member_off_issues_no_id_twice() {
-            let snowmint = env!("CARGO_BIN_EXE_snowmint");
-            $crate::serve_cluster::cut_a_member_off::<$cluster>(snowmint).await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn losing_the_quorum_fences_every_node_until_it_returns() {
-            let snowmint = env!("CARGO_BIN_EXE_snowmint");
-            $crate::serve_cluster::lose_the_quorum::<$cluster>(snowmint).await;
-        }
-    };
 }
