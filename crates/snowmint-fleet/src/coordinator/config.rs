@@ -230,7 +230,7 @@ impl Eq for EngineClock {}
 
 impl fmt::Debug for EngineClock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Clock(now {} ms)", self.0.now_ms())
+        f.write_str("Clock")
     }
 }
 
