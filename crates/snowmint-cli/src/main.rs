@@ -28,6 +28,7 @@ mod range;
 mod records;
 mod serve;
 mod values;
+mod whois;
 
 /// Read, build and generate Twitter-style Snowflake IDs.
 ///
@@ -169,6 +170,8 @@ enum Command {
     Layout(layout::LayoutArgs),
     /// Run the HTTP ID service.
     Serve(serve::ServeArgs),
+    /// Which process of a fleet issued an ID (from the claim history).
+    Whois(whois::WhoisArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
 }
@@ -183,6 +186,7 @@ impl Command {
             Command::Range(_) => "range",
             Command::Layout(_) => "layout",
             Command::Serve(_) => "serve",
+            Command::Whois(_) => "whois",
             Command::Completions(_) => "completions",
         }
     }
@@ -200,6 +204,7 @@ fn main() -> ExitCode {
         Command::Range(args) => range::run(args, &cli.global),
         Command::Layout(args) => layout::run(args, &cli.global),
         Command::Serve(args) => serve::run(args, &cli.global),
+        Command::Whois(args) => whois::run(args, &cli.global),
         Command::Completions(args) => completions::run(args, Cli::command()),
     };
     match result {

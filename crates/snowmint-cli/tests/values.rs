@@ -570,6 +570,79 @@ fn table() -> Vec<Value> {
             good: vec!["1s", "1h", "30s"],
         },
         Value {
+            name: "max clock skew",
+            ways: vec![
+                ServeFlag("--max-clock-skew"),
+                ServeEnv("SNOWMINT_MAX_CLOCK_SKEW"),
+                ServeFile("max_clock_skew"),
+                Api("parse_max_clock_skew", |v| {
+                    api(snowmint_fleet::parse_max_clock_skew(v))
+                }),
+            ],
+            serve_with: &[NOWHERE],
+            bad: vec![
+                ("5ms", vec!["5ms", "10ms..=1h"]),
+                ("2h", vec!["2h", "10ms..=1h"]),
+                ("Off", vec!["\"Off\""]),
+                ("1", vec!["\"1\""]),
+            ],
+            good: vec!["off", "10ms", "1s", "1h"],
+        },
+        Value {
+            name: "clock check interval",
+            ways: vec![
+                ServeFlag("--clock-check-every"),
+                ServeEnv("SNOWMINT_CLOCK_CHECK_EVERY"),
+                ServeFile("clock_check_every"),
+                Api("parse_clock_check_every", |v| {
+                    api(snowmint_fleet::parse_clock_check_every(v))
+                }),
+            ],
+            serve_with: &[NOWHERE],
+            bad: vec![
+                ("500ms", vec!["500ms", "1s..=24h"]),
+                ("25h", vec!["25h", "1s..=24h"]),
+                ("often", vec!["\"often\""]),
+            ],
+            good: vec!["1s", "30s", "24h"],
+        },
+        Value {
+            name: "claim history keep",
+            ways: vec![
+                ServeFlag("--claim-history-keep"),
+                ServeEnv("SNOWMINT_CLAIM_HISTORY_KEEP"),
+                ServeFile("claim_history_keep"),
+                Api("parse_history_keep", |v| {
+                    api(snowmint_fleet::parse_history_keep(v))
+                }),
+            ],
+            serve_with: &[NOWHERE],
+            bad: vec![
+                ("1001", vec!["1001", "0..=1000"]),
+                ("-1", vec!["-1", "0..=1000"]),
+                ("many", vec!["\"many\"", "0..=1000"]),
+            ],
+            good: vec!["0", "16", "1000"],
+        },
+        Value {
+            name: "claim history max age",
+            ways: vec![
+                ServeFlag("--claim-history-max-age"),
+                ServeEnv("SNOWMINT_CLAIM_HISTORY_MAX_AGE"),
+                ServeFile("claim_history_max_age"),
+                Api("parse_history_max_age", |v| {
+                    api(snowmint_fleet::parse_history_max_age(v))
+                }),
+            ],
+            serve_with: &[NOWHERE],
+            bad: vec![
+                ("30m", vec!["30m", "1h..=8784h"]),
+                ("9000h", vec!["9000h", "1h..=8784h"]),
+                ("30d", vec!["\"30d\""]),
+            ],
+            good: vec!["1h", "720h", "8784h"],
+        },
+        Value {
             name: "listen",
             ways: vec![
                 ServeFlag("--listen"),
@@ -996,6 +1069,14 @@ fn claim_ttl() {
 }
 
 #[test]
+fn clock_check_and_history_settings() {
+    check("max clock skew", 0);
+    check("clock check interval", 0);
+    check("claim history keep", 0);
+    check("claim history max age", 0);
+}
+
+#[test]
 fn listen_address() {
     check("listen", 0);
     check("grpc_listen", 0);
@@ -1031,6 +1112,10 @@ fn every_value_is_checked() {
         "fleet name",
         "coordinator URL",
         "claim TTL",
+        "max clock skew",
+        "clock check interval",
+        "claim history keep",
+        "claim history max age",
         "listen",
         "grpc_listen",
         "machine_from_hostname",

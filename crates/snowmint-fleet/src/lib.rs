@@ -62,10 +62,13 @@ mod postgres;
 mod zookeeper;
 
 pub use coordinator::{
-    Backend, BackendError, Cause, ClaimError, ClaimRecord, ClaimState, ConfigError, Coordinator,
-    CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite, Holder,
-    MAX_FLEET_NAME, MAX_TTL, MIN_TTL, Opened, PassedOver, PostgresUrl, SlotRange, SslMode,
-    Versioned, connect, parse_claim_ttl, read_holders,
+    Backend, BackendError, Cause, ClaimEnd, ClaimEntry, ClaimError, ClaimRecord, ClaimState,
+    ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, ConfigError, Coordinator,
+    CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite,
+    HistoryRetention, Holder, MAX_FLEET_NAME, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL,
+    Opened, PEERS, PassedOver, PeerClock, PostgresUrl, SlotRange, SslMode, Versioned, Whois,
+    WhoisAnswer, connect, parse_claim_ttl, parse_clock_check_every, parse_history_keep,
+    parse_history_max_age, parse_max_clock_skew, read_holders, whois,
 };
 /// etcd's messages and calls, for the tests' own etcd client (not a stable
 /// API).
@@ -296,6 +299,14 @@ pub trait SlotSource: Send + Sync + 'static {
     /// for sources without one (flags, hostname).
     fn coordinator_status(&self) -> Option<CoordinatorStatus> {
         None
+    }
+
+    /// Which claim of the fleet covered the slot of `id` at its
+    /// millisecond, from the fleet's claim history; `None` for sources
+    /// without a coordinator (flags, hostname), which keep no history.
+    fn whois(&self, id: snowmint::SnowflakeId) -> BoxFuture<'_, Option<Result<Whois, FleetError>>> {
+        let _ = id;
+        Box::pin(std::future::ready(None))
     }
 
     /// Gives the claim up (clean shutdown), so that the slot frees at once.

@@ -235,10 +235,22 @@ impl Width {
     /// The smallest unsigned type that holds `bits` bits.
     fn narrowest(bits: u8) -> Width {
         match bits {
-            0..=8 => Width { bytes: 1, format: "B" },
-            9..=16 => Width { bytes: 2, format: "H" },
-            17..=32 => Width { bytes: 4, format: "I" },
-            _ => Width { bytes: 8, format: "Q" },
+            0..=8 => Width {
+                bytes: 1,
+                format: "B",
+            },
+            9..=16 => Width {
+                bytes: 2,
+                format: "H",
+            },
+            17..=32 => Width {
+                bytes: 4,
+                format: "I",
+            },
+            _ => Width {
+                bytes: 8,
+                format: "Q",
+            },
         }
     }
 
@@ -292,9 +304,8 @@ pub fn read_out<'py>(
 ) -> PyResult<[Bound<'py, PyMemoryView>; 4]> {
     let item = |k: usize| -> PyResult<Bound<'py, PyAny>> {
         if out.cast::<pyo3::types::PyDict>().is_ok() {
-            out.get_item(NAMES[k]).map_err(|_| {
-                PyTypeError::new_err(format!("out has no {:?} buffer", NAMES[k]))
-            })
+            out.get_item(NAMES[k])
+                .map_err(|_| PyTypeError::new_err(format!("out has no {:?} buffer", NAMES[k])))
         } else {
             out.get_item(k).map_err(|_| {
                 PyTypeError::new_err(
@@ -332,8 +343,9 @@ pub fn read_out<'py>(
         }
         views.push(view);
     }
-    let [a, b, c, d]: [Bound<'py, PyMemoryView>; 4] =
-        views.try_into().unwrap_or_else(|_| unreachable!("four views"));
+    let [a, b, c, d]: [Bound<'py, PyMemoryView>; 4] = views
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("four views"));
     Ok([a, b, c, d])
 }
 
@@ -390,7 +402,12 @@ pub fn decode_many(
                 [INT64; 4]
             } else {
                 let [_, d, m, s] = field_bits(layout);
-                [INT64, Width::narrowest(d), Width::narrowest(m), Width::narrowest(s)]
+                [
+                    INT64,
+                    Width::narrowest(d),
+                    Width::narrowest(m),
+                    Width::narrowest(s),
+                ]
             };
             decode_new(py, layout, &source, len, widths)
         }
@@ -522,8 +539,12 @@ fn decode_into(
         py.detach(|| decode_all(layout, input, columns, widths))
             .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))?;
         for (k, view) in views.iter().enumerate() {
-            let bytes = PyBytes::new(py, &scratch[offsets[k]..offsets[k] + count * widths[k].bytes]);
-            let typed = PyMemoryView::from(bytes.as_any())?.call_method1("cast", (view.getattr("format")?,))?;
+            let bytes = PyBytes::new(
+                py,
+                &scratch[offsets[k]..offsets[k] + count * widths[k].bytes],
+            );
+            let typed = PyMemoryView::from(bytes.as_any())?
+                .call_method1("cast", (view.getattr("format")?,))?;
             let part = PySlice::new(py, start as isize, (start + count) as isize, 1);
             view.set_item(part, typed)?;
         }

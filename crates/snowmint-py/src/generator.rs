@@ -235,7 +235,12 @@ impl PyGenerator {
             }
             (Some((datacenter, machine)), None) => {
                 let node = Node {
-                    datacenter: values::field(py, &layout, snowmint::Field::Datacenter, datacenter)?,
+                    datacenter: values::field(
+                        py,
+                        &layout,
+                        snowmint::Field::Datacenter,
+                        datacenter,
+                    )?,
                     machine: values::field(py, &layout, snowmint::Field::Machine, machine)?,
                 };
                 if wait.is_some() {
@@ -272,8 +277,12 @@ impl PyGenerator {
                     builder = builder.slots(slot_range(py, slots)?);
                 }
                 if let Some(ttl) = fleet.claim_ttl {
-                    builder =
-                        builder.claim_ttl(values::named_duration(py, "claim_ttl", ttl, MIN_TTL..=MAX_TTL)?);
+                    builder = builder.claim_ttl(values::named_duration(
+                        py,
+                        "claim_ttl",
+                        ttl,
+                        MIN_TTL..=MAX_TTL,
+                    )?);
                 }
                 if let Some(wait) = wait {
                     builder = builder.wait_for_claim(values::named_duration(
@@ -353,10 +362,7 @@ impl PyGenerator {
 
 /// A slot range: text as ``snowmint serve --slots`` takes it (``"0-31"``,
 /// ``"7"``) or a Python ``range`` (``range(0, 32)``).
-fn slot_range(
-    py: Python<'_>,
-    value: &Bound<'_, PyAny>,
-) -> PyResult<std::ops::RangeInclusive<u64>> {
+fn slot_range(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<std::ops::RangeInclusive<u64>> {
     if let Ok(text) = value.extract::<String>() {
         let range: SlotRange = text.parse().map_err(|error: snowmint_fleet::ConfigError| {
             raise(
@@ -418,8 +424,16 @@ impl PyGenerator {
         let node = match (datacenter, machine) {
             (Some(datacenter), Some(machine)) => Some((datacenter, machine)),
             (None, None) => None,
-            (Some(_), None) => return Err(PyTypeError::new_err("machine= is missing: a fixed node needs datacenter= and machine=")),
-            (None, Some(_)) => return Err(PyTypeError::new_err("datacenter= is missing: a fixed node needs datacenter= and machine=")),
+            (Some(_), None) => {
+                return Err(PyTypeError::new_err(
+                    "machine= is missing: a fixed node needs datacenter= and machine=",
+                ));
+            }
+            (None, Some(_)) => {
+                return Err(PyTypeError::new_err(
+                    "datacenter= is missing: a fixed node needs datacenter= and machine=",
+                ));
+            }
         };
         let fleet = match coordinator {
             Some(coordinator) => Some(Fleet {
@@ -598,13 +612,15 @@ impl PyGenerator {
                     (!here).then_some("this process is a fork of the one that made the generator"),
                 )?;
                 dict.set_item("source", "plain")?;
-                dict.set_item(
-                    "slot",
-                    on!(inner, g => g.layout()).slot_of(node).ok(),
-                )?;
+                dict.set_item("slot", on!(inner, g => g.layout()).slot_of(node).ok())?;
                 dict.set_item("datacenter", node.datacenter)?;
                 dict.set_item("machine", node.machine)?;
-                for key in ["generation", "valid_for_s", "state_file", "high_water_mark_ms"] {
+                for key in [
+                    "generation",
+                    "valid_for_s",
+                    "state_file",
+                    "high_water_mark_ms",
+                ] {
                     dict.set_item(key, py.None())?;
                 }
                 Ok(dict)

@@ -42,9 +42,9 @@ pub fn start(py: Python<'_>, error: FleetError) -> PyErr {
             "NodeInUseError",
             (message, pid, lock_file.display().to_string()),
         ),
-        FleetError::MarkAhead { mark_ms, now_ms, .. } => {
-            raise(py, "ClockBehindError", (message, mark_ms, now_ms))
-        }
+        FleetError::MarkAhead {
+            mark_ms, now_ms, ..
+        } => raise(py, "ClockBehindError", (message, mark_ms, now_ms)),
         FleetError::Fenced { .. } => raise(py, "FencedError", (message, "no_claim", 1.0)),
         FleetError::Io { .. } | FleetError::StateDir { .. } | FleetError::StateFile { .. } => {
             raise(py, "StateError", (message,))
@@ -52,11 +52,9 @@ pub fn start(py: Python<'_>, error: FleetError) -> PyErr {
         // A coordinator URL, a fleet name, a slot range, a TTL or a
         // combination of settings that cannot be used. The value is not
         // repeated: a URL may hold a password (the message masks it).
-        FleetError::Config(_) | FleetError::Setting(_) | FleetError::Hostname { .. } => raise(
-            py,
-            "InvalidValueError",
-            (message, "settings", py.None()),
-        ),
+        FleetError::Config(_) | FleetError::Setting(_) | FleetError::Hostname { .. } => {
+            raise(py, "InvalidValueError", (message, "settings", py.None()))
+        }
         _ => raise(py, "SnowmintError", (message,)),
     }
 }

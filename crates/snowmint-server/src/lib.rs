@@ -47,6 +47,8 @@
 //!   health and reflection, over the same state as the HTTP API.
 //! - `error.rs`: [`ApiError`], the one error answer.
 //! - `metrics.rs`: [`Metrics`], Prometheus counters and gauges.
+//! - `peer_clock.rs`: [`peer_clock`], reading another node's clock over
+//!   HTTP for the claim engine's clock check.
 //! - `openapi.rs`: [`openapi`], the OpenAPI 3.1 document, generated from
 //!   the handlers and the body types.
 //! - `page.rs` and `assets/`: the calculator page at `/`, built into the
@@ -70,6 +72,7 @@ mod inputs;
 mod metrics;
 pub mod openapi;
 pub mod page;
+pub mod peer_clock;
 mod serve;
 mod state;
 

@@ -43,6 +43,7 @@ use crate::body::ErrorBody;
         api::calc::range,
         api::calc::layout,
         api::status::node,
+        api::whois::whois,
         api::status::healthz,
         api::status::readyz,
         api::status::metrics,

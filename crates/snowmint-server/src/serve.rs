@@ -50,9 +50,33 @@ pub enum ServeError {
 /// addresses, not port 0).
 pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
     let holder = holder(config.listen, config.grpc_listen).to_string();
-    Ok(config
-        .identity
-        .slot_source(config.layout, &config.state_dir, Some(holder))?)
+    Ok(node_source(config, clock(config)).slot_source(
+        config.layout,
+        &config.state_dir,
+        Some(holder),
+    )?)
+}
+
+/// The node's source with the node's clock: a coordinated node writes its
+/// claim history on it and checks it against its peers' (which it reads
+/// over HTTP, see [`crate::peer_clock`]).
+fn node_source(config: &Config, clock: Arc<dyn Clock>) -> Identity {
+    match &config.identity {
+        Identity::Coordinator {
+            url,
+            config: claims,
+        } => {
+            let check = claims.clock_check();
+            Identity::Coordinator {
+                url: url.clone(),
+                config: claims
+                    .clone()
+                    .with_clock(clock)
+                    .with_clock_check(check, Some(Arc::new(crate::peer_clock::HttpPeerClock))),
+            }
+        }
+        other => other.clone(),
+    }
 }
 
 /// Who this process is, as written into the slot key it claims: an
@@ -80,12 +104,13 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
 /// ahead. The fleet's [`IssuerBuilder`] does all of it, as for every
 /// program that mints IDs.
 pub async fn start(config: &Config) -> Result<AppState, ServeError> {
+    let clock = clock(config);
     let issuer = IssuerBuilder::new()
-        .source(config.identity.clone())
+        .source(node_source(config, Arc::clone(&clock)))
         .state_dir(config.state_dir.clone())
         .layout(config.layout)
         .clock_policy(config.clock_policy)
-        .shared_clock(clock(config))
+        .shared_clock(clock)
         .mark_step(config.mark_step)
         .mark_wait_max(config.mark_wait_max)
         .holder(holder(config.listen, config.grpc_listen).to_string())

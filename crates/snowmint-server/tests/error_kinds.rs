@@ -15,8 +15,8 @@ use snowmint_client::proto::{
     DecodeRequest, EncodeRequest, GetLayoutRequest, LayoutChoice, NextIdsRequest, RangeRequest,
 };
 use snowmint_server::{ApiError, app};
-use snowmint_test_support::in_process::grpc::GrpcNode;
 use snowmint_test_support::in_process::get;
+use snowmint_test_support::in_process::grpc::GrpcNode;
 use snowmint_test_support::wait::within;
 use tonic::transport::Channel;
 use tonic::{Code, Status};

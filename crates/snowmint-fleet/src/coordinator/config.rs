@@ -8,12 +8,15 @@
 //! readers, they take text as it is (no trimming) and echo it, cut when
 //! long, in their messages.
 
+use super::clock_check::{ClockCheck, PeerClock, PeerClockHandle};
 use super::fleet_name::FleetName;
+use super::history::HistoryRetention;
 use super::slots::SlotRange;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
-use snowmint::Layout;
+use snowmint::{Clock, Layout, SystemClock};
 
 /// The shortest claim TTL accepted: etcd leases count whole seconds.
 pub const MIN_TTL: Duration = Duration::from_secs(1);
@@ -65,6 +68,10 @@ pub enum ConfigError {
     /// [`MIN_TTL`]..=[`MAX_TTL`].
     #[error(transparent)]
     Ttl(snowmint::Error),
+    /// Another setting of the claim engine (the clock check, the claim
+    /// history) is not a value of its kind, or out of range.
+    #[error(transparent)]
+    Value(snowmint::Error),
 }
 
 /// Reads a claim TTL: a duration (`10s`, `1m`) in [`MIN_TTL`]..=[`MAX_TTL`].
@@ -187,6 +194,50 @@ pub struct CoordinatorConfig {
     pub(crate) layout: Layout,
     /// The slot to try first, if free: the one the node held before.
     pub(crate) preferred_slot: Option<u64>,
+    /// The clock, the claim history and the clock check (boxed: they are
+    /// many, and a configuration travels inside others).
+    pub(crate) ops: Box<Operations>,
+}
+
+/// What a coordinated node needs to be operated: its clock, its claim
+/// history and its clock check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Operations {
+    /// The node's clock: the one its IDs carry, written into the claim
+    /// history and checked against the others.
+    pub(crate) clock: EngineClock,
+    /// How much of the claim history is kept.
+    pub(crate) history: HistoryRetention,
+    /// How the node's clock is checked.
+    pub(crate) clock_check: ClockCheck,
+    /// How other nodes' clocks are read; without one, only the
+    /// coordinator's clock is consulted.
+    pub(crate) peer_clock: Option<PeerClockHandle>,
+}
+
+/// The node's clock, compared by identity so that a configuration holding
+/// one stays comparable.
+#[derive(Clone)]
+pub(crate) struct EngineClock(pub(crate) Arc<dyn Clock>);
+
+impl PartialEq for EngineClock {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for EngineClock {}
+
+impl fmt::Debug for EngineClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Clock")
+    }
+}
+
+impl EngineClock {
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.0.now_ms()
+    }
 }
 
 impl CoordinatorConfig {
@@ -227,7 +278,66 @@ impl CoordinatorConfig {
             holder,
             layout,
             preferred_slot: None,
+            ops: Box::new(Operations {
+                clock: EngineClock(Arc::new(SystemClock)),
+                history: HistoryRetention::default(),
+                clock_check: ClockCheck::default(),
+                peer_clock: None,
+            }),
         })
+    }
+
+    /// The same settings, with `clock` as the node's clock (the one its
+    /// IDs carry; the system clock by default): the claim history records
+    /// times on it, and the clock check judges it.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> CoordinatorConfig {
+        self.ops.clock = EngineClock(clock);
+        self
+    }
+
+    /// The same settings, keeping the claim history as `retention` says
+    /// (by default [`HistoryRetention::default`]; `keep` 0 writes none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint::Layout;
+    /// use snowmint_fleet::{CoordinatorConfig, HistoryRetention, SlotRange};
+    ///
+    /// let slots = SlotRange::all(Layout::TWITTER);
+    /// let retention = HistoryRetention { keep: 4, max_age: Duration::from_secs(86_400) };
+    /// let config = CoordinatorConfig::new("ids", slots, Duration::from_secs(10), "web-1".into(), Layout::TWITTER)?
+    ///     .with_history(retention);
+    /// assert_eq!(config.history(), retention);
+    /// # Ok::<(), snowmint_fleet::ConfigError>(())
+    /// ```
+    pub fn with_history(mut self, retention: HistoryRetention) -> CoordinatorConfig {
+        self.ops.history = retention;
+        self
+    }
+
+    /// The same settings, checking the node's clock as `check` says (by
+    /// default [`ClockCheck::default`]), reading other nodes' clocks with
+    /// `peers` (without one, only the coordinator's clock is consulted).
+    pub fn with_clock_check(
+        mut self,
+        check: ClockCheck,
+        peers: Option<Arc<dyn PeerClock>>,
+    ) -> CoordinatorConfig {
+        self.ops.clock_check = check;
+        self.ops.peer_clock = peers.map(PeerClockHandle);
+        self
+    }
+
+    /// How much of the claim history is kept.
+    pub fn history(&self) -> HistoryRetention {
+        self.ops.history
+    }
+
+    /// How the node's clock is checked.
+    pub fn clock_check(&self) -> ClockCheck {
+        self.ops.clock_check
     }
 
     /// The same settings, with `holder` written into the slot key: a

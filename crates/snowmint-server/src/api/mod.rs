@@ -6,6 +6,7 @@
 //!   (the calculator; any layout).
 //! - `status.rs`: `/v1/node`, `/healthz`, `/readyz`, `/metrics`,
 //!   `/openapi.json`.
+//! - `whois.rs`: `/v1/whois/{id}` (which claim issued an ID).
 //! - `params.rs`: reading parameters and headers.
 
 use std::time::Instant;
@@ -28,6 +29,7 @@ pub(crate) mod calc;
 pub(crate) mod issue;
 pub(crate) mod params;
 pub(crate) mod status;
+pub(crate) mod whois;
 
 /// The longest request target accepted (path and query).
 pub const MAX_URI_BYTES: usize = 8 * 1024;
@@ -45,6 +47,7 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/v1/range", get(calc::range)),
         ("/v1/layout", get(calc::layout)),
         ("/v1/node", get(status::node)),
+        ("/v1/whois/{id}", get(whois::whois)),
         ("/healthz", get(status::healthz)),
         ("/readyz", get(status::readyz)),
         ("/metrics", get(status::metrics)),

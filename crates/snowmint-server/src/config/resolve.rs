@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use snowmint::{ClockPolicy, Field, Layout, Node};
-use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl, FleetName, SlotRange};
+use snowmint_fleet::{
+    ClockCheck, CoordinatorConfig, CoordinatorUrl, FleetName, HistoryRetention, SlotRange,
+};
 
 use super::layer::Layer;
 use super::setting::{DefaultValue, Named, Origin, Setting};
@@ -256,8 +258,33 @@ fn coordinator(
         s.parse::<SlotRange>().and_then(|slots| slots.check(layout))
     })?;
     let ttl = l.required(Setting::ClaimTtl, snowmint_fleet::parse_claim_ttl)?;
+    let clock_check = ClockCheck {
+        max_skew: l.required(Setting::MaxClockSkew, snowmint_fleet::parse_max_clock_skew)?,
+        every: l.required(
+            Setting::ClockCheckEvery,
+            snowmint_fleet::parse_clock_check_every,
+        )?,
+    };
+    let history = HistoryRetention {
+        keep: l.required(
+            Setting::ClaimHistoryKeep,
+            snowmint_fleet::parse_history_keep,
+        )?,
+        max_age: l.required(
+            Setting::ClaimHistoryMaxAge,
+            snowmint_fleet::parse_history_max_age,
+        )?,
+    };
     let Some(url) = url else {
-        let stray = l.given(&[Setting::Fleet, Setting::Slots, Setting::ClaimTtl]);
+        let stray = l.given(&[
+            Setting::Fleet,
+            Setting::Slots,
+            Setting::ClaimTtl,
+            Setting::MaxClockSkew,
+            Setting::ClockCheckEvery,
+            Setting::ClaimHistoryKeep,
+            Setting::ClaimHistoryMaxAge,
+        ]);
         if !stray.is_empty() {
             return Err(ConfigError::Conflict(format!(
                 "{} only applies with --coordinator",
@@ -276,7 +303,10 @@ fn coordinator(
         layout,
     )
     // Every part was checked above, each naming where it came from.
-    .map_err(|error| ConfigError::Conflict(error.to_string()))?;
+    .map_err(|error| ConfigError::Conflict(error.to_string()))?
+    // The front end names its reader of peers' clocks once it runs.
+    .with_clock_check(clock_check, None)
+    .with_history(history);
     Ok(Some((url, config)))
 }
 

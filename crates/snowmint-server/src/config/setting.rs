@@ -32,7 +32,7 @@ use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use snowmint_fleet::{MAX_TTL, MIN_TTL};
+use snowmint_fleet::{MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL};
 
 /// Every duration setting is at most a day: far beyond any timeout or bound
 /// here.
@@ -185,6 +185,33 @@ settings! {
         )
         .default("10s")
         .durations(MIN_TTL, MAX_TTL);
+    /// Largest skew allowed between this node's clock and the fleet's.
+    MaxClockSkew = Spec::value("max_clock_skew", "DURATION")
+        .help(
+            "Largest offset allowed between this node's clock and the clocks of up to 5 slot \
+             holders and the coordinator's (PostgreSQL, ZooKeeper); beyond it the node claims no \
+             slot, or gives its slot up, until its clock is back in range",
+        )
+        .default("1s")
+        .described("10ms..=1h, or off");
+    /// How often a coordinated node checks its clock.
+    ClockCheckEvery = Spec::value("clock_check_every", "DURATION")
+        .help("How often a node holding a slot checks its clock (it also checks before each claim)")
+        .default("30s")
+        .durations(Duration::from_secs(1), DAY);
+    /// Records of the claim history kept per slot.
+    ClaimHistoryKeep = Spec::number("claim_history_keep", "N")
+        .help(
+            "Records of the claim history (who held a slot when; see snowmint whois) kept per \
+             slot; 0 writes none",
+        )
+        .default("16")
+        .integers(0, MAX_HISTORY_KEEP as i64);
+    /// How long an ended claim's record is kept.
+    ClaimHistoryMaxAge = Spec::value("claim_history_max_age", "DURATION")
+        .help("How long the record of an ended claim is kept (720h: 30 days)")
+        .default("720h")
+        .durations(Duration::from_secs(3600), MAX_HISTORY_AGE);
     /// Shift of this node's clock (tests, operations).
     ClockOffsetMs = Spec::number("clock_offset_ms", "MS")
         .help("Test and operations knob: shift this node's clock by this many milliseconds")
