@@ -6,7 +6,7 @@
 //! environment (`SNOWMINT_<NAME>`) or a TOML file (`--config`); flags win
 //! over the environment, which wins over the file.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -22,7 +22,45 @@ use crate::failure::BadInput;
 
 /// Arguments of `snowmint serve`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  $ snowmint serve --check --datacenter 3 --machine 7 --state-dir state
+  identity     static: slot 103 (datacenter 3 (from --datacenter), [..])
+  layout       twitter 41/5/5/12@1288834974657
+  state dir    state (from --state-dir): not there yet, a start creates it
+  coordinator  none
+  listen       http://127.0.0.1:8080
+  grpc         off
+  memcached    off
+  clock        clock_policy refuse, mark_step 1s, mark_wait_max 2s
+  requests     request_timeout 10s
+  note: listen 127.0.0.1:8080 is loopback: only this host (or container) [..]
+  ok: this configuration starts (nothing was bound, claimed or written)
+
+  $ SNOWMINT_HOSTNAME=ids-12 snowmint serve --check --machine-from-hostname \\
+      --listen 0.0.0.0:8080 --state-dir state | head -1
+  identity     hostname: slot 12 (datacenter 0, machine 12) of \"ids-12\" [..]
+
+  $ snowmint serve --check --coordinator etcd://10.0.0.1:2379 --fleet ids \\
+      --machine 7
+  ? 2
+  error: --coordinator conflicts with --machine: a node takes its identity [..]
+  ...
+
+Start a node (Ctrl-C or SIGTERM stops it and releases its claim):
+  snowmint serve --datacenter 3 --machine 7 --state-dir ~/.local/state/ids
+  snowmint serve --machine-from-hostname --listen 0.0.0.0:8080
+  snowmint serve --coordinator etcd://10.0.0.1:2379 --fleet ids \\
+      --memcached-listen 0.0.0.0:11211
+
+--check reads every setting (flags, SNOWMINT_* variables, the --config file)
+as a start does and says what the node would do, without binding a port or
+claiming a slot: exit code 0, or 2 with the message a start would stop with.")]
 pub struct ServeArgs {
+    /// Say what the node would do with these settings, and exit without
+    /// binding a port, claiming a slot or writing a file.
+    #[arg(long)]
+    check: bool,
     // Boxed: the settings are many, and the other commands' arguments are
     // small; an unboxed field would make every `Command` this large.
     #[command(flatten)]
@@ -37,7 +75,8 @@ pub struct ServeArgs {
 /// and a unit (500ms, 2s, 1.5s, 1m, 1h), at most 24h.
 #[derive(Debug, Args)]
 struct ServeSettings {
-    /// Address to listen on, IP:PORT; port 0 picks a free one
+    /// Address to listen on, IP:PORT or localhost:PORT; port 0 picks a
+    /// free one; 0.0.0.0:PORT listens on every interface (in a container)
     /// [env: SNOWMINT_LISTEN] [default: 127.0.0.1:8080].
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
@@ -46,6 +85,15 @@ struct ServeSettings {
     /// [env: SNOWMINT_GRPC_LISTEN] [default: off].
     #[arg(long, value_name = "ADDR")]
     grpc_listen: Option<String>,
+    /// Also serve IDs in memcached's text protocol on this address,
+    /// IP:PORT: `get KEY` answers a new ID, whatever the key
+    /// [env: SNOWMINT_MEMCACHED_LISTEN] [default: off].
+    #[arg(long, value_name = "ADDR")]
+    memcached_listen: Option<String>,
+    /// Close a memcached connection that sends no whole request for this
+    /// long [env: SNOWMINT_MEMCACHED_IDLE_TIMEOUT] [default: 10m].
+    #[arg(long, value_name = "DURATION")]
+    memcached_idle_timeout: Option<String>,
     /// This node's datacenter id [env: SNOWMINT_DATACENTER] [default: 0].
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     datacenter: Option<String>,
@@ -105,8 +153,9 @@ struct ServeSettings {
     #[arg(long, value_name = "A-B")]
     slots: Option<String>,
     /// Lifetime of a coordinated claim without renewal, 1s to 1h: the etcd
-    /// lease TTL or ZooKeeper session timeout [env: SNOWMINT_CLAIM_TTL]
-    /// [default: 10s].
+    /// lease TTL, the ZooKeeper session timeout, or the lease of a
+    /// PostgreSQL slot row (on the database's clock)
+    /// [env: SNOWMINT_CLAIM_TTL] [default: 10s].
     #[arg(long, value_name = "DURATION")]
     claim_ttl: Option<String>,
     /// Test and operations knob: shift this node's clock by this many
@@ -120,12 +169,25 @@ struct ServeSettings {
 }
 
 /// Runs `snowmint serve`. A setting that cannot be used is bad input
-/// (exit code 2), as a bad value of any other command is.
+/// (exit code 2), as a bad value of any other command is. With `--check`,
+/// so is anything else a start would stop at before it binds (a hostname
+/// without an ordinal, a mark far ahead of the clock): the message is the
+/// start's, and nothing is bound, claimed or written.
 pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
+    let check = args.check;
     let args = *args.settings;
-    init_logging(args.log.as_deref())?;
+    if !check {
+        init_logging(args.log.as_deref())?;
+    }
     let config_file = args.config.clone();
     let config = Config::load(flags(args, global), config_file).map_err(BadInput::new)?;
+    if check {
+        let plan = snowmint_server::check(&config).map_err(BadInput::new)?;
+        let mut out = std::io::stdout().lock();
+        write!(out, "{plan}")?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -172,6 +234,8 @@ fn flags(args: ServeSettings, global: &Global) -> Layer {
     let given = [
         (Setting::Listen, args.listen),
         (Setting::GrpcListen, args.grpc_listen),
+        (Setting::MemcachedListen, args.memcached_listen),
+        (Setting::MemcachedIdleTimeout, args.memcached_idle_timeout),
         (Setting::Datacenter, args.datacenter),
         (Setting::Machine, args.machine),
         (

@@ -99,7 +99,7 @@ pub use issuer::{Issuer, IssuerOptions, NodeReport, Refusal};
 pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use reservation::{NodeMark, Reservation};
-pub use state_dir::{create_state_dir, last_written_slot};
+pub use state_dir::{create_state_dir, last_written_slot, state_dir_exists};
 pub use static_source::StaticSource;
 
 /// A boxed future, so that [`SlotSource`] stays object-safe.

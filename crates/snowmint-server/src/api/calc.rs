@@ -37,6 +37,13 @@ pub async fn decode(
     params: Params,
 ) -> Result<Json<DecodedId>, ApiError> {
     params.allow(&["layout", "epoch", "encoding"])?;
+    decode_text(&text, &params).map(Json)
+}
+
+/// Decodes `text` with the `layout`, `epoch` and `encoding` of `params`
+/// (also for Leaf's `/api/snowflake/decode`). Text that is no ID in the
+/// encoding asked for, but is one in others, names them.
+pub(crate) fn decode_text(text: &str, params: &Params) -> Result<DecodedId, ApiError> {
     let layout = params.layout()?;
     let encoding = match params.get("encoding")? {
         Some(name) => name
@@ -44,8 +51,9 @@ pub async fn decode(
             .map_err(|e| ApiError::from_core("encoding", e))?,
         None => Encoding::Decimal,
     };
-    let id = SnowflakeId::parse(encoding, &text).map_err(|e| ApiError::from_core("id", e))?;
-    Ok(Json(DecodedId::new(&layout, id)))
+    let id = SnowflakeId::parse(encoding, text)
+        .map_err(|e| ApiError::from_core("id", e).with_readings(text, encoding))?;
+    Ok(DecodedId::new(&layout, id))
 }
 
 /// Build an ID from its fields

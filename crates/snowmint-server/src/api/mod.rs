@@ -4,6 +4,8 @@
 //! - `issue.rs`: `/v1/id`, `/v1/ids` (new IDs).
 //! - `calc.rs`: `/v1/ids/{id}`, `/v1/encode`, `/v1/range`, `/v1/layout`
 //!   (the calculator; any layout).
+//! - `leaf.rs`: `/api/snowflake/get/{key}` and `/api/snowflake/decode`,
+//!   Leaf's API for its clients.
 //! - `status.rs`: `/v1/node`, `/healthz`, `/readyz`, `/metrics`,
 //!   `/openapi.json`.
 //! - `params.rs`: reading parameters and headers.
@@ -26,6 +28,7 @@ use crate::state::AppState;
 
 pub(crate) mod calc;
 pub(crate) mod issue;
+pub(crate) mod leaf;
 pub(crate) mod params;
 pub(crate) mod status;
 
@@ -51,6 +54,8 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/readyz", get(status::readyz)),
         ("/metrics", get(status::metrics)),
         ("/openapi.json", get(status::openapi)),
+        ("/api/snowflake/get/{key}", get(leaf::next_id)),
+        ("/api/snowflake/decode", get(leaf::decode)),
     ]
 }
 

@@ -16,6 +16,8 @@
 //! |---|---|---|
 //! | `listen` | `127.0.0.1:8080` | address to listen on (`IP:PORT`) |
 //! | `grpc_listen` | none (off) | address to serve the gRPC API on (`IP:PORT`), beside HTTP |
+//! | `memcached_listen` | none (off) | address to serve IDs on in memcached's text protocol (`IP:PORT`) |
+//! | `memcached_idle_timeout` | `10m` | how long a memcached connection may stay silent before it is closed |
 //! | `datacenter`, `machine` | `0`, `0` | the node, given explicitly |
 //! | `machine_from_hostname` | `false` | take the slot from the hostname's ordinal (`ids-12` -> 12) |
 //! | `hostname` | the system's | the hostname to read the ordinal from |
@@ -76,6 +78,11 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Address to serve the gRPC API on; `None`: no gRPC.
     pub grpc_listen: Option<SocketAddr>,
+    /// Address to serve memcached's text protocol on; `None`: off.
+    pub memcached_listen: Option<SocketAddr>,
+    /// How long a memcached connection may go without a whole request
+    /// before it is closed.
+    pub memcached_idle_timeout: Duration,
     /// Where the node's identity comes from.
     pub identity: Identity,
     /// Directory of the high-water mark files.

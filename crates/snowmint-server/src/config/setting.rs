@@ -12,6 +12,10 @@ pub enum Setting {
     Listen,
     /// Address to serve gRPC on (off when not set).
     GrpcListen,
+    /// Address to serve the memcached text protocol on (off when not set).
+    MemcachedListen,
+    /// How long a memcached connection may stay silent.
+    MemcachedIdleTimeout,
     /// Datacenter id of the node.
     Datacenter,
     /// Machine id of the node.
@@ -50,9 +54,11 @@ pub enum Setting {
 
 impl Setting {
     /// Every setting.
-    pub const ALL: [Setting; 19] = [
+    pub const ALL: [Setting; 21] = [
         Setting::Listen,
         Setting::GrpcListen,
+        Setting::MemcachedListen,
+        Setting::MemcachedIdleTimeout,
         Setting::Datacenter,
         Setting::Machine,
         Setting::MachineFromHostname,
@@ -77,6 +83,8 @@ impl Setting {
         match self {
             Setting::Listen => "listen",
             Setting::GrpcListen => "grpc_listen",
+            Setting::MemcachedListen => "memcached_listen",
+            Setting::MemcachedIdleTimeout => "memcached_idle_timeout",
             Setting::Datacenter => "datacenter",
             Setting::Machine => "machine",
             Setting::MachineFromHostname => "machine_from_hostname",
