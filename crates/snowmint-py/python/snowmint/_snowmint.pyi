@@ -10,6 +10,7 @@ _Instant = Union[int, datetime]
 _Ids = Union[Iterable[int], Buffer]
 
 MAX_ID: int
+__version__: str
 
 @final
 class Layout:

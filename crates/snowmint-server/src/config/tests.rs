@@ -195,7 +195,7 @@ fn hostname_and_coordinator_identities() {
         coordinated(&[(Setting::ClaimTtl, "500ms")])
             .unwrap_err()
             .to_string(),
-        "claim TTL 500ms is out of range (1s..=1h) (from --claim-ttl)"
+        "claim_ttl 500ms is out of range (1s..=1h) (from --claim-ttl)"
     );
     assert_eq!(
         coordinated(&[(Setting::Slots, "0-1024")])
