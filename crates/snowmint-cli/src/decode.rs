@@ -45,7 +45,7 @@ Examples:
   $ snowmint decode --input hex --format csv --no-header 17eed6190fcedfff
   1724551110457221119,1700000000000,2023-11-14T22:13:20.000Z,7,13,4095
 
-  $ snowmint decode --input auto --format csv --no-header 51BRJMCGQge
+  $ snowmint decode --input auto --format csv --no-header 0x17EED6190FCEDFFF
   1724551110457221119,1700000000000,2023-11-14T22:13:20.000Z,7,13,4095
 
   $ snowmint decode 17eed6190fcedfff

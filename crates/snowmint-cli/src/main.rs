@@ -23,6 +23,7 @@ mod encode;
 mod failure;
 mod generate;
 mod layout;
+mod probe;
 mod range;
 mod records;
 mod serve;
@@ -164,6 +165,8 @@ enum Command {
     Layout(layout::LayoutArgs),
     /// Run the HTTP ID service.
     Serve(serve::ServeArgs),
+    /// Ask a running service whether it is ready (for health checks).
+    Probe(probe::ProbeArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
 }
@@ -178,6 +181,7 @@ impl Command {
             Command::Range(_) => "range",
             Command::Layout(_) => "layout",
             Command::Serve(_) => "serve",
+            Command::Probe(_) => "probe",
             Command::Completions(_) => "completions",
         }
     }
@@ -195,6 +199,7 @@ fn main() -> ExitCode {
         Command::Range(args) => range::run(args, &cli.global),
         Command::Layout(args) => layout::run(args, &cli.global),
         Command::Serve(args) => serve::run(args, &cli.global),
+        Command::Probe(args) => probe::run(args),
         Command::Completions(args) => completions::run(args, Cli::command()),
     };
     match result {

@@ -52,6 +52,7 @@
 
 pub mod http;
 pub mod net;
+pub mod python;
 pub mod schema;
 pub mod serve;
 pub mod temp;

@@ -206,7 +206,7 @@ pub(crate) fn push_server_error(out: &mut Vec<u8>, message: &str) {
 /// The answer to a command this server does not serve.
 pub(crate) fn unserved_message(command: &[u8]) -> String {
     format!(
-        "{} is not served: this is a snowmint ID service, which answers get, gets, version and quit (every key's value is a new ID) and stores nothing",
+        "{} is not served: this is a snowmint ID service, which answers get, gets, version and quit (each key gets a new ID) and stores nothing",
         String::from_utf8_lossy(command)
     )
 }
