@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use snowmint_server::config::{Config, Layer};
+use snowmint_server::config::{Config, Layer, Setting};
 
 use crate::failure::BadInput;
 
@@ -90,7 +90,11 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
 /// The address and path to ask.
 fn target(args: &ProbeArgs) -> anyhow::Result<(SocketAddr, String)> {
     if args.target.starts_with('/') {
-        let config = Config::load(Layer::flags(), args.config.clone()).map_err(BadInput::new)?;
+        let mut flags = Layer::flags();
+        if let Some(file) = &args.config {
+            flags.set(Setting::ConfigFile, file.display().to_string());
+        }
+        let config = Config::load(flags).map_err(BadInput::new)?;
         let mut address = config.listen;
         // A node listening everywhere is reached on loopback.
         if address.ip().is_unspecified() {

@@ -10,7 +10,7 @@
 //! use snowmint_server::config::{Config, Layer};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! let config = Config::load(Layer::flags(), None)?;
+//! let config = Config::load(Layer::flags())?;
 //! let listener = tokio::net::TcpListener::bind(config.listen).await?;
 //! snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await?;
 //! # Ok(())

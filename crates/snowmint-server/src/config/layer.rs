@@ -82,21 +82,14 @@ impl Layer {
         let table: toml::Table = toml::from_str(text).map_err(|e| file_error(e.to_string()))?;
         let mut values = BTreeMap::new();
         for (key, value) in table {
-            let setting = Setting::ALL
-                .into_iter()
-                .find(|s| s.key() == key)
-                .ok_or_else(|| {
-                    let known: Vec<_> = Setting::ALL
-                        .iter()
-                        .filter(|s| !s.is_hidden())
-                        .map(|s| s.key())
-                        .collect();
-                    file_error(format!(
-                        "unknown key {:?} (known keys: {})",
-                        snowmint::echo(&key),
-                        known.join(", ")
-                    ))
-                })?;
+            let setting = Setting::from_file_key(&key).ok_or_else(|| {
+                let known: Vec<_> = Setting::file_keys().collect();
+                file_error(format!(
+                    "unknown key {:?} (known keys: {})",
+                    snowmint::echo(&key),
+                    known.join(", ")
+                ))
+            })?;
             let text = match value {
                 toml::Value::String(s) => s,
                 toml::Value::Integer(i) => i.to_string(),

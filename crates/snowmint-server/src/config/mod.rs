@@ -8,32 +8,13 @@
 //! came from, followed by where that was (`(from SNOWMINT_DATACENTER)`).
 //! Values are taken as they are given: surrounding spaces are not trimmed.
 //!
-//! - `setting.rs`: [`Setting`], its names, and [`Origin`].
+//! - `setting.rs`: [`Setting`] and its declaration [`Spec`] (names,
+//!   help, default, range: each setting is declared there once; its module
+//!   docs say how to add one), and [`Origin`].
 //! - `layer.rs`: [`Layer`], the text given as flags, environment or file.
 //! - `resolve.rs`: [`Config::resolve`], reading and checking the values.
 //!
-//! | setting | default | meaning |
-//! |---|---|---|
-//! | `listen` | `127.0.0.1:8080` | address to listen on (`IP:PORT`) |
-//! | `grpc_listen` | none (off) | address to serve the gRPC API on (`IP:PORT`), beside HTTP |
-//! | `memcached_listen` | none (off) | address to serve IDs on in memcached's text protocol (`IP:PORT`) |
-//! | `memcached_idle_timeout` | `10m` | how long a memcached connection may stay silent before it is closed |
-//! | `datacenter`, `machine` | `0`, `0` | the node, given explicitly |
-//! | `machine_from_hostname` | `false` | take the slot from the hostname's ordinal (`ids-12` -> 12) |
-//! | `hostname` | the system's | the hostname to read the ordinal from |
-//! | `state_dir` | see [`default_state_dir`] | where the high-water mark file lives |
-//! | `layout`, `epoch` | `twitter` | the ID layout issued; the epoch in Unix ms or RFC 3339 |
-//! | `clock_policy` | `refuse` | `refuse`, `wait` or `borrow` when the clock goes back |
-//! | `clock_max` | `2s` | the bound of `wait` and `borrow` |
-//! | `mark_wait_max` | `2s` | longest gap to the high-water mark waited out at start |
-//! | `mark_step` | `1s` | how far ahead of the clock the mark is reserved (at least `10ms`) |
-//! | `request_timeout` | `10s` | longest time a request may take; also the longest a connection may take to send a request head, or sit idle |
-//! | `coordinator`, `fleet`, `slots`, `claim_ttl` | none, `default`, all, `10s` | coordinated claims (etcd, ZooKeeper, PostgreSQL); the TTL in `1s..=1h` |
-//! | `clock_offset_ms` | `0` | test and operations knob: shifts this node's clock |
-
-//!
-//! Durations are a number and a unit (`500ms`, `2s`, `1.5s`, `1m`, `1h`),
-//! at most `24h`.
+//! Durations are a number and a unit (`500ms`, `2s`, `1.5s`, `1m`, `1h`).
 
 mod layer;
 mod resolve;
@@ -51,7 +32,7 @@ use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl};
 
 pub use layer::Layer;
 use setting::Named;
-pub use setting::{Origin, Setting};
+pub use setting::{DefaultValue, Form, Origin, Range, Setting, Spec};
 
 /// Where the node's identity comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +81,9 @@ pub struct Config {
     pub request_timeout: Duration,
     /// Shift of this node's clock, in ms (tests and operations).
     pub clock_offset_ms: i64,
+    /// What the binary logs, as a `tracing` filter (`info`, `debug`); the
+    /// binary installs it, and checks it then.
+    pub log: String,
     /// Where each setting's value came from.
     pub origins: BTreeMap<Setting, Origin>,
 }
@@ -134,22 +118,21 @@ impl Config {
     /// Reads the configuration of a process: `flags`, then the process
     /// environment, then the TOML file named by `--config` (in `flags`) or
     /// `SNOWMINT_CONFIG`.
-    pub fn load(flags: Layer, config_file: Option<PathBuf>) -> Result<Config, ConfigError> {
-        Config::load_with(flags, config_file, |name| std::env::var(name).ok())
+    pub fn load(flags: Layer) -> Result<Config, ConfigError> {
+        Config::load_with(flags, |name| std::env::var(name).ok())
     }
 
     /// [`Config::load`] with an explicit environment.
     pub fn load_with(
         flags: Layer,
-        config_file: Option<PathBuf>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
-        let file = config_file.or_else(|| {
-            env("SNOWMINT_CONFIG")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        });
-        let mut layers = vec![flags, Layer::from_env(&env)];
+        let env_layer = Layer::from_env(&env);
+        let file = [&flags, &env_layer]
+            .into_iter()
+            .find_map(|layer| layer.values.get(&Setting::ConfigFile))
+            .map(PathBuf::from);
+        let mut layers = vec![flags, env_layer];
         if let Some(path) = file {
             layers.push(Layer::from_file(&path)?);
         }
