@@ -106,7 +106,10 @@ fn memcached_loop(address: SocketAddr, until: Instant, request: &[u8], per: u64)
             assert!(line.starts_with("VALUE "), "not an answer: {line:?}");
             line.clear();
             reader.read_line(&mut line).unwrap();
-            assert!(line.trim_end().parse::<u64>().is_ok(), "not an ID: {line:?}");
+            assert!(
+                line.trim_end().parse::<u64>().is_ok(),
+                "not an ID: {line:?}"
+            );
             values += 1;
         }
         assert_eq!(values, per);
@@ -183,7 +186,9 @@ fn main() -> ExitCode {
         let g = measure(memcached_get, node.memcached, seconds);
         let h = measure(http_id, node.http, seconds);
         let m = measure(memcached_gets_100, node.memcached, seconds);
-        eprintln!("round {round}: memcached get {g:.0}/s, HTTP /v1/id {h:.0}/s, gets x100 {m:.0} IDs/s");
+        eprintln!(
+            "round {round}: memcached get {g:.0}/s, HTTP /v1/id {h:.0}/s, gets x100 {m:.0} IDs/s"
+        );
         get.push(g);
         http.push(h);
         gets.push(m);
@@ -193,7 +198,10 @@ fn main() -> ExitCode {
     println!("|---|--:|--:|");
     println!("| memcached `get k` | 1 | {:.0} |", median(get));
     println!("| HTTP `GET /v1/id` | 1 | {:.0} |", median(http));
-    println!("| memcached `gets` of 100 keys | 100 | {:.0} |", median(gets));
+    println!(
+        "| memcached `gets` of 100 keys | 100 | {:.0} |",
+        median(gets)
+    );
     println!();
     println!(
         "memcached get : HTTP /v1/id = {:.2} (median of per-round ratios)",

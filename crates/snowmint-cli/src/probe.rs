@@ -128,7 +128,10 @@ fn target(args: &ProbeArgs) -> anyhow::Result<(SocketAddr, String)> {
             SocketAddr::from(([127, 0, 0, 1], port))
         }
     };
-    if path.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
+    if path
+        .bytes()
+        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
         return Err(bad().into());
     }
     Ok((address, path.to_owned()))

@@ -147,7 +147,8 @@ impl Podman {
         let _ = std::fs::remove_dir_all(&context);
         std::fs::create_dir_all(&context).unwrap();
         std::fs::copy(SNOWMINT, context.join("snowmint")).unwrap();
-        let containerfile = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/Containerfile");
+        let containerfile =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/Containerfile");
         self.run(&[
             "build",
             // HEALTHCHECK is kept by the docker format only.
@@ -215,7 +216,10 @@ impl<'a> Container<'a> {
             address: ([127, 0, 0, 1], port).into(),
         };
         wait_until(&format!("{} to issue an ID", container.name), LIMIT, || {
-            let answer = Connection::open(container.address).ok()?.get("/v1/id").ok()?;
+            let answer = Connection::open(container.address)
+                .ok()?
+                .get("/v1/id")
+                .ok()?;
             (answer.status == 200).then_some(())
         });
         let first_id = started.elapsed();
@@ -223,11 +227,12 @@ impl<'a> Container<'a> {
     }
 
     fn json(&self, target: &str) -> Value {
-        let answer = Connection::open(self.address)
-            .unwrap()
-            .get(target)
-            .unwrap();
-        assert_eq!(answer.status, 200, "{}: {target}: {}", self.name, answer.body);
+        let answer = Connection::open(self.address).unwrap().get(target).unwrap();
+        assert_eq!(
+            answer.status, 200,
+            "{}: {target}: {}",
+            self.name, answer.body
+        );
         serde_json::from_str(&answer.body).unwrap()
     }
 
@@ -258,7 +263,8 @@ impl<'a> Container<'a> {
 
     fn logs(&self) -> String {
         let output = self.podman.output(&["logs", &self.name]);
-        String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout)
+        String::from_utf8_lossy(&output.stderr).into_owned()
+            + &String::from_utf8_lossy(&output.stdout)
     }
 }
 
@@ -282,30 +288,53 @@ async fn two_containers_claim_slots_and_a_third_takes_a_released_one() {
     let endpoint = etcd.client_addr().to_string();
     let fleet = format!("podman-{}", std::process::id());
 
-    let (a, a_first) = tokio::task::block_in_place(|| Container::start(&podman, "a", &endpoint, &fleet));
-    let (b, b_first) = tokio::task::block_in_place(|| Container::start(&podman, "b", &endpoint, &fleet));
+    let (a, a_first) =
+        tokio::task::block_in_place(|| Container::start(&podman, "a", &endpoint, &fleet));
+    let (b, b_first) =
+        tokio::task::block_in_place(|| Container::start(&podman, "b", &endpoint, &fleet));
     let (slot_a, slot_b) = tokio::task::block_in_place(|| (a.slot(), b.slot()));
     assert_ne!(slot_a, slot_b, "two containers hold one slot");
     let holders = etcd.slot_holders(&fleet).await;
-    assert_eq!(holders.keys().copied().collect::<Vec<_>>(), [0, 1], "{holders:?}");
-    assert!(holders[&slot_a].contains(&format!("host={}", a.name)), "{holders:?}");
-    assert!(holders[&slot_b].contains(&format!("host={}", b.name)), "{holders:?}");
+    assert_eq!(
+        holders.keys().copied().collect::<Vec<_>>(),
+        [0, 1],
+        "{holders:?}"
+    );
+    assert!(
+        holders[&slot_a].contains(&format!("host={}", a.name)),
+        "{holders:?}"
+    );
+    assert!(
+        holders[&slot_b].contains(&format!("host={}", b.name)),
+        "{holders:?}"
+    );
 
     let mut seen = HashSet::new();
     let ids_a = tokio::task::block_in_place(|| {
         for container in [&a, &b] {
             // The image's user, and its state directory on the volume.
             let (healthy, status) = container.health();
-            assert!(healthy && status == "healthy", "{}: {status}", container.name);
-            let pid = container
-                .podman
-                .run(&["inspect", "--format", "{{.State.Pid}}", &container.name]);
+            assert!(
+                healthy && status == "healthy",
+                "{}: {status}",
+                container.name
+            );
+            let pid =
+                container
+                    .podman
+                    .run(&["inspect", "--format", "{{.State.Pid}}", &container.name]);
             let status = std::fs::read_to_string(format!("/proc/{}/status", pid.trim())).unwrap();
             let uid = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
-            assert!(!uid.split_whitespace().skip(1).any(|u| u == "0"), "runs as root: {uid}");
+            assert!(
+                !uid.split_whitespace().skip(1).any(|u| u == "0"),
+                "runs as root: {uid}"
+            );
             let node = container.json("/v1/node");
             assert!(
-                node["state_file"].as_str().unwrap().starts_with("/var/lib/snowmint/"),
+                node["state_file"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("/var/lib/snowmint/"),
                 "{node}"
             );
         }
@@ -330,21 +359,31 @@ async fn two_containers_claim_slots_and_a_third_takes_a_released_one() {
     assert!(logs.contains("SIGTERM received"), "{logs}");
     assert!(logs.contains("the node's claim is released"), "{logs}");
     let holders = etcd.slot_holders(&fleet).await;
-    assert!(!holders.contains_key(&slot_a), "slot {slot_a} still held: {holders:?}");
+    assert!(
+        !holders.contains_key(&slot_a),
+        "slot {slot_a} still held: {holders:?}"
+    );
     let mark = etcd
         .stored_mark(&fleet, slot_a)
         .await
         .expect("the released slot keeps its high-water mark");
     let last_a = *ids_a.last().unwrap();
-    assert!(mark >= timestamp_of(last_a), "mark {mark} below A's last ID");
+    assert!(
+        mark >= timestamp_of(last_a),
+        "mark {mark} below A's last ID"
+    );
 
     // A third container: the one free slot is A's; it issues above A's
     // mark, so above every ID A issued.
-    let (c, c_first) = tokio::task::block_in_place(|| Container::start(&podman, "c", &endpoint, &fleet));
+    let (c, c_first) =
+        tokio::task::block_in_place(|| Container::start(&podman, "c", &endpoint, &fleet));
     tokio::task::block_in_place(|| {
         assert_eq!(c.slot(), slot_a);
         let ids_c = c.ids(1000);
-        assert!(timestamp_of(ids_c[0]) > mark, "C issued at or below A's mark");
+        assert!(
+            timestamp_of(ids_c[0]) > mark,
+            "C issued at or below A's mark"
+        );
         assert!(ids_c[0] > last_a);
         for id in ids_c.into_iter().chain(b.ids(100)) {
             assert!(seen.insert(id), "ID {id} twice");

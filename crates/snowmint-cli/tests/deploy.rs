@@ -109,7 +109,9 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
         let spec = &workload["spec"];
         let labels = &spec["template"]["metadata"]["labels"];
         if spec["selector"]["matchLabels"] != *labels {
-            return Err(format!("{kind} {name}: its selector is not its pods' labels"));
+            return Err(format!(
+                "{kind} {name}: its selector is not its pods' labels"
+            ));
         }
         let replicas = spec["replicas"].as_u64().ok_or("no replicas")?;
         let pod = &spec["template"]["spec"];
@@ -156,7 +158,10 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
             // A StatefulSet's pods are named NAME-ORDINAL, and that is
             // their hostname: the first and the last pod are checked.
             let hostnames: Vec<Option<String>> = if kind == "StatefulSet" {
-                vec![Some(format!("{name}-0")), Some(format!("{name}-{}", replicas - 1))]
+                vec![
+                    Some(format!("{name}-0")),
+                    Some(format!("{name}-{}", replicas - 1)),
+                ]
             } else {
                 vec![None]
             };
@@ -194,7 +199,12 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
                     &output,
                 )?;
                 if let Some(slots) = line(&output, "coordinator").and_then(|l| {
-                    l.split(" of them)").next()?.rsplit('(').next()?.parse::<u64>().ok()
+                    l.split(" of them)")
+                        .next()?
+                        .rsplit('(')
+                        .next()?
+                        .parse::<u64>()
+                        .ok()
                 }) && replicas > slots
                 {
                     return Err(format!(
@@ -209,15 +219,21 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
             let governing = services
                 .iter()
                 .find(|d| d["metadata"]["name"] == spec["serviceName"])
-                .ok_or(format!("{kind} {name}: its serviceName is no Service of the file"))?;
+                .ok_or(format!(
+                    "{kind} {name}: its serviceName is no Service of the file"
+                ))?;
             if governing["spec"]["clusterIP"] != "None" {
-                return Err(format!("{kind} {name}: its governing Service is not headless"));
+                return Err(format!(
+                    "{kind} {name}: its governing Service is not headless"
+                ));
             }
             if !budgets
                 .iter()
                 .any(|b| b["spec"]["selector"]["matchLabels"] == *labels)
             {
-                return Err(format!("{kind} {name}: no PodDisruptionBudget selects its pods"));
+                return Err(format!(
+                    "{kind} {name}: no PodDisruptionBudget selects its pods"
+                ));
             }
         }
     }
@@ -252,7 +268,9 @@ fn check_pod(
     for (probe, path) in [("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")] {
         let get = &container[probe]["httpGet"];
         if get["path"] != path || get["port"] != "http" {
-            return Err(format!("{kind} {name}: {probe} is not GET {path} on port http"));
+            return Err(format!(
+                "{kind} {name}: {probe} is not GET {path} on port http"
+            ));
         }
     }
     let state = line(output, "state dir")
@@ -278,7 +296,9 @@ fn check_pod(
         .flatten()
         .any(|c| c["metadata"]["name"] == *volume);
     if !declared && !claimed {
-        return Err(format!("{kind} {name}: volume {volume} is declared nowhere"));
+        return Err(format!(
+            "{kind} {name}: volume {volume} is declared nowhere"
+        ));
     }
     if pod["securityContext"]["runAsNonRoot"] != true {
         return Err(format!("{kind} {name}: not runAsNonRoot"));
@@ -314,7 +334,9 @@ fn check_services(
             && exposes(&service, "grpc")
     });
     if !found || !container_ports.contains(&"http") || !container_ports.contains(&"grpc") {
-        return Err(format!("{kind} {name}: no Service exposes its pods' http and grpc ports"));
+        return Err(format!(
+            "{kind} {name}: no Service exposes its pods' http and grpc ports"
+        ));
     }
     Ok(())
 }
@@ -471,12 +493,16 @@ fn check_unit(path: &Path) -> Result<(), String> {
         .collect();
     let (code, output) = serve_check(&args, &BTreeMap::new());
     if code != Some(0) {
-        return Err(format!("ExecStart through --check exits {code:?}:\n{output}"));
+        return Err(format!(
+            "ExecStart through --check exits {code:?}:\n{output}"
+        ));
     }
     if line(&output, "identity").is_none_or(|l| !l.starts_with("static: ")) {
         return Err(format!("not a fixed node:\n{output}"));
     }
-    if line(&output, "state dir").is_none_or(|l| !l.starts_with("/var/lib/snowmint (from --state-dir)")) {
+    if line(&output, "state dir")
+        .is_none_or(|l| !l.starts_with("/var/lib/snowmint (from --state-dir)"))
+    {
         return Err(format!("the state directory is not systemd's:\n{output}"));
     }
     if let Some(analyze) = systemd_analyze() {
@@ -522,10 +548,26 @@ fn the_systemd_unit_verifies_and_its_exec_start_passes_serve_check() {
     let text = std::fs::read_to_string(&unit).unwrap();
     let work = temp_dir("deploy-unit-broken");
     for (from, to, expected) in [
-        ("StateDirectory=snowmint", "", "StateDirectory=snowmint is missing"),
-        ("--machine 1 --state-dir", "--machine 32 --state-dir", "exits Some(2)"),
-        ("--state-dir ${STATE_DIRECTORY}", "", "does not tell the node"),
-        ("[Service]", "[Service]\nRestartSecs=2", "systemd-analyze verify"),
+        (
+            "StateDirectory=snowmint",
+            "",
+            "StateDirectory=snowmint is missing",
+        ),
+        (
+            "--machine 1 --state-dir",
+            "--machine 32 --state-dir",
+            "exits Some(2)",
+        ),
+        (
+            "--state-dir ${STATE_DIRECTORY}",
+            "",
+            "does not tell the node",
+        ),
+        (
+            "[Service]",
+            "[Service]\nRestartSecs=2",
+            "systemd-analyze verify",
+        ),
     ] {
         if expected.starts_with("systemd-analyze") && systemd_analyze().is_none() {
             continue;
@@ -557,14 +599,24 @@ fn the_containerfile_sets_up_a_node_that_passes_serve_check() {
             .map(|l| l[word.len()..].trim())
             .collect::<Vec<_>>()
     };
-    assert!(find("ARG")[0].starts_with("BASE=docker.io/library/debian:"), "{:?}", find("ARG"));
+    assert!(
+        find("ARG")[0].starts_with("BASE=docker.io/library/debian:"),
+        "{:?}",
+        find("ARG")
+    );
     assert!(find("ARG")[0].ends_with("-slim"));
     assert_eq!(find("FROM"), ["${BASE}"]);
     let user = find("USER")[0];
-    assert!(!user.starts_with("0") && !user.starts_with("root"), "USER {user}");
+    assert!(
+        !user.starts_with("0") && !user.starts_with("root"),
+        "USER {user}"
+    );
     assert_eq!(find("STOPSIGNAL"), ["SIGTERM"]);
     let healthcheck = find("HEALTHCHECK")[0];
-    assert!(healthcheck.ends_with("CMD [\"snowmint\", \"probe\", \"/readyz\"]"), "{healthcheck}");
+    assert!(
+        healthcheck.ends_with("CMD [\"snowmint\", \"probe\", \"/readyz\"]"),
+        "{healthcheck}"
+    );
     assert_eq!(find("ENTRYPOINT"), ["[\"snowmint\", \"serve\"]"]);
     let mut env = BTreeMap::new();
     for pair in find("ENV")[0].split_whitespace() {
@@ -573,10 +625,16 @@ fn the_containerfile_sets_up_a_node_that_passes_serve_check() {
     }
     let (code, output) = serve_check(&[], &env);
     assert_eq!(code, Some(0), "{output}");
-    assert_eq!(line(&output, "listen"), Some("http://0.0.0.0:8080 (from SNOWMINT_LISTEN)"));
+    assert_eq!(
+        line(&output, "listen"),
+        Some("http://0.0.0.0:8080 (from SNOWMINT_LISTEN)")
+    );
     let state = line(&output, "state dir").unwrap();
     let volume = find("VOLUME")[0];
-    assert!(state.starts_with(&format!("{volume} (from SNOWMINT_STATE_DIR)")), "{state}");
+    assert!(
+        state.starts_with(&format!("{volume} (from SNOWMINT_STATE_DIR)")),
+        "{state}"
+    );
     for port in find("EXPOSE")[0].split_whitespace() {
         assert!(["8080", "9090", "11211"].contains(&port), "EXPOSE {port}");
     }

@@ -78,7 +78,10 @@ fn leaf_answers_1000_ids_per_node_with_curl_distinct_and_increasing() {
             })
             .collect();
         assert_eq!(ids.len(), 1000);
-        assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "not increasing");
+        assert!(
+            ids.windows(2).all(|pair| pair[0] < pair[1]),
+            "not increasing"
+        );
         for &id in &ids {
             assert_eq!(node_of(id), (2, machine), "ID {id}");
             assert!(all.insert(id), "ID {id} twice");
@@ -95,7 +98,8 @@ fn leaf_answers_1000_ids_per_node_with_curl_distinct_and_increasing() {
     ]);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert!(
-        head.to_ascii_lowercase().contains("content-type: text/plain"),
+        head.to_ascii_lowercase()
+            .contains("content-type: text/plain"),
         "{head}"
     );
 }
@@ -212,7 +216,9 @@ fn http_grpc_leaf_and_memcached_share_one_issuer() {
         }));
         clients.push(std::thread::spawn(move || {
             let mut stream = TcpStream::connect(memcached).unwrap();
-            stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(30)))
+                .unwrap();
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let keys: Vec<String> = (0..20).map(|k| format!("k{k}")).collect();
             let request = format!("gets {}\r\n", keys.join(" "));

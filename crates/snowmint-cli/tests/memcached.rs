@@ -104,7 +104,11 @@ fn pymemcache_fetches_100000_ids_all_distinct_and_from_this_node() {
         let connection: usize = who.parse().unwrap();
         let id: u64 = value.parse().unwrap();
         assert!(seen.insert(id), "ID {id} was handed out twice");
-        assert!(id > last[connection], "connection {connection}: {id} after {}", last[connection]);
+        assert!(
+            id > last[connection],
+            "connection {connection}: {id} after {}",
+            last[connection]
+        );
         last[connection] = id;
         let parts = Layout::TWITTER.decode(SnowflakeId::from_u64(id).unwrap());
         assert_eq!((parts.datacenter, parts.machine), (5, 9), "ID {id}");
@@ -147,7 +151,10 @@ print("id", int(client.get("after")))
         lines[0].starts_with("client error: b'set is not served: this is a snowmint ID service"),
         "{output}"
     );
-    assert!(lines[1].starts_with("client error: b'delete is not served"), "{output}");
+    assert!(
+        lines[1].starts_with("client error: b'delete is not served"),
+        "{output}"
+    );
     assert_eq!(lines[2], "unknown command");
     let id: u64 = lines[3].strip_prefix("id ").unwrap().parse().unwrap();
     assert_eq!(

@@ -31,7 +31,10 @@ fn id(unix_ms: u64, datacenter: u64, machine: u64, sequence: u64) -> u64 {
 async fn the_decode_box_starts_with_the_worked_example_decoded() {
     let page = Browser::open("first-hour-decode", Options::default()).await;
     let input = page.find("#decode-id").await;
-    assert_eq!(input.prop("value").await.unwrap().as_deref(), Some(EXAMPLE_ID));
+    assert_eq!(
+        input.prop("value").await.unwrap().as_deref(),
+        Some(EXAMPLE_ID)
+    );
     page.wait_text("#decode-sequence", "4095").await;
     assert_eq!(page.text("#decode-utc").await, "2023-11-14T22:13:20.000Z");
     assert_eq!(page.text("#decode-datacenter").await, "7");
@@ -62,14 +65,22 @@ async fn an_id_in_another_encoding_is_met_with_the_choice_that_reads_it() {
     assert_eq!(page.text("#decode-result").await, "");
 
     page.choose("#lang", "es").await;
-    page.wait_text("#decode-suggest", "Se lee en hexadecimal: Leerlo en hexadecimal")
-        .await;
+    page.wait_text(
+        "#decode-suggest",
+        "Se lee en hexadecimal: Leerlo en hexadecimal",
+    )
+    .await;
     page.screenshot("suggestion-es").await;
     page.choose("#lang", "en").await;
 
     page.click("#decode-suggest button.suggestion").await;
     page.wait_text("#decode-decimal", EXAMPLE_ID).await;
-    let chosen = page.find("#decode-encoding").await.prop("value").await.unwrap();
+    let chosen = page
+        .find("#decode-encoding")
+        .await
+        .prop("value")
+        .await
+        .unwrap();
     assert_eq!(chosen.as_deref(), Some("hex"));
     assert_eq!(page.text("#decode-suggest").await, "");
     assert_eq!(page.text("#decode-id-error").await, "");

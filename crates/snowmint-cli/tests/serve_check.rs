@@ -53,14 +53,22 @@ fn check_names_the_identity_and_where_each_setting_came_from() {
         ),
         "{out}"
     );
-    assert!(out.ends_with("ok: this configuration starts (nothing was bound, claimed or written)\n"), "{out}");
+    assert!(
+        out.ends_with("ok: this configuration starts (nothing was bound, claimed or written)\n"),
+        "{out}"
+    );
 
     let hostname = check(
         home.path(),
         &["--machine-from-hostname", "--config", file],
         &[("SNOWMINT_HOSTNAME", "ids-45")],
     );
-    assert_eq!(hostname.status.code(), Some(0), "{}", text(&hostname.stderr));
+    assert_eq!(
+        hostname.status.code(),
+        Some(0),
+        "{}",
+        text(&hostname.stderr)
+    );
     let out = text(&hostname.stdout);
     assert!(
         out.contains(
@@ -69,25 +77,42 @@ fn check_names_the_identity_and_where_each_setting_came_from() {
         "{out}"
     );
     assert!(
-        out.contains(&format!("listen       http://0.0.0.0:8080 (from listen in {file})\n")),
+        out.contains(&format!(
+            "listen       http://0.0.0.0:8080 (from listen in {file})\n"
+        )),
         "{out}"
     );
 
     let coordinated = check(
         home.path(),
-        &["--slots", "0-31", "--config", file, "--memcached-listen", "0.0.0.0:11211"],
         &[
-            ("SNOWMINT_COORDINATOR", "postgres://ids:s3cret-pw@db.internal/app"),
+            "--slots",
+            "0-31",
+            "--config",
+            file,
+            "--memcached-listen",
+            "0.0.0.0:11211",
+        ],
+        &[
+            (
+                "SNOWMINT_COORDINATOR",
+                "postgres://ids:s3cret-pw@db.internal/app",
+            ),
             ("SNOWMINT_FLEET", "ids"),
         ],
     );
-    assert_eq!(coordinated.status.code(), Some(0), "{}", text(&coordinated.stderr));
+    assert_eq!(
+        coordinated.status.code(),
+        Some(0),
+        "{}",
+        text(&coordinated.stderr)
+    );
     let out = text(&coordinated.stdout);
     assert!(out.starts_with("identity     postgres: "), "{out}");
     assert!(
-        out.contains(&format!(
+        out.contains(
             "coordinator  postgres://ids:***@db.internal:5432/app (from SNOWMINT_COORDINATOR), fleet ids (from SNOWMINT_FLEET), slots 0-31 (from --slots) (32 of them), claim_ttl 10s\n"
-        )),
+        ),
         "{out}"
     );
     assert!(out.contains("memcached    0.0.0.0:11211 (from --memcached-listen), silent connections closed after 10m\n"), "{out}");
@@ -119,8 +144,14 @@ fn check_binds_claims_and_writes_nothing() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("not there yet, a start creates it"), "{stdout}");
-    assert!(stdout.contains("note: two listeners share an address"), "{stdout}");
+    assert!(
+        stdout.contains("not there yet, a start creates it"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("note: two listeners share an address"),
+        "{stdout}"
+    );
     assert!(!state.exists(), "--check made the state directory");
 }
 
@@ -130,10 +161,17 @@ fn check_binds_claims_and_writes_nothing() {
 #[test]
 fn check_refuses_what_a_start_refuses_with_the_same_message() {
     let home = temp_dir("check-refusals");
-    let cases: [(&[&str], &[(&str, &str)]); 3] = [
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+    let cases: [Case; 3] = [
         (&["--datacenter", "32"], &[]),
-        (&["--coordinator", "etcd://10.0.0.1:2379", "--machine", "7"], &[]),
-        (&["--machine-from-hostname"], &[("SNOWMINT_HOSTNAME", "web")]),
+        (
+            &["--coordinator", "etcd://10.0.0.1:2379", "--machine", "7"],
+            &[],
+        ),
+        (
+            &["--machine-from-hostname"],
+            &[("SNOWMINT_HOSTNAME", "web")],
+        ),
     ];
     for (args, env) in cases {
         let checked = check(home.path(), args, env);
@@ -141,7 +179,11 @@ fn check_refuses_what_a_start_refuses_with_the_same_message() {
         assert!(checked.stdout.is_empty(), "{args:?}");
         let (started, _, start_err) = run_to_end(SNOWMINT, home.path(), args, env);
         assert!(!started.success(), "{args:?} started");
-        let first_line = |text: &str| text.lines().find(|l| l.starts_with("error: ")).map(str::to_owned);
+        let first_line = |text: &str| {
+            text.lines()
+                .find(|l| l.starts_with("error: "))
+                .map(str::to_owned)
+        };
         let check_err = text(&checked.stderr);
         assert_eq!(
             first_line(&check_err),
@@ -161,9 +203,15 @@ fn a_mark_far_ahead_is_refused_naming_mark_wait_max() {
     let state = home.path().join("state");
     std::fs::create_dir_all(&state).unwrap();
     let mark = now_ms() + 3_600_000;
-    MarkFile::for_node(&state, Node { datacenter: 0, machine: 4 })
-        .write(mark)
-        .unwrap();
+    MarkFile::for_node(
+        &state,
+        Node {
+            datacenter: 0,
+            machine: 4,
+        },
+    )
+    .write(mark)
+    .unwrap();
     let args = ["--machine", "4", "--state-dir", state.to_str().unwrap()];
     let (status, _, start_err) = run_to_end(SNOWMINT, home.path(), &args, &[]);
     assert!(!status.success());
@@ -176,13 +224,21 @@ fn a_mark_far_ahead_is_refused_naming_mark_wait_max() {
         refusal.ends_with("Fix the clock, or wait until it passes the mark, or raise --mark-wait-max (2s by default) above the gap"),
         "{refusal}"
     );
-    assert!(refusal.contains(&snowmint::format_time(mark).to_string()), "{refusal}");
+    assert!(
+        refusal.contains(&snowmint::format_time(mark).to_string()),
+        "{refusal}"
+    );
 
     let checked = check(home.path(), &args, &[]);
     assert_eq!(checked.status.code(), Some(2));
     let check_err = text(&checked.stderr);
     // The clock moved between the two runs: compare up to the reading.
-    let before_clock = |line: &str| line.split(", but the clock reads").next().unwrap().to_owned();
+    let before_clock = |line: &str| {
+        line.split(", but the clock reads")
+            .next()
+            .unwrap()
+            .to_owned()
+    };
     assert_eq!(
         before_clock(check_err.lines().next().unwrap()),
         before_clock(&refusal)
@@ -263,9 +319,25 @@ fn decode_names_the_input_that_reads_an_id() {
     );
     let example = SnowflakeId::from_u64(1_724_551_110_457_221_119).unwrap();
     // Each of these reads in one encoding only.
-    for spelling in ["17eed6190fcedfff", "0x17EED6190FCEDFFF", "1724551110457221119"] {
-        let auto = run(&["--input", "auto", "--format", "csv", "--no-header", spelling]);
-        assert_eq!(auto.status.code(), Some(0), "{spelling}: {}", text(&auto.stderr));
+    for spelling in [
+        "17eed6190fcedfff",
+        "0x17EED6190FCEDFFF",
+        "1724551110457221119",
+    ] {
+        let auto = run(&[
+            "--input",
+            "auto",
+            "--format",
+            "csv",
+            "--no-header",
+            spelling,
+        ]);
+        assert_eq!(
+            auto.status.code(),
+            Some(0),
+            "{spelling}: {}",
+            text(&auto.stderr)
+        );
         let parts = Layout::TWITTER.decode(example);
         assert_eq!(
             text(&auto.stdout),
@@ -300,5 +372,8 @@ fn decode_names_the_input_that_reads_an_id() {
     let bulk = bulk.wait_with_output().unwrap();
     let stderr = text(&bulk.stderr);
     assert_eq!(stderr.matches("--input hex").count(), 1, "{stderr}");
-    assert!(stderr.contains("line 2: ID \"17eed6190fcedffe\""), "{stderr}");
+    assert!(
+        stderr.contains("line 2: ID \"17eed6190fcedffe\""),
+        "{stderr}"
+    );
 }

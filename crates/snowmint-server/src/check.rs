@@ -142,7 +142,12 @@ pub fn check_with_clock(config: &Config, clock: &dyn Clock) -> Result<Plan, Serv
     let listeners = [
         ("listen", Setting::Listen, Some(config.listen), "http://"),
         ("grpc", Setting::GrpcListen, config.grpc_listen, "http://"),
-        ("memcached", Setting::MemcachedListen, config.memcached_listen, ""),
+        (
+            "memcached",
+            Setting::MemcachedListen,
+            config.memcached_listen,
+            "",
+        ),
     ];
     for (name, setting, address, scheme) in listeners {
         let text = match address {
@@ -175,7 +180,11 @@ pub fn check_with_clock(config: &Config, clock: &dyn Clock) -> Result<Plan, Serv
             snowmint::format_duration(bound),
             from(Setting::ClockMax)
         ),
-        None => format!("{}{}", config.clock_policy.name(), from(Setting::ClockPolicy)),
+        None => format!(
+            "{}{}",
+            config.clock_policy.name(),
+            from(Setting::ClockPolicy)
+        ),
     };
     lines.push((
         "clock",
@@ -299,7 +308,8 @@ fn ports_clash(config: &Config) -> bool {
     .filter(|address| address.port() != 0)
     .collect();
     let overlap = |a: &SocketAddr, b: &SocketAddr| {
-        a.port() == b.port() && (a.ip() == b.ip() || a.ip().is_unspecified() || b.ip().is_unspecified())
+        a.port() == b.port()
+            && (a.ip() == b.ip() || a.ip().is_unspecified() || b.ip().is_unspecified())
     };
     bound
         .iter()
@@ -338,13 +348,16 @@ mod tests {
         .unwrap();
         assert_eq!(fixed.source(), "static");
         assert!(
-            fixed
-                .to_string()
-                .contains("static: slot 103 (datacenter 3 (from --datacenter), machine 7 (from --machine))\n"),
+            fixed.to_string().contains(
+                "static: slot 103 (datacenter 3 (from --datacenter), machine 7 (from --machine))\n"
+            ),
             "{fixed}"
         );
         let coordinated = check(&config(&[
-            (Setting::Coordinator, "postgres://ids:hunter2@db.internal/app"),
+            (
+                Setting::Coordinator,
+                "postgres://ids:hunter2@db.internal/app",
+            ),
             (Setting::Slots, "0-9"),
             (Setting::StateDir, dir),
         ]))
@@ -352,7 +365,10 @@ mod tests {
         assert_eq!(coordinated.source(), "postgres");
         let text = coordinated.to_string();
         assert!(!text.contains("hunter2"), "{text}");
-        assert!(text.contains("slots 0-9 (from --slots) (10 of them)"), "{text}");
+        assert!(
+            text.contains("slots 0-9 (from --slots) (10 of them)"),
+            "{text}"
+        );
         let etcd = check(&config(&[
             (Setting::Coordinator, "etcd://10.0.0.1:2379"),
             (Setting::StateDir, dir),
@@ -373,7 +389,10 @@ mod tests {
             let checked = check(&config).unwrap_err().to_string();
             let started = crate::slot_source(&config).err().unwrap().to_string();
             assert_eq!(checked, started);
-            assert!(checked.contains(&format!("hostname {hostname:?}")), "{checked}");
+            assert!(
+                checked.contains(&format!("hostname {hostname:?}")),
+                "{checked}"
+            );
         }
     }
 
@@ -399,7 +418,10 @@ mod tests {
         let near = check_with_clock(&config, &ManualClock::new(1_700_000_009_000))
             .unwrap()
             .to_string();
-        assert!(near.contains("1001 ms ahead of the clock: a start waits that out"), "{near}");
+        assert!(
+            near.contains("1001 ms ahead of the clock: a start waits that out"),
+            "{near}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(!Path::new(&dir).exists());
     }
@@ -414,7 +436,10 @@ mod tests {
         ]))
         .unwrap();
         let notes = plan.notes().join("\n");
-        assert!(notes.contains("grpc_listen 127.0.0.1:8080 is loopback"), "{notes}");
+        assert!(
+            notes.contains("grpc_listen 127.0.0.1:8080 is loopback"),
+            "{notes}"
+        );
         assert!(notes.contains("two listeners share an address"), "{notes}");
         assert!(!notes.contains("listen 0.0.0.0"), "{notes}");
     }

@@ -38,8 +38,8 @@ pub enum ServeError {
     /// message, then the setting to change, named where it was given.
     #[error("{error}, or raise {setting} above the gap")]
     Refused {
-        /// The refusal.
-        error: FleetError,
+        /// The refusal (boxed: the variant would make every result large).
+        error: Box<FleetError>,
         /// The setting, as given: `--mark-wait-max (2s by default)`,
         /// `SNOWMINT_MARK_WAIT_MAX (now 5s)`.
         setting: String,
@@ -149,7 +149,10 @@ pub(crate) fn naming_the_setting(config: &Config, error: FleetError) -> ServeErr
         Origin::Env => format!("{} (now {value})", setting.env()),
         Origin::File(path) => format!("{} in {} (now {value})", setting.key(), path.display()),
     };
-    ServeError::Refused { error, setting }
+    ServeError::Refused {
+        error: Box::new(error),
+        setting,
+    }
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves; then stops
@@ -356,7 +359,10 @@ pub async fn serve(
     }
     if let Some((_, memcached_address)) = &memcached {
         tracing::info!("memcached listening on {memcached_address}");
-        let _ = writeln!(std::io::stdout(), "memcached listening on {memcached_address}");
+        let _ = writeln!(
+            std::io::stdout(),
+            "memcached listening on {memcached_address}"
+        );
     }
     tracing::info!("listening on http://{address}");
     let _ = writeln!(std::io::stdout(), "listening on http://{address}");

@@ -29,7 +29,9 @@ pub fn python() -> PathBuf {
         return python;
     }
     run(
-        Command::new("python3").args(["-m", "venv", "--clear"]).arg(&venv),
+        Command::new("python3")
+            .args(["-m", "venv", "--clear"])
+            .arg(&venv),
         "python3 -m venv (Debian: apt-get install python3-venv; scripts/test installs it)",
     );
     run(

@@ -21,7 +21,7 @@ use axum::response::{IntoResponse, Response};
 use super::params::Params;
 use crate::body::{DecodedId, IdText};
 use crate::error::ApiError;
-use crate::openapi::{BadRequest, EncodingParam, LayoutParams, UriTooLong, Unavailable};
+use crate::openapi::{BadRequest, EncodingParam, LayoutParams, Unavailable, UriTooLong};
 use crate::state::AppState;
 
 /// A new ID, Leaf-style

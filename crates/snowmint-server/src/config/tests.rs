@@ -358,7 +358,8 @@ fn memcached_is_off_unless_an_address_is_given() {
     let config = Config::resolve(&[], |_| None).unwrap();
     assert_eq!(config.memcached_listen, None);
     assert_eq!(config.memcached_idle_timeout, Duration::from_secs(600));
-    let from_file = file("memcached_listen = \"0.0.0.0:11211\"\nmemcached_idle_timeout = \"30s\"\n");
+    let from_file =
+        file("memcached_listen = \"0.0.0.0:11211\"\nmemcached_idle_timeout = \"30s\"\n");
     let config = Config::resolve(&[from_file], |_| None).unwrap();
     assert_eq!(
         config.memcached_listen,

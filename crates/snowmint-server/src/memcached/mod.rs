@@ -81,9 +81,11 @@ pub(crate) async fn serve(
     drop(listener);
     let _ = stop.send(true);
     let grace = state.request_timeout();
-    if tokio::time::timeout(grace, async { while connections.join_next().await.is_some() {} })
-        .await
-        .is_err()
+    if tokio::time::timeout(grace, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await
+    .is_err()
     {
         tracing::warn!("memcached connections still open after the request timeout; closing them");
         connections.abort_all();
@@ -227,7 +229,10 @@ impl Connection {
 
 /// Reads one line into `line` (without `\n` and a `\r` before it), never
 /// holding more than [`protocol::MAX_LINE`] bytes of it.
-async fn read_line(reader: &mut (impl AsyncBufRead + Unpin), line: &mut Vec<u8>) -> io::Result<Line> {
+async fn read_line(
+    reader: &mut (impl AsyncBufRead + Unpin),
+    line: &mut Vec<u8>,
+) -> io::Result<Line> {
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
