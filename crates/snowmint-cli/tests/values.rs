@@ -580,8 +580,26 @@ fn table() -> Vec<Value> {
             bad: vec![
                 ("localhost", vec!["\"localhost\"", "IP:PORT"]),
                 ("127.0.0.1:99999", vec!["\"127.0.0.1:99999\"", "IP:PORT"]),
+                (
+                    "ids.internal:8080",
+                    vec!["\"ids.internal:8080\"", "IP:PORT", "not looked up"],
+                ),
             ],
-            good: vec!["127.0.0.1:0"],
+            good: vec!["127.0.0.1:0", "localhost:0"],
+        },
+        Value {
+            name: "memcached_listen",
+            ways: vec![
+                ServeFlag("--memcached-listen"),
+                ServeEnv("SNOWMINT_MEMCACHED_LISTEN"),
+                ServeFile("memcached_listen"),
+            ],
+            serve_with: &[],
+            bad: vec![
+                ("11211", vec!["\"11211\"", "IP:PORT"]),
+                ("127.0.0.1:99999", vec!["\"127.0.0.1:99999\"", "IP:PORT"]),
+            ],
+            good: vec!["127.0.0.1:0", "localhost:0"],
         },
         Value {
             name: "grpc_listen",
