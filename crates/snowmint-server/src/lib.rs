@@ -69,7 +69,7 @@ pub mod config;
 mod connections;
 mod error;
 pub mod grpc;
-mod memcached;
+pub mod memcached;
 mod metrics;
 pub mod openapi;
 pub mod page;

@@ -10,21 +10,24 @@
 //! `SERVER_ERROR <reason>`; the connection stays open, as memcached's does.
 //!
 //! What a connection may cost is bounded: a request line is at most
-//! [`protocol::MAX_LINE`] bytes (a longer one is answered
+//! [`MAX_LINE`] bytes (a longer one is answered
 //! `CLIENT_ERROR line too long` and the connection closed, as memcached
 //! closes it), a connection that sends no whole request for the idle
 //! timeout is closed, and answers to pipelined requests are written
 //! together once no whole request is left to read.
 //!
-//! - `mod.rs`: accepting connections, serving each, shutting down.
+//! - `mod.rs`: accepting connections, serving each ([`serve_stream`]),
+//!   shutting down.
 //! - `protocol.rs`: reading a request line and writing the answers.
 
 use std::future::Future;
 use std::io;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
+};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
@@ -32,6 +35,8 @@ use crate::state::AppState;
 use protocol::Request;
 
 pub(crate) mod protocol;
+
+pub use protocol::MAX_LINE;
 
 /// Serves memcached's text protocol on `listener` until `shutdown`
 /// resolves; then stops accepting, lets each connection finish the request
@@ -71,7 +76,12 @@ pub(crate) async fn serve(
             stopped: stopped.clone(),
         };
         connections.spawn(async move {
-            if let Err(error) = connection.serve(stream).await {
+            // Answers are small and written once per batch of requests.
+            let served = match stream.set_nodelay(true) {
+                Ok(()) => connection.serve(stream).await,
+                Err(error) => Err(error),
+            };
+            if let Err(error) = served {
                 // The client hung up or the network failed: there is
                 // nobody to tell.
                 tracing::trace!(%error, "memcached connection ended");
@@ -106,15 +116,35 @@ enum Line {
     Complete,
     /// The client closed its side (a partial line is dropped).
     Closed,
-    /// The line passed [`protocol::MAX_LINE`].
+    /// The line passed [`MAX_LINE`].
     TooLong,
 }
 
+/// Serves memcached's text protocol on one connection, `stream`, until
+/// the client quits or hangs up, or sends no whole request for
+/// `idle_timeout`; every ID from `state`'s issuer, as on a listener of
+/// `--memcached-listen`. For connections accepted elsewhere, and for
+/// fuzzing the protocol without sockets.
+pub async fn serve_stream(
+    stream: impl AsyncRead + AsyncWrite + Send,
+    state: AppState,
+    idle_timeout: Duration,
+) -> io::Result<()> {
+    // Never stopped: the caller owns the connection's lifetime.
+    let (_stop, stopped) = watch::channel(false);
+    Connection {
+        state,
+        idle_timeout,
+        stopped,
+    }
+    .serve(stream)
+    .await
+}
+
 impl Connection {
-    async fn serve(mut self, stream: TcpStream) -> io::Result<()> {
-        // Answers are small and written once per batch of requests.
-        stream.set_nodelay(true)?;
-        let (read, mut write) = stream.into_split();
+    async fn serve(mut self, stream: impl AsyncRead + AsyncWrite + Send) -> io::Result<()> {
+        let (read, write) = tokio::io::split(stream);
+        let mut write = std::pin::pin!(write);
         let mut reader = BufReader::with_capacity(protocol::MAX_LINE, read);
         let mut line = Vec::with_capacity(256);
         let mut out = Vec::with_capacity(4096);
@@ -228,7 +258,7 @@ impl Connection {
 }
 
 /// Reads one line into `line` (without `\n` and a `\r` before it), never
-/// holding more than [`protocol::MAX_LINE`] bytes of it.
+/// holding more than [`MAX_LINE`] bytes of it.
 async fn read_line(
     reader: &mut (impl AsyncBufRead + Unpin),
     line: &mut Vec<u8>,

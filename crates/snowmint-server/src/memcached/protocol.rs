@@ -26,7 +26,7 @@ use snowmint::push_decimal;
 /// itself closes a connection whose line passes 2048 bytes unless it is a
 /// `get`; a longer one here is answered `CLIENT_ERROR line too long` and
 /// the connection is closed, as the rest of the line cannot be trusted.
-pub(crate) const MAX_LINE: usize = 8 * 1024;
+pub const MAX_LINE: usize = 8 * 1024;
 
 /// The longest key memcached accepts.
 pub(crate) const MAX_KEY: usize = 250;
