@@ -552,7 +552,7 @@ fn table() -> Vec<Value> {
             good: vec!["etcd://127.0.0.1:1", "zk://127.0.0.1:1/app"],
         },
         Value {
-            name: "claim TTL",
+            name: "claim_ttl",
             ways: vec![
                 ServeFlag("--claim-ttl"),
                 ServeEnv("SNOWMINT_CLAIM_TTL"),
@@ -879,6 +879,17 @@ fn feed(way: Way, case: &Value, value: &str, home: &TempDir, http: &Service) -> 
     }
 }
 
+/// The message without the hint a way adds after it for ID text that is
+/// valid in another encoding (`; it reads as hex: --input hex` on the
+/// command line, `...: encoding=hex` over HTTP, none in the library):
+/// how to say the encoding differs by place, the message before it may not.
+fn without_hint(message: String) -> String {
+    match message.find("; it reads as ") {
+        Some(at) => message[..at].to_owned(),
+        None => message,
+    }
+}
+
 /// Feeds every bad and good value of the table's `name` (#`index`) through
 /// every way that takes it.
 fn check(name: &str, index: usize) {
@@ -896,7 +907,7 @@ fn check(name: &str, index: usize) {
             let what = way.describe();
             match feed(way, &case, bad, &home, &http) {
                 Answer::Accepted => panic!("{what} accepted the bad {} {bad:?}", case.name),
-                Answer::Refused(message) => seen.push((what, message)),
+                Answer::Refused(message) => seen.push((what, without_hint(message))),
             }
         }
         let (first_way, first) = &seen[0];
@@ -1010,13 +1021,14 @@ fn coordinator_url() {
 
 #[test]
 fn claim_ttl() {
-    check("claim TTL", 0);
+    check("claim_ttl", 0);
 }
 
 #[test]
 fn listen_address() {
     check("listen", 0);
     check("grpc_listen", 0);
+    check("memcached_listen", 0);
 }
 
 #[test]
@@ -1048,9 +1060,10 @@ fn every_value_is_checked() {
         "slots",
         "fleet name",
         "coordinator URL",
-        "claim TTL",
+        "claim_ttl",
         "listen",
         "grpc_listen",
+        "memcached_listen",
         "machine_from_hostname",
         "clock_offset_ms",
     ];

@@ -146,7 +146,10 @@ async fn answers_match_the_document() {
         ("/v1/range", "/v1/range?from=2&to=1"),
         ("/v1/layout", "/v1/layout?epoch=x"),
         ("/v1/node", "/v1/node?x=1"),
-        ("/api/snowflake/decode", "/api/snowflake/decode?id=17eed6190fcedfff"),
+        (
+            "/api/snowflake/decode",
+            "/api/snowflake/decode?id=17eed6190fcedfff",
+        ),
         ("/api/snowflake/decode", "/api/snowflake/decode"),
     ] {
         let answer = get(app, uri).await;
