@@ -21,7 +21,7 @@ use axum::response::{IntoResponse, Response};
 use super::params::Params;
 use crate::body::{DecodedId, IdText};
 use crate::error::ApiError;
-use crate::openapi::{BadRequest, EncodingParam, LayoutParams, Unavailable, UriTooLong};
+use crate::openapi::{BadRequest, EncodingParam, LayoutParams, NotFound, Unavailable, UriTooLong};
 use crate::state::AppState;
 
 /// A new ID, Leaf-style
@@ -39,6 +39,7 @@ use crate::state::AppState;
     ),
     responses(
         (status = 200, description = "A new ID, in decimal.", body = IdText, content_type = "text/plain"),
+        (status = 404, response = NotFound),
         (status = 414, response = UriTooLong),
         (status = 503, response = Unavailable),
     ),
