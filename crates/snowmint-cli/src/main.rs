@@ -24,6 +24,7 @@ mod encode;
 mod failure;
 mod generate;
 mod layout;
+mod probe;
 mod range;
 mod records;
 mod serve;
@@ -172,6 +173,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Which process of a fleet issued an ID (from the claim history).
     Whois(whois::WhoisArgs),
+    /// Ask a running service whether it is ready (for health checks).
+    Probe(probe::ProbeArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
 }
@@ -187,6 +190,7 @@ impl Command {
             Command::Layout(_) => "layout",
             Command::Serve(_) => "serve",
             Command::Whois(_) => "whois",
+            Command::Probe(_) => "probe",
             Command::Completions(_) => "completions",
         }
     }
@@ -205,6 +209,7 @@ fn main() -> ExitCode {
         Command::Layout(args) => layout::run(args, &cli.global),
         Command::Serve(args) => serve::run(args, &cli.global),
         Command::Whois(args) => whois::run(args, &cli.global),
+        Command::Probe(args) => probe::run(args),
         Command::Completions(args) => completions::run(args, Cli::command()),
     };
     match result {

@@ -111,7 +111,7 @@ pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use node_source::NodeSource;
 pub use reservation::{NodeMark, Reservation};
-pub use state_dir::{create_state_dir, default_state_dir, last_written_slot};
+pub use state_dir::{create_state_dir, default_state_dir, last_written_slot, state_dir_exists};
 pub use static_source::StaticSource;
 
 /// The most IDs a node hands out in one request: one millisecond's worth

@@ -95,6 +95,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(text::to_text, m)?)?;
     m.add_function(wrap_pyfunction!(text::from_text, m)?)?;
     m.add("MAX_ID", snowmint::SnowflakeId::MAX.as_u64())?;
+    // The crate's version is the wheel's (maturin reads it from Cargo).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     fork::register(m)?;
     Ok(())

@@ -122,6 +122,11 @@ async fn answers_match_the_document() {
         ("/readyz", "/readyz"),
         ("/metrics", "/metrics"),
         ("/openapi.json", "/openapi.json"),
+        ("/api/snowflake/get/{key}", "/api/snowflake/get/order"),
+        (
+            "/api/snowflake/decode",
+            "/api/snowflake/decode?id=17eed6190fcedfff&encoding=hex",
+        ),
     ];
     // A node given its identity keeps no claim history: its whois
     // answer is the documented 404 (the 200 is checked against a fleet's
@@ -159,6 +164,11 @@ async fn answers_match_the_document() {
         ("/v1/layout", "/v1/layout?epoch=x"),
         ("/v1/node", "/v1/node?x=1"),
         ("/v1/whois/{id}", "/v1/whois/x"),
+        (
+            "/api/snowflake/decode",
+            "/api/snowflake/decode?id=17eed6190fcedfff",
+        ),
+        ("/api/snowflake/decode", "/api/snowflake/decode"),
     ] {
         let answer = get(app, uri).await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{uri}");
@@ -176,6 +186,7 @@ async fn answers_match_the_document() {
         ("/v1/id", "/v1/id"),
         ("/v1/ids", "/v1/ids?count=2"),
         ("/readyz", "/readyz"),
+        ("/api/snowflake/get/{key}", "/api/snowflake/get/order"),
     ] {
         let answer = get(app, uri).await;
         assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE, "{uri}");

@@ -29,7 +29,7 @@ pub const MAX_TTL: Duration = Duration::from_secs(3600);
 pub const MAX_FLEET_NAME: usize = 64;
 
 /// What the claim TTL is called in messages.
-const TTL_NAME: &str = "claim TTL";
+const TTL_NAME: &str = "claim_ttl";
 
 pub(super) const URL_FORMS: &str = "etcd://HOST:PORT[,HOST:PORT...], \
      zk://HOST:PORT[,HOST:PORT...][/CHROOT] or \
@@ -85,7 +85,7 @@ pub enum ConfigError {
 /// assert_eq!(parse_claim_ttl("1m")?, Duration::from_secs(60));
 /// assert_eq!(
 ///     parse_claim_ttl("500ms").unwrap_err().to_string(),
-///     "claim TTL 500ms is out of range (1s..=1h)"
+///     "claim_ttl 500ms is out of range (1s..=1h)"
 /// );
 /// # Ok::<(), snowmint_fleet::ConfigError>(())
 /// ```
@@ -415,7 +415,7 @@ mod tests {
         assert!(config(MIN_TTL).is_ok());
         assert!(config(MAX_TTL).is_ok());
         let err = config(Duration::from_millis(500)).unwrap_err().to_string();
-        assert_eq!(err, "claim TTL 500ms is out of range (1s..=1h)");
+        assert_eq!(err, "claim_ttl 500ms is out of range (1s..=1h)");
         // The value and the text of the value are refused alike.
         assert_eq!(parse_claim_ttl("500ms").unwrap_err().to_string(), err);
         assert_eq!(parse_claim_ttl("1h"), Ok(MAX_TTL));

@@ -15,6 +15,8 @@ Parts(timestamp_ms=1700000000000, datacenter=7, machine=13, sequence=4095)
 >>> generator = snowmint.Generator(datacenter=7, machine=13)
 >>> generator.next_id() < generator.next_id()
 True
+
+``__version__`` is the package's version, the Rust crates' own.
 """
 
 from ._snowmint import (
@@ -26,6 +28,7 @@ from ._snowmint import (
     ManualClock,
     Parts,
     decode_many,
+    __version__,
     from_text,
     to_text,
 )

@@ -4,6 +4,8 @@
 //! - `issue.rs`: `/v1/id`, `/v1/ids` (new IDs).
 //! - `calc.rs`: `/v1/ids/{id}`, `/v1/encode`, `/v1/range`, `/v1/layout`
 //!   (the calculator; any layout).
+//! - `leaf.rs`: `/api/snowflake/get/{key}` and `/api/snowflake/decode`,
+//!   Leaf's API for its clients.
 //! - `status.rs`: `/v1/node`, `/healthz`, `/readyz`, `/metrics`,
 //!   `/openapi.json`.
 //! - `whois.rs`: `/v1/whois/{id}` (which claim issued an ID).
@@ -27,6 +29,7 @@ use crate::state::AppState;
 
 pub(crate) mod calc;
 pub(crate) mod issue;
+pub(crate) mod leaf;
 pub(crate) mod params;
 pub(crate) mod status;
 pub(crate) mod whois;
@@ -52,6 +55,8 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/readyz", get(status::readyz)),
         ("/metrics", get(status::metrics)),
         ("/openapi.json", get(status::openapi)),
+        ("/api/snowflake/get/{key}", get(leaf::next_id)),
+        ("/api/snowflake/decode", get(leaf::decode)),
     ]
 }
 

@@ -47,6 +47,11 @@ pub struct ErrorDetails {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, examples("31"))]
     pub max: Option<String>,
+    /// When an ID is not valid in the encoding it was read in: the
+    /// encodings in which it is one (`encoding=` reads it there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, examples(json!(["hex"])))]
+    pub readable_as: Option<Vec<&'static str>>,
     /// On 503: the `Retry-After` value, in seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, minimum = 1)]

@@ -131,6 +131,10 @@ impl Config {
         let grpc_listen = l.get(Setting::GrpcListen, |text| {
             parse_address("grpc_listen", text)
         })?;
+        let memcached_listen = l.get(Setting::MemcachedListen, |text| {
+            parse_address("memcached_listen", text)
+        })?;
+        let memcached_idle_timeout = l.duration(Setting::MemcachedIdleTimeout)?;
         let layout = layout(&mut l)?;
         let identity = identity(&mut l, layout)?;
         let state_dir = l
@@ -148,6 +152,8 @@ impl Config {
         Ok(Config {
             listen,
             grpc_listen,
+            memcached_listen,
+            memcached_idle_timeout,
             identity,
             state_dir,
             layout,
@@ -166,13 +172,35 @@ fn parse_listen(text: &str) -> Result<SocketAddr, String> {
     parse_address("listen", text)
 }
 
+/// Reads `IP:PORT`, or `localhost:PORT` as `127.0.0.1:PORT`.
+///
+/// `localhost` is loopback by definition (RFC 6761), so it needs no
+/// lookup. Other host names are refused rather than looked up: what a name
+/// resolves to can change between starts, and a node should listen where
+/// its configuration says.
 fn parse_address(name: &str, text: &str) -> Result<SocketAddr, String> {
-    text.parse::<SocketAddr>().map_err(|_| {
-        format!(
-            "{name} {:?} is not an address (expected IP:PORT such as 127.0.0.1:8080)",
-            snowmint::value::echo(text)
-        )
-    })
+    if let Ok(address) = text.parse::<SocketAddr>() {
+        return Ok(address);
+    }
+    let (host, port) = text.rsplit_once(':').unwrap_or((text, ""));
+    let is_localhost = host.eq_ignore_ascii_case("localhost");
+    if is_localhost && let Ok(port) = port.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    let other_name = text.contains(':')
+        && !is_localhost
+        && !host.is_empty()
+        && !host.starts_with('[')
+        && host.parse::<std::net::IpAddr>().is_err();
+    let why = if other_name {
+        "; host names other than localhost are not looked up, so that where a node listens cannot change with DNS"
+    } else {
+        ""
+    };
+    Err(format!(
+        "{name} {:?} is not an address (expected IP:PORT such as 127.0.0.1:8080, or localhost:PORT){why}",
+        snowmint::value::echo(text)
+    ))
 }
 
 fn parse_bool(text: &str) -> Result<bool, String> {

@@ -71,7 +71,10 @@ macro_rules! settings {
 settings! {
     /// Address to listen on.
     Listen = Spec::value("listen", "ADDR")
-        .help("Address to listen on, IP:PORT; port 0 picks a free one")
+        .help(
+            "Address to listen on, IP:PORT or localhost:PORT; port 0 picks a free one; \
+             0.0.0.0:PORT listens on every interface (in a container)",
+        )
         .default("127.0.0.1:8080");
     /// Address to serve gRPC on (off when not set).
     GrpcListen = Spec::value("grpc_listen", "ADDR")
@@ -80,6 +83,20 @@ settings! {
              address, IP:PORT; port 0 picks a free one",
         )
         .unset("off");
+    /// Address to serve the memcached text protocol on (off when not set).
+    MemcachedListen = Spec::value("memcached_listen", "ADDR")
+        .help(
+            "Also serve IDs in memcached's text protocol on this address, IP:PORT: get KEY \
+             answers a new ID, whatever the key",
+        )
+        .unset("off");
+    /// How long a memcached connection may stay silent.
+    MemcachedIdleTimeout = Spec::value("memcached_idle_timeout", "DURATION")
+        .help("Close a memcached connection that sends no whole request for this long")
+        .default("10m")
+        // memcached clients keep pooled connections open between bursts;
+        // the bound is for connections abandoned or never used.
+        .durations(Duration::from_millis(100), DAY);
     /// Datacenter id of the node.
     Datacenter = Spec::number("datacenter", "N")
         .help("This node's datacenter id")
