@@ -281,7 +281,7 @@ fn settings_are_checked_at_the_start() {
                 .coordinator("etcd://127.0.0.1:1", "ids")
                 .claim_ttl(Duration::from_millis(500))
         ),
-        "claim TTL 500ms is out of range (1s..=1h)"
+        "claim_ttl 500ms is out of range (1s..=1h)"
     );
     assert_eq!(
         start(EmbeddedIssuer::builder().coordinator("etcd://127.0.0.1:1", "a/b"))
