@@ -15,6 +15,14 @@
 //!   absent, and otherwise reads it, in one round trip.
 //! - Release: revoking the lease deletes the key with it.
 //!
+//! With TLS ([`CoordinatorTls`], read anew for each session so that
+//! rotated files are picked up) the endpoints are spoken to over
+//! `https://`; with [`Credentials`] each member's client logs in before its
+//! first request (etcd's simple and JWT tokens are good on every member,
+//! and are renewed when they expire). A refusal names what the user lacks
+//! ([`Need`]): the role a node needs is readwrite on the fleet's prefix,
+//! `/snowmint/<fleet>/`.
+//!
 //! A session talks to one member at a time ([`Members`]): a request that
 //! cannot reach its member, or that the engine stops waiting for, moves the
 //! session on to the next one. A lease belongs to the cluster, not to the
@@ -38,8 +46,11 @@ use etcd_client::{
 };
 use tokio::sync::Mutex;
 
-use crate::coordinator::{Backend, BackendError, CoordinatorUrl, GuardedWrite, Opened, Versioned};
-use crate::reason::io_cause;
+use crate::coordinator::{
+    Backend, BackendError, CoordinatorTls, CoordinatorUrl, Credentials, GuardedWrite, Login,
+    Opened, Versioned,
+};
+use crate::reason::{io_cause, tls_cause};
 
 /// Claims slots through an etcd cluster (`etcd://HOST:PORT[,HOST:PORT...]`).
 #[derive(Debug, Clone)]
@@ -49,6 +60,17 @@ pub struct EtcdBackend {
     /// endpoints is the index, shared with the sessions: a new session
     /// starts on the member the last one had moved to.
     current: Arc<AtomicUsize>,
+    /// Who the node is and how it checks the servers.
+    context: Context,
+}
+
+/// What requests are made with, and failures explained with.
+#[derive(Debug, Clone, Default)]
+struct Context {
+    /// TLS, when a CA is given.
+    tls: Option<CoordinatorTls>,
+    /// The etcd user to log in as.
+    credentials: Option<Credentials>,
 }
 
 impl EtcdBackend {
@@ -60,27 +82,72 @@ impl EtcdBackend {
         EtcdBackend {
             endpoints,
             current: Arc::new(AtomicUsize::new(start as usize)),
+            context: Context::default(),
         }
     }
+
+    /// The same backend, speaking TLS to the endpoints (`https://`),
+    /// checked against `tls`'s CA and presenting its certificate if it has
+    /// one. The files are read for each new session.
+    pub fn with_tls(mut self, tls: CoordinatorTls) -> EtcdBackend {
+        self.context.tls = Some(tls);
+        self
+    }
+
+    /// The same backend, logging in as `credentials` (etcd's RBAC): the
+    /// user's role needs readwrite on the fleet's prefix
+    /// `/snowmint/<fleet>/`, and nothing else.
+    pub fn with_credentials(mut self, credentials: Credentials) -> EtcdBackend {
+        self.context.credentials = Some(credentials);
+        self
+    }
+}
+
+/// What a request needs the user to be allowed, for the message when etcd
+/// refuses it.
+#[derive(Debug, Clone, Copy)]
+enum Need<'a> {
+    /// Read the key, or the keys under the prefix.
+    Read(&'a str),
+    /// Read and write the key (a transaction that compares and puts).
+    ReadWrite(&'a str),
+    /// Grant, keep or revoke the lease (revoking deletes the keys attached
+    /// to it, which takes write on them).
+    Lease,
 }
 
 /// A client per member, and which one is in use.
 struct Members {
     clients: Vec<Client>,
     current: Arc<AtomicUsize>,
+    context: Context,
+    /// Per member, whether its client has logged in (with credentials).
+    logged_in: Vec<tokio::sync::OnceCell<()>>,
+    /// The fleet's prefix, `/snowmint/<fleet>/`, for messages.
+    prefix: Option<String>,
 }
 
 impl Members {
-    /// Runs `request` on the member in use. If it cannot reach the member,
-    /// or is dropped before it ends (the engine's time limit), the session
-    /// moves on to the next member, unless another request moved it
-    /// already.
-    async fn call<T, F>(&self, request: impl FnOnce(Client) -> F) -> Result<T, BackendError>
+    /// Runs `request` on the member in use, logging in there first if need
+    /// be. If it cannot reach the member, or is dropped before it ends (the
+    /// engine's time limit), the session moves on to the next member,
+    /// unless another request moved it already.
+    async fn call<T, F>(
+        &self,
+        need: Need<'_>,
+        request: impl FnOnce(Client) -> F,
+    ) -> Result<T, BackendError>
     where
         F: Future<Output = Result<T, etcd_client::Error>>,
     {
         let mut attempt = Attempt::new(self);
-        let result = request(attempt.client()).await.map_err(classify);
+        let result = async {
+            self.log_in(attempt.at).await?;
+            request(attempt.client())
+                .await
+                .map_err(|error| self.classify(error, need))
+        }
+        .await;
         attempt.finished = !moves_on(&result);
         result
     }
@@ -88,7 +155,89 @@ impl Members {
     fn at(&self) -> usize {
         self.current.load(Ordering::Acquire)
     }
+
+    /// Logs the client of the member at `at` in, once, if the node has
+    /// credentials.
+    async fn log_in(&self, at: usize) -> Result<(), BackendError> {
+        let Some(credentials) = &self.context.credentials else {
+            return Ok(());
+        };
+        let index = at % self.clients.len();
+        self.logged_in[index]
+            .get_or_try_init(|| async {
+                // A clone shares the client's token and credentials.
+                let mut client = self.clients[index].clone();
+                let user = Some((
+                    credentials.user.clone(),
+                    credentials.password.expose().to_owned(),
+                ));
+                match client.update_user(user).await {
+                    Ok(()) => Ok(()),
+                    Err(etcd_client::Error::GRpcStatus(status))
+                        if i32::from(status.code()) == GRPC_FAILED_PRECONDITION
+                            && status.message().contains("authentication is not enabled") =>
+                    {
+                        tracing::warn!(
+                            user = %credentials.user,
+                            "etcd's authentication is off: the node goes on without logging in"
+                        );
+                        Ok(())
+                    }
+                    Err(error) => Err(self.classify(error, Need::Lease)),
+                }
+            })
+            .await
+            .map(drop)
+    }
+
+    /// [`classify`], with etcd's refusals put in words that say who was
+    /// refused what.
+    fn classify(&self, error: etcd_client::Error, need: Need<'_>) -> BackendError {
+        let refusal = match &error {
+            etcd_client::Error::GRpcStatus(status) => {
+                self.refusal(i32::from(status.code()), status.message(), need)
+            }
+            _ => None,
+        };
+        match refusal {
+            Some(reason) => BackendError::unavailable(reason).with_source(error),
+            None => classify(error, &self.context),
+        }
+    }
+
+    /// What an authentication or permission error from etcd means here.
+    fn refusal(&self, code: i32, message: &str, need: Need<'_>) -> Option<String> {
+        let who = match &self.context.credentials {
+            Some(credentials) => format!("user {:?}", credentials.user),
+            None => "this node (which gives no user)".to_owned(),
+        };
+        let prefix = self.prefix.as_deref().unwrap_or("/snowmint/<fleet>/");
+        if message.contains("authentication failed") {
+            return Some(format!(
+                "{who} cannot log in: etcd says the user name or password is wrong"
+            ));
+        }
+        if message.contains("user name is empty") {
+            return Some(format!(
+                "etcd's authentication is on, and this node gives no user: write one into the URL (etcd://USER@HOST:PORT) and give its password, for a user whose role has readwrite on the prefix {prefix}"
+            ));
+        }
+        if code != GRPC_PERMISSION_DENIED {
+            return None;
+        }
+        let what = match need {
+            Need::Read(key) => format!("may not read {key}"),
+            Need::ReadWrite(key) => format!("may not read and write {key}"),
+            Need::Lease => {
+                "may not revoke its lease (that takes write on the keys attached to it)".to_owned()
+            }
+        };
+        Some(format!(
+            "{who} {what} (etcd: permission denied); grant its role readwrite on the prefix {prefix}"
+        ))
+    }
 }
+
 
 /// Whether `result` says that the member could not be reached or could not
 /// serve (no leader, for one), so that the next request should try another.
@@ -148,11 +297,17 @@ pub struct EtcdSession {
 /// gRPC's NOT_FOUND status code, which etcd answers for a lease that
 /// expired or was revoked.
 const GRPC_NOT_FOUND: i32 = 5;
+/// gRPC's PERMISSION_DENIED: the user's role lacks a right.
+const GRPC_PERMISSION_DENIED: i32 = 7;
+/// gRPC's FAILED_PRECONDITION: among others, a login while etcd's
+/// authentication is off.
+const GRPC_FAILED_PRECONDITION: i32 = 9;
 
 /// Sorts an etcd client error into what the engine must know (is the
 /// lease gone? was the server reached?) and a few plain words for the
-/// message; the error itself stays behind as the source, for the log.
-fn classify(err: etcd_client::Error) -> BackendError {
+/// message (a failed TLS handshake in words that name the file to look
+/// at); the error itself stays behind as the source, for the log.
+fn classify(err: etcd_client::Error, context: &Context) -> BackendError {
     use etcd_client::Error as E;
     // What lies beneath: tonic keeps the transport failure (down to the
     // operating system's error) as the source of a status or a transport
@@ -166,7 +321,8 @@ fn classify(err: etcd_client::Error) -> BackendError {
     // A failed connection, in the system's words ("connection refused"),
     // else in the words of the deepest error tonic kept.
     let failed_connection = beneath.map(|cause| {
-        io_cause(cause).unwrap_or_else(|| {
+        let tls = context.tls.as_ref().and_then(|tls| tls_cause(cause, tls));
+        tls.or_else(|| io_cause(cause)).unwrap_or_else(|| {
             let mut deepest = cause;
             while let Some(next) = deepest.source() {
                 deepest = next;
@@ -200,6 +356,10 @@ impl Backend for EtcdBackend {
     fn url(&self) -> String {
         CoordinatorUrl::Etcd {
             endpoints: self.endpoints.clone(),
+            login: self.context.credentials.as_ref().map(|credentials| Login {
+                user: credentials.user.clone(),
+                password: Some(credentials.password.clone()),
+            }),
         }
         .to_string()
     }
@@ -207,26 +367,46 @@ impl Backend for EtcdBackend {
     async fn open_session(
         &self,
         ttl: Duration,
-        _dirs: &[String],
+        dirs: &[String],
     ) -> Result<Opened<EtcdSession>, BackendError> {
         // HTTP/2 pings find a dead connection within a third of the TTL, so
-        // that the client reconnects instead of waiting on it.
-        let options = ConnectOptions::new()
+        // that the client reconnects instead of waiting on it. The token
+        // of a login expires (etcd's --auth-token-ttl): it is renewed and
+        // the request sent again.
+        let mut options = ConnectOptions::new()
             .with_connect_timeout(ttl / 3)
             .with_keep_alive(ttl / 3, ttl / 3)
             .with_keep_alive_while_idle(true)
-            .with_require_leader(true);
+            .with_require_leader(true)
+            .with_auto_token_refresh(true);
+        let mut scheme = "http";
+        if let Some(tls) = &self.context.tls {
+            // Read for each session: a certificate rotated on disk is used
+            // from the next session on.
+            let files = tls.load().map_err(BackendError::unavailable)?;
+            let mut config = etcd_client::TlsOptions::new()
+                .ca_certificate(etcd_client::Certificate::from_pem(&files.ca_pem));
+            if let Some((cert, key)) = &files.identity {
+                config = config.identity(etcd_client::Identity::from_pem(cert, key.expose()));
+            }
+            options = options.with_tls(config);
+            scheme = "https";
+        }
         let mut clients = Vec::with_capacity(self.endpoints.len());
         for host in &self.endpoints {
-            // Connecting is lazy: nothing is sent before the first request.
-            let client = Client::connect([format!("http://{host}")], Some(options.clone()))
+            // Connecting is lazy: nothing is sent before the first request
+            // (a login is sent before a member's first request).
+            let client = Client::connect([format!("{scheme}://{host}")], Some(options.clone()))
                 .await
-                .map_err(classify)?;
+                .map_err(|error| classify(error, &self.context))?;
             clients.push(client);
         }
         let members = Members {
+            logged_in: clients.iter().map(|_| tokio::sync::OnceCell::new()).collect(),
             clients,
             current: self.current.clone(),
+            context: self.context.clone(),
+            prefix: dirs.first().map(|dir| fleet_prefix(dir)),
         };
         // Leases count whole seconds: round up so the TTL is never shorter
         // than asked.
@@ -237,8 +417,9 @@ impl Backend for EtcdBackend {
         let share = ttl / u32::try_from(self.endpoints.len() + 1).unwrap_or(u32::MAX);
         let mut last = None;
         for _ in 0..self.endpoints.len() {
-            let grant =
-                members.call(|mut client| async move { client.lease_grant(seconds, None).await });
+            let grant = members.call(Need::Lease, |mut client| async move {
+                client.lease_grant(seconds, None).await
+            });
             match tokio::time::timeout(share, grant).await {
                 Ok(Ok(granted)) => {
                     return Ok(Opened {
@@ -271,7 +452,7 @@ impl Backend for EtcdBackend {
         let options = GetOptions::new().with_prefix().with_keys_only();
         let listed = session
             .members
-            .call(|mut client| {
+            .call(Need::Read(&prefix), |mut client| {
                 let prefix = prefix.clone();
                 async move { client.get(prefix, Some(options)).await }
             })
@@ -298,7 +479,9 @@ impl Backend for EtcdBackend {
             )]);
         let done = session
             .members
-            .call(|mut client| async move { client.txn(txn).await })
+            .call(Need::ReadWrite(path), |mut client| async move {
+                client.txn(txn).await
+            })
             .await?;
         Ok(done.succeeded())
     }
@@ -315,7 +498,9 @@ impl Backend for EtcdBackend {
             .or_else([TxnOp::get(path, None)]);
         let done = session
             .members
-            .call(|mut client| async move { client.txn(txn).await })
+            .call(Need::ReadWrite(path), |mut client| async move {
+                client.txn(txn).await
+            })
             .await?;
         if done.succeeded() {
             return Ok(None);
@@ -347,7 +532,9 @@ impl Backend for EtcdBackend {
             // deleted it, and someone else may hold it now.
             let found = session
                 .members
-                .call(|mut client| async move { client.get(key, None).await })
+                .call(Need::Read(key), |mut client| async move {
+                    client.get(key, None).await
+                })
                 .await?;
             if !found.kvs().iter().any(|kv| kv.lease() == session.lease) {
                 return Err(BackendError::lost(format!(
@@ -366,7 +553,9 @@ impl Backend for EtcdBackend {
     ) -> Result<Option<Versioned>, BackendError> {
         let found = session
             .members
-            .call(|mut client| async move { client.get(path, None).await })
+            .call(Need::Read(path), |mut client| async move {
+                client.get(path, None).await
+            })
             .await?;
         Ok(found.kvs().first().map(|kv| Versioned {
             value: kv.value().to_vec(),
@@ -395,7 +584,9 @@ impl Backend for EtcdBackend {
             .or_else([TxnOp::get(guard, None)]);
         let done = session
             .members
-            .call(|mut client| async move { client.txn(txn).await })
+            .call(Need::ReadWrite(path), |mut client| async move {
+                client.txn(txn).await
+            })
             .await?;
         if done.succeeded() {
             let revision = done.header().map_or(0, |header| header.revision());
@@ -423,7 +614,9 @@ impl Backend for EtcdBackend {
         let lease = session.lease;
         match session
             .members
-            .call(|mut client| async move { client.lease_revoke(lease).await })
+            .call(Need::Lease, |mut client| async move {
+                client.lease_revoke(lease).await
+            })
             .await
         {
             Ok(_) | Err(BackendError::Lost { .. }) => Ok(()),
@@ -439,6 +632,7 @@ async fn renew_lease(
     session: &EtcdSession,
     attempt: &Attempt<'_>,
 ) -> Result<Duration, BackendError> {
+    session.members.log_in(attempt.at).await?;
     let taken = session.keeper.lock().await.take();
     let (mut keeper, mut stream) = match taken {
         Some((at, keeper, stream)) if at == attempt.at => (keeper, stream),
@@ -447,8 +641,9 @@ async fn renew_lease(
             .client()
             .lease_keep_alive(session.lease)
             .await
-            .map_err(classify)?,
+            .map_err(|error| session.members.classify(error, Need::Lease))?,
     };
+    let classify = |error| session.members.classify(error, Need::Lease);
     keeper.keep_alive().await.map_err(classify)?;
     let answer = stream
         .message()
@@ -463,6 +658,12 @@ async fn renew_lease(
     }
     *session.keeper.lock().await = Some((attempt.at, keeper, stream));
     Ok(Duration::from_secs(answer.ttl().unsigned_abs()))
+}
+
+/// The fleet's prefix, `/snowmint/<fleet>/`, of one of its directories.
+fn fleet_prefix(dir: &str) -> String {
+    let parts: Vec<&str> = dir.split('/').take(3).collect();
+    format!("{}/", parts.join("/"))
 }
 
 #[cfg(test)]
@@ -490,5 +691,11 @@ mod tests {
             format!("{details:?}").contains("ConnectionRefused"),
             "{details:?}"
         );
+    }
+
+    #[test]
+    fn the_fleet_prefix_is_the_first_two_components() {
+        assert_eq!(fleet_prefix("/snowmint/ids/slots"), "/snowmint/ids/");
+        assert_eq!(fleet_prefix("/snowmint/ids"), "/snowmint/ids/");
     }
 }

@@ -61,11 +61,14 @@ mod postgres;
 #[cfg(feature = "zookeeper")]
 mod zookeeper;
 
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+pub use coordinator::TlsFiles;
 pub use coordinator::{
     Backend, BackendError, Cause, ClaimError, ClaimRecord, ClaimState, ConfigError, Coordinator,
-    CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite, Holder,
-    MAX_FLEET_NAME, MAX_TTL, MIN_TTL, Opened, PostgresUrl, SlotRange, SslMode, Versioned, connect,
-    parse_claim_ttl, read_holders,
+    CoordinatorAccess, CoordinatorConfig, CoordinatorStatus, CoordinatorTls, CoordinatorUrl,
+    Credentials, FleetName, GuardedWrite, HIDDEN, Holder, Login, MAX_FLEET_NAME, MAX_TTL, MIN_TTL,
+    Opened, PostgresUrl, Secret, SlotRange, SslMode, Versioned, connect, mask_user_part,
+    parse_claim_ttl, read_holders, read_holders_with,
 };
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};

@@ -8,6 +8,7 @@
 //! readers, they take text as it is (no trimming) and echo it, cut when
 //! long, in their messages.
 
+use super::access::CoordinatorAccess;
 use super::fleet_name::FleetName;
 use super::slots::SlotRange;
 use std::fmt;
@@ -28,8 +29,8 @@ pub const MAX_FLEET_NAME: usize = 64;
 /// What the claim TTL is called in messages.
 const TTL_NAME: &str = "claim TTL";
 
-pub(super) const URL_FORMS: &str = "etcd://HOST:PORT[,HOST:PORT...], \
-     zk://HOST:PORT[,HOST:PORT...][/CHROOT] or \
+pub(super) const URL_FORMS: &str = "etcd://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...], \
+     zk://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...][/CHROOT] or \
      postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=...]";
 
 /// A configuration value that cannot be used; the message names the value
@@ -65,6 +66,10 @@ pub enum ConfigError {
     /// [`MIN_TTL`]..=[`MAX_TTL`].
     #[error(transparent)]
     Ttl(snowmint::Error),
+    /// The coordinator's TLS files or credentials cannot be used (with
+    /// this URL, or at all). The message never holds a password.
+    #[error("{0}")]
+    Access(String),
 }
 
 /// Reads a claim TTL: a duration (`10s`, `1m`) in [`MIN_TTL`]..=[`MAX_TTL`].
@@ -187,6 +192,8 @@ pub struct CoordinatorConfig {
     pub(crate) layout: Layout,
     /// The slot to try first, if free: the one the node held before.
     pub(crate) preferred_slot: Option<u64>,
+    /// TLS and credentials for a secured coordinator.
+    pub(crate) access: CoordinatorAccess,
 }
 
 impl CoordinatorConfig {
@@ -227,7 +234,19 @@ impl CoordinatorConfig {
             holder,
             layout,
             preferred_slot: None,
+            access: CoordinatorAccess::default(),
         })
+    }
+
+    /// The same settings, reaching the coordinator as `access` says (TLS,
+    /// the password of the URL's user, ZooKeeper's world read).
+    pub fn with_access(self, access: CoordinatorAccess) -> CoordinatorConfig {
+        CoordinatorConfig { access, ..self }
+    }
+
+    /// How the coordinator is reached besides its URL.
+    pub fn access(&self) -> &CoordinatorAccess {
+        &self.access
     }
 
     /// The same settings, with `holder` written into the slot key: a
