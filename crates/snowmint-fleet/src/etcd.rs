@@ -125,6 +125,10 @@ struct Members {
     logged_in: Vec<tokio::sync::OnceCell<()>>,
     /// The fleet's prefix, `/snowmint/<fleet>/`, for messages.
     prefix: Option<String>,
+    /// The endpoints, and the TLS files the clients were made with: a
+    /// failed connection is explained by a handshake of our own.
+    endpoints: Vec<String>,
+    tls_files: Option<crate::TlsFiles>,
 }
 
 impl Members {
@@ -148,8 +152,36 @@ impl Members {
                 .map_err(|error| self.classify(error, need))
         }
         .await;
+        let result = match result {
+            Err(error) => Err(self.explain(attempt.at, error).await),
+            ok => ok,
+        };
         attempt.finished = !moves_on(&result);
         result
+    }
+
+    /// A connection failure over TLS whose cause tonic did not keep (a
+    /// refused client certificate is an alert read after the handshake,
+    /// which reaches us as a broken pipe or a closed stream as often as
+    /// not): one handshake of our own with the same files says whether
+    /// TLS failed, and why.
+    async fn explain(&self, at: usize, error: BackendError) -> BackendError {
+        let (BackendError::Unreachable { reason, .. }, Some(files), Some(tls)) =
+            (&error, &self.tls_files, &self.context.tls)
+        else {
+            return error;
+        };
+        if reason.starts_with("TLS handshake failed") {
+            return error;
+        }
+        let host = &self.endpoints[at % self.endpoints.len()];
+        match crate::tls_probe::tls_failure(host, files).await {
+            Some(failure) => match tls_cause(&failure, tls) {
+                Some(words) => BackendError::unreachable(words).with_source(error),
+                None => error,
+            },
+            None => error,
+        }
     }
 
     fn at(&self) -> usize {
@@ -380,10 +412,12 @@ impl Backend for EtcdBackend {
             .with_require_leader(true)
             .with_auto_token_refresh(true);
         let mut scheme = "http";
+        let mut tls_files = None;
         if let Some(tls) = &self.context.tls {
             // Read for each session: a certificate rotated on disk is used
             // from the next session on.
             let files = tls.load().map_err(BackendError::unavailable)?;
+            tls_files = Some(files.clone());
             let mut config = etcd_client::TlsOptions::new()
                 .ca_certificate(etcd_client::Certificate::from_pem(&files.ca_pem));
             if let Some((cert, key)) = &files.identity {
@@ -407,6 +441,8 @@ impl Backend for EtcdBackend {
             current: self.current.clone(),
             context: self.context.clone(),
             prefix: dirs.first().map(|dir| fleet_prefix(dir)),
+            endpoints: self.endpoints.clone(),
+            tls_files,
         };
         // Leases count whole seconds: round up so the TTL is never shorter
         // than asked.

@@ -96,6 +96,8 @@ mod state_dir;
 mod static_source;
 #[cfg(test)]
 mod testing;
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+mod tls_probe;
 
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
 pub use issuer::{Issuer, IssuerOptions, NodeReport, Refusal};

@@ -52,6 +52,7 @@ pub(crate) fn tls_cause(
     tls: &crate::CoordinatorTls,
 ) -> Option<String> {
     let mut cause = Some(error);
+    let mut deepest = error;
     while let Some(error) = cause {
         let inner = error
             .downcast_ref::<io::Error>()
@@ -61,10 +62,34 @@ pub(crate) fn tls_cause(
             if let Some(found) = candidate.downcast_ref::<rustls::Error>() {
                 return Some(tls_words(found, tls));
             }
+            deepest = candidate;
         }
         cause = error.source();
     }
-    None
+    // An alert read after the handshake may reach us only as text (an
+    // HTTP/2 layer keeps the words of the I/O error, not the error).
+    let text = deepest.to_string();
+    let alert = text.strip_prefix("received fatal alert: ")?;
+    alert_named(alert).map(|alert| tls_words(&rustls::Error::AlertReceived(alert), tls))
+}
+
+/// The alert rustls names `name` (its `Debug`), among those worth words.
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+fn alert_named(name: &str) -> Option<rustls::AlertDescription> {
+    use rustls::AlertDescription as Alert;
+    [
+        Alert::CertificateRequired,
+        Alert::CertificateExpired,
+        Alert::BadCertificate,
+        Alert::UnknownCA,
+        Alert::CertificateUnknown,
+        Alert::UnsupportedCertificate,
+        Alert::CertificateRevoked,
+        Alert::AccessDenied,
+        Alert::HandshakeFailure,
+    ]
+    .into_iter()
+    .find(|alert| format!("{alert:?}") == name)
 }
 
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]

@@ -175,7 +175,22 @@ impl ZooKeeperBackend {
                 // The client builds its configuration on the process's
                 // default provider: make it the tree's one.
                 let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-                connector.with_tls(options).secure_connect(&cluster).await
+                let connected = connector.with_tls(options).secure_connect(&cluster).await;
+                if let Err(error @ (Error::NoHosts | Error::ConnectionLoss | Error::Timeout)) =
+                    connected
+                {
+                    // The client keeps why each server failed to itself:
+                    // one handshake of ours finds out whether TLS did.
+                    for host in &self.hosts {
+                        if let Some(failure) = crate::tls_probe::tls_failure(host, &files).await
+                            && let Some(reason) = tls_cause(&failure, tls)
+                        {
+                            return Err(BackendError::unreachable(reason).with_source(error));
+                        }
+                    }
+                    return Err(classify(error));
+                }
+                connected
             }
         };
         connected.map_err(|error| self.classify(error, Op::Connect))

@@ -38,6 +38,8 @@
 //!   restarted (with its clock moved) by the test. With the feature
 //!   `fleet-postgres` (which turns on snowmint-fleet's `postgres`), the
 //!   same server as a fleet coordinator: `PostgresCluster`.
+//! - `tls` (feature `tls`, on with `etcd` and `zookeeper`): a certificate
+//!   authority made by the test (rcgen) and the certificates it signs.
 //! - `fleet` (feature `fleet`): in-process nodes and the claim engine's
 //!   scenarios, declared against one server by `scenario_tests!`.
 //! - `serve_fleet` (feature `fleet`): the binary's fleet scenarios,
@@ -69,5 +71,7 @@ pub mod serve_cluster;
 pub mod serve_fleet;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "tls")]
+pub mod tls;
 #[cfg(any(feature = "fleet", feature = "postgres"))]
 pub mod servers;

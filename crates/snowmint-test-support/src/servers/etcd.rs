@@ -53,42 +53,56 @@ pub(crate) async fn healthy(port: u16) -> bool {
         && answer.contains(r#""health":"true""#)
 }
 
+/// Starts a single-member etcd in a directory of its own, its client URL
+/// with `scheme` (`http`, or `https` with TLS flags in `extra`), and waits
+/// until it is healthy: its metrics listener (always plain HTTP) answers
+/// `/health`.
+pub(crate) async fn spawn(scheme: &str, extra: &[String]) -> ServerProcess {
+    let dir = temp_dir("etcd");
+    let data = dir.path().join("data");
+    let (client_port, peer_port, metrics_port) = (free_port(), free_port(), free_port());
+    let client_url = format!("{scheme}://127.0.0.1:{client_port}");
+    let peer_url = format!("http://127.0.0.1:{peer_port}");
+    let mut args: Vec<String> = [
+        "--name",
+        "snowmint-test",
+        "--data-dir",
+        &data.display().to_string(),
+        "--listen-client-urls",
+        &client_url,
+        "--advertise-client-urls",
+        &client_url,
+        "--listen-peer-urls",
+        &peer_url,
+        "--initial-advertise-peer-urls",
+        &peer_url,
+        "--initial-cluster",
+        &format!("snowmint-test={peer_url}"),
+        "--listen-metrics-urls",
+        &format!("http://127.0.0.1:{metrics_port}"),
+        // A short election: the single member leads sooner.
+        "--heartbeat-interval",
+        "50",
+        "--election-timeout",
+        "500",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend_from_slice(extra);
+    let process = ServerProcess::spawn("etcd", "etcd", &args, dir, INSTALL, client_port);
+    process.wait_ready(move |_| healthy(metrics_port)).await;
+    process
+}
+
 impl Cluster for EtcdCluster {
     type Backend = EtcdBackend;
 
     const NAME: &'static str = "etcd";
 
     async fn start() -> EtcdCluster {
-        let dir = temp_dir("etcd");
-        let (client_port, peer_port) = (free_port(), free_port());
-        let client_url = format!("http://127.0.0.1:{client_port}");
-        let peer_url = format!("http://127.0.0.1:{peer_port}");
-        let args: Vec<String> = [
-            "--name",
-            "snowmint-test",
-            "--data-dir",
-            &dir.path().join("data").display().to_string(),
-            "--listen-client-urls",
-            &client_url,
-            "--advertise-client-urls",
-            &client_url,
-            "--listen-peer-urls",
-            &peer_url,
-            "--initial-advertise-peer-urls",
-            &peer_url,
-            "--initial-cluster",
-            &format!("snowmint-test={peer_url}"),
-            // A short election: the single member leads sooner.
-            "--heartbeat-interval",
-            "50",
-            "--election-timeout",
-            "500",
-        ]
-        .map(String::from)
-        .to_vec();
-        let process =
-            ServerProcess::start("etcd", "etcd", &args, dir, INSTALL, client_port, healthy).await;
-        EtcdCluster { process }
+        EtcdCluster {
+            process: spawn("http", &[]).await,
+        }
     }
 
     fn backend(&self, addr: SocketAddr) -> EtcdBackend {

@@ -9,6 +9,9 @@
 //! - `etcd` (feature `etcd`), `zookeeper` (feature `zookeeper`),
 //!   `postgres` (feature `postgres`): the servers. A missing server fails
 //!   the test and says how to install it.
+//! - `etcd_tls`, `zookeeper_secure`: the same servers secured as in
+//!   production: etcd over mutual TLS; ZooKeeper with digest
+//!   authentication, or over mutual TLS.
 //! - [`proxy`]: the partition.
 //! - `replicated` (feature `fleet`): a 3-member etcd cluster and a
 //!   3-server ZooKeeper ensemble, whose members a test can kill, restart,
@@ -16,6 +19,8 @@
 
 #[cfg(feature = "etcd")]
 pub mod etcd;
+#[cfg(feature = "etcd")]
+pub mod etcd_tls;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod process;
@@ -24,6 +29,8 @@ pub mod proxy;
 pub mod replicated;
 #[cfg(feature = "zookeeper")]
 pub mod zookeeper;
+#[cfg(feature = "zookeeper")]
+pub mod zookeeper_secure;
 
 #[cfg(feature = "fleet")]
 mod cluster;

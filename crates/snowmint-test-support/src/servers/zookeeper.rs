@@ -101,38 +101,47 @@ pub(crate) fn java_args(config: &Path) -> Vec<String> {
     .to_vec()
 }
 
+/// Starts a standalone ZooKeeper in a directory of its own, with the
+/// lines of `extra` added to its configuration, and waits until it serves
+/// on its (plain) client port.
+pub(crate) async fn spawn(extra: &str) -> ServerProcess {
+    let dir = temp_dir("zookeeper");
+    let client_port = free_port();
+    let config = format!(
+        "tickTime={TICK_MS}\n\
+         dataDir={data}\n\
+         clientPort={client_port}\n\
+         clientPortAddress=127.0.0.1\n\
+         admin.enableServer=false\n\
+         4lw.commands.whitelist=srvr,mntr\n\
+         maxClientCnxns=0\n\
+         maxSessionTimeout=60000\n\
+         {extra}",
+        data = dir.path().join("data").display(),
+    );
+    let config_path = dir.path().join("zoo.cfg");
+    std::fs::write(&config_path, config).expect("cannot write zoo.cfg");
+    ServerProcess::start(
+        "ZooKeeper",
+        "java",
+        &java_args(&config_path),
+        dir,
+        INSTALL,
+        client_port,
+        serving,
+    )
+    .await
+}
+
 impl Cluster for ZooKeeperCluster {
     type Backend = ZooKeeperBackend;
 
     const NAME: &'static str = "ZooKeeper";
 
     async fn start() -> ZooKeeperCluster {
-        let dir = temp_dir("zookeeper");
-        let client_port = free_port();
-        let config = format!(
-            "tickTime={TICK_MS}\n\
-             dataDir={data}\n\
-             clientPort={client_port}\n\
-             clientPortAddress=127.0.0.1\n\
-             admin.enableServer=false\n\
-             4lw.commands.whitelist=srvr,mntr\n\
-             maxClientCnxns=0\n\
-             maxSessionTimeout=60000\n",
-            data = dir.path().join("data").display(),
-        );
-        let config_path = dir.path().join("zoo.cfg");
-        std::fs::write(&config_path, config).expect("cannot write zoo.cfg");
-        let process = ServerProcess::start(
-            "ZooKeeper",
-            "java",
-            &java_args(&config_path),
-            dir,
-            INSTALL,
-            client_port,
-            serving,
-        )
-        .await;
-        ZooKeeperCluster { process }
+        ZooKeeperCluster {
+            process: spawn("").await,
+        }
     }
 
     fn backend(&self, addr: SocketAddr) -> ZooKeeperBackend {
