@@ -21,6 +21,10 @@ pub(crate) const INSTALL: &str = "apt-get install zookeeper (it brings Java)";
 const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
 /// A logging backend for ZooKeeper's slf4j calls (Debian's libslf4j-java).
 const SLF4J_SIMPLE_JAR: &str = "/usr/share/java/slf4j-simple.jar";
+/// Netty's codecs, which ZooKeeper's Netty connection factory (the only
+/// one that serves TLS) needs and Debian's zookeeper.jar leaves off its
+/// class path (Debian's libnetty-java, a dependency of the package).
+pub(crate) const NETTY_CODEC_JAR: &str = "/usr/share/java/netty-codec.jar";
 /// ZooKeeper's tick: sessions may be as short as two ticks, and expire
 /// within a tick of their timeout.
 pub const TICK_MS: u64 = 200;
@@ -78,8 +82,10 @@ pub(crate) fn classpath() -> String {
         "ZooKeeper is not installed ({ZOOKEEPER_JAR} is missing); install it with: {INSTALL}"
     );
     let mut classpath = ZOOKEEPER_JAR.to_owned();
-    if Path::new(SLF4J_SIMPLE_JAR).exists() {
-        classpath = format!("{classpath}:{SLF4J_SIMPLE_JAR}");
+    for jar in [SLF4J_SIMPLE_JAR, NETTY_CODEC_JAR] {
+        if Path::new(jar).exists() {
+            classpath = format!("{classpath}:{jar}");
+        }
     }
     classpath
 }

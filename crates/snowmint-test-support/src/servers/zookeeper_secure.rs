@@ -143,6 +143,11 @@ impl Cluster for ZooKeeperTlsCluster {
     const NAME: &'static str = "ZooKeeper over mutual TLS";
 
     async fn start() -> ZooKeeperTlsCluster {
+        assert!(
+            std::path::Path::new(super::zookeeper::NETTY_CODEC_JAR).exists(),
+            "ZooKeeper's TLS needs {} (apt-get install libnetty-java)",
+            super::zookeeper::NETTY_CODEC_JAR
+        );
         let ca = TestCa::new("zookeeper-ca");
         let server = ca.server("zookeeper-server");
         let node = ca.client("snowmint-node");
