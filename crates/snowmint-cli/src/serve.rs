@@ -93,10 +93,38 @@ struct ServeSettings {
     #[arg(long, value_name = "DURATION")]
     request_timeout: Option<String>,
     /// Claim a slot from etcd://HOST:PORT,..., zk://HOST:PORT,.../CHROOT
-    /// (the chroot is optional) or postgres://USER:PASSWORD@HOST:PORT/DB
-    /// (password and port optional) [env: SNOWMINT_COORDINATOR].
+    /// (the chroot is optional) or postgres://USER@HOST:PORT/DB (port
+    /// optional). etcd and ZooKeeper take a user too, etcd://USER@HOST:PORT.
+    /// Give a password through SNOWMINT_COORDINATOR_PASSWORD or
+    /// --coordinator-password-file, not in a URL on the command line, which
+    /// every local user can read [env: SNOWMINT_COORDINATOR].
     #[arg(long, value_name = "URL")]
     coordinator: Option<String>,
+    /// Speak TLS to etcd or ZooKeeper, checking the servers' certificates
+    /// against the authorities in this PEM file
+    /// [env: SNOWMINT_COORDINATOR_CA].
+    #[arg(long, value_name = "FILE")]
+    coordinator_ca: Option<String>,
+    /// This node's certificate (PEM) for mutual TLS to etcd or ZooKeeper;
+    /// needs --coordinator-key and --coordinator-ca. The files are read
+    /// again for each new connection [env: SNOWMINT_COORDINATOR_CERT].
+    #[arg(long, value_name = "FILE")]
+    coordinator_cert: Option<String>,
+    /// The private key (PEM) of --coordinator-cert
+    /// [env: SNOWMINT_COORDINATOR_KEY].
+    #[arg(long, value_name = "FILE")]
+    coordinator_key: Option<String>,
+    /// A file holding the password of the coordinator URL's user (etcd,
+    /// ZooKeeper digest or PostgreSQL), mode 0600 or less; or give the
+    /// password in SNOWMINT_COORDINATOR_PASSWORD
+    /// [env: SNOWMINT_COORDINATOR_PASSWORD_FILE].
+    #[arg(long, value_name = "FILE")]
+    coordinator_password_file: Option<String>,
+    /// With a ZooKeeper user, let anyone read (never write) the znodes the
+    /// fleet creates, so that clients without credentials can find the
+    /// nodes [env: SNOWMINT_COORDINATOR_WORLD_READ].
+    #[arg(long)]
+    coordinator_world_read: bool,
     /// Fleet name under the coordinator: 1 to 64 of A-Z a-z 0-9 - _ .
     /// [env: SNOWMINT_FLEET] [default: default].
     #[arg(long, value_name = "NAME")]
@@ -186,6 +214,14 @@ fn flags(args: ServeSettings, global: &Global) -> Layer {
         (Setting::MarkStep, args.mark_step),
         (Setting::RequestTimeout, args.request_timeout),
         (Setting::Coordinator, args.coordinator),
+        (Setting::CoordinatorCa, args.coordinator_ca),
+        (Setting::CoordinatorCert, args.coordinator_cert),
+        (Setting::CoordinatorKey, args.coordinator_key),
+        (Setting::CoordinatorPasswordFile, args.coordinator_password_file),
+        (
+            Setting::CoordinatorWorldRead,
+            args.coordinator_world_read.then(|| "true".to_owned()),
+        ),
         (Setting::Fleet, args.fleet),
         (Setting::Slots, args.slots),
         (Setting::ClaimTtl, args.claim_ttl),

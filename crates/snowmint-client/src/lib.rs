@@ -74,6 +74,9 @@ pub use builder::{ClientBuilder, MAX_BATCH};
 pub use client::Client;
 pub use error::Error;
 pub use stats::Stats;
+/// How discovery reaches a secured coordinator
+/// ([`ClientBuilder::coordinator_access`]).
+pub use snowmint_fleet::{CoordinatorAccess, CoordinatorTls, Secret};
 
 /// The types and the tonic client generated from
 /// `proto/snowmint/v1/snowmint.proto` (see that file for the contract).

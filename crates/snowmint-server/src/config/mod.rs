@@ -27,6 +27,10 @@
 //! | `mark_step` | `1s` | how far ahead of the clock the mark is reserved (at least `10ms`) |
 //! | `request_timeout` | `10s` | longest time a request may take; also the longest a connection may take to send a request head, or sit idle |
 //! | `coordinator`, `fleet`, `slots`, `claim_ttl` | none, `default`, all, `10s` | coordinated claims (etcd, ZooKeeper, PostgreSQL); the TTL in `1s..=1h` |
+//! | `coordinator_ca`, `coordinator_cert`, `coordinator_key` | none | TLS to etcd or ZooKeeper (on when a CA is given), mutual with a certificate and key |
+//! | `coordinator_password_file` | none | the password of the coordinator URL's user, from a file only its owner may read |
+//! | `coordinator_password` | none | the same, from `SNOWMINT_COORDINATOR_PASSWORD` only (not a flag, not the file) |
+//! | `coordinator_world_read` | `false` | with a ZooKeeper user: anyone may read the fleet's znodes |
 //! | `clock_offset_ms` | `0` | test and operations knob: shifts this node's clock |
 
 //!
@@ -36,6 +40,8 @@
 mod layer;
 mod resolve;
 mod setting;
+#[cfg(test)]
+mod access_tests;
 #[cfg(test)]
 mod tests;
 

@@ -46,11 +46,26 @@ pub enum Setting {
     Slots,
     /// Lifetime of a coordinated claim.
     ClaimTtl,
+    /// The CA file TLS to etcd or ZooKeeper is checked against (TLS is on
+    /// when it is given).
+    CoordinatorCa,
+    /// The node's certificate for mutual TLS to the coordinator.
+    CoordinatorCert,
+    /// The private key of that certificate.
+    CoordinatorKey,
+    /// A file holding the password of the coordinator URL's user.
+    CoordinatorPasswordFile,
+    /// The password of the coordinator URL's user (environment only: a
+    /// flag would show it in process lists).
+    CoordinatorPassword,
+    /// Let anyone read the znodes a ZooKeeper fleet with credentials
+    /// creates.
+    CoordinatorWorldRead,
 }
 
 impl Setting {
     /// Every setting.
-    pub const ALL: [Setting; 19] = [
+    pub const ALL: [Setting; 25] = [
         Setting::Listen,
         Setting::GrpcListen,
         Setting::Datacenter,
@@ -70,6 +85,12 @@ impl Setting {
         Setting::Fleet,
         Setting::Slots,
         Setting::ClaimTtl,
+        Setting::CoordinatorCa,
+        Setting::CoordinatorCert,
+        Setting::CoordinatorKey,
+        Setting::CoordinatorPasswordFile,
+        Setting::CoordinatorPassword,
+        Setting::CoordinatorWorldRead,
     ];
 
     /// The key in the TOML file, such as `clock_max`.
@@ -94,6 +115,12 @@ impl Setting {
             Setting::Fleet => "fleet",
             Setting::Slots => "slots",
             Setting::ClaimTtl => "claim_ttl",
+            Setting::CoordinatorCa => "coordinator_ca",
+            Setting::CoordinatorCert => "coordinator_cert",
+            Setting::CoordinatorKey => "coordinator_key",
+            Setting::CoordinatorPasswordFile => "coordinator_password_file",
+            Setting::CoordinatorPassword => "coordinator_password",
+            Setting::CoordinatorWorldRead => "coordinator_world_read",
         }
     }
 
@@ -110,7 +137,14 @@ impl Setting {
     /// Whether the setting is left out of the lists shown to people (a
     /// knob for tests and operations).
     pub(crate) fn is_hidden(self) -> bool {
-        self == Setting::ClockOffsetMs
+        self == Setting::ClockOffsetMs || !self.in_file()
+    }
+
+    /// Whether the setting may be given in the TOML file: a password may
+    /// not (the file is not checked for who may read it; a password file
+    /// is).
+    pub(crate) fn in_file(self) -> bool {
+        self != Setting::CoordinatorPassword
     }
 }
 
