@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use etcd_client::{Client, Permission};
+use etcd_client::Permission;
 use snowmint_fleet::{
     CoordinatorAccess, CoordinatorUrl, Credentials, EtcdBackend, FleetName, Secret, SlotSource,
     read_holders_with,
@@ -14,7 +14,7 @@ use snowmint_fleet::{
 use snowmint_test_support::fleet::scenarios::refusals::{engine, refusal};
 use snowmint_test_support::servers::Cluster;
 use snowmint_test_support::servers::etcd::EtcdCluster;
-use snowmint_test_support::wait::{eventually, within};
+use snowmint_test_support::wait::eventually;
 
 const ROOT_PASSWORD: &str = "root-Pw-1";
 const IDS_PASSWORD: &str = "ids-Pw-2";
@@ -25,32 +25,17 @@ const WRONG_PASSWORD: &str = "wrong-Pw-3";
 /// it; `nobody`, with no role.
 async fn secured() -> EtcdCluster {
     let cluster = EtcdCluster::start().await;
-    let mut root = plain_client(&cluster).await;
-    root.user_add("root", ROOT_PASSWORD, None).await.unwrap();
-    root.user_grant_role("root", "root").await.unwrap();
-    for (user, role, permission) in [
-        ("ids", "ids-rw", Some(Permission::read_write("/snowmint/ids/"))),
-        ("reader", "ids-ro", Some(Permission::read("/snowmint/ids/"))),
-        ("nobody", "none", None),
-    ] {
-        root.user_add(user, IDS_PASSWORD, None).await.unwrap();
-        if let Some(permission) = permission {
-            root.role_add(role).await.unwrap();
-            root.role_grant_permission(role, permission.with_prefix())
-                .await
-                .unwrap();
-            root.user_grant_role(user, role).await.unwrap();
-        }
-    }
-    root.auth_enable().await.unwrap();
     cluster
-}
-
-async fn plain_client(cluster: &EtcdCluster) -> Client {
-    let url = format!("http://{}", cluster.client_addr());
-    within("an etcd client", Duration::from_secs(20), Client::connect([url], None))
-        .await
-        .unwrap()
+        .enable_auth(
+            ROOT_PASSWORD,
+            &[
+                ("ids", IDS_PASSWORD, Some(Permission::read_write("/snowmint/ids/").with_prefix())),
+                ("reader", IDS_PASSWORD, Some(Permission::read("/snowmint/ids/").with_prefix())),
+                ("nobody", IDS_PASSWORD, None),
+            ],
+        )
+        .await;
+    cluster
 }
 
 fn backend(cluster: &EtcdCluster, user: &str, password: &str) -> EtcdBackend {
@@ -93,10 +78,7 @@ async fn a_user_whose_role_covers_only_the_fleet_prefix_works() {
     assert!(err.contains("etcd's authentication is on"), "{err}");
 
     node.release().await;
-    let mut root = plain_client(&cluster).await;
-    root.update_user(Some(("root".into(), ROOT_PASSWORD.into())))
-        .await
-        .unwrap();
+    let mut root = cluster.client_as("root", ROOT_PASSWORD).await;
     let left = root
         .get("/snowmint/ids/slots/", Some(etcd_client::GetOptions::new().with_prefix()))
         .await

@@ -26,6 +26,42 @@ impl EtcdCluster {
     async fn client(&self) -> Client {
         connect(&[self.process.addr()]).await
     }
+
+    /// Turns etcd's authentication (RBAC) on, with the user `root` (role
+    /// `root`) and each of `users`: a name, a password and, when given,
+    /// a permission (on a key or a prefix) in a role of its own. The
+    /// clients of [`Cluster`]'s methods do not log in: call them before.
+    pub async fn enable_auth(
+        &self,
+        root_password: &str,
+        users: &[(&str, &str, Option<etcd_client::Permission>)],
+    ) {
+        let mut root = self.client().await;
+        root.user_add("root", root_password, None).await.unwrap();
+        root.user_grant_role("root", "root").await.unwrap();
+        for (user, password, permission) in users {
+            root.user_add(*user, *password, None).await.unwrap();
+            if let Some(permission) = permission {
+                let role = format!("{user}-role");
+                root.role_add(role.as_str()).await.unwrap();
+                root.role_grant_permission(role.as_str(), permission.clone())
+                    .await
+                    .unwrap();
+                root.user_grant_role(*user, role.as_str()).await.unwrap();
+            }
+        }
+        root.auth_enable().await.expect("cannot enable etcd's authentication");
+    }
+
+    /// The test's own client, logged in as `user`.
+    pub async fn client_as(&self, user: &str, password: &str) -> Client {
+        let mut client = self.client().await;
+        client
+            .update_user(Some((user.to_owned(), password.to_owned())))
+            .await
+            .unwrap_or_else(|err| panic!("cannot log in to etcd as {user}: {err}"));
+        client
+    }
 }
 
 /// The test's own client of the etcd members at `endpoints`.
