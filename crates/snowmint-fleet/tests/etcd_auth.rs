@@ -70,6 +70,12 @@ async fn a_user_whose_role_covers_only_the_fleet_prefix_works() {
     // The holder value is "ids-node", no holder this version can read:
     // what counts is that the read was allowed.
     assert!(holders.is_ok(), "{holders:?}");
+    // A client needs no more than read on the prefix.
+    let reader: CoordinatorUrl = format!("etcd://reader@{}", cluster.client_addr())
+        .parse()
+        .unwrap();
+    let holders = read_holders_with(&reader, &access, &fleet).await;
+    assert!(holders.is_ok(), "{holders:?}");
     let anonymous: CoordinatorUrl = format!("etcd://{}", cluster.client_addr()).parse().unwrap();
     let err = read_holders_with(&anonymous, &CoordinatorAccess::default(), &fleet)
         .await
@@ -137,4 +143,17 @@ async fn no_user_is_a_clear_error() {
         "{reason}"
     );
     assert!(reason.contains("readwrite on the prefix /snowmint/ids/"), "{reason}");
+}
+
+/// Credentials given to an etcd whose authentication is off are not used:
+/// the node says so in its log and claims.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_for_an_etcd_without_authentication_go_unused() {
+    let cluster = EtcdCluster::start().await;
+    let slot = snowmint_test_support::fleet::scenarios::refusals::claims(
+        backend(&cluster, "ids", IDS_PASSWORD),
+        "open",
+    )
+    .await;
+    assert!(slot <= 3);
 }
