@@ -217,7 +217,10 @@ fn flags(args: ServeSettings, global: &Global) -> Layer {
         (Setting::CoordinatorCa, args.coordinator_ca),
         (Setting::CoordinatorCert, args.coordinator_cert),
         (Setting::CoordinatorKey, args.coordinator_key),
-        (Setting::CoordinatorPasswordFile, args.coordinator_password_file),
+        (
+            Setting::CoordinatorPasswordFile,
+            args.coordinator_password_file,
+        ),
         (
             Setting::CoordinatorWorldRead,
             args.coordinator_world_read.then(|| "true".to_owned()),

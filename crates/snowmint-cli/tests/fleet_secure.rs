@@ -31,7 +31,9 @@ const WRONG_PASSWORD: &str = "Wrong-Pw-2290";
 
 /// A node of `fleet` on `url`, with `args` and `env` added.
 fn node(home: &TempDir, url: &str, fleet: &str, args: &[&str], env: &[(&str, &str)]) -> Service {
-    let state = home.path().join(format!("state-{fleet}-{}", args.len() + env.len()));
+    let state = home
+        .path()
+        .join(format!("state-{fleet}-{}", args.len() + env.len()));
     let mut all = vec![
         "--coordinator",
         url,
@@ -80,7 +82,10 @@ fn assert_never_shown(service: &Service, secret: &str) {
         ("/metrics", service.connect().get("/metrics").unwrap().body),
         ("/readyz", service.connect().get("/readyz").unwrap().body),
     ] {
-        assert!(!text.contains(secret), "the password shows in {what}:\n{text}");
+        assert!(
+            !text.contains(secret),
+            "the password shows in {what}:\n{text}"
+        );
     }
 }
 
@@ -252,7 +257,9 @@ async fn etcd_with_auth_never_shows_the_password() {
     );
     let body = not_ready_for(&refused, "cannot log in");
     assert!(
-        body.contains("user \\\"ids\\\" cannot log in: etcd says the user name or password is wrong"),
+        body.contains(
+            "user \\\"ids\\\" cannot log in: etcd says the user name or password is wrong"
+        ),
         "{body}"
     );
     assert_never_shown(&refused, WRONG_PASSWORD);

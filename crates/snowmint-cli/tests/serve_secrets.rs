@@ -16,13 +16,34 @@ const SECRET: &str = "Pw-9Z7q";
 fn malformed() -> Vec<(String, &'static str)> {
     vec![
         (format!("etcd://alice7:{SECRET}@"), "etcd://***@"),
-        (format!("etcd://alice7:{SECRET}@127.0.0.1"), "etcd://***@127.0.0.1"),
-        (format!("etcd://alice7:{SECRET}@h:99999"), "etcd://***@h:99999"),
-        (format!("zk://alice7:{SECRET}@h:2181//x"), "zk://***@h:2181//x"),
-        (format!("POSTGRES://ids:{SECRET}@db:0/app"), "POSTGRES://***@db:0/app"),
-        (format!("etcd://alice7:{SECRET}/x@h:2379"), "etcd://***@h:2379"),
-        (format!("etcd://alice7:x/{SECRET}@h:2379"), "etcd://***@h:2379"),
-        (format!("postgres://ids:{SECRET}?x@db/app"), "postgres://***@db/app"),
+        (
+            format!("etcd://alice7:{SECRET}@127.0.0.1"),
+            "etcd://***@127.0.0.1",
+        ),
+        (
+            format!("etcd://alice7:{SECRET}@h:99999"),
+            "etcd://***@h:99999",
+        ),
+        (
+            format!("zk://alice7:{SECRET}@h:2181//x"),
+            "zk://***@h:2181//x",
+        ),
+        (
+            format!("POSTGRES://ids:{SECRET}@db:0/app"),
+            "POSTGRES://***@db:0/app",
+        ),
+        (
+            format!("etcd://alice7:{SECRET}/x@h:2379"),
+            "etcd://***@h:2379",
+        ),
+        (
+            format!("etcd://alice7:x/{SECRET}@h:2379"),
+            "etcd://***@h:2379",
+        ),
+        (
+            format!("postgres://ids:{SECRET}?x@db/app"),
+            "postgres://***@db/app",
+        ),
         (format!("http://alice7:{SECRET}@h:1"), "http://***@h:1"),
     ]
 }
@@ -33,8 +54,14 @@ fn assert_refused(status: std::process::ExitStatus, stderr: &str, shown: &str, w
         stderr.contains(&format!("coordinator URL \"{shown}\" is invalid")),
         "{way}: {stderr}"
     );
-    assert!(!stderr.contains(SECRET), "{way}: the password shows in {stderr}");
-    assert!(!stderr.contains("alice7"), "{way}: the user shows in {stderr}");
+    assert!(
+        !stderr.contains(SECRET),
+        "{way}: the password shows in {stderr}"
+    );
+    assert!(
+        !stderr.contains("alice7"),
+        "{way}: the user shows in {stderr}"
+    );
 }
 
 /// Each malformed URL, by flag, environment and file: exit 2, the URL
@@ -50,8 +77,12 @@ fn malformed_urls_never_show_their_password() {
             run_to_end(BINARY, home.path(), &[], &[("SNOWMINT_COORDINATOR", &url)]);
         assert_refused(status, &stderr, shown, "SNOWMINT_COORDINATOR");
         std::fs::write(&file, format!("coordinator = {url:?}\n")).unwrap();
-        let (status, _, stderr) =
-            run_to_end(BINARY, home.path(), &["--config", file.to_str().unwrap()], &[]);
+        let (status, _, stderr) = run_to_end(
+            BINARY,
+            home.path(),
+            &["--config", file.to_str().unwrap()],
+            &[],
+        );
         assert_refused(status, &stderr, shown, "the file");
     }
 }
@@ -67,10 +98,17 @@ fn toml_errors_quote_no_line() {
         format!("listen = \"127.0.0.1:0\"\ncoordinator = \"etcd://ids:{SECRET}@h:2379\n"),
     )
     .unwrap();
-    let (status, _, stderr) =
-        run_to_end(BINARY, home.path(), &["--config", file.to_str().unwrap()], &[]);
+    let (status, _, stderr) = run_to_end(
+        BINARY,
+        home.path(),
+        &["--config", file.to_str().unwrap()],
+        &[],
+    );
     assert_eq!(status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("not valid TOML at line 2, column "), "{stderr}");
+    assert!(
+        stderr.contains("not valid TOML at line 2, column "),
+        "{stderr}"
+    );
     assert!(!stderr.contains(SECRET), "{stderr}");
 }
 
@@ -115,7 +153,10 @@ fn a_password_on_the_command_line_draws_a_warning() {
         log.contains("the --coordinator URL holds a password, which every local user can read"),
         "{log}"
     );
-    assert!(log.contains("SNOWMINT_COORDINATOR_PASSWORD or --coordinator-password-file, PGPASSWORD"), "{log}");
+    assert!(
+        log.contains("SNOWMINT_COORDINATOR_PASSWORD or --coordinator-password-file, PGPASSWORD"),
+        "{log}"
+    );
     for target in ["/v1/node", "/metrics", "/readyz"] {
         let body = service.connect().get(target).unwrap().body;
         assert!(!body.contains(SECRET), "{target}: {body}");
@@ -123,7 +164,12 @@ fn a_password_on_the_command_line_draws_a_warning() {
     let (_, log) = service.terminate();
     assert!(!log.contains(SECRET), "{log}");
 
-    let service = Service::start(BINARY, home.path(), &args, &[("SNOWMINT_COORDINATOR", &url)]);
+    let service = Service::start(
+        BINARY,
+        home.path(),
+        &args,
+        &[("SNOWMINT_COORDINATOR", &url)],
+    );
     let (_, log) = service.terminate();
     assert!(!log.contains("holds a password"), "{log}");
     assert!(!log.contains(SECRET), "{log}");

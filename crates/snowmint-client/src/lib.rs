@@ -73,10 +73,10 @@ pub use blocking::BlockingClient;
 pub use builder::{ClientBuilder, MAX_BATCH};
 pub use client::Client;
 pub use error::Error;
-pub use stats::Stats;
 /// How discovery reaches a secured coordinator
 /// ([`ClientBuilder::coordinator_access`]).
 pub use snowmint_fleet::{CoordinatorAccess, CoordinatorTls, Secret};
+pub use stats::Stats;
 
 /// The types and the tonic client generated from
 /// `proto/snowmint/v1/snowmint.proto` (see that file for the contract).

@@ -36,7 +36,9 @@ use snowmint_test_support::servers::etcd_tls::EtcdTlsCluster;
 use snowmint_test_support::servers::postgres::PostgresCluster;
 use snowmint_test_support::servers::proxy::Proxy;
 use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
-use snowmint_test_support::servers::zookeeper_secure::{ZooKeeperDigestCluster, ZooKeeperTlsCluster};
+use snowmint_test_support::servers::zookeeper_secure::{
+    ZooKeeperDigestCluster, ZooKeeperTlsCluster,
+};
 use snowmint_test_support::wait::within;
 
 /// The claim TTL (lease TTL, session timeout) measured with.

@@ -123,9 +123,9 @@ pub use config::{
 pub use directory::{read_holders, read_holders_with};
 pub use error::ClaimError;
 pub use fleet_name::FleetName;
+pub use secret::{HIDDEN, Secret, mask_user_part};
 pub use slots::SlotRange;
 pub use status::{ClaimRecord, ClaimState, CoordinatorStatus};
-pub use secret::{HIDDEN, Secret, mask_user_part};
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
 pub use tls_files::TlsFiles;
 pub use url::{CoordinatorUrl, Login, PostgresUrl, SslMode};

@@ -270,7 +270,6 @@ impl Members {
     }
 }
 
-
 /// Whether `result` says that the member could not be reached or could not
 /// serve (no leader, for one), so that the next request should try another.
 fn moves_on<T>(result: &Result<T, BackendError>) -> bool {
@@ -436,7 +435,10 @@ impl Backend for EtcdBackend {
             clients.push(client);
         }
         let members = Members {
-            logged_in: clients.iter().map(|_| tokio::sync::OnceCell::new()).collect(),
+            logged_in: clients
+                .iter()
+                .map(|_| tokio::sync::OnceCell::new())
+                .collect(),
             clients,
             current: self.current.clone(),
             context: self.context.clone(),

@@ -101,9 +101,9 @@ fn tls_words(error: &rustls::Error, tls: &crate::CoordinatorTls) -> String {
         None => "the client certificate".to_owned(),
     };
     let said = match error {
-        E::InvalidCertificate(Cert::UnknownIssuer) => format!(
-            "the server's certificate is not signed by an authority in the CA file {ca}"
-        ),
+        E::InvalidCertificate(Cert::UnknownIssuer) => {
+            format!("the server's certificate is not signed by an authority in the CA file {ca}")
+        }
         E::InvalidCertificate(Cert::NotValidForName | Cert::NotValidForNameContext { .. }) => {
             "the server's certificate is not issued for the host name the URL gives".to_owned()
         }

@@ -78,18 +78,20 @@ fn config(files: &TlsFiles) -> Option<ClientConfig> {
     for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&files.ca_pem) {
         roots.add(cert.ok()?).ok()?;
     }
-    let builder =
-        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
-            .with_safe_default_protocol_versions()
-            .ok()?
-            .with_root_certificates(roots);
+    let builder = ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::aws_lc_rs::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .ok()?
+    .with_root_certificates(roots);
     match &files.identity {
         None => Some(builder.with_no_client_auth()),
         Some((cert, key)) => {
             let chain = rustls::pki_types::CertificateDer::pem_slice_iter(cert)
                 .collect::<Result<Vec<_>, _>>()
                 .ok()?;
-            let key = rustls::pki_types::PrivateKeyDer::from_pem_slice(key.expose().as_bytes()).ok()?;
+            let key =
+                rustls::pki_types::PrivateKeyDer::from_pem_slice(key.expose().as_bytes()).ok()?;
             builder.with_client_auth_cert(chain, key).ok()
         }
     }

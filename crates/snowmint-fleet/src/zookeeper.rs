@@ -43,8 +43,8 @@
 use std::time::Duration;
 
 use zookeeper_client::{
-    Acl, AuthId, CheckWriteError, Client, CreateMode, CreateOptions, Error,
-    MultiWriteResult, Permission,
+    Acl, AuthId, CheckWriteError, Client, CreateMode, CreateOptions, Error, MultiWriteResult,
+    Permission,
 };
 
 use crate::coordinator::{
@@ -233,10 +233,17 @@ impl ZooKeeperBackend {
     /// the top: the ones at or above `shared` (and a chroot's, with an
     /// empty `shared`: all of them) with the shared directories' ACL,
     /// the fleet's own with its ACL.
-    async fn make_dirs(&self, client: &Client, path: &str, shared: &str) -> Result<(), BackendError> {
+    async fn make_dirs(
+        &self,
+        client: &Client,
+        path: &str,
+        shared: &str,
+    ) -> Result<(), BackendError> {
         let mut end = 0;
         while end < path.len() {
-            end = path[end + 1..].find('/').map_or(path.len(), |at| end + 1 + at);
+            end = path[end + 1..]
+                .find('/')
+                .map_or(path.len(), |at| end + 1 + at);
             let dir = &path[..end];
             let is_shared = shared.is_empty() || shared.starts_with(dir);
             let options = match is_shared {

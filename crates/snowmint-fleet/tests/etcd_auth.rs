@@ -29,8 +29,16 @@ async fn secured() -> EtcdCluster {
         .enable_auth(
             ROOT_PASSWORD,
             &[
-                ("ids", IDS_PASSWORD, Some(Permission::read_write("/snowmint/ids/").with_prefix())),
-                ("reader", IDS_PASSWORD, Some(Permission::read("/snowmint/ids/").with_prefix())),
+                (
+                    "ids",
+                    IDS_PASSWORD,
+                    Some(Permission::read_write("/snowmint/ids/").with_prefix()),
+                ),
+                (
+                    "reader",
+                    IDS_PASSWORD,
+                    Some(Permission::read("/snowmint/ids/").with_prefix()),
+                ),
                 ("nobody", IDS_PASSWORD, None),
             ],
         )
@@ -61,10 +69,15 @@ async fn a_user_whose_role_covers_only_the_fleet_prefix_works() {
         async move { claim }
     })
     .await;
-    assert_eq!(claim.details["coordinator"], format!("etcd://ids:***@{}", cluster.client_addr()));
+    assert_eq!(
+        claim.details["coordinator"],
+        format!("etcd://ids:***@{}", cluster.client_addr())
+    );
 
     let fleet: FleetName = "ids".parse().unwrap();
-    let url: CoordinatorUrl = format!("etcd://ids@{}", cluster.client_addr()).parse().unwrap();
+    let url: CoordinatorUrl = format!("etcd://ids@{}", cluster.client_addr())
+        .parse()
+        .unwrap();
     let access = CoordinatorAccess::default().with_password(Secret::new(IDS_PASSWORD));
     let holders = read_holders_with(&url, &access, &fleet).await;
     // The holder value is "ids-node", no holder this version can read:
@@ -86,7 +99,10 @@ async fn a_user_whose_role_covers_only_the_fleet_prefix_works() {
     node.release().await;
     let mut root = cluster.client_as("root", ROOT_PASSWORD).await;
     let left = root
-        .get("/snowmint/ids/slots/", Some(etcd_client::GetOptions::new().with_prefix()))
+        .get(
+            "/snowmint/ids/slots/",
+            Some(etcd_client::GetOptions::new().with_prefix()),
+        )
         .await
         .unwrap();
     assert!(left.kvs().is_empty(), "the release left a slot key");
@@ -129,7 +145,10 @@ async fn a_user_without_rights_on_the_prefix_is_told_which() {
         reason.contains("user \"ids\" may not read /snowmint/other/layout"),
         "{reason}"
     );
-    assert!(reason.contains("on the prefix /snowmint/other/"), "{reason}");
+    assert!(
+        reason.contains("on the prefix /snowmint/other/"),
+        "{reason}"
+    );
 }
 
 /// No user at all, with authentication on.
@@ -142,7 +161,10 @@ async fn no_user_is_a_clear_error() {
         reason.contains("etcd's authentication is on, and this node gives no user"),
         "{reason}"
     );
-    assert!(reason.contains("readwrite on the prefix /snowmint/ids/"), "{reason}");
+    assert!(
+        reason.contains("readwrite on the prefix /snowmint/ids/"),
+        "{reason}"
+    );
 }
 
 /// Credentials given to an etcd whose authentication is off are not used:

@@ -23,15 +23,18 @@ fn backend(cluster: &EtcdTlsCluster, tls: CoordinatorTls) -> EtcdBackend {
 async fn a_wrong_ca_is_named() {
     let cluster = EtcdTlsCluster::start().await;
     let other = TestCa::new("other-ca");
-    let tls = CoordinatorTls::new(other.ca_file())
-        .with_identity(&cluster.node.cert, &cluster.node.key);
+    let tls =
+        CoordinatorTls::new(other.ca_file()).with_identity(&cluster.node.cert, &cluster.node.key);
     let reason = refusal(backend(&cluster, tls), "wrong-ca").await;
     let expected = format!(
         "TLS handshake failed: the server's certificate is not signed by an authority in the CA file {}",
         other.ca_file().display()
     );
     assert!(reason.contains(&expected), "{reason}");
-    assert!(reason.starts_with("cannot reach the coordinator etcd://127.0.0.1:"), "{reason}");
+    assert!(
+        reason.starts_with("cannot reach the coordinator etcd://127.0.0.1:"),
+        "{reason}"
+    );
     claims(backend(&cluster, cluster.node_tls()), "wrong-ca").await;
 }
 
@@ -41,7 +44,10 @@ async fn a_missing_client_certificate_is_named() {
     let cluster = EtcdTlsCluster::start().await;
     let tls = CoordinatorTls::new(cluster.ca.ca_file());
     let reason = refusal(backend(&cluster, tls), "no-cert").await;
-    assert!(reason.contains("TLS handshake failed: the server"), "{reason}");
+    assert!(
+        reason.contains("TLS handshake failed: the server"),
+        "{reason}"
+    );
     assert!(reason.contains("client certificate"), "{reason}");
     assert!(reason.contains("none is configured"), "{reason}");
 }

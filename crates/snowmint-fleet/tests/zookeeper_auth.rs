@@ -102,7 +102,10 @@ async fn slot_and_mark_znodes_carry_the_acl() {
         }
         if !world_read {
             // The first fleet made /snowmint, without world read.
-            let shared = vec![owner.clone(), Acl::new(Permission::CREATE, AuthId::anyone())];
+            let shared = vec![
+                owner.clone(),
+                Acl::new(Permission::CREATE, AuthId::anyone()),
+            ];
             assert_eq!(acl_of(&client, "/snowmint").await, shared);
         }
         node.release().await;
@@ -118,16 +121,26 @@ async fn other_credentials_cannot_delete_or_set_slots_and_marks() {
     let cluster = ZooKeeperDigestCluster::start().await;
     let (node, slot) = node_with_a_mark(&cluster, "guarded", false).await;
     let intruder = client_as(cluster.client_addr(), "intruder", INTRUDER_PASSWORD).await;
-    let anonymous = Client::connect(&cluster.client_addr().to_string()).await.unwrap();
+    let anonymous = Client::connect(&cluster.client_addr().to_string())
+        .await
+        .unwrap();
     // The fleet's own user with a wrong password is another identity.
     let wrong = client_as(cluster.client_addr(), FLEET_USER, INTRUDER_PASSWORD).await;
-    for (who, client) in [("intruder", &intruder), ("anonymous", &anonymous), ("wrong password", &wrong)] {
+    for (who, client) in [
+        ("intruder", &intruder),
+        ("anonymous", &anonymous),
+        ("wrong password", &wrong),
+    ] {
         for path in [
             format!("/snowmint/guarded/slots/{slot}"),
             format!("/snowmint/guarded/hwm/{slot}"),
             "/snowmint/guarded/layout".to_owned(),
         ] {
-            assert_eq!(client.delete(&path, None).await, Err(Error::NoAuth), "{who} deleted {path}");
+            assert_eq!(
+                client.delete(&path, None).await,
+                Err(Error::NoAuth),
+                "{who} deleted {path}"
+            );
             assert_eq!(
                 client.set_data(&path, b"0", None).await.map(drop),
                 Err(Error::NoAuth),
@@ -144,7 +157,8 @@ async fn other_credentials_cannot_delete_or_set_slots_and_marks() {
                 .create(
                     "/snowmint/guarded/slots/9",
                     b"squatter",
-                    &zookeeper_client::CreateMode::Ephemeral.with_acls(zookeeper_client::Acls::anyone_all()),
+                    &zookeeper_client::CreateMode::Ephemeral
+                        .with_acls(zookeeper_client::Acls::anyone_all()),
                 )
                 .await
                 .map(drop),
@@ -187,19 +201,30 @@ async fn wrong_or_missing_credentials_are_a_clear_error() {
         );
     let reason = refusal(wrong, "owned").await;
     assert!(
-        reason.contains(&format!("the digest identity of user {FLEET_USER:?} may not ")),
+        reason.contains(&format!(
+            "the digest identity of user {FLEET_USER:?} may not "
+        )),
         "{reason}"
     );
     assert!(reason.contains("/snowmint/owned/"), "{reason}");
-    assert!(reason.contains("a wrong password is another identity too"), "{reason}");
+    assert!(
+        reason.contains("a wrong password is another identity too"),
+        "{reason}"
+    );
     assert!(!reason.contains(INTRUDER_PASSWORD), "{reason}");
-    assert!(reason.starts_with(&format!(
-        "the coordinator zk://{FLEET_USER}:***@{} could not serve the request: ",
-        cluster.client_addr()
-    )), "{reason}");
+    assert!(
+        reason.starts_with(&format!(
+            "the coordinator zk://{FLEET_USER}:***@{} could not serve the request: ",
+            cluster.client_addr()
+        )),
+        "{reason}"
+    );
 
     let anonymous = ZooKeeperBackend::new(vec![cluster.client_addr().to_string()], None);
     let reason = refusal(anonymous, "owned").await;
-    assert!(reason.contains("this node, which gives no user, may not "), "{reason}");
+    assert!(
+        reason.contains("this node, which gives no user, may not "),
+        "{reason}"
+    );
     assert!(reason.contains("give its user and password"), "{reason}");
 }

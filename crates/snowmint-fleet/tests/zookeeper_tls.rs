@@ -29,7 +29,11 @@ async fn a_node_claims_over_mutual_tls() {
     let slot = node.wait_active(1).await.slot;
     node.wait_issued(0, 10).await;
     assert_eq!(
-        cluster.slot_holders("tls").await.get(&slot).map(String::as_str),
+        cluster
+            .slot_holders("tls")
+            .await
+            .get(&slot)
+            .map(String::as_str),
         Some("tls-node")
     );
     node.release().await;
@@ -41,8 +45,8 @@ async fn a_node_claims_over_mutual_tls() {
 async fn a_wrong_ca_or_a_missing_certificate_is_named() {
     let cluster = ZooKeeperTlsCluster::start().await;
     let other = TestCa::new("other-ca");
-    let tls = CoordinatorTls::new(other.ca_file())
-        .with_identity(&cluster.node.cert, &cluster.node.key);
+    let tls =
+        CoordinatorTls::new(other.ca_file()).with_identity(&cluster.node.cert, &cluster.node.key);
     let reason = refusal(backend(&cluster, tls), "wrong-ca").await;
     let expected = format!(
         "TLS handshake failed: the server's certificate is not signed by an authority in the CA file {}",
@@ -50,8 +54,15 @@ async fn a_wrong_ca_or_a_missing_certificate_is_named() {
     );
     assert!(reason.contains(&expected), "{reason}");
 
-    let reason = refusal(backend(&cluster, CoordinatorTls::new(cluster.ca.ca_file())), "no-cert").await;
-    assert!(reason.contains("TLS handshake failed: the server"), "{reason}");
+    let reason = refusal(
+        backend(&cluster, CoordinatorTls::new(cluster.ca.ca_file())),
+        "no-cert",
+    )
+    .await;
+    assert!(
+        reason.contains("TLS handshake failed: the server"),
+        "{reason}"
+    );
     assert!(reason.contains("client certificate"), "{reason}");
     claims(backend(&cluster, cluster.node_tls()), "right").await;
 }

@@ -71,7 +71,7 @@ pub mod serve_cluster;
 pub mod serve_fleet;
 #[cfg(feature = "server")]
 pub mod server;
-#[cfg(feature = "tls")]
-pub mod tls;
 #[cfg(any(feature = "fleet", feature = "postgres"))]
 pub mod servers;
+#[cfg(feature = "tls")]
+pub mod tls;

@@ -79,18 +79,33 @@ impl TestCa {
 
     /// A server certificate, valid from a day ago for a year.
     pub fn server(&self, name: &str) -> Issued {
-        self.issue(name, Role::Server, now() - Duration::days(1), now() + Duration::days(365))
+        self.issue(
+            name,
+            Role::Server,
+            now() - Duration::days(1),
+            now() + Duration::days(365),
+        )
     }
 
     /// A client certificate with the common name `name`, valid from a day
     /// ago for a year.
     pub fn client(&self, name: &str) -> Issued {
-        self.issue(name, Role::Client, now() - Duration::days(1), now() + Duration::days(365))
+        self.issue(
+            name,
+            Role::Client,
+            now() - Duration::days(1),
+            now() + Duration::days(365),
+        )
     }
 
     /// A client certificate that expired yesterday.
     pub fn expired_client(&self, name: &str) -> Issued {
-        self.issue(name, Role::Client, now() - Duration::days(30), now() - Duration::days(1))
+        self.issue(
+            name,
+            Role::Client,
+            now() - Duration::days(30),
+            now() - Duration::days(1),
+        )
     }
 
     /// A certificate for `role`, valid from `not_before` to `not_after`,

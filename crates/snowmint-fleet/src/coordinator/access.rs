@@ -248,7 +248,11 @@ mod tests {
             (&beside, "postgres://u:p@db/app", "given twice"),
             (&beside, "etcd://a:1", "etcd://USER@HOST:PORT"),
             (&beside, "zk://a:1", "zk://USER@HOST:PORT"),
-            (&none, "etcd://u@a:1", "names the user \"u\" but no password"),
+            (
+                &none,
+                "etcd://u@a:1",
+                "names the user \"u\" but no password",
+            ),
         ] {
             let err = access.check(&url(text)).unwrap_err().to_string();
             assert!(err.contains(says), "{text}: {err}");

@@ -192,8 +192,9 @@ pub struct CoordinatorConfig {
     pub(crate) layout: Layout,
     /// The slot to try first, if free: the one the node held before.
     pub(crate) preferred_slot: Option<u64>,
-    /// TLS and credentials for a secured coordinator.
-    pub(crate) access: CoordinatorAccess,
+    /// TLS and credentials for a secured coordinator (boxed: most nodes
+    /// have none, and the settings travel in larger values).
+    pub(crate) access: Box<CoordinatorAccess>,
 }
 
 impl CoordinatorConfig {
@@ -234,14 +235,17 @@ impl CoordinatorConfig {
             holder,
             layout,
             preferred_slot: None,
-            access: CoordinatorAccess::default(),
+            access: Box::default(),
         })
     }
 
     /// The same settings, reaching the coordinator as `access` says (TLS,
     /// the password of the URL's user, ZooKeeper's world read).
     pub fn with_access(self, access: CoordinatorAccess) -> CoordinatorConfig {
-        CoordinatorConfig { access, ..self }
+        CoordinatorConfig {
+            access: Box::new(access),
+            ..self
+        }
     }
 
     /// How the coordinator is reached besides its URL.

@@ -119,10 +119,7 @@ fn certificates(
 
 /// Refuses a certificate outside its validity period now: the server would
 /// refuse it during the handshake, in fewer words.
-fn check_validity(
-    path: &Path,
-    cert: &rustls_pki_types::CertificateDer<'_>,
-) -> Result<(), String> {
+fn check_validity(path: &Path, cert: &rustls_pki_types::CertificateDer<'_>) -> Result<(), String> {
     use x509_cert::der::Decode;
     let parsed = x509_cert::Certificate::from_der(cert).map_err(|error| {
         format!(
@@ -198,4 +195,3 @@ fn check_key(
             )
         })
 }
-

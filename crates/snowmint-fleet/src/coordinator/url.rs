@@ -463,10 +463,7 @@ mod login_tests {
             );
             assert!(err.contains(says), "{text}: {err}");
             for secret in ["PW", "P/W", "P?W", "P%zW", "alice7", "al:ice", "a%3Ab"] {
-                assert!(
-                    !err.contains(secret),
-                    "{text}: {secret:?} shows in {err}"
-                );
+                assert!(!err.contains(secret), "{text}: {secret:?} shows in {err}");
             }
         }
     }

@@ -28,7 +28,12 @@ fn env(pairs: &[(&str, &str)]) -> Layer {
         .iter()
         .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
         .collect();
-    Layer::from_env(move |name| pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()))
+    Layer::from_env(move |name| {
+        pairs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    })
 }
 
 fn error(layers: &[Layer]) -> String {
@@ -56,7 +61,11 @@ fn passwords_come_from_a_private_file_or_the_environment() {
         (Setting::CoordinatorPasswordFile, &private),
     ])])
     .unwrap();
-    let Identity::Coordinator { url, config: claims } = &config.identity else {
+    let Identity::Coordinator {
+        url,
+        config: claims,
+    } = &config.identity
+    else {
         panic!("{:?}", config.identity);
     };
     let credentials = claims.access().credentials(url).unwrap().unwrap();
@@ -68,8 +77,14 @@ fn passwords_come_from_a_private_file_or_the_environment() {
     assert!(!format!("{config:?}").contains(SECRET));
 
     let open = password_file(dir.path(), 0o644);
-    let err = error(&[flags(&[coordinator, (Setting::CoordinatorPasswordFile, &open)])]);
-    assert!(err.contains("has group or world access (mode 0644)"), "{err}");
+    let err = error(&[flags(&[
+        coordinator,
+        (Setting::CoordinatorPasswordFile, &open),
+    ])]);
+    assert!(
+        err.contains("has group or world access (mode 0644)"),
+        "{err}"
+    );
     assert!(err.ends_with("(from --coordinator-password-file)"), "{err}");
 
     let err = error(&[
@@ -77,19 +92,33 @@ fn passwords_come_from_a_private_file_or_the_environment() {
         from_env.clone(),
     ]);
     assert!(
-        err.contains("given twice, by --coordinator-password-file and by SNOWMINT_COORDINATOR_PASSWORD"),
+        err.contains(
+            "given twice, by --coordinator-password-file and by SNOWMINT_COORDINATOR_PASSWORD"
+        ),
         "{err}"
     );
     let err = error(&[
         flags(&[(Setting::Coordinator, "etcd://ids:other@127.0.0.1:2379")]),
         from_env.clone(),
     ]);
-    assert!(err.contains("given twice, in the URL and apart from it"), "{err}");
-    assert!(err.contains("--coordinator and SNOWMINT_COORDINATOR_PASSWORD"), "{err}");
-    let err = error(&[flags(&[(Setting::Coordinator, "zk://127.0.0.1:2181")]), from_env]);
+    assert!(
+        err.contains("given twice, in the URL and apart from it"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--coordinator and SNOWMINT_COORDINATOR_PASSWORD"),
+        "{err}"
+    );
+    let err = error(&[
+        flags(&[(Setting::Coordinator, "zk://127.0.0.1:2181")]),
+        from_env,
+    ]);
     assert!(err.contains("names no user"), "{err}");
     let err = error(&[flags(&[coordinator])]);
-    assert!(err.contains("names the user \"ids\" but no password"), "{err}");
+    assert!(
+        err.contains("names the user \"ids\" but no password"),
+        "{err}"
+    );
 }
 
 /// A password cannot be written into the TOML file (a password file can
@@ -102,7 +131,10 @@ fn the_file_holds_no_password_and_its_errors_quote_no_line() {
     )
     .unwrap_err()
     .to_string();
-    assert!(err.contains("unknown key \"coordinator_password\""), "{err}");
+    assert!(
+        err.contains("unknown key \"coordinator_password\""),
+        "{err}"
+    );
     assert!(!err.contains(SECRET), "{err}");
     assert!(err.contains("coordinator_password_file"), "{err}");
 
@@ -115,7 +147,10 @@ fn the_file_holds_no_password_and_its_errors_quote_no_line() {
             .unwrap_err()
             .to_string();
         assert!(!err.contains(SECRET), "{err}");
-        assert!(err.starts_with("config file /etc/snowmint.toml: not valid TOML at line "), "{err}");
+        assert!(
+            err.starts_with("config file /etc/snowmint.toml: not valid TOML at line "),
+            "{err}"
+        );
     }
 }
 
@@ -125,14 +160,23 @@ fn the_file_holds_no_password_and_its_errors_quote_no_line() {
 fn tls_files_go_together_and_are_checked_at_start() {
     let coordinator = (Setting::Coordinator, "etcd://127.0.0.1:2379");
     let err = error(&[flags(&[coordinator, (Setting::CoordinatorCert, "/c.pem")])]);
-    assert!(err.starts_with("--coordinator-cert needs --coordinator-ca"), "{err}");
+    assert!(
+        err.starts_with("--coordinator-cert needs --coordinator-ca"),
+        "{err}"
+    );
     let err = error(&[flags(&[
         coordinator,
         (Setting::CoordinatorCa, "/ca.pem"),
         (Setting::CoordinatorKey, "/k.pem"),
     ])]);
-    assert!(err.starts_with("--coordinator-key needs --coordinator-cert too"), "{err}");
-    let err = error(&[flags(&[coordinator, (Setting::CoordinatorCa, "/nonexistent/ca.pem")])]);
+    assert!(
+        err.starts_with("--coordinator-key needs --coordinator-cert too"),
+        "{err}"
+    );
+    let err = error(&[flags(&[
+        coordinator,
+        (Setting::CoordinatorCa, "/nonexistent/ca.pem"),
+    ])]);
     assert_eq!(
         err,
         "cannot read the coordinator CA file /nonexistent/ca.pem: no such file or directory (from --coordinator-ca)"
@@ -160,12 +204,24 @@ fn access_settings_need_a_coordinator_they_fit() {
     let err = error(&[flags(&[(Setting::CoordinatorCa, "/ca.pem")])]);
     assert_eq!(err, "--coordinator-ca only applies with --coordinator");
     let err = error(&[env(&[("SNOWMINT_COORDINATOR_PASSWORD", SECRET)])]);
-    assert_eq!(err, "SNOWMINT_COORDINATOR_PASSWORD only applies with --coordinator");
+    assert_eq!(
+        err,
+        "SNOWMINT_COORDINATOR_PASSWORD only applies with --coordinator"
+    );
     let world = (Setting::CoordinatorWorldRead, "true");
-    let err = error(&[flags(&[(Setting::Coordinator, "etcd://127.0.0.1:2379"), world])]);
+    let err = error(&[flags(&[
+        (Setting::Coordinator, "etcd://127.0.0.1:2379"),
+        world,
+    ])]);
     assert!(err.contains("ZooKeeper's znodes only"), "{err}");
-    let err = error(&[flags(&[(Setting::Coordinator, "zk://127.0.0.1:2181"), world])]);
-    assert!(err.contains("only with a ZooKeeper user and password"), "{err}");
+    let err = error(&[flags(&[
+        (Setting::Coordinator, "zk://127.0.0.1:2181"),
+        world,
+    ])]);
+    assert!(
+        err.contains("only with a ZooKeeper user and password"),
+        "{err}"
+    );
     let err = error(&[flags(&[
         (Setting::Coordinator, "zk://u:p@127.0.0.1:2181"),
         (Setting::CoordinatorWorldRead, "maybe"),
@@ -174,5 +230,11 @@ fn access_settings_need_a_coordinator_they_fit() {
         err,
         "coordinator_world_read \"maybe\" is not a boolean (expected true or false) (from --coordinator-world-read)"
     );
-    assert!(resolve(&[flags(&[(Setting::Coordinator, "zk://u:p@127.0.0.1:2181"), world])]).is_ok());
+    assert!(
+        resolve(&[flags(&[
+            (Setting::Coordinator, "zk://u:p@127.0.0.1:2181"),
+            world
+        ])])
+        .is_ok()
+    );
 }

@@ -79,7 +79,8 @@ impl Layer {
             path: path.to_owned(),
             message,
         };
-        let table: toml::Table = toml::from_str(text).map_err(|e| file_error(toml_error(&e, text)))?;
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| file_error(toml_error(&e, text)))?;
         let mut values = BTreeMap::new();
         for (key, value) in table {
             let setting = Setting::ALL

@@ -37,11 +37,11 @@
 //! Durations are a number and a unit (`500ms`, `2s`, `1.5s`, `1m`, `1h`),
 //! at most `24h`.
 
+#[cfg(test)]
+mod access_tests;
 mod layer;
 mod resolve;
 mod setting;
-#[cfg(test)]
-mod access_tests;
 #[cfg(test)]
 mod tests;
 

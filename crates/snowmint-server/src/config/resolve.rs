@@ -353,14 +353,16 @@ fn access(l: &mut Lookup<'_>) -> Result<CoordinatorAccess, ConfigError> {
         (None, _, _) => {
             return Err(ConfigError::Conflict(format!(
                 "{} needs {}: TLS to the coordinator is on when a CA is given, and its certificate is checked against it",
-                l.given(&[Setting::CoordinatorCert, Setting::CoordinatorKey]).join(" and "),
+                l.given(&[Setting::CoordinatorCert, Setting::CoordinatorKey])
+                    .join(" and "),
                 Setting::CoordinatorCa.flag()
             )));
         }
         (Some(_), Some(_), None) | (Some(_), None, Some(_)) => {
             return Err(ConfigError::Conflict(format!(
                 "{} needs {} too: mutual TLS takes the node's certificate and its private key",
-                l.given(&[Setting::CoordinatorCert, Setting::CoordinatorKey]).join(" and "),
+                l.given(&[Setting::CoordinatorCert, Setting::CoordinatorKey])
+                    .join(" and "),
                 match l.is_set(Setting::CoordinatorCert) {
                     true => Setting::CoordinatorKey.flag(),
                     false => Setting::CoordinatorCert.flag(),

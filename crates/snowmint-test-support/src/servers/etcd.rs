@@ -50,7 +50,9 @@ impl EtcdCluster {
                 root.user_grant_role(*user, role.as_str()).await.unwrap();
             }
         }
-        root.auth_enable().await.expect("cannot enable etcd's authentication");
+        root.auth_enable()
+            .await
+            .expect("cannot enable etcd's authentication");
     }
 
     /// The test's own client, logged in as `user`.

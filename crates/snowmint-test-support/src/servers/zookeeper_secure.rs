@@ -165,7 +165,11 @@ impl Cluster for ZooKeeperTlsCluster {
             truststore = ca.ca_file().display(),
         );
         let process = spawn(&extra).await;
-        crate::net::wait_for_port("ZooKeeper's secure client port", secure_port, Duration::from_secs(60));
+        crate::net::wait_for_port(
+            "ZooKeeper's secure client port",
+            secure_port,
+            Duration::from_secs(60),
+        );
         ZooKeeperTlsCluster {
             process,
             secure_port,
