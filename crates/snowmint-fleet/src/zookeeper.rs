@@ -42,16 +42,18 @@
 
 use std::time::Duration;
 
-use zookeeper_client::{
-    Acl, AuthId, CheckWriteError, Client, CreateMode, CreateOptions, Error, MultiWriteResult,
-    Permission,
-};
+use zookeeper_client::{CheckWriteError, Client, Error, MultiWriteResult};
 
 use crate::coordinator::{
     Backend, BackendError, CoordinatorTls, CoordinatorUrl, Credentials, GuardedWrite, Login,
     Opened, Versioned,
 };
 use crate::reason::tls_cause;
+use acls::ZnodeAcls;
+use tls::{check_tls_name, tls_options};
+
+mod acls;
+mod tls;
 
 /// Claims slots through a ZooKeeper ensemble
 /// (`zk://HOST:PORT[,HOST:PORT...][/CHROOT]`).
@@ -65,57 +67,6 @@ pub struct ZooKeeperBackend {
     credentials: Option<Credentials>,
     /// The ACLs of the znodes created.
     acls: ZnodeAcls,
-}
-
-/// The ACLs of what a session creates: the fleet's own znodes, and the
-/// directories it shares with other fleets.
-#[derive(Debug, Clone)]
-struct ZnodeAcls {
-    owned: Vec<Acl>,
-    shared: Vec<Acl>,
-}
-
-impl ZnodeAcls {
-    /// Open to all: no credentials.
-    fn open() -> ZnodeAcls {
-        let all = vec![Acl::new(Permission::ALL, AuthId::anyone())];
-        ZnodeAcls {
-            owned: all.clone(),
-            shared: all,
-        }
-    }
-
-    /// Everything to the session's identity; reading (and creating in the
-    /// shared directories) to anyone as said.
-    fn owned_by_creator(world_read: bool) -> ZnodeAcls {
-        let creator = Acl::new(Permission::ALL, AuthId::authed());
-        let read = if world_read {
-            Permission::READ
-        } else {
-            Permission::NONE
-        };
-        let mut owned = vec![creator.clone()];
-        if world_read {
-            owned.push(Acl::new(read, AuthId::anyone()));
-        }
-        let shared = vec![
-            creator,
-            Acl::new(Permission::CREATE | read, AuthId::anyone()),
-        ];
-        ZnodeAcls { owned, shared }
-    }
-
-    fn persistent(&self) -> CreateOptions<'_> {
-        CreateMode::Persistent.with_acls(zookeeper_client::Acls::new(&self.owned))
-    }
-
-    fn ephemeral(&self) -> CreateOptions<'_> {
-        CreateMode::Ephemeral.with_acls(zookeeper_client::Acls::new(&self.owned))
-    }
-
-    fn shared_dir(&self) -> CreateOptions<'_> {
-        CreateMode::Persistent.with_acls(zookeeper_client::Acls::new(&self.shared))
-    }
 }
 
 impl ZooKeeperBackend {
@@ -152,7 +103,7 @@ impl ZooKeeperBackend {
         self
     }
 
-    /// Connects, authenticates and moves under the chroot.
+    /// Connects (over TLS if set) and authenticates.
     async fn connect(&self, ttl: Duration) -> Result<Client, BackendError> {
         let mut connector = Client::connector()
             .with_session_timeout(ttl)
@@ -198,7 +149,7 @@ impl ZooKeeperBackend {
 
     /// [`classify`], with a refusal (`NoAuth`) put in words that say who
     /// was refused what.
-    fn classify(&self, error: Error, op: Op<'_>) -> BackendError {
+    pub(crate) fn classify(&self, error: Error, op: Op<'_>) -> BackendError {
         if !matches!(error, Error::NoAuth) {
             let tls = self.tls.as_ref().and_then(|tls| tls_cause(&error, tls));
             return match tls {
@@ -228,93 +179,14 @@ impl ZooKeeperBackend {
     }
 }
 
-impl ZooKeeperBackend {
-    /// Creates `path` and the directories above it that are missing, from
-    /// the top: the ones at or above `shared` (and a chroot's, with an
-    /// empty `shared`: all of them) with the shared directories' ACL,
-    /// the fleet's own with its ACL.
-    async fn make_dirs(
-        &self,
-        client: &Client,
-        path: &str,
-        shared: &str,
-    ) -> Result<(), BackendError> {
-        let mut end = 0;
-        while end < path.len() {
-            end = path[end + 1..]
-                .find('/')
-                .map_or(path.len(), |at| end + 1 + at);
-            let dir = &path[..end];
-            let is_shared = shared.is_empty() || shared.starts_with(dir);
-            let options = match is_shared {
-                true => self.acls.shared_dir(),
-                false => self.acls.persistent(),
-            };
-            match client.create(dir, &[], &options).await {
-                Ok(_) | Err(Error::NodeExists) => {}
-                Err(error) => return Err(self.classify(error, Op::Create(dir))),
-            }
-        }
-        Ok(())
-    }
-}
-
 /// What a request does, for the message when ZooKeeper refuses it.
 #[derive(Debug, Clone, Copy)]
-enum Op<'a> {
+pub(crate) enum Op<'a> {
     Connect,
     Read(&'a str),
     Create(&'a str),
     Write(&'a str),
     Delete(&'a str),
-}
-
-/// The client's TLS options from the files read.
-fn tls_options(files: &crate::TlsFiles) -> Result<zookeeper_client::TlsOptions, BackendError> {
-    let unusable = |error: Error| {
-        BackendError::unavailable(format!(
-            "the TLS files {} cannot be used: {error}",
-            files.paths().ca().display()
-        ))
-    };
-    let mut options = zookeeper_client::TlsOptions::new()
-        .with_pem_ca(&String::from_utf8_lossy(&files.ca_pem))
-        .map_err(unusable)?;
-    if let Some((cert, key)) = &files.identity {
-        options = options
-            .with_pem_identity(&String::from_utf8_lossy(cert), key.expose())
-            // The client's words could quote the key.
-            .map_err(|_| {
-                BackendError::unavailable(format!(
-                    "the client certificate {} and its key cannot be used",
-                    files
-                        .paths()
-                        .cert()
-                        .map_or_else(String::new, |cert| cert.display().to_string())
-                ))
-            })?;
-    }
-    Ok(options)
-}
-
-/// Refuses a host that TLS cannot check a certificate against (the client
-/// would stop on it).
-fn check_tls_name(host: &str) -> Result<(), BackendError> {
-    let name = match host.rsplit_once(':') {
-        Some((name, _)) => name,
-        None => host,
-    };
-    let name = name
-        .strip_prefix('[')
-        .and_then(|name| name.strip_suffix(']'))
-        .unwrap_or(name);
-    rustls_pki_types::ServerName::try_from(name)
-        .map(drop)
-        .map_err(|_| {
-            BackendError::unavailable(format!(
-                "host {name:?} is no name a TLS certificate can be checked against"
-            ))
-        })
 }
 
 /// A ZooKeeper session; it closes when dropped.

@@ -179,3 +179,35 @@ async fn credentials_for_an_etcd_without_authentication_go_unused() {
     .await;
     assert!(slot <= 3);
 }
+
+/// etcd's login tokens expire (`--auth-token-ttl`, here 1 s, shorter than
+/// the 2 s between keep-alives of a 6 s claim): the node logs in again as
+/// it goes, and keeps its claim undisturbed over many expiries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_tokens_are_renewed_without_a_loss() {
+    let cluster = EtcdCluster::start_with(&["--auth-token-ttl", "1"]).await;
+    cluster
+        .enable_auth(
+            ROOT_PASSWORD,
+            &[(
+                "ids",
+                IDS_PASSWORD,
+                Some(Permission::read_write("/snowmint/ids/").with_prefix()),
+            )],
+        )
+        .await;
+    let ttl = Duration::from_secs(6);
+    let node = snowmint_test_support::fleet::node::TestNode::start(
+        "renewing",
+        backend(&cluster, "ids", IDS_PASSWORD),
+        "ids",
+        "0-3",
+        ttl,
+    );
+    node.wait_active(1).await;
+    let issued = node.issued_count();
+    tokio::time::sleep(ttl * 3).await;
+    node.assert_undisturbed();
+    node.wait_issued(issued, 100).await;
+    node.release().await;
+}

@@ -27,6 +27,15 @@ impl EtcdCluster {
         connect(&[self.process.addr()]).await
     }
 
+    /// [`Cluster::start`], with `extra` flags given to etcd (such as
+    /// `--auth-token-ttl 1`).
+    pub async fn start_with(extra: &[&str]) -> EtcdCluster {
+        let extra: Vec<String> = extra.iter().map(|flag| (*flag).to_owned()).collect();
+        EtcdCluster {
+            process: spawn("http", &extra).await,
+        }
+    }
+
     /// Turns etcd's authentication (RBAC) on, with the user `root` (role
     /// `root`) and each of `users`: a name, a password and, when given,
     /// a permission (on a key or a prefix) in a role of its own. The
