@@ -22,11 +22,11 @@ use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use snowmint_test_support::binary;
 use snowmint_test_support::http::Connection;
-use snowmint_test_support::serve;
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::etcd::EtcdCluster;
-use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::etcd::EtcdServer;
+use snowmint_test_support::servers::zookeeper::ZooKeeperServer;
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::{Deadline, child_exit};
 
@@ -51,11 +51,11 @@ fn main() {
     println!("| coordinator | series | what | runs | min | median | p90 | max |");
     println!("|---|---|---|---|---|---|---|---|");
     {
-        let etcd = runtime.block_on(EtcdCluster::start());
+        let etcd = runtime.block_on(EtcdServer::start());
         series("etcd", &format!("etcd://{}", etcd.client_addr()));
     }
     {
-        let zookeeper = runtime.block_on(ZooKeeperCluster::start());
+        let zookeeper = runtime.block_on(ZooKeeperServer::start());
         series("ZooKeeper", &format!("zk://{}", zookeeper.client_addr()));
     }
 }
@@ -92,8 +92,8 @@ fn start_once(home: &TempDir, url: &str, fleet: &str, state: &str) -> Run {
         state_dir.to_str().unwrap(),
     ];
     let spawned = Instant::now();
-    let binary = env!("CARGO_BIN_EXE_snowmint");
-    let mut child = serve::command(binary, home.path(), &args, &[("SNOWMINT_LOG", "error")])
+    let snowmint = env!("CARGO_BIN_EXE_snowmint");
+    let mut child = binary::command(snowmint, home.path(), &args, &[("SNOWMINT_LOG", "error")])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

@@ -15,7 +15,7 @@ use clap::Args;
 use snowmint::{Encoding, SnowflakeId};
 
 use crate::Global;
-use crate::failure::BAD_INPUT;
+use crate::failure::{BAD_INPUT, exit_code};
 use crate::records::{RecordFormat, RecordWriter};
 use crate::values::EncodingParser;
 
@@ -91,6 +91,7 @@ pub fn run(args: DecodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
         out: io::stdout().lock(),
         seen: 0,
         failed: 0,
+        code: BAD_INPUT,
     };
     if args.ids.is_empty() {
         decoder.decode_lines(io::stdin().lock())?;
@@ -113,7 +114,7 @@ pub fn run(args: DecodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
             decoder.failed, decoder.seen
         );
     }
-    Ok(ExitCode::from(BAD_INPUT))
+    Ok(ExitCode::from(decoder.code))
 }
 
 /// The state of one `decode` run.
@@ -127,6 +128,8 @@ struct Decoder<W: Write> {
     seen: u64,
     /// How many of them could not be decoded.
     failed: u64,
+    /// The exit code the failures call for (every one is bad input).
+    code: u8,
 }
 
 impl<W: Write> Decoder<W> {
@@ -141,7 +144,10 @@ impl<W: Write> Decoder<W> {
                     self.flush()?;
                 }
             }
-            Err(error) => self.report(line, &error)?,
+            Err(error) => {
+                self.code = exit_code(error.kind());
+                self.report(line, &error)?;
+            }
         }
         Ok(())
     }

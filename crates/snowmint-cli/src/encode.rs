@@ -54,7 +54,7 @@ pub fn run(args: EncodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     };
     let id = layout
         .encode(parts)
-        .map_err(crate::failure::BadInput::from)?;
+        .map_err(crate::failure::Failure::from)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", id.encode(args.output))?;
     out.flush()?;

@@ -6,58 +6,87 @@
 //! - Anything else (the clock went back, an I/O error): exit code 1.
 //! - A closed pipe (`snowmint generate | head -1`): exit code 0, silently;
 //!   the reader has what it wanted.
+//!
+//! A core error's exit code comes from its kind, in the one `match` of
+//! [`exit_code`] (docs/ARCHITECTURE.md §6).
 
 use std::fmt;
 use std::io;
 use std::process::ExitCode;
 
+use snowmint::ErrorKind;
+
 /// Exit code for bad arguments and input, the same as clap's.
 pub const BAD_INPUT: u8 = 2;
 
-/// A failure caused by what the user gave: exit code 2.
+/// Exit code for everything else that failed.
+pub const FAILED: u8 = 1;
+
+/// The exit code of a core error of kind `kind`. A new kind does not
+/// compile until it is given one here.
+pub fn exit_code(kind: ErrorKind) -> u8 {
+    match kind {
+        ErrorKind::OutOfRange
+        | ErrorKind::InvalidText
+        | ErrorKind::UnknownName
+        | ErrorKind::InvalidLayout
+        | ErrorKind::EmptyWindow => BAD_INPUT,
+        // Not the arguments' fault: the same command may succeed later.
+        ErrorKind::ClockBehind | ErrorKind::SequenceExhausted => FAILED,
+    }
+}
+
+/// A failure the user is told about in one message: exit code 2 for bad
+/// input, else 1.
 ///
-/// The message is the first line on stderr and names the value and the valid
-/// range; the core's [`snowmint::Error`] messages already do.
+/// The message is the first line on stderr; for bad input it names the
+/// value and the valid range (the core's [`snowmint::Error`] messages
+/// already do).
 #[derive(Debug)]
-pub struct BadInput {
+pub struct Failure {
     message: String,
     /// An extra line that helps fix the input (the valid times, say).
     hint: Option<String>,
+    /// The exit code.
+    code: u8,
 }
 
-impl BadInput {
-    /// A bad-input failure with this message.
-    pub fn new(message: impl fmt::Display) -> BadInput {
-        BadInput {
+impl Failure {
+    /// A bad-input failure (exit code 2) with this message.
+    pub fn bad_input(message: impl fmt::Display) -> Failure {
+        Failure {
             message: message.to_string(),
             hint: None,
+            code: BAD_INPUT,
         }
     }
 
     /// Says where the value came from, after the message:
     /// `... (from SNOWMINT_LAYOUT)`, as `snowmint serve` says it.
-    pub fn with_origin(mut self, origin: &str) -> BadInput {
+    pub fn with_origin(mut self, origin: &str) -> Failure {
         self.message = format!("{} (from {origin})", self.message);
         self
     }
 
     /// Adds a line of help under the message.
-    pub fn with_hint(mut self, hint: impl fmt::Display) -> BadInput {
+    pub fn with_hint(mut self, hint: impl fmt::Display) -> Failure {
         self.hint = Some(hint.to_string());
         self
     }
 }
 
-impl fmt::Display for BadInput {
+impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for BadInput {}
+impl std::error::Error for Failure {}
 
-impl From<snowmint::Error> for BadInput {
-    fn from(error: snowmint::Error) -> BadInput {
+impl From<snowmint::Error> for Failure {
+    fn from(error: snowmint::Error) -> Failure {
+        // A time outside the layout is easier to fix knowing which times
+        // it holds.
         let hint = match &error {
             snowmint::Error::TimestampBeforeEpoch {
                 epoch_ms, last_ms, ..
@@ -71,9 +100,10 @@ impl From<snowmint::Error> for BadInput {
             )),
             _ => None,
         };
-        BadInput {
+        Failure {
             message: error.to_string(),
             hint,
+            code: exit_code(error.kind()),
         }
     }
 }
@@ -85,21 +115,26 @@ pub fn report(error: &anyhow::Error, usage: &str) -> ExitCode {
     if is_broken_pipe(error) {
         return ExitCode::SUCCESS;
     }
-    if let Some(bad) = error.downcast_ref::<BadInput>() {
-        let mut text = format!("error: {bad}\n");
-        if let Some(hint) = &bad.hint {
+    // A core error that reached here unwrapped is told as one wrapped.
+    let unwrapped = error
+        .downcast_ref::<snowmint::Error>()
+        .map(|core| Failure::from(core.clone()));
+    if let Some(failure) = error.downcast_ref::<Failure>().or(unwrapped.as_ref()) {
+        let mut text = format!("error: {failure}\n");
+        if let Some(hint) = &failure.hint {
             text.push_str(&format!("  {hint}\n"));
         }
-        if !usage.is_empty() {
+        // The usage helps to fix arguments, not to wait for a clock.
+        if failure.code == BAD_INPUT && !usage.is_empty() {
             text.push_str(&format!(
                 "\n{usage}\n\nFor more information, try '--help'.\n"
             ));
         }
         eprint!("{text}");
-        return ExitCode::from(BAD_INPUT);
+        return ExitCode::from(failure.code);
     }
     eprintln!("error: {error:#}");
-    ExitCode::FAILURE
+    ExitCode::from(FAILED)
 }
 
 /// Whether the error is, somewhere in its chain, a write to a closed pipe.

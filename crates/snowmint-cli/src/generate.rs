@@ -1,19 +1,29 @@
 //! `snowmint generate`.
 //!
-//! IDs are taken from the generator a millisecond's run at a time (one
-//! compare-and-swap for up to 4096 IDs) and written out in big chunks, so
-//! that the command runs at the format's ceiling of 4096 IDs per
-//! millisecond: the time goes into waiting for the clock, not into output.
+//! IDs are minted through the fleet's issuer, as `snowmint serve` mints
+//! them (docs/ARCHITECTURE.md §3): the node's lock in the state directory
+//! (so that invocations on one node take turns instead of repeating each
+//! other's IDs), and the durable high-water mark (so that a run after a
+//! clock set back refuses instead of repeating an earlier run's IDs).
+//! `--no-state` mints with a bare generator, for scratch use.
+//!
+//! IDs are taken a millisecond's run at a time (one compare-and-swap for
+//! up to 4096 IDs) and written out in big chunks, so that the command runs
+//! at the format's ceiling of 4096 IDs per millisecond: the time goes into
+//! waiting for the clock, not into output.
 
 use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use snowmint::{Clock, Encoding, Field, Generator, Node, SystemClock};
+use snowmint::{Clock, Encoding, Field, Generator, Node, SnowflakeId, SystemClock};
+use snowmint_fleet::EmbeddedIssuer;
 
 use crate::Global;
-use crate::failure::BadInput;
+use crate::failure::Failure;
 use crate::values::{self, EncodingParser};
 
 /// Output chunk size.
@@ -25,6 +35,14 @@ const RUN: usize = 4096;
 
 /// From this many IDs on, a progress bar is worth showing (on a terminal).
 const PROGRESS_FROM: u64 = 1_000_000;
+
+/// How far ahead of the clock the mark is reserved: short, so that the
+/// next invocation on the node (which resumes after the mark) waits at
+/// most this long; each step is one write of the state file.
+const MARK_STEP: Duration = Duration::from_millis(10);
+
+/// The longest `--lock-wait`.
+const MAX_LOCK_WAIT: Duration = Duration::from_secs(3600);
 
 /// Arguments of `snowmint generate`.
 #[derive(Debug, Args)]
@@ -44,8 +62,15 @@ Examples:
 
 IDs are strictly increasing. One node makes at most 4096 IDs per millisecond
 (in the default layout), so a million IDs take about a quarter of a second.
-Two processes generating at the same time need different --datacenter or
---machine values, or their IDs can collide.")]
+
+Each run holds the node's lock in the state directory while it mints, and
+records there a high-water mark that the next run resumes after, as
+`snowmint serve` does: runs on one node at the same time take turns (each
+waits up to --lock-wait, then is refused with the holder's pid), and a run
+whose clock was set back below the mark is refused instead of repeating
+IDs. A `snowmint serve` on the same node and state directory holds the
+lock for as long as it runs. Processes on other machines, or with other
+state directories, still need other --datacenter or --machine values.")]
 pub struct GenerateArgs {
     /// The datacenter id of this node (0..=31 in the default layout).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -65,6 +90,20 @@ pub struct GenerateArgs {
     /// How to write the IDs.
     #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
     output: Encoding,
+    /// Where the node's lock and high-water mark live [default:
+    /// $XDG_STATE_HOME/snowmint, else ~/.local/state/snowmint, as for
+    /// `snowmint serve`].
+    #[arg(long, value_name = "DIR", env = "SNOWMINT_STATE_DIR")]
+    state_dir: Option<PathBuf>,
+    /// How long to wait for the node's lock while another process holds
+    /// it (0s: refuse at once).
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    lock_wait: String,
+    /// Mint without the lock and the mark: nothing keeps two runs on one
+    /// node, or a run after the clock was set back, from repeating IDs.
+    /// For scratch use only.
+    #[arg(long, conflicts_with = "state_dir")]
+    no_state: bool,
 }
 
 /// Runs `snowmint generate`.
@@ -75,34 +114,87 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
         machine: values::field_value(&layout, Field::Machine, &args.machine)?,
     };
     let count = values::count("count", &args.count, u64::MAX)?;
-    let generator = Generator::new(layout, node).map_err(BadInput::from)?;
+    let lock_wait = snowmint::value::parse_duration(
+        "lock-wait",
+        &args.lock_wait,
+        Duration::ZERO..=MAX_LOCK_WAIT,
+    )
+    .map_err(Failure::from)?;
+    // The layout must hold the clock's time: a matter of the arguments
+    // (`--epoch` in the future, say), said before anything is locked.
+    if let Err(error) = layout.timestamp_offset(SystemClock.now_ms()) {
+        return Err(clock_outside_layout(error).into());
+    }
+    let source = if args.no_state {
+        eprintln!(
+            "warning: --no-state: minting without the node's lock and high-water mark, so another process on datacenter {} machine {}, or a later run with the clock set back, can issue these same IDs; for scratch use only",
+            node.datacenter, node.machine
+        );
+        Source::Bare(Generator::new(layout, node).map_err(Failure::from)?)
+    } else {
+        let mut builder = EmbeddedIssuer::builder()
+            .node(node.datacenter, node.machine)
+            .layout(layout)
+            .mark_step(MARK_STEP)
+            .lock_wait(lock_wait);
+        if let Some(dir) = args.state_dir {
+            builder = builder.state_dir(dir);
+        }
+        Source::Issuer(builder.start_blocking()?)
+    };
     let encoding = args.output;
 
     let progress = progress_bar(count);
-    let written = write_ids(&generator, count, encoding, progress.as_ref());
+    let written = write_ids(&source, count, encoding, progress.as_ref());
     if let Some(bar) = progress {
         bar.finish_and_clear();
+    }
+    // Released whether or not the writing went well: the mark covers
+    // every ID made, and the next run may start at once.
+    if let Source::Issuer(issuer) = source {
+        issuer.shutdown();
     }
     written?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where the IDs come from.
+enum Source {
+    /// The fleet's issuer: the lock and the mark.
+    Issuer(EmbeddedIssuer),
+    /// `--no-state`: a generator alone.
+    Bare(Generator),
+}
+
+impl Source {
+    /// The next run of at most `max` IDs, appended to `out`.
+    fn next_run(&self, max: usize, out: &mut Vec<SnowflakeId>) -> anyhow::Result<()> {
+        match self {
+            Source::Issuer(issuer) => Ok(issuer.next_ids_into(max, out)?),
+            Source::Bare(generator) => {
+                out.extend(generator.next_run(max).map_err(clock_outside_layout)?);
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Writes `count` new IDs to stdout, a line each.
 fn write_ids(
-    generator: &Generator,
+    source: &Source,
     count: u64,
     encoding: Encoding,
     progress: Option<&ProgressBar>,
 ) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     let mut chunk = Vec::with_capacity(CHUNK + RUN * 32);
+    let mut run = Vec::with_capacity(RUN);
     let mut left = count;
     while left > 0 {
-        let run = generator
-            .next_run(left.min(RUN as u64) as usize)
-            .map_err(clock_outside_layout)?;
+        run.clear();
+        source.next_run(left.min(RUN as u64) as usize, &mut run)?;
         left -= run.len() as u64;
-        for id in run {
+        for id in &run {
             chunk.extend_from_slice(id.encode(encoding).as_str().as_bytes());
             chunk.push(b'\n');
         }
@@ -119,15 +211,17 @@ fn write_ids(
     Ok(())
 }
 
-/// A clock outside what the layout (or `--epoch`) can hold is a matter of
-/// the arguments; other generator errors (the clock went back) are not.
-fn clock_outside_layout(error: snowmint::Error) -> anyhow::Error {
-    match error {
-        snowmint::Error::TimestampBeforeEpoch { .. } | snowmint::Error::TimestampPastEnd { .. } => {
-            let now = snowmint::format_time(SystemClock.now_ms());
-            anyhow::Error::new(BadInput::from(error).with_hint(format!("the clock reads {now}")))
-        }
-        other => anyhow::Error::new(other),
+/// A generator error, with the clock's time when the clock is outside what
+/// the layout (or `--epoch`) can hold: a matter of the arguments (exit code
+/// 2), where a clock gone back is not (1); [`Failure::from`] says which.
+fn clock_outside_layout(error: snowmint::Error) -> Failure {
+    let about_the_time = error.subject() == Some("timestamp");
+    let failure = Failure::from(error);
+    if about_the_time {
+        let now = snowmint::format_time(SystemClock.now_ms());
+        failure.with_hint(format!("the clock reads {now}"))
+    } else {
+        failure
     }
 }
 

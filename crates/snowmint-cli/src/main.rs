@@ -14,8 +14,9 @@ use std::process::ExitCode;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use snowmint::Layout;
+use snowmint_server::config::Setting;
 
-use crate::failure::BadInput;
+use crate::failure::Failure;
 
 mod completions;
 mod decode;
@@ -77,27 +78,31 @@ struct Cli {
     command: Command,
 }
 
-/// Options every command takes.
+/// Options every command takes: the service's global settings (see
+/// `snowmint_server::config::Setting`), declared there with their help and
+/// default.
 #[derive(Debug, Clone, Args)]
 struct Global {
-    /// The ID layout: twitter, discord, or widths T/D/M/S, each optionally
-    /// with @EPOCH (Unix milliseconds or RFC 3339).
     #[arg(
-        long,
+        long = Setting::Layout.long(),
         global = true,
-        default_value = "twitter",
-        env = "SNOWMINT_LAYOUT",
-        value_name = "LAYOUT",
+        default_value = Setting::Layout.spec().default.text(),
+        env = Setting::Layout.env(),
+        value_name = Setting::Layout.spec().form.value_name(),
+        help = Setting::Layout.help_line(),
+        hide_env = true,
+        hide_default_value = true,
         help_heading = "Layout"
     )]
     layout: String,
-    /// A custom epoch on top of the layout: Unix milliseconds or RFC 3339.
     #[arg(
-        long,
+        long = Setting::Epoch.long(),
         global = true,
-        env = "SNOWMINT_EPOCH",
-        value_name = "EPOCH",
+        env = Setting::Epoch.env(),
+        value_name = Setting::Epoch.spec().form.value_name(),
         allow_negative_numbers = true,
+        help = Setting::Epoch.help_line(),
+        hide_env = true,
         help_heading = "Layout"
     )]
     epoch: Option<String>,
@@ -130,7 +135,7 @@ impl Sources {
 impl Global {
     /// The layout these options name: the preset or custom widths, with
     /// `--epoch` on top when given.
-    fn layout(&self) -> Result<Layout, BadInput> {
+    fn layout(&self) -> Result<Layout, Failure> {
         values::layout(
             (&self.layout, self.sources.layout),
             (self.epoch.as_deref(), self.sources.epoch),

@@ -7,7 +7,7 @@ use clap::Args;
 use snowmint::{Encoding, format_time};
 
 use crate::Global;
-use crate::failure::BadInput;
+use crate::failure::Failure;
 use crate::values::{self, EncodingParser, Format};
 
 /// Arguments of `snowmint range`.
@@ -66,7 +66,7 @@ pub fn run(args: RangeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = global.layout()?;
     let from_ms = values::instant("from", &args.from)?;
     let to_ms = values::instant("to", &args.to)?;
-    let range = layout.id_range(from_ms, to_ms).map_err(BadInput::from)?;
+    let range = layout.id_range(from_ms, to_ms).map_err(Failure::from)?;
     let encoding = args.output;
     let (min, max) = (range.start().encode(encoding), range.end().encode(encoding));
     let text = match args.format {

@@ -7,153 +7,101 @@
 //! over the environment, which wins over the file.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::Args;
+use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use snowmint_fleet::{FleetError, MarkFile, NodeLock};
 use snowmint_server::ServeError;
-use snowmint_server::config::{Config, Identity, Layer, Setting};
+use snowmint_server::config::{Config, Form, Identity, Layer, Setting};
 use tracing_subscriber::EnvFilter;
 
 use crate::Global;
-use crate::failure::BadInput;
+use crate::failure::Failure;
 
-/// Arguments of `snowmint serve`.
-#[derive(Debug, Args)]
+/// Arguments of `snowmint serve`: one flag per [`Setting`] of the
+/// service, made from its declaration (see `snowmint_server::config`'s
+/// `setting.rs`), so that its name, value, help, default and range are
+/// written once.
+#[derive(Debug)]
 pub struct ServeArgs {
-    // Boxed: the settings are many, and the other commands' arguments are
-    // small; an unboxed field would make every `Command` this large.
-    #[command(flatten)]
-    settings: Box<ServeSettings>,
+    /// The settings given on the command line, as text: the configuration
+    /// reads them as it reads the environment and the file.
+    flags: Layer,
 }
 
-/// The settings of `snowmint serve` given as flags.
-///
-/// Each value may also come from the environment variable named in its
-/// help, or from the same key in snake_case in the `--config` file; it is
-/// read by the same parser wherever it comes from. Durations are a number
-/// and a unit (500ms, 2s, 1.5s, 1m, 1h), at most 24h.
-#[derive(Debug, Args)]
-struct ServeSettings {
-    /// Address to listen on, IP:PORT; port 0 picks a free one
-    /// [env: SNOWMINT_LISTEN] [default: 127.0.0.1:8080].
-    #[arg(long, value_name = "ADDR")]
-    listen: Option<String>,
-    /// Also serve the gRPC API (snowmint.v1.IdService, health, reflection)
-    /// on this address, IP:PORT; port 0 picks a free one
-    /// [env: SNOWMINT_GRPC_LISTEN] [default: off].
-    #[arg(long, value_name = "ADDR")]
-    grpc_listen: Option<String>,
-    /// This node's datacenter id [env: SNOWMINT_DATACENTER] [default: 0].
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    datacenter: Option<String>,
-    /// This node's machine id [env: SNOWMINT_MACHINE] [default: 0].
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    machine: Option<String>,
-    /// Take the slot from the hostname's ordinal (ids-12 -> slot 12 ->
-    /// datacenter 0, machine 12) [env: SNOWMINT_MACHINE_FROM_HOSTNAME].
-    #[arg(long)]
-    machine_from_hostname: bool,
-    /// The hostname to read the ordinal from, instead of this machine's
-    /// [env: SNOWMINT_HOSTNAME].
-    #[arg(long, value_name = "NAME")]
-    hostname: Option<String>,
-    /// Directory of the high-water mark file [env: SNOWMINT_STATE_DIR]
-    /// [default: $XDG_STATE_HOME/snowmint, else ~/.local/state/snowmint,
-    /// else ./snowmint-state].
-    #[arg(long, value_name = "DIR")]
-    state_dir: Option<String>,
-    /// TOML file with any of these settings [env: SNOWMINT_CONFIG].
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// When the clock goes back: refuse (503 until it catches up), wait (up
-    /// to --clock-max, then refuse) or borrow (issue ahead of the clock, up
-    /// to --clock-max) [env: SNOWMINT_CLOCK_POLICY] [default: refuse].
-    #[arg(long, value_name = "POLICY")]
-    clock_policy: Option<String>,
-    /// The bound of the wait and borrow policies [env: SNOWMINT_CLOCK_MAX]
-    /// [default: 2s].
-    #[arg(long, value_name = "DURATION")]
-    clock_max: Option<String>,
-    /// Longest gap between the recorded high-water mark and the clock that
-    /// is waited out at start; a larger one refuses to start
-    /// [env: SNOWMINT_MARK_WAIT_MAX] [default: 2s].
-    #[arg(long, value_name = "DURATION")]
-    mark_wait_max: Option<String>,
-    /// How far ahead of the clock the high-water mark is reserved (one disk
-    /// write per step; at least 10ms) [env: SNOWMINT_MARK_STEP]
-    /// [default: 1s].
-    #[arg(long, value_name = "DURATION")]
-    mark_step: Option<String>,
-    /// Longest time a request may take, and a connection may take to send
-    /// a request's head or sit idle [env: SNOWMINT_REQUEST_TIMEOUT]
-    /// [default: 10s].
-    #[arg(long, value_name = "DURATION")]
-    request_timeout: Option<String>,
-    /// Claim a slot from etcd://HOST:PORT,..., zk://HOST:PORT,.../CHROOT
-    /// (the chroot is optional) or postgres://USER@HOST:PORT/DB (port
-    /// optional). etcd and ZooKeeper take a user too, etcd://USER@HOST:PORT.
-    /// Give a password through SNOWMINT_COORDINATOR_PASSWORD or
-    /// --coordinator-password-file, not in a URL on the command line, which
-    /// every local user can read [env: SNOWMINT_COORDINATOR].
-    #[arg(long, value_name = "URL")]
-    coordinator: Option<String>,
-    /// Speak TLS to etcd or ZooKeeper, checking the servers' certificates
-    /// against the authorities in this PEM file
-    /// [env: SNOWMINT_COORDINATOR_CA].
-    #[arg(long, value_name = "FILE")]
-    coordinator_ca: Option<String>,
-    /// This node's certificate (PEM) for mutual TLS to etcd or ZooKeeper;
-    /// needs --coordinator-key and --coordinator-ca. The files are read
-    /// again for each new connection [env: SNOWMINT_COORDINATOR_CERT].
-    #[arg(long, value_name = "FILE")]
-    coordinator_cert: Option<String>,
-    /// The private key (PEM) of --coordinator-cert
-    /// [env: SNOWMINT_COORDINATOR_KEY].
-    #[arg(long, value_name = "FILE")]
-    coordinator_key: Option<String>,
-    /// A file holding the password of the coordinator URL's user (etcd,
-    /// ZooKeeper digest or PostgreSQL), mode 0600 or less; or give the
-    /// password in SNOWMINT_COORDINATOR_PASSWORD
-    /// [env: SNOWMINT_COORDINATOR_PASSWORD_FILE].
-    #[arg(long, value_name = "FILE")]
-    coordinator_password_file: Option<String>,
-    /// With a ZooKeeper user, let anyone read (never write) the znodes the
-    /// fleet creates, so that clients without credentials can find the
-    /// nodes [env: SNOWMINT_COORDINATOR_WORLD_READ].
-    #[arg(long)]
-    coordinator_world_read: bool,
-    /// Fleet name under the coordinator: 1 to 64 of A-Z a-z 0-9 - _ .
-    /// [env: SNOWMINT_FLEET] [default: default].
-    #[arg(long, value_name = "NAME")]
-    fleet: Option<String>,
-    /// Slots this node may claim, A-B [env: SNOWMINT_SLOTS] [default: all].
-    #[arg(long, value_name = "A-B")]
-    slots: Option<String>,
-    /// Lifetime of a coordinated claim without renewal, 1s to 1h: the etcd
-    /// lease TTL or ZooKeeper session timeout [env: SNOWMINT_CLAIM_TTL]
-    /// [default: 10s].
-    #[arg(long, value_name = "DURATION")]
-    claim_ttl: Option<String>,
-    /// Test and operations knob: shift this node's clock by this many
-    /// milliseconds [env: SNOWMINT_CLOCK_OFFSET_MS].
-    #[arg(long, value_name = "MS", allow_hyphen_values = true, hide = true)]
-    clock_offset_ms: Option<String>,
-    /// Log filter, such as info or debug (debug logs every request)
-    /// [env: SNOWMINT_LOG] [default: info].
-    #[arg(long, value_name = "FILTER")]
-    log: Option<String>,
+/// What `snowmint serve --help` says under the flags.
+const AFTER_HELP: &str = "\
+Each setting may also come from its environment variable or from its file \
+key (the flag's name in snake_case) in the --config file; flags win over \
+the environment, which wins over the file. Every value is read by the same \
+parser wherever it comes from. Durations are a number and a unit (500ms, 2s, \
+1.5s, 1m, 1h).";
+
+impl Args for ServeArgs {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        let own = Setting::ALL.iter().filter(|s| is_flag(s));
+        command
+            .args(own.map(|&setting| flag(setting)))
+            .after_help(AFTER_HELP)
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        ServeArgs::augment_args(command)
+    }
+}
+
+impl FromArgMatches for ServeArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<ServeArgs, clap::Error> {
+        let mut flags = Layer::flags();
+        for &setting in Setting::ALL.iter().filter(|s| is_flag(s)) {
+            let value = match setting.spec().form {
+                Form::Switch => matches.get_flag(setting.key()).then(|| "true".to_owned()),
+                Form::Value(_) | Form::Number(_) => {
+                    matches.get_one::<String>(setting.key()).cloned()
+                }
+            };
+            if let Some(value) = value {
+                flags.set(setting, value);
+            }
+        }
+        Ok(ServeArgs { flags })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = ServeArgs::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+/// Whether `setting` is a flag of `serve` (the global ones belong to every
+/// command; a password is given by the environment or a file only).
+fn is_flag(setting: &Setting) -> bool {
+    let spec = setting.spec();
+    !spec.global && spec.flag
+}
+
+/// The command-line flag of `setting`, from its declaration. Its value is
+/// kept as text: the configuration reads and checks it, with the
+/// environment's and the file's.
+fn flag(setting: Setting) -> Arg {
+    let spec = setting.spec();
+    let arg = Arg::new(setting.key())
+        .long(setting.long())
+        .help(setting.help_line())
+        .hide(spec.hidden);
+    match spec.form {
+        Form::Switch => arg.action(ArgAction::SetTrue),
+        Form::Value(name) => arg.value_name(name),
+        Form::Number(name) => arg.value_name(name).allow_negative_numbers(true),
+    }
 }
 
 /// Runs `snowmint serve`. A setting that cannot be used is bad input
 /// (exit code 2), as a bad value of any other command is.
 pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
-    let args = *args.settings;
-    init_logging(args.log.as_deref())?;
-    let config_file = args.config.clone();
-    let config = Config::load(flags(args, global), config_file).map_err(BadInput::new)?;
+    let config = Config::load(flags(args, global)).map_err(Failure::bad_input)?;
+    init_logging(&config.log)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -194,47 +142,9 @@ fn node_in_use(config: &Config) -> Option<FleetError> {
     }
 }
 
-/// The settings given as flags.
-fn flags(args: ServeSettings, global: &Global) -> Layer {
-    let mut layer = Layer::flags();
-    let given = [
-        (Setting::Listen, args.listen),
-        (Setting::GrpcListen, args.grpc_listen),
-        (Setting::Datacenter, args.datacenter),
-        (Setting::Machine, args.machine),
-        (
-            Setting::MachineFromHostname,
-            args.machine_from_hostname.then(|| "true".to_owned()),
-        ),
-        (Setting::Hostname, args.hostname),
-        (Setting::StateDir, args.state_dir),
-        (Setting::ClockPolicy, args.clock_policy),
-        (Setting::ClockMax, args.clock_max),
-        (Setting::MarkWaitMax, args.mark_wait_max),
-        (Setting::MarkStep, args.mark_step),
-        (Setting::RequestTimeout, args.request_timeout),
-        (Setting::Coordinator, args.coordinator),
-        (Setting::CoordinatorCa, args.coordinator_ca),
-        (Setting::CoordinatorCert, args.coordinator_cert),
-        (Setting::CoordinatorKey, args.coordinator_key),
-        (
-            Setting::CoordinatorPasswordFile,
-            args.coordinator_password_file,
-        ),
-        (
-            Setting::CoordinatorWorldRead,
-            args.coordinator_world_read.then(|| "true".to_owned()),
-        ),
-        (Setting::Fleet, args.fleet),
-        (Setting::Slots, args.slots),
-        (Setting::ClaimTtl, args.claim_ttl),
-        (Setting::ClockOffsetMs, args.clock_offset_ms),
-    ];
-    for (setting, value) in given {
-        if let Some(value) = value {
-            layer.set(setting, value);
-        }
-    }
+/// The settings given as flags: `serve`'s own and the global ones.
+fn flags(args: ServeArgs, global: &Global) -> Layer {
+    let mut layer = args.flags;
     // `--layout` and `--epoch` belong to every command; only values typed on
     // the command line count as flags here, so that the config file's
     // layout is not hidden by the global default (and the environment is
@@ -248,12 +158,8 @@ fn flags(args: ServeSettings, global: &Global) -> Layer {
     layer
 }
 
-fn init_logging(flag: Option<&str>) -> anyhow::Result<()> {
-    let directives = flag
-        .map(str::to_owned)
-        .or_else(|| std::env::var("SNOWMINT_LOG").ok().filter(|v| !v.is_empty()))
-        .unwrap_or_else(|| "info".to_owned());
-    let filter = EnvFilter::try_new(&directives)
+fn init_logging(directives: &str) -> anyhow::Result<()> {
+    let filter = EnvFilter::try_new(directives)
         .with_context(|| format!("log filter {directives:?} is not valid (try info or debug)"))?;
     tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -14,7 +14,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::parser::ValueSource;
 use snowmint::{Encoding, Field, Layout, SystemClock};
 
-use crate::failure::BadInput;
+use crate::failure::Failure;
 
 /// Human-readable or machine-readable output of a single result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -64,10 +64,10 @@ impl TypedValueParser for EncodingParser {
 pub fn layout(
     layout: (&str, Option<ValueSource>),
     epoch: (Option<&str>, Option<ValueSource>),
-) -> Result<Layout, BadInput> {
+) -> Result<Layout, Failure> {
     let from_env = |source: Option<ValueSource>| source == Some(ValueSource::EnvVariable);
     let from = |source: Option<ValueSource>, env: &str, error: snowmint::Error| {
-        let bad = BadInput::from(error);
+        let bad = Failure::from(error);
         if from_env(source) {
             bad.with_origin(env)
         } else {
@@ -94,19 +94,19 @@ pub fn layout(
 }
 
 /// Reads an instant: `now`, Unix milliseconds, or an RFC 3339 time.
-pub fn instant(name: &'static str, text: &str) -> Result<i64, BadInput> {
+pub fn instant(name: &'static str, text: &str) -> Result<i64, Failure> {
     Ok(snowmint::parse_instant(name, text, &SystemClock)?)
 }
 
 /// Reads the value of an ID field (datacenter, machine, sequence) in the
 /// layout's range.
-pub fn field_value(layout: &Layout, field: Field, text: &str) -> Result<u64, BadInput> {
+pub fn field_value(layout: &Layout, field: Field, text: &str) -> Result<u64, Failure> {
     Ok(layout.parse_field(field, text)?)
 }
 
 /// Reads a count of things: a whole number up to `max` (0 makes nothing).
-pub fn count(name: &'static str, text: &str, max: u64) -> Result<u64, BadInput> {
-    Ok(snowmint::parse_bounded(name, text, 0..=max)?)
+pub fn count(name: &'static str, text: &str, max: u64) -> Result<u64, Failure> {
+    Ok(snowmint::value::parse_bounded(name, text, 0..=max)?)
 }
 
 #[cfg(test)]

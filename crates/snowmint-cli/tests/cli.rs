@@ -29,10 +29,15 @@ fn twitter_id(unix_ms: u64, datacenter: u64, machine: u64, sequence: u64) -> u64
 
 fn snowmint() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_snowmint"));
-    // The environment must not pick a layout for the tests.
+    // The environment must not pick a layout for the tests; `generate`
+    // keeps its node locks and marks in a state directory of this test
+    // run, not in the user's.
+    let state = std::env::temp_dir().join(format!("snowmint-cli-tests-{}", std::process::id()));
     command
         .env_remove("SNOWMINT_LAYOUT")
-        .env_remove("SNOWMINT_EPOCH");
+        .env_remove("SNOWMINT_EPOCH")
+        .env_remove("SNOWMINT_STATE_DIR")
+        .env("XDG_STATE_HOME", state);
     command
 }
 

@@ -11,13 +11,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use etcd_client::Permission;
-use snowmint_test_support::serve::Service;
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::etcd::EtcdCluster;
-use snowmint_test_support::servers::etcd_tls::EtcdTlsCluster;
+use snowmint_test_support::binary::Service;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::etcd::{EtcdServer, Permission};
+use snowmint_test_support::servers::etcd_tls::EtcdTlsServer;
 use snowmint_test_support::servers::zookeeper_secure::{
-    FLEET_PASSWORD, FLEET_USER, ZooKeeperDigestCluster,
+    FLEET_PASSWORD, FLEET_USER, ZooKeeperDigestServer,
 };
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::tls::TestCa;
@@ -104,7 +103,7 @@ fn path(path: &Path) -> &str {
 /// the environment; SIGTERM frees the slot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_over_mutual_tls_nodes_claim_and_serve() {
-    let cluster = EtcdTlsCluster::start().await;
+    let cluster = EtcdTlsServer::start().await;
     let home = temp_dir("etcd-tls");
     let url = format!("etcd://{}", cluster.client_addr());
     let (ca, cert, key) = (
@@ -156,7 +155,7 @@ async fn etcd_over_mutual_tls_nodes_claim_and_serve() {
 /// is not ready, whose reason says which, and that keeps answering.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_over_mutual_tls_refusals_leave_a_node_not_ready() {
-    let cluster = EtcdTlsCluster::start().await;
+    let cluster = EtcdTlsServer::start().await;
     let home = temp_dir("etcd-tls-refused");
     let url = format!("etcd://{}", cluster.client_addr());
     let other = TestCa::new("other-ca");
@@ -217,7 +216,7 @@ async fn etcd_over_mutual_tls_refusals_leave_a_node_not_ready() {
 /// the command line draws a warning. No password shows anywhere.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_with_auth_never_shows_the_password() {
-    let cluster = EtcdCluster::start().await;
+    let cluster = EtcdServer::start().await;
     cluster
         .enable_auth(
             ROOT_PASSWORD,
@@ -282,7 +281,7 @@ async fn etcd_with_auth_never_shows_the_password() {
 /// identity, and the password shows nowhere.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zookeeper_with_digest_auth_serves_and_never_shows_the_password() {
-    let cluster = ZooKeeperDigestCluster::start().await;
+    let cluster = ZooKeeperDigestServer::start().await;
     let home = temp_dir("zk-digest");
     let url = format!("zk://{FLEET_USER}@{}", cluster.client_addr());
     let file = password_file(home.path(), "fleet", FLEET_PASSWORD);

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use snowmint_client::Client;
-use snowmint_test_support::serve::Service;
-use snowmint_test_support::serve_fleet::Coordinator;
+use snowmint_test_support::binary::Service;
+use snowmint_test_support::servers::CoordinatorServer;
 use snowmint_test_support::temp::temp_dir;
 use snowmint_test_support::wait::eventually;
 
@@ -27,22 +27,22 @@ fn endpoint(service: &Service) -> String {
 #[cfg(feature = "etcd")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_follows_the_fleet_in_etcd() {
-    follows_the_fleet::<snowmint_test_support::servers::etcd::EtcdCluster>().await;
+    follows_the_fleet::<snowmint_test_support::servers::etcd::EtcdServer>().await;
 }
 
 #[cfg(feature = "zookeeper")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_follows_the_fleet_in_zookeeper() {
-    follows_the_fleet::<snowmint_test_support::servers::zookeeper::ZooKeeperCluster>().await;
+    follows_the_fleet::<snowmint_test_support::servers::zookeeper::ZooKeeperServer>().await;
 }
 
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_follows_the_fleet_in_postgres() {
-    follows_the_fleet::<snowmint_test_support::servers::postgres::PostgresCluster>().await;
+    follows_the_fleet::<snowmint_test_support::servers::postgres::PostgresServer>().await;
 }
 
-async fn follows_the_fleet<C: Coordinator>() {
+async fn follows_the_fleet<C: CoordinatorServer>() {
     let coordinator = C::start().await;
     let url = coordinator.url();
     let home = temp_dir("grpc-discovery");

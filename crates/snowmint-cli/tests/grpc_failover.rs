@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use snowmint_client::Client;
+use snowmint_test_support::binary::Service;
 use snowmint_test_support::net::free_port;
-use snowmint_test_support::serve::Service;
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::eventually;
 
@@ -187,7 +187,7 @@ async fn the_application_sees_no_error_while_a_node_serves() {
 /// in use is named in the error.
 #[test]
 fn a_grpc_address_that_cannot_be_used_stops_the_start() {
-    use snowmint_test_support::serve::run_to_end;
+    use snowmint_test_support::binary::run_to_end;
     let home = temp_dir("grpc-bad");
     let (status, stdout, stderr) =
         run_to_end(SNOWMINT, home.path(), &["--grpc-listen", "9090"], &[]);

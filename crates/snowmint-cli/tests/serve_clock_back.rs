@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use snowmint_test_support::serve::{Service, libfaketime, now_ms, run_to_end, timestamp_ms};
+use snowmint_test_support::binary::{Service, now_ms, run_to_end, timestamp_ms};
+use snowmint_test_support::faketime::libfaketime;
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::Deadline;
 

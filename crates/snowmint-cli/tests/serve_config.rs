@@ -1,7 +1,7 @@
 //! `snowmint serve` configuration: flags > environment > TOML file >
 //! defaults, identities, bad values, and a clean stop on SIGTERM.
 
-use snowmint_test_support::serve::{Service, run_to_end};
+use snowmint_test_support::binary::{Service, run_to_end};
 use snowmint_test_support::temp::temp_dir;
 
 /// The `snowmint` binary under test.

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
+use snowmint_test_support::binary::{Service, run_to_end};
 use snowmint_test_support::net::free_port;
-use snowmint_test_support::serve::{Service, run_to_end};
 use snowmint_test_support::temp::temp_dir;
 use snowmint_test_support::wait::wait_until;
 

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use snowmint_test_support::binary::Service;
 use snowmint_test_support::http;
-use snowmint_test_support::serve::Service;
 use snowmint_test_support::temp::temp_dir;
 use snowmint_test_support::wait::Deadline;
 

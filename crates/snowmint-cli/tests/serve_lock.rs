@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::process::Stdio;
 
-use snowmint_test_support::serve::{Service, command, run_to_end};
+use snowmint_test_support::binary::{Service, command, run_to_end};
 use snowmint_test_support::temp::temp_dir;
 
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");

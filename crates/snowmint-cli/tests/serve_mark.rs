@@ -1,7 +1,7 @@
 //! `snowmint serve` started with a state file whose high-water mark lies
 //! ahead of the clock: a small gap is waited out, a large one refuses.
 
-use snowmint_test_support::serve::{Service, now_ms, run_to_end, timestamp_ms};
+use snowmint_test_support::binary::{Service, now_ms, run_to_end, timestamp_ms};
 use snowmint_test_support::temp::temp_dir;
 
 /// The `snowmint` binary under test.

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use snowmint_test_support::serve::{Service, timestamp_ms};
+use snowmint_test_support::binary::{Service, timestamp_ms};
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::Deadline;
 

@@ -6,7 +6,7 @@
 //! shows no value; a password in a URL on the command line draws a
 //! warning, never an echo.
 
-use snowmint_test_support::serve::{Service, command, run_to_end};
+use snowmint_test_support::binary::{Service, command, run_to_end};
 use snowmint_test_support::temp::temp_dir;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_snowmint");

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use snowmint::{ClockPolicy, Encoding, Field, Layout, SnowflakeId, SystemClock};
 use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl, FleetName, SlotRange};
-use snowmint_test_support::serve::Service;
+use snowmint_test_support::binary::Service;
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::Deadline;
 
@@ -186,7 +186,7 @@ fn table() -> Vec<Value> {
             ways: vec![
                 Http("/v1/ids?count={}"),
                 Api("parse_bounded", |v| {
-                    api(snowmint::parse_bounded("count", v, 1..=4096))
+                    api(snowmint::value::parse_bounded("count", v, 1..=4096))
                 }),
             ],
             serve_with: &[],
@@ -203,7 +203,7 @@ fn table() -> Vec<Value> {
             ways: vec![
                 Cli(&["generate", "--datacenter=0", "--machine=0", "--count={}"]),
                 Api("parse_bounded", |v| {
-                    api(snowmint::parse_bounded("count", v, 0..=u64::MAX))
+                    api(snowmint::value::parse_bounded("count", v, 0..=u64::MAX))
                 }),
             ],
             serve_with: &[],
@@ -393,7 +393,7 @@ fn table() -> Vec<Value> {
                 ServeEnv("SNOWMINT_CLOCK_MAX"),
                 ServeFile("clock_max"),
                 Api("parse_duration", |v| {
-                    api(snowmint::parse_duration(
+                    api(snowmint::value::parse_duration(
                         "clock_max",
                         v,
                         Duration::ZERO..=DAY,
@@ -416,7 +416,7 @@ fn table() -> Vec<Value> {
                 ServeEnv("SNOWMINT_MARK_STEP"),
                 ServeFile("mark_step"),
                 Api("parse_duration", |v| {
-                    api(snowmint::parse_duration(
+                    api(snowmint::value::parse_duration(
                         "mark_step",
                         v,
                         Duration::from_millis(10)..=DAY,
@@ -434,7 +434,7 @@ fn table() -> Vec<Value> {
                 ServeEnv("SNOWMINT_MARK_WAIT_MAX"),
                 ServeFile("mark_wait_max"),
                 Api("parse_duration", |v| {
-                    api(snowmint::parse_duration(
+                    api(snowmint::value::parse_duration(
                         "mark_wait_max",
                         v,
                         Duration::ZERO..=DAY,
@@ -455,7 +455,7 @@ fn table() -> Vec<Value> {
                 ServeEnv("SNOWMINT_REQUEST_TIMEOUT"),
                 ServeFile("request_timeout"),
                 Api("parse_duration", |v| {
-                    api(snowmint::parse_duration(
+                    api(snowmint::value::parse_duration(
                         "request_timeout",
                         v,
                         Duration::from_millis(1)..=DAY,
@@ -615,7 +615,7 @@ fn table() -> Vec<Value> {
                 ServeFile("clock_offset_ms"),
                 Api("parse_bounded_signed", |v| {
                     const YEAR_MS: i64 = 366 * 86_400_000;
-                    api(snowmint::parse_bounded_signed(
+                    api(snowmint::value::parse_bounded_signed(
                         "clock_offset_ms",
                         v,
                         -YEAR_MS..=YEAR_MS,

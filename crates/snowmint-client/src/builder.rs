@@ -10,8 +10,9 @@ use snowmint_fleet::{CoordinatorAccess, CoordinatorUrl, FleetName};
 use crate::client::{Client, Settings};
 use crate::{Error, discovery};
 
-/// The largest batch one call asks a node for (the API's limit).
-pub const MAX_BATCH: u32 = 4096;
+/// The largest batch one call asks a node for (the API's limit, the
+/// service's own).
+pub use snowmint_fleet::MAX_BATCH;
 
 /// Builds a [`Client`]. Start with [`Client::builder`].
 #[derive(Debug, Clone)]

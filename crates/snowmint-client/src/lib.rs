@@ -79,8 +79,10 @@ pub use snowmint_fleet::{CoordinatorAccess, CoordinatorTls, Secret};
 pub use stats::Stats;
 
 /// The types and the tonic client generated from
-/// `proto/snowmint/v1/snowmint.proto` (see that file for the contract).
+/// `proto/snowmint/v1/snowmint.proto` (see that file for the contract),
+/// checked in (`generated/`) so that building needs no `protoc`; the
+/// server's `tests/generated.rs` checks that they match the `.proto`.
 pub mod proto {
     #![allow(missing_docs, clippy::all)]
-    tonic::include_proto!("snowmint.v1");
+    include!("generated/snowmint.v1.rs");
 }

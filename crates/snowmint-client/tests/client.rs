@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use snowmint::{Clock, ManualClock, Node, SystemClock};
 use snowmint_client::{BlockingClient, Client, Error};
-use snowmint_test_support::grpc::GrpcNode;
+use snowmint_test_support::in_process::grpc::GrpcNode;
 
 /// The fields of a Twitter-layout ID by the formula of README.md:
 /// (Unix ms, datacenter, machine).

@@ -2,7 +2,7 @@
 //! this test runs, word for word but for the two node addresses.
 
 use snowmint::{Node, SystemClock};
-use snowmint_test_support::grpc::GrpcNode;
+use snowmint_test_support::in_process::grpc::GrpcNode;
 use std::sync::Arc;
 
 /// The example, as README.md shows it, with `a` and `b` for its two

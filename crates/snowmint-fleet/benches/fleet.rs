@@ -30,15 +30,13 @@ use std::time::{Duration, Instant};
 
 use snowmint::Layout;
 use snowmint_fleet::{Coordinator, CoordinatorConfig, NodeState, SlotRange, SlotSource};
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::etcd::EtcdCluster;
-use snowmint_test_support::servers::etcd_tls::EtcdTlsCluster;
-use snowmint_test_support::servers::postgres::PostgresCluster;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::etcd::EtcdServer;
+use snowmint_test_support::servers::etcd_tls::EtcdTlsServer;
+use snowmint_test_support::servers::postgres::PostgresServer;
 use snowmint_test_support::servers::proxy::Proxy;
-use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
-use snowmint_test_support::servers::zookeeper_secure::{
-    ZooKeeperDigestCluster, ZooKeeperTlsCluster,
-};
+use snowmint_test_support::servers::zookeeper::ZooKeeperServer;
+use snowmint_test_support::servers::zookeeper_secure::{ZooKeeperDigestServer, ZooKeeperTlsServer};
 use snowmint_test_support::wait::within;
 
 /// The claim TTL (lease TTL, session timeout) measured with.
@@ -74,12 +72,12 @@ async fn claimed<S: SlotSource>(engine: &S) -> snowmint_fleet::Claim {
     }
 }
 
-async fn claim_times<C: Cluster>(cluster: &C) -> Vec<Duration> {
+async fn claim_times<S: CoordinatorServer>(server: &S) -> Vec<Duration> {
     let mut times = Vec::with_capacity(CLAIMS);
     for _ in 0..CLAIMS {
         let started = Instant::now();
         let engine =
-            Coordinator::start(cluster.backend(cluster.client_addr()), config("claim")).unwrap();
+            Coordinator::start(server.backend(server.client_addr()), config("claim")).unwrap();
         claimed(&engine).await;
         times.push(started.elapsed());
         engine.release().await;
@@ -88,12 +86,12 @@ async fn claim_times<C: Cluster>(cluster: &C) -> Vec<Duration> {
 }
 
 /// (until `valid_until` passed, until `Fenced` was published) per cut.
-async fn fencing_delays<C: Cluster>(cluster: &C) -> (Vec<Duration>, Vec<Duration>) {
+async fn fencing_delays<S: CoordinatorServer>(server: &S) -> (Vec<Duration>, Vec<Duration>) {
     let (mut deadlines, mut published) = (Vec::new(), Vec::new());
     for cut in 0..CUTS {
-        let proxy = Proxy::start(cluster.client_addr()).await;
+        let proxy = Proxy::start(server.client_addr()).await;
         let engine =
-            Coordinator::start(cluster.backend(proxy.addr()), config(&format!("cut-{cut}")))
+            Coordinator::start(server.backend(proxy.addr()), config(&format!("cut-{cut}")))
                 .unwrap();
         claimed(&engine).await;
         // Past the first renewal, then a different point of the cycle each time.
@@ -131,11 +129,11 @@ fn summary(times: &mut [Duration]) -> String {
     )
 }
 
-async fn measure<C: Cluster>() {
-    let cluster = C::start().await;
-    let mut claims = claim_times(&cluster).await;
-    let (mut deadlines, mut published) = fencing_delays(&cluster).await;
-    let name = C::NAME;
+async fn measure<S: CoordinatorServer>() {
+    let server = S::start().await;
+    let mut claims = claim_times(&server).await;
+    let (mut deadlines, mut published) = fencing_delays(&server).await;
+    let name = S::NAME;
     println!(
         "| {name} | claim time (connect + claim) | {} |",
         summary(&mut claims)
@@ -166,12 +164,12 @@ async fn main() {
     }
     for name in picked {
         match name.as_str() {
-            "etcd" => measure::<EtcdCluster>().await,
-            "etcd-tls" => measure::<EtcdTlsCluster>().await,
-            "zookeeper" => measure::<ZooKeeperCluster>().await,
-            "zookeeper-tls" => measure::<ZooKeeperTlsCluster>().await,
-            "zookeeper-digest" => measure::<ZooKeeperDigestCluster>().await,
-            _ => measure::<PostgresCluster>().await,
+            "etcd" => measure::<EtcdServer>().await,
+            "etcd-tls" => measure::<EtcdTlsServer>().await,
+            "zookeeper" => measure::<ZooKeeperServer>().await,
+            "zookeeper-tls" => measure::<ZooKeeperTlsServer>().await,
+            "zookeeper-digest" => measure::<ZooKeeperDigestServer>().await,
+            _ => measure::<PostgresServer>().await,
         }
     }
 }

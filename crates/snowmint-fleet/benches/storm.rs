@@ -49,10 +49,10 @@ use std::time::{Duration, Instant};
 
 use snowmint::{Clock, Layout, SystemClock};
 use snowmint_fleet::{Coordinator, CoordinatorConfig, Holder, NodeState, SlotRange, SlotSource};
-use snowmint_test_support::servers::Cluster;
-use snowmint_test_support::servers::etcd::EtcdCluster;
-use snowmint_test_support::servers::postgres::PostgresCluster;
-use snowmint_test_support::servers::zookeeper::ZooKeeperCluster;
+use snowmint_test_support::servers::CoordinatorServer;
+use snowmint_test_support::servers::etcd::EtcdServer;
+use snowmint_test_support::servers::postgres::PostgresServer;
+use snowmint_test_support::servers::zookeeper::ZooKeeperServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
@@ -155,7 +155,7 @@ fn check_descriptor_limit(nodes: usize) {
 type Counters = BTreeMap<&'static str, f64>;
 
 /// A server whose work the bench can count.
-trait Counted: Cluster {
+trait Counted: CoordinatorServer {
     /// The counters, in the order the table shows them.
     const COUNTERS: &'static [&'static str];
     /// The counter that the per-node figure is about.
@@ -195,7 +195,7 @@ fn metric_sum(text: &str, metric: &str, labels: &str) -> f64 {
         .sum()
 }
 
-impl Counted for EtcdCluster {
+impl Counted for EtcdServer {
     const COUNTERS: &'static [&'static str] = &[
         "proposals",
         "lease grants",
@@ -240,7 +240,7 @@ impl Counted for EtcdCluster {
     }
 }
 
-impl Counted for ZooKeeperCluster {
+impl Counted for ZooKeeperServer {
     const COUNTERS: &'static [&'static str] = &["packets received", "packets sent", "writes"];
     const WORK: &'static str = "packets received";
 
@@ -268,7 +268,7 @@ impl Counted for ZooKeeperCluster {
     }
 }
 
-impl Counted for PostgresCluster {
+impl Counted for PostgresServer {
     const COUNTERS: &'static [&'static str] = &[
         "statements",
         "claims",
@@ -279,7 +279,7 @@ impl Counted for PostgresCluster {
     const WORK: &'static str = "statements";
 
     async fn counters(&self) -> Counters {
-        let admin = self.server().admin().await;
+        let admin = self.admin().await;
         admin
             .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
             .await
@@ -413,7 +413,7 @@ struct Row {
 }
 
 async fn run<C: Counted>(nodes: usize) -> Row {
-    let cluster = C::start().await;
+    let server = C::start().await;
     let fleet = format!("storm-{nodes}");
     let started_ms = SystemClock.now_ms();
     let configs: Vec<CoordinatorConfig> = (0..nodes)
@@ -428,7 +428,7 @@ async fn run<C: Counted>(nodes: usize) -> Row {
             .expect("valid settings")
         })
         .collect();
-    let before = cluster.counters().await;
+    let before = server.counters().await;
 
     // 1. Claim.
     let progress = Arc::new(Progress::default());
@@ -437,7 +437,7 @@ async fn run<C: Counted>(nodes: usize) -> Row {
         .into_iter()
         .map(|config| {
             Arc::new(
-                Coordinator::start(cluster.backend(cluster.client_addr()), config)
+                Coordinator::start(server.backend(server.client_addr()), config)
                     .expect("inside a runtime"),
             )
         })
@@ -452,7 +452,7 @@ async fn run<C: Counted>(nodes: usize) -> Row {
     progress.all_claimed.store(true, Ordering::SeqCst);
     let mut times = progress.claimed.lock().unwrap().clone();
     times.sort();
-    let after_claim = cluster.counters().await;
+    let after_claim = server.counters().await;
     // Each steady mark write is one proposal (etcd) or one request
     // (ZooKeeper), the same either way.
     let steady_writes = progress.steady_writes.load(Ordering::SeqCst) as f64;
@@ -472,7 +472,7 @@ async fn run<C: Counted>(nodes: usize) -> Row {
         slots.len(),
         held.len()
     );
-    let on_server = cluster.slot_holders(&fleet).await;
+    let on_server = server.slot_holders(&fleet).await;
     if on_server.len() != slots.len() {
         eprintln!(
             "{}: the server has {} slot keys, the engines hold {} slots",
@@ -489,9 +489,9 @@ async fn run<C: Counted>(nodes: usize) -> Row {
     let lost_claiming: u64 = engines.iter().map(|engine| engine.status().losses).sum();
 
     // 2. Hold.
-    let hold_from = cluster.counters().await;
+    let hold_from = server.counters().await;
     tokio::time::sleep(HOLD).await;
-    let hold_to = cluster.counters().await;
+    let hold_to = server.counters().await;
     let mut reasons = BTreeMap::<String, usize>::new();
     for engine in &engines {
         if let NodeState::Fenced { reason } = &*engine.state().borrow() {
@@ -527,7 +527,7 @@ async fn run<C: Counted>(nodes: usize) -> Row {
     // 3. Release, all at once.
     servers.abort_all();
     while servers.join_next().await.is_some() {}
-    let before_release = cluster.counters().await;
+    let before_release = server.counters().await;
     let releasing = Instant::now();
     let mut releases = JoinSet::new();
     for engine in engines {
@@ -538,8 +538,8 @@ async fn run<C: Counted>(nodes: usize) -> Row {
         eprintln!("{}: the release took over {RELEASE_LIMIT:?}", C::NAME);
     }
     let release_s = releasing.elapsed().as_secs_f64();
-    let after_release = cluster.counters().await;
-    let left = cluster.slot_holders(&fleet).await.len();
+    let after_release = server.counters().await;
+    let left = server.slot_holders(&fleet).await.len();
 
     let per_node =
         |after: &Counters, before: &Counters| delta(after, before, C::WORK) / nodes as f64;
@@ -622,9 +622,9 @@ async fn main() {
     for backend in &args.backends {
         for &nodes in &args.nodes {
             let row = match backend.as_str() {
-                "etcd" => run::<EtcdCluster>(nodes).await,
-                "postgres" => run::<PostgresCluster>(nodes).await,
-                _ => run::<ZooKeeperCluster>(nodes).await,
+                "etcd" => run::<EtcdServer>(nodes).await,
+                "postgres" => run::<PostgresServer>(nodes).await,
+                _ => run::<ZooKeeperServer>(nodes).await,
             };
             eprintln!(
                 "{} x {nodes}: all claimed in {} s, {:.1} per node",

@@ -53,6 +53,13 @@
 //!   stored mark as cover only once the backend has seen the slot key
 //!   still this session's; a write that finds the key gone or another's
 //!   ends the claim at once, as a loss.
+//! - Passing over ([`SlotSource::pass_over`]): a slot whose node this
+//!   process cannot issue as (another process on its host holds the
+//!   node's lock) is given up with its session, as a loss would be but
+//!   not counted as one, and is not claimed again for a while
+//!   ([`PassedOver`], in [`CoordinatorStatus::passed_over`]), so that the
+//!   next claim takes another slot. With every free slot passed over, the
+//!   node is fenced saying so, and retries.
 //! - Clean shutdown ([`SlotSource::release`]): fenced first, then the
 //!   session ends (lease revoked, ZooKeeper node deleted and session
 //!   closed), so the slot frees at once.
@@ -125,7 +132,7 @@ pub use error::ClaimError;
 pub use fleet_name::FleetName;
 pub use secret::{HIDDEN, Secret, mask_user_part};
 pub use slots::SlotRange;
-pub use status::{ClaimRecord, ClaimState, CoordinatorStatus};
+pub use status::{ClaimRecord, ClaimState, CoordinatorStatus, PassedOver};
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
 pub use tls_files::TlsFiles;
 pub use url::{CoordinatorUrl, Login, PostgresUrl, SslMode};
@@ -292,6 +299,7 @@ impl<B: Backend> Coordinator<B> {
             inner: Mutex::new(Inner::new()),
             marks: tokio::sync::Mutex::new(MarkCache::default()),
             guard_lost: tokio::sync::Notify::new(),
+            pass_over_wanted: tokio::sync::Notify::new(),
         });
         let task = runtime.spawn(shared.clone().run());
         Ok(Coordinator {
@@ -303,7 +311,7 @@ impl<B: Backend> Coordinator<B> {
     /// What the engine holds now.
     pub fn status(&self) -> CoordinatorStatus {
         let shared = &self.shared;
-        let inner = shared.lock();
+        let mut inner = shared.lock();
         let state = if inner.released {
             ClaimState::Released
         } else if inner.claim.is_some() {
@@ -332,6 +340,7 @@ impl<B: Backend> Coordinator<B> {
             losses: inner.losses,
             claimed_at: inner.claim.map(|held| held.claimed_at),
             deadline: inner.claim.map(|held| held.deadline),
+            passed_over: inner.passed_over_now(Instant::now()),
         }
     }
 
@@ -381,6 +390,20 @@ impl<B: Backend> SlotSource for Coordinator<B> {
 
     fn coordinator_status(&self) -> Option<CoordinatorStatus> {
         Some(self.status())
+    }
+
+    fn pass_over(&self, generation: u64, reason: String) -> bool {
+        let mut inner = self.shared.lock();
+        if inner
+            .claim
+            .is_some_and(|held| held.generation == generation)
+        {
+            inner.pass_over = Some((generation, reason));
+            drop(inner);
+            self.shared.pass_over_wanted.notify_one();
+        }
+        // A claim already ended is given up already; a new one follows.
+        true
     }
 
     fn release(&self) -> BoxFuture<'_, ()> {

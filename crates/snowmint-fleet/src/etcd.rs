@@ -17,11 +17,17 @@
 //!
 //! With TLS ([`CoordinatorTls`], read anew for each session so that
 //! rotated files are picked up) the endpoints are spoken to over
-//! `https://`; with [`Credentials`] each member's client logs in before its
-//! first request (etcd's simple and JWT tokens are good on every member,
-//! and are renewed when they expire). A refusal names what the user lacks
+//! `https://`; with [`Credentials`] the session logs in (etcd's
+//! `Authenticate`) before its first request and sends the token with every
+//! request after (etcd's simple and JWT tokens are good on every member);
+//! a token etcd no longer takes (it expired: `--auth-token-ttl`) is
+//! renewed and the request sent again. A refusal names what the user lacks
 //! ([`Need`]): the role a node needs is readwrite on the fleet's prefix,
 //! `/snowmint/<fleet>/`.
+//!
+//! The wire protocol is etcd's v3 gRPC API, spoken through tonic with the
+//! code generated from `proto/etcd.proto` (the few messages and calls used
+//! here) and checked in as `etcd/api.rs`: building needs no `protoc`.
 //!
 //! A session talks to one member at a time ([`Members`]): a request that
 //! cannot reach its member, or that the engine stops waiting for, moves the
@@ -40,17 +46,37 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, GetOptions, LeaseKeepAliveStream, LeaseKeeper,
-    PutOptions, Txn, TxnOp, TxnOpResponse,
-};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::metadata::{AsciiMetadataValue, MetadataValue};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
 use crate::coordinator::{
     Backend, BackendError, CoordinatorTls, CoordinatorUrl, Credentials, GuardedWrite, Login,
     Opened, Versioned,
 };
 use crate::reason::{io_cause, tls_cause};
+
+/// etcd's messages and calls as this backend speaks them: the code
+/// generated from `proto/etcd.proto`, checked in (`tests/generated.rs`
+/// checks that it matches, and rewrites it with `SNOWMINT_REGENERATE=1`).
+/// Public for the tests' own etcd client only, not a stable API.
+#[doc(hidden)]
+#[rustfmt::skip]
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod api;
+
+use api::auth_client::AuthClient;
+use api::compare::{CompareResult, CompareTarget, TargetUnion};
+use api::kv_client::KvClient;
+use api::lease_client::LeaseClient;
+use api::request_op::Request as Op;
+use api::response_op::Response as OpResponse;
+use api::{
+    AuthenticateRequest, Compare, KeyValue, LeaseGrantRequest, LeaseKeepAliveRequest,
+    LeaseKeepAliveResponse, LeaseRevokeRequest, PutRequest, RangeRequest, RangeResponse, RequestOp,
+    TxnRequest, TxnResponse,
+};
 
 /// Claims slots through an etcd cluster (`etcd://HOST:PORT[,HOST:PORT...]`).
 #[derive(Debug, Clone)]
@@ -116,40 +142,62 @@ enum Need<'a> {
     Lease,
 }
 
-/// A client per member, and which one is in use.
+/// A login's token, sent as the `token` metadata of every request.
+type Token = AsciiMetadataValue;
+
+/// Where the session stands with etcd's authentication.
+#[derive(Clone)]
+enum LoginState {
+    /// No login yet (or the last token was refused).
+    Out,
+    /// Logged in: this token goes with every request.
+    In(Token),
+    /// No login needed: no credentials, or etcd's authentication is off.
+    Unneeded,
+}
+
+/// A connection per member, and which one is in use.
 struct Members {
-    clients: Vec<Client>,
+    channels: Vec<Channel>,
     current: Arc<AtomicUsize>,
     context: Context,
-    /// Per member, whether its client has logged in (with credentials).
-    logged_in: Vec<tokio::sync::OnceCell<()>>,
+    /// The session's login, shared by its requests on every member.
+    login: Mutex<LoginState>,
     /// The fleet's prefix, `/snowmint/<fleet>/`, for messages.
     prefix: Option<String>,
-    /// The endpoints, and the TLS files the clients were made with: a
+    /// The endpoints, and the TLS files the channels were made with: a
     /// failed connection is explained by a handshake of our own.
     endpoints: Vec<String>,
     tls_files: Option<crate::TlsFiles>,
 }
 
 impl Members {
-    /// Runs `request` on the member in use, logging in there first if need
-    /// be. If it cannot reach the member, or is dropped before it ends (the
-    /// engine's time limit), the session moves on to the next member,
+    /// Runs `request` on the member in use, with the session's token
+    /// (logging in first if need be; once more if etcd no longer takes the
+    /// token). If it cannot reach the member, or is dropped before it ends
+    /// (the engine's time limit), the session moves on to the next member,
     /// unless another request moved it already.
     async fn call<T, F>(
         &self,
         need: Need<'_>,
-        request: impl FnOnce(Client) -> F,
+        request: impl Fn(Channel, Option<Token>) -> F,
     ) -> Result<T, BackendError>
     where
-        F: Future<Output = Result<T, etcd_client::Error>>,
+        F: Future<Output = Result<T, tonic::Status>>,
     {
         let mut attempt = Attempt::new(self);
         let result = async {
-            self.log_in(attempt.at).await?;
-            request(attempt.client())
-                .await
-                .map_err(|error| self.classify(error, need))
+            let mut token = self.token(&attempt, None).await?;
+            let mut renewed = false;
+            loop {
+                match request(attempt.channel(), token.clone()).await {
+                    Err(status) if !renewed && token.is_some() && token_refused(&status) => {
+                        renewed = true;
+                        token = self.token(&attempt, token).await?;
+                    }
+                    done => return done.map_err(|status| self.classify(status, need)),
+                }
+            }
         }
         .await;
         let result = match result {
@@ -158,6 +206,97 @@ impl Members {
         };
         attempt.finished = !moves_on(&result);
         result
+    }
+
+    /// A read on the member in use.
+    async fn range(
+        &self,
+        need: Need<'_>,
+        range: RangeRequest,
+    ) -> Result<RangeResponse, BackendError> {
+        self.call(need, |channel, token| {
+            let message = request(range.clone(), token);
+            async move {
+                KvClient::new(channel)
+                    .range(message)
+                    .await
+                    .map(tonic::Response::into_inner)
+            }
+        })
+        .await
+    }
+
+    /// A transaction on the member in use.
+    async fn txn(&self, need: Need<'_>, txn: TxnRequest) -> Result<TxnResponse, BackendError> {
+        self.call(need, |channel, token| {
+            let message = request(txn.clone(), token);
+            async move {
+                KvClient::new(channel)
+                    .txn(message)
+                    .await
+                    .map(tonic::Response::into_inner)
+            }
+        })
+        .await
+    }
+
+    fn at(&self) -> usize {
+        self.current.load(Ordering::Acquire)
+    }
+
+    /// The token to send, logging in through the attempt's member when
+    /// there is none yet, or when `refused` is the one in use (unless
+    /// another request has renewed it meanwhile). `None`: no login needed.
+    async fn token(
+        &self,
+        attempt: &Attempt<'_>,
+        refused: Option<Token>,
+    ) -> Result<Option<Token>, BackendError> {
+        let Some(credentials) = &self.context.credentials else {
+            return Ok(None);
+        };
+        let mut login = self.login.lock().await;
+        match (&*login, &refused) {
+            (LoginState::Unneeded, _) => return Ok(None),
+            (LoginState::In(token), None) => return Ok(Some(token.clone())),
+            (LoginState::In(token), Some(refused)) if token != refused => {
+                return Ok(Some(token.clone()));
+            }
+            _ => {}
+        }
+        let ask = AuthenticateRequest {
+            name: credentials.user.clone(),
+            password: credentials.password.expose().to_owned(),
+        };
+        let answer = AuthClient::new(attempt.channel())
+            .authenticate(request(ask, None))
+            .await;
+        *login = match answer {
+            Ok(answer) => {
+                let token = MetadataValue::try_from(answer.into_inner().token).map_err(|_| {
+                    BackendError::unavailable("etcd's login token is not printable ASCII")
+                })?;
+                LoginState::In(token)
+            }
+            Err(status)
+                if status.code() == tonic::Code::FailedPrecondition
+                    && status.message().contains("authentication is not enabled") =>
+            {
+                tracing::warn!(
+                    user = %credentials.user,
+                    "etcd's authentication is off: the node goes on without logging in"
+                );
+                LoginState::Unneeded
+            }
+            Err(status) => {
+                *login = LoginState::Out;
+                return Err(self.classify(status, Need::Lease));
+            }
+        };
+        Ok(match &*login {
+            LoginState::In(token) => Some(token.clone()),
+            _ => None,
+        })
     }
 
     /// A connection failure over TLS whose cause tonic did not keep (a
@@ -184,61 +323,18 @@ impl Members {
         }
     }
 
-    fn at(&self) -> usize {
-        self.current.load(Ordering::Acquire)
-    }
-
-    /// Logs the client of the member at `at` in, once, if the node has
-    /// credentials.
-    async fn log_in(&self, at: usize) -> Result<(), BackendError> {
-        let Some(credentials) = &self.context.credentials else {
-            return Ok(());
-        };
-        let index = at % self.clients.len();
-        self.logged_in[index]
-            .get_or_try_init(|| async {
-                // A clone shares the client's token and credentials.
-                let mut client = self.clients[index].clone();
-                let user = Some((
-                    credentials.user.clone(),
-                    credentials.password.expose().to_owned(),
-                ));
-                match client.update_user(user).await {
-                    Ok(()) => Ok(()),
-                    Err(etcd_client::Error::GRpcStatus(status))
-                        if i32::from(status.code()) == GRPC_FAILED_PRECONDITION
-                            && status.message().contains("authentication is not enabled") =>
-                    {
-                        tracing::warn!(
-                            user = %credentials.user,
-                            "etcd's authentication is off: the node goes on without logging in"
-                        );
-                        Ok(())
-                    }
-                    Err(error) => Err(self.classify(error, Need::Lease)),
-                }
-            })
-            .await
-            .map(drop)
-    }
-
     /// [`classify`], with etcd's refusals put in words that say who was
     /// refused what.
-    fn classify(&self, error: etcd_client::Error, need: Need<'_>) -> BackendError {
-        let refusal = match &error {
-            etcd_client::Error::GRpcStatus(status) => {
-                self.refusal(i32::from(status.code()), status.message(), need)
-            }
-            _ => None,
-        };
-        match refusal {
-            Some(reason) => BackendError::unavailable(reason).with_source(error),
-            None => classify(error, &self.context),
+    fn classify(&self, status: tonic::Status, need: Need<'_>) -> BackendError {
+        match self.refusal(&status, need) {
+            Some(reason) => BackendError::unavailable(reason).with_source(status),
+            None => classify(status, &self.context),
         }
     }
 
     /// What an authentication or permission error from etcd means here.
-    fn refusal(&self, code: i32, message: &str, need: Need<'_>) -> Option<String> {
+    fn refusal(&self, status: &tonic::Status, need: Need<'_>) -> Option<String> {
+        let message = status.message();
         let who = match &self.context.credentials {
             Some(credentials) => format!("user {:?}", credentials.user),
             None => "this node (which gives no user)".to_owned(),
@@ -254,7 +350,7 @@ impl Members {
                 "etcd's authentication is on, and this node gives no user: write one into the URL (etcd://USER@HOST:PORT) and give its password, for a user whose role has readwrite on the prefix {prefix}"
             ));
         }
-        if code != GRPC_PERMISSION_DENIED {
+        if status.code() != tonic::Code::PermissionDenied {
             return None;
         }
         let what = match need {
@@ -268,6 +364,87 @@ impl Members {
             "{who} {what} (etcd: permission denied); grant its role readwrite on the prefix {prefix}"
         ))
     }
+}
+
+/// Whether etcd refused the token itself (it expired, or the member's
+/// authentication store moved on since the login): a new login, and the
+/// request again, will do.
+fn token_refused(status: &tonic::Status) -> bool {
+    status.code() == tonic::Code::Unauthenticated
+        || status.message().contains("invalid auth token")
+        || status.message().contains("revision of auth store is old")
+}
+
+/// A request for etcd, which a member cut off from its quorum refuses at
+/// once (instead of waiting): etcd's `hasleader` metadata; with the login's
+/// token, if any.
+fn request<T>(message: T, token: Option<Token>) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    let metadata = request.metadata_mut();
+    metadata.insert("hasleader", MetadataValue::from_static("true"));
+    if let Some(token) = token {
+        metadata.insert("token", token);
+    }
+    request
+}
+
+/// The range of every key that starts with `prefix`: up to, not
+/// including, the prefix with its last byte raised (bytes 0xff carried).
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    // All 0xff (or empty): to the end of the key space.
+    vec![0]
+}
+
+/// A read of `key` alone.
+fn get(key: &str) -> RangeRequest {
+    RangeRequest {
+        key: key.as_bytes().to_vec(),
+        ..RangeRequest::default()
+    }
+}
+
+/// A put of `value` at `key`, attached to `lease` (0: none).
+fn put(key: &str, value: &[u8], lease: i64) -> RequestOp {
+    RequestOp {
+        request: Some(Op::RequestPut(PutRequest {
+            key: key.as_bytes().to_vec(),
+            value: value.to_vec(),
+            lease,
+        })),
+    }
+}
+
+/// A compare of `key`'s `target` with `value`, for equality.
+fn equal(key: &str, target: CompareTarget, value: TargetUnion) -> Compare {
+    Compare {
+        result: CompareResult::Equal.into(),
+        target: target.into(),
+        key: key.as_bytes().to_vec(),
+        target_union: Some(value),
+    }
+}
+
+/// "`key` does not exist": its create revision is 0.
+fn absent(key: &str) -> Compare {
+    equal(key, CompareTarget::Create, TargetUnion::CreateRevision(0))
+}
+
+/// The keys read by a transaction's range operations.
+fn read_keys(done: &TxnResponse) -> impl Iterator<Item = &KeyValue> {
+    done.responses
+        .iter()
+        .filter_map(|response| match &response.response {
+            Some(OpResponse::ResponseRange(range)) => Some(range.kvs.iter()),
+            _ => None,
+        })
+        .flatten()
 }
 
 /// Whether `result` says that the member could not be reached or could not
@@ -296,8 +473,8 @@ impl<'a> Attempt<'a> {
         }
     }
 
-    fn client(&self) -> Client {
-        self.members.clients[self.at % self.members.clients.len()].clone()
+    fn channel(&self) -> Channel {
+        self.members.channels[self.at % self.members.channels.len()].clone()
     }
 }
 
@@ -322,36 +499,30 @@ pub struct EtcdSession {
     /// use (whose index it keeps). Taken out while in use, so that a
     /// cancelled keep-alive drops its stream: a late answer to an abandoned
     /// request must never pass for the answer to a newer one.
-    keeper: Mutex<Option<(usize, LeaseKeeper, LeaseKeepAliveStream)>>,
+    keeper: Mutex<Option<Keeper>>,
+}
+
+/// A lease's keep-alive stream on one member: requests go in through
+/// `sender`, answers come out of `answers`.
+struct Keeper {
+    at: usize,
+    sender: mpsc::Sender<LeaseKeepAliveRequest>,
+    answers: tonic::Streaming<LeaseKeepAliveResponse>,
 }
 
 /// gRPC's NOT_FOUND status code, which etcd answers for a lease that
 /// expired or was revoked.
 const GRPC_NOT_FOUND: i32 = 5;
-/// gRPC's PERMISSION_DENIED: the user's role lacks a right.
-const GRPC_PERMISSION_DENIED: i32 = 7;
-/// gRPC's FAILED_PRECONDITION: among others, a login while etcd's
-/// authentication is off.
-const GRPC_FAILED_PRECONDITION: i32 = 9;
 
-/// Sorts an etcd client error into what the engine must know (is the
-/// lease gone? was the server reached?) and a few plain words for the
-/// message (a failed TLS handshake in words that name the file to look
-/// at); the error itself stays behind as the source, for the log.
-fn classify(err: etcd_client::Error, context: &Context) -> BackendError {
-    use etcd_client::Error as E;
-    // What lies beneath: tonic keeps the transport failure (down to the
-    // operating system's error) as the source of a status or a transport
-    // error; etcd_client::Error itself has no source.
-    let beneath: Option<&(dyn std::error::Error + 'static)> = match &err {
-        E::GRpcStatus(status) => std::error::Error::source(status),
-        E::TransportError(transport) => Some(transport),
-        E::IoError(io) => Some(io),
-        _ => None,
-    };
+/// Sorts an error of a call into what the engine must know (is the lease
+/// gone? was the server reached?) and a few plain words for the message (a
+/// failed TLS handshake in words that name the file to look at); the
+/// status itself stays behind as the source, for the log.
+fn classify(status: tonic::Status, context: &Context) -> BackendError {
     // A failed connection, in the system's words ("connection refused"),
-    // else in the words of the deepest error tonic kept.
-    let failed_connection = beneath.map(|cause| {
+    // else in the words of the deepest error tonic kept beneath the status
+    // (down to the operating system's error).
+    let failed_connection = std::error::Error::source(&status).map(|cause| {
         let tls = context.tls.as_ref().and_then(|tls| tls_cause(cause, tls));
         tls.or_else(|| io_cause(cause)).unwrap_or_else(|| {
             let mut deepest = cause;
@@ -361,20 +532,13 @@ fn classify(err: etcd_client::Error, context: &Context) -> BackendError {
             deepest.to_string()
         })
     });
-    let error = match (&err, failed_connection) {
-        (E::GRpcStatus(status), _) if i32::from(status.code()) == GRPC_NOT_FOUND => {
-            BackendError::lost(status.message())
-        }
-        (_, Some(reason)) => BackendError::unreachable(reason),
-        (E::GRpcStatus(status), None) if !status.message().is_empty() => {
-            BackendError::unavailable(status.message())
-        }
-        (E::GRpcStatus(status), None) => {
-            BackendError::unavailable(status.code().description().to_lowercase())
-        }
-        (other, None) => BackendError::unavailable(other.to_string()),
+    let error = match failed_connection {
+        _ if i32::from(status.code()) == GRPC_NOT_FOUND => BackendError::lost(status.message()),
+        Some(reason) => BackendError::unreachable(reason),
+        None if !status.message().is_empty() => BackendError::unavailable(status.message()),
+        None => BackendError::unavailable(status.code().description().to_lowercase()),
     };
-    error.with_source(err)
+    error.with_source(status)
 }
 
 impl Backend for EtcdBackend {
@@ -400,48 +564,50 @@ impl Backend for EtcdBackend {
         ttl: Duration,
         dirs: &[String],
     ) -> Result<Opened<EtcdSession>, BackendError> {
-        // HTTP/2 pings find a dead connection within a third of the TTL, so
-        // that the client reconnects instead of waiting on it. The token
-        // of a login expires (etcd's --auth-token-ttl): it is renewed and
-        // the request sent again.
-        let mut options = ConnectOptions::new()
-            .with_connect_timeout(ttl / 3)
-            .with_keep_alive(ttl / 3, ttl / 3)
-            .with_keep_alive_while_idle(true)
-            .with_require_leader(true)
-            .with_auto_token_refresh(true);
         let mut scheme = "http";
         let mut tls_files = None;
+        let mut tls_config = None;
         if let Some(tls) = &self.context.tls {
             // Read for each session: a certificate rotated on disk is used
             // from the next session on.
             let files = tls.load().map_err(BackendError::unavailable)?;
-            tls_files = Some(files.clone());
-            let mut config = etcd_client::TlsOptions::new()
-                .ca_certificate(etcd_client::Certificate::from_pem(&files.ca_pem));
+            let mut config =
+                ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&files.ca_pem));
             if let Some((cert, key)) = &files.identity {
-                config = config.identity(etcd_client::Identity::from_pem(cert, key.expose()));
+                config = config.identity(Identity::from_pem(cert, key.expose()));
             }
-            options = options.with_tls(config);
+            tls_files = Some(files);
+            tls_config = Some(config);
             scheme = "https";
         }
-        let mut clients = Vec::with_capacity(self.endpoints.len());
+        // HTTP/2 pings find a dead connection within a third of the TTL, so
+        // that the channel reconnects instead of waiting on it.
+        let mut channels = Vec::with_capacity(self.endpoints.len());
         for host in &self.endpoints {
-            // Connecting is lazy: nothing is sent before the first request
-            // (a login is sent before a member's first request).
-            let client = Client::connect([format!("{scheme}://{host}")], Some(options.clone()))
-                .await
-                .map_err(|error| classify(error, &self.context))?;
-            clients.push(client);
+            let unusable = |error| {
+                BackendError::unavailable(format!("{host} is not a usable address"))
+                    .with_source(error)
+            };
+            let mut endpoint = Endpoint::from_shared(format!("{scheme}://{host}"))
+                .map_err(unusable)?
+                .connect_timeout(ttl / 3)
+                .http2_keep_alive_interval(ttl / 3)
+                .keep_alive_timeout(ttl / 3)
+                .keep_alive_while_idle(true);
+            if let Some(config) = &tls_config {
+                endpoint = endpoint.tls_config(config.clone()).map_err(unusable)?;
+            }
+            // Connecting is lazy: nothing is sent before the first request.
+            channels.push(endpoint.connect_lazy());
         }
         let members = Members {
-            logged_in: clients
-                .iter()
-                .map(|_| tokio::sync::OnceCell::new())
-                .collect(),
-            clients,
+            channels,
             current: self.current.clone(),
             context: self.context.clone(),
+            login: Mutex::new(match self.context.credentials {
+                Some(_) => LoginState::Out,
+                None => LoginState::Unneeded,
+            }),
             prefix: dirs.first().map(|dir| fleet_prefix(dir)),
             endpoints: self.endpoints.clone(),
             tls_files,
@@ -455,21 +621,29 @@ impl Backend for EtcdBackend {
         let share = ttl / u32::try_from(self.endpoints.len() + 1).unwrap_or(u32::MAX);
         let mut last = None;
         for _ in 0..self.endpoints.len() {
-            let grant = members.call(Need::Lease, |mut client| async move {
-                client.lease_grant(seconds, None).await
+            let grant = members.call(Need::Lease, |channel, token| async move {
+                let grant = LeaseGrantRequest {
+                    ttl: seconds,
+                    id: 0,
+                };
+                let granted = LeaseClient::new(channel)
+                    .lease_grant(request(grant, token))
+                    .await?;
+                Ok(granted.into_inner())
             });
             match tokio::time::timeout(share, grant).await {
-                Ok(Ok(granted)) => {
+                Ok(Ok(granted)) if granted.error.is_empty() => {
                     return Ok(Opened {
-                        id: format!("{:x}", granted.id()),
-                        ttl: Duration::from_secs(granted.ttl().max(0).unsigned_abs()),
+                        id: format!("{:x}", granted.id),
+                        ttl: Duration::from_secs(granted.ttl.max(0).unsigned_abs()),
                         session: EtcdSession {
                             members,
-                            lease: granted.id(),
+                            lease: granted.id,
                             keeper: Mutex::new(None),
                         },
                     });
                 }
+                Ok(Ok(refused)) => return Err(BackendError::unavailable(refused.error)),
                 Ok(Err(
                     error @ (BackendError::Unreachable { .. } | BackendError::Unavailable { .. }),
                 )) => last = Some(error),
@@ -487,18 +661,19 @@ impl Backend for EtcdBackend {
 
     async fn list(&self, session: &EtcdSession, dir: &str) -> Result<Vec<String>, BackendError> {
         let prefix = format!("{dir}/");
-        let options = GetOptions::new().with_prefix().with_keys_only();
-        let listed = session
-            .members
-            .call(Need::Read(&prefix), |mut client| {
-                let prefix = prefix.clone();
-                async move { client.get(prefix, Some(options)).await }
-            })
-            .await?;
+        let range = RangeRequest {
+            key: prefix.as_bytes().to_vec(),
+            range_end: prefix_end(prefix.as_bytes()),
+            keys_only: true,
+        };
+        let listed = session.members.range(Need::Read(&prefix), range).await?;
         Ok(listed
-            .kvs()
+            .kvs
             .iter()
-            .filter_map(|kv| kv.key_str().ok()?.strip_prefix(&prefix).map(str::to_owned))
+            .filter_map(|kv| {
+                let key = std::str::from_utf8(&kv.key).ok()?;
+                key.strip_prefix(&prefix).map(str::to_owned)
+            })
             .collect())
     }
 
@@ -508,20 +683,13 @@ impl Backend for EtcdBackend {
         path: &str,
         value: &[u8],
     ) -> Result<bool, BackendError> {
-        let txn = Txn::new()
-            .when([Compare::create_revision(path, CompareOp::Equal, 0)])
-            .and_then([TxnOp::put(
-                path,
-                value,
-                Some(PutOptions::new().with_lease(session.lease)),
-            )]);
-        let done = session
-            .members
-            .call(Need::ReadWrite(path), |mut client| async move {
-                client.txn(txn).await
-            })
-            .await?;
-        Ok(done.succeeded())
+        let txn = TxnRequest {
+            compare: vec![absent(path)],
+            success: vec![put(path, value, session.lease)],
+            failure: Vec::new(),
+        };
+        let done = session.members.txn(Need::ReadWrite(path), txn).await?;
+        Ok(done.succeeded)
     }
 
     async fn create_record(
@@ -530,29 +698,25 @@ impl Backend for EtcdBackend {
         path: &str,
         value: &[u8],
     ) -> Result<Option<Vec<u8>>, BackendError> {
-        let txn = Txn::new()
-            .when([Compare::create_revision(path, CompareOp::Equal, 0)])
-            .and_then([TxnOp::put(path, value, None)])
-            .or_else([TxnOp::get(path, None)]);
-        let done = session
-            .members
-            .call(Need::ReadWrite(path), |mut client| async move {
-                client.txn(txn).await
-            })
-            .await?;
-        if done.succeeded() {
+        let txn = TxnRequest {
+            compare: vec![absent(path)],
+            success: vec![put(path, value, 0)],
+            failure: vec![RequestOp {
+                request: Some(Op::RequestRange(get(path))),
+            }],
+        };
+        let done = session.members.txn(Need::ReadWrite(path), txn).await?;
+        if done.succeeded {
             return Ok(None);
         }
-        let found = done
-            .op_responses()
-            .into_iter()
-            .find_map(|response| match response {
-                TxnOpResponse::Get(got) => got.kvs().first().map(|kv| kv.value().to_vec()),
-                _ => None,
-            });
         // The failed compare found the key, so the read in the same
         // transaction does too.
-        Ok(Some(found.unwrap_or_default()))
+        Ok(Some(
+            read_keys(&done)
+                .next()
+                .map(|kv| kv.value.clone())
+                .unwrap_or_default(),
+        ))
     }
 
     async fn keep_alive(
@@ -568,13 +732,8 @@ impl Backend for EtcdBackend {
         if let Some(key) = held {
             // The lease alone does not prove the key: an operator may have
             // deleted it, and someone else may hold it now.
-            let found = session
-                .members
-                .call(Need::Read(key), |mut client| async move {
-                    client.get(key, None).await
-                })
-                .await?;
-            if !found.kvs().iter().any(|kv| kv.lease() == session.lease) {
+            let found = session.members.range(Need::Read(key), get(key)).await?;
+            if !found.kvs.iter().any(|kv| kv.lease == session.lease) {
                 return Err(BackendError::lost(format!(
                     "key {key} is no longer attached to lease {:x}",
                     session.lease
@@ -589,15 +748,10 @@ impl Backend for EtcdBackend {
         session: &EtcdSession,
         path: &str,
     ) -> Result<Option<Versioned>, BackendError> {
-        let found = session
-            .members
-            .call(Need::Read(path), |mut client| async move {
-                client.get(path, None).await
-            })
-            .await?;
-        Ok(found.kvs().first().map(|kv| Versioned {
-            value: kv.value().to_vec(),
-            version: kv.mod_revision(),
+        let found = session.members.range(Need::Read(path), get(path)).await?;
+        Ok(found.kvs.into_iter().next().map(|kv| Versioned {
+            value: kv.value,
+            version: kv.mod_revision,
         }))
     }
 
@@ -610,33 +764,29 @@ impl Backend for EtcdBackend {
         expected: Option<i64>,
     ) -> Result<GuardedWrite, BackendError> {
         let unchanged = match expected {
-            Some(revision) => Compare::mod_revision(path, CompareOp::Equal, revision),
-            None => Compare::create_revision(path, CompareOp::Equal, 0),
+            Some(revision) => equal(path, CompareTarget::Mod, TargetUnion::ModRevision(revision)),
+            None => absent(path),
         };
-        let txn = Txn::new()
-            .when([
-                Compare::lease(guard, CompareOp::Equal, session.lease),
+        let txn = TxnRequest {
+            compare: vec![
+                equal(
+                    guard,
+                    CompareTarget::Lease,
+                    TargetUnion::Lease(session.lease),
+                ),
                 unchanged,
-            ])
-            .and_then([TxnOp::put(path, value, None)])
-            .or_else([TxnOp::get(guard, None)]);
-        let done = session
-            .members
-            .call(Need::ReadWrite(path), |mut client| async move {
-                client.txn(txn).await
-            })
-            .await?;
-        if done.succeeded() {
-            let revision = done.header().map_or(0, |header| header.revision());
+            ],
+            success: vec![put(path, value, 0)],
+            failure: vec![RequestOp {
+                request: Some(Op::RequestRange(get(guard))),
+            }],
+        };
+        let done = session.members.txn(Need::ReadWrite(path), txn).await?;
+        if done.succeeded {
+            let revision = done.header.map_or(0, |header| header.revision);
             return Ok(GuardedWrite::Written { version: revision });
         }
-        let guard_held = done
-            .op_responses()
-            .into_iter()
-            .any(|response| match response {
-                TxnOpResponse::Get(got) => got.kvs().iter().any(|kv| kv.lease() == session.lease),
-                _ => false,
-            });
+        let guard_held = read_keys(&done).any(|kv| kv.lease == session.lease);
         Ok(if guard_held {
             GuardedWrite::Conflict
         } else {
@@ -652,8 +802,10 @@ impl Backend for EtcdBackend {
         let lease = session.lease;
         match session
             .members
-            .call(Need::Lease, |mut client| async move {
-                client.lease_revoke(lease).await
+            .call(Need::Lease, |channel, token| async move {
+                LeaseClient::new(channel)
+                    .lease_revoke(request(LeaseRevokeRequest { id: lease }, token))
+                    .await
             })
             .await
         {
@@ -665,37 +817,78 @@ impl Backend for EtcdBackend {
 
 /// Sends one keep-alive for the session's lease on the attempt's member,
 /// on the stream already open there or a new one, and waits for its
-/// answer: the lease's TTL.
+/// answer: the lease's TTL. A stream whose token etcd no longer takes is
+/// opened anew after a new login, once.
 async fn renew_lease(
     session: &EtcdSession,
     attempt: &Attempt<'_>,
 ) -> Result<Duration, BackendError> {
-    session.members.log_in(attempt.at).await?;
-    let taken = session.keeper.lock().await.take();
-    let (mut keeper, mut stream) = match taken {
-        Some((at, keeper, stream)) if at == attempt.at => (keeper, stream),
-        // None yet, or one on a member the session has moved away from.
-        _ => attempt
-            .client()
-            .lease_keep_alive(session.lease)
-            .await
-            .map_err(|error| session.members.classify(error, Need::Lease))?,
+    let members = &session.members;
+    let mut token = members.token(attempt, None).await?;
+    let mut renewed = false;
+    loop {
+        match keep_alive_once(session, attempt, token.clone()).await {
+            Ok(done) => return done,
+            Err(status) if !renewed && token.is_some() && token_refused(&status) => {
+                renewed = true;
+                token = members.token(attempt, token).await?;
+            }
+            Err(status) => return Err(members.classify(status, Need::Lease)),
+        }
+    }
+}
+
+/// One keep-alive of [`renew_lease`], a new stream sending `token`; an
+/// error of etcd's as its status, to be classified by the caller.
+async fn keep_alive_once(
+    session: &EtcdSession,
+    attempt: &Attempt<'_>,
+    token: Option<Token>,
+) -> Result<Result<Duration, BackendError>, tonic::Status> {
+    let closed = || {
+        Ok(Err(BackendError::unavailable(
+            "the keep-alive stream closed",
+        )))
     };
-    let classify = |error| session.members.classify(error, Need::Lease);
-    keeper.keep_alive().await.map_err(classify)?;
-    let answer = stream
-        .message()
-        .await
-        .map_err(classify)?
-        .ok_or_else(|| BackendError::unavailable("the keep-alive stream closed"))?;
-    if answer.ttl() <= 0 {
-        return Err(BackendError::lost(format!(
+    let taken = session.keeper.lock().await.take();
+    let ask = LeaseKeepAliveRequest { id: session.lease };
+    let mut keeper = match taken {
+        Some(keeper) if keeper.at == attempt.at => {
+            if keeper.sender.send(ask).await.is_err() {
+                return closed();
+            }
+            keeper
+        }
+        // None yet, or one on a member the session has moved away from:
+        // a new stream, its first request queued before the call (etcd
+        // answers the call once it has one).
+        _ => {
+            let (sender, requests) = mpsc::channel(1);
+            if sender.send(ask).await.is_err() {
+                return closed();
+            }
+            let answers = LeaseClient::new(attempt.channel())
+                .lease_keep_alive(request(ReceiverStream::new(requests), token))
+                .await?
+                .into_inner();
+            Keeper {
+                at: attempt.at,
+                sender,
+                answers,
+            }
+        }
+    };
+    let Some(answer) = keeper.answers.message().await? else {
+        return closed();
+    };
+    if answer.ttl <= 0 {
+        return Ok(Err(BackendError::lost(format!(
             "lease {:x} expired",
             session.lease
-        )));
+        ))));
     }
-    *session.keeper.lock().await = Some((attempt.at, keeper, stream));
-    Ok(Duration::from_secs(answer.ttl().unsigned_abs()))
+    *session.keeper.lock().await = Some(keeper);
+    Ok(Ok(Duration::from_secs(answer.ttl.unsigned_abs())))
 }
 
 /// The fleet's prefix, `/snowmint/<fleet>/`, of one of its directories.

@@ -67,9 +67,14 @@ pub use coordinator::{
     Backend, BackendError, Cause, ClaimError, ClaimRecord, ClaimState, ConfigError, Coordinator,
     CoordinatorAccess, CoordinatorConfig, CoordinatorStatus, CoordinatorTls, CoordinatorUrl,
     Credentials, FleetName, GuardedWrite, HIDDEN, Holder, Login, MAX_FLEET_NAME, MAX_TTL, MIN_TTL,
-    Opened, PostgresUrl, Secret, SlotRange, SslMode, Versioned, connect, mask_user_part,
-    parse_claim_ttl, read_holders, read_holders_with,
+    Opened, PassedOver, PostgresUrl, Secret, SlotRange, SslMode, Versioned, connect,
+    mask_user_part, parse_claim_ttl, read_holders, read_holders_with,
 };
+/// etcd's messages and calls, for the tests' own etcd client (not a stable
+/// API).
+#[cfg(feature = "etcd")]
+#[doc(hidden)]
+pub use etcd::api as etcd_api;
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};
 #[cfg(feature = "postgres")]
@@ -90,6 +95,7 @@ mod hostname;
 mod issuer;
 mod lock;
 mod mark;
+mod node_source;
 mod reason;
 mod reservation;
 mod state_dir;
@@ -100,12 +106,19 @@ mod testing;
 mod tls_probe;
 
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
-pub use issuer::{Issuer, IssuerOptions, NodeReport, Refusal};
+pub use issuer::{EmbeddedIssuer, Issuer, IssuerBuilder, IssuerOptions, NodeReport, Refusal};
 pub use lock::NodeLock;
 pub use mark::MarkFile;
+pub use node_source::NodeSource;
 pub use reservation::{NodeMark, Reservation};
-pub use state_dir::{create_state_dir, last_written_slot};
+pub use state_dir::{create_state_dir, default_state_dir, last_written_slot};
 pub use static_source::StaticSource;
+
+/// The most IDs a node hands out in one request: one millisecond's worth
+/// in the Twitter layout. The service's `/v1/ids?count=`, gRPC's `NextIds`
+/// and `StreamIds` batches, and the Rust client's batches all stop here
+/// (`u32`: the gRPC messages carry counts as `uint32`).
+pub const MAX_BATCH: u32 = 4096;
 
 /// A boxed future, so that [`SlotSource`] stays object-safe.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -246,13 +259,21 @@ pub enum FleetError {
         pid: Option<u32>,
     },
     /// A hostname that yields no slot.
-    #[error("hostname {:?}: {reason}", snowmint::echo(.hostname))]
+    #[error("hostname {:?}: {reason}", snowmint::value::echo(.hostname))]
     Hostname {
         /// The hostname.
         hostname: String,
         /// Why it yields no slot.
         reason: String,
     },
+    /// A coordinator setting (URL, fleet, slots, claim TTL) that cannot be
+    /// used; the message names the value and what is accepted.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Settings of an [`IssuerBuilder`] that cannot be used together, or
+    /// a missing one ("no node was given: ...").
+    #[error("{0}")]
+    Setting(String),
 }
 
 /// Where a node's identity comes from, and what keeps it.
@@ -282,4 +303,15 @@ pub trait SlotSource: Send + Sync + 'static {
 
     /// Gives the claim up (clean shutdown), so that the slot frees at once.
     fn release(&self) -> BoxFuture<'_, ()>;
+
+    /// Asks the source to give up the claim of `generation`, which this
+    /// process cannot use (`reason`: another process on this host holds
+    /// the lock of its node), and to claim another slot, passing this one
+    /// over for a while. Returns whether it will; a source whose node
+    /// cannot change (flags, hostname) returns `false`, and the node waits
+    /// for the lock instead. See `issuer/claims.rs`.
+    fn pass_over(&self, generation: u64, reason: String) -> bool {
+        let _ = (generation, reason);
+        false
+    }
 }

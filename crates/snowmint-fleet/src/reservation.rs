@@ -22,6 +22,23 @@ use crate::{FleetError, MarkFile, NodeLock, SlotSource};
 /// "Nothing recorded": below every real mark.
 const NONE: i64 = i64::MIN;
 
+/// Whether the reserved mark in `covered` covers an ID with timestamp
+/// `ts_ms` ([`Reservation::covers`]).
+#[inline]
+fn covers(covered: &AtomicI64, ts_ms: i64) -> bool {
+    // Acquire pairs with the Release store in `write`: seeing the new mark
+    // means seeing that its write finished.
+    ts_ms <= covered.load(Ordering::Acquire)
+}
+
+/// Whether IDs at `ts_ms` have come within half a step of the mark in
+/// `covered` ([`Reservation::due_for_refresh`]).
+#[inline]
+fn due_for_refresh(covered: &AtomicI64, step_ms: i64, ts_ms: i64) -> bool {
+    // Relaxed: a hint to start a write early, ordered by nothing.
+    ts_ms > covered.load(Ordering::Relaxed).saturating_sub(step_ms / 2)
+}
+
 /// The durable mark of one node: its state file, what it holds, and the
 /// lock that keeps other processes from issuing as the node meanwhile.
 ///
@@ -169,8 +186,14 @@ pub struct Reservation {
     source: Arc<dyn SlotSource>,
     generation: u64,
     step_ms: i64,
-    /// The reserved mark published for the hot path (or `NONE`).
-    covered: AtomicI64,
+    /// The reserved mark published for the hot path (or `NONE`); shared
+    /// with the issuer's per-thread snapshots, which read it without
+    /// keeping the reservation (and its source and lock) alive.
+    covered: Arc<AtomicI64>,
+    /// The runtime the reservation was made on, which runs its
+    /// background refreshes (they may be started from threads outside
+    /// any runtime: embedded issuers' callers).
+    runtime: Option<tokio::runtime::Handle>,
     /// Set while a background refresh runs, so that only one is started.
     refreshing: AtomicBool,
     /// Set (under the node's lock) when the claim is replaced.
@@ -203,7 +226,8 @@ impl Reservation {
             source,
             generation,
             step_ms: step_ms.max(1),
-            covered: AtomicI64::new(NONE),
+            covered: Arc::new(AtomicI64::new(NONE)),
+            runtime: tokio::runtime::Handle::try_current().ok(),
             refreshing: AtomicBool::new(false),
             retired: AtomicBool::new(false),
         }
@@ -228,20 +252,25 @@ impl Reservation {
     /// Whether an ID with timestamp `ts_ms` may be handed out now.
     #[inline]
     pub fn covers(&self, ts_ms: i64) -> bool {
-        // Acquire pairs with the Release store in `extend`: seeing the new
-        // mark means seeing that its write finished.
-        ts_ms <= self.covered.load(Ordering::Acquire)
+        covers(&self.covered, ts_ms)
     }
 
     /// Whether IDs have come within half a step of the reserved mark, so
     /// that it is time to move it on.
     #[inline]
     pub fn due_for_refresh(&self, ts_ms: i64) -> bool {
-        ts_ms
-            > self
-                .covered
-                .load(Ordering::Relaxed)
-                .saturating_sub(self.step_ms / 2)
+        due_for_refresh(&self.covered, self.step_ms, ts_ms)
+    }
+
+    /// The cell [`covers`](Reservation::covers) reads, for a reader that
+    /// must not keep the reservation alive.
+    pub(crate) fn covered_cell(&self) -> &Arc<AtomicI64> {
+        &self.covered
+    }
+
+    /// How far ahead each write reserves.
+    pub(crate) fn step_ms(&self) -> i64 {
+        self.step_ms
     }
 
     /// Reserves up to `max(ts_ms, now_ms) + step` unless `ts_ms` is covered
@@ -320,13 +349,17 @@ impl Reservation {
             return;
         }
         let reservation = Arc::clone(self);
-        tokio::spawn(async move {
+        let refresh = async move {
             let target = now_ms.saturating_add(reservation.step_ms);
             if let Err(error) = reservation.raise(target, None).await {
                 tracing::warn!(%error, "could not move the high-water mark ahead");
             }
             reservation.refreshing.store(false, Ordering::Release);
-        });
+        };
+        match &self.runtime {
+            Some(runtime) => drop(runtime.spawn(refresh)),
+            None => drop(tokio::spawn(refresh)),
+        }
     }
 
     /// Stops this reservation from extending (its claim was replaced) and

@@ -1,5 +1,5 @@
 //! The state directory: where each node's [`MarkFile`](crate::MarkFile)
-//! lives. Made at start, with a message that says plainly what is wrong
+//! lives ([`default_state_dir`] when none is given). Made at start, with a message that says plainly what is wrong
 //! when it cannot be (the path is a file, a parent is a file, no rights).
 //! The file written last names the slot a restarted node most likely
 //! held ([`last_written_slot`]).
@@ -11,6 +11,34 @@ use snowmint::{Layout, Node};
 
 use crate::FleetError;
 use crate::reason::io_reason;
+
+/// The state directory used when none is configured:
+/// `$XDG_STATE_HOME/snowmint`, else `$HOME/.local/state/snowmint`, else
+/// `./snowmint-state`, reading the environment through `env`. One
+/// directory for every process of a host that issues IDs (the service,
+/// `snowmint generate`, embedded issuers), so that their node locks and
+/// marks meet.
+///
+/// # Examples
+///
+/// ```
+/// use std::path::PathBuf;
+/// use snowmint_fleet::default_state_dir;
+///
+/// let env = |name: &str| (name == "HOME").then(|| "/home/ana".to_owned());
+/// assert_eq!(default_state_dir(env), PathBuf::from("/home/ana/.local/state/snowmint"));
+/// assert_eq!(default_state_dir(|_| None), PathBuf::from("snowmint-state"));
+/// ```
+pub fn default_state_dir(env: impl Fn(&str) -> Option<String>) -> PathBuf {
+    let set = |name| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(xdg) = set("XDG_STATE_HOME") {
+        xdg.join("snowmint")
+    } else if let Some(home) = set("HOME") {
+        home.join(".local/state/snowmint")
+    } else {
+        PathBuf::from("snowmint-state")
+    }
+}
 
 /// Creates the state directory `dir` (and its parents) if missing.
 ///

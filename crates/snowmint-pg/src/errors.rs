@@ -1,26 +1,35 @@
 //! The core's errors as SQL errors.
 //!
-//! - A value out of its range (an ID, a timestamp, a field): SQLSTATE 22003
-//!   (`numeric_value_out_of_range`).
-//! - Text that is no valid value (a layout, a setting): 22023
-//!   (`invalid_parameter_value`).
-//! - The server cannot issue now (settings missing, clock behind, the
-//!   library not preloaded, the mark not writable): 55000
+//! A core error gets its SQLSTATE from its kind, in the one `match` of
+//! [`from_core_about`] (a new kind does not compile until it has one; see
+//! docs/ARCHITECTURE.md §6):
+//!
+//! - a value out of its range (an ID, a timestamp, a field): 22003
+//!   (`numeric_value_out_of_range`);
+//! - text that does not read as the value (an ID's digits): 22P02
+//!   (`invalid_text_representation`);
+//! - a name, a layout or a window that cannot be used: 22023
+//!   (`invalid_parameter_value`);
+//! - the server cannot issue now (the clock behind): 55000
 //!   (`object_not_in_prerequisite_state`).
 //!
-//! The message is the core's, which names the field, the value and the
-//! valid range.
+//! The extension's own errors (settings missing, the library not
+//! preloaded, the mark not writable, a time PostgreSQL cannot hold) pick
+//! one of the same codes with [`out_of_range`], [`invalid`] and
+//! [`not_ready`]. The message is the core's, which names the field, the
+//! value and the valid range.
 #![forbid(unsafe_code)]
 
 use pgrx::PgSqlErrorCode;
 use pgrx::pg_sys::panic::ErrorReport;
+use snowmint::ErrorKind;
 
 /// The error for a value out of range.
 pub fn out_of_range(message: impl Into<String>) -> ErrorReport {
     report(PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, message)
 }
 
-/// The error for a text that is no valid value.
+/// The error for a value that cannot be used.
 pub fn invalid(message: impl Into<String>) -> ErrorReport {
     report(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, message)
 }
@@ -35,17 +44,27 @@ pub fn not_ready(message: impl Into<String>) -> ErrorReport {
 
 /// The SQL error for a core error.
 pub fn from_core(error: snowmint::Error) -> ErrorReport {
-    use snowmint::Error as E;
-    match error {
-        E::ClockBehind { .. } | E::SequenceExhausted { .. } => not_ready(error.to_string()),
-        E::InvalidLayout { .. }
-        | E::UnknownLayout { .. }
-        | E::UnknownClockPolicy { .. }
-        | E::InvalidDuration { .. }
-        | E::NotANumber { .. }
-        | E::EmptyWindow { .. } => invalid(error.to_string()),
-        _ => out_of_range(error.to_string()),
-    }
+    from_core_about(None, error)
+}
+
+/// The SQL error for a core error about `about` (an argument or a
+/// setting, such as `snowmint.layout`), which the message starts with.
+pub fn from_core_about(about: Option<&str>, error: snowmint::Error) -> ErrorReport {
+    let code = match error.kind() {
+        ErrorKind::OutOfRange => PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+        ErrorKind::InvalidText => PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
+        ErrorKind::UnknownName | ErrorKind::InvalidLayout | ErrorKind::EmptyWindow => {
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE
+        }
+        ErrorKind::ClockBehind | ErrorKind::SequenceExhausted => {
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
+        }
+    };
+    let message = match about {
+        Some(about) => format!("{about}: {error}"),
+        None => error.to_string(),
+    };
+    report(code, message)
 }
 
 fn report(code: PgSqlErrorCode, message: impl Into<String>) -> ErrorReport {

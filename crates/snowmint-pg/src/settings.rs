@@ -140,7 +140,7 @@ impl Settings {
         let layout = layout()?;
         let policy_name = text(&CLOCK_POLICY).unwrap_or_else(|| "refuse".to_owned());
         let policy = ClockPolicy::from_name(&policy_name, millis(&CLOCK_WAIT_MAX))
-            .map_err(|error| errors::invalid(format!("snowmint.clock_policy: {error}")))?;
+            .map_err(|error| errors::from_core_about(Some("snowmint.clock_policy"), error))?;
         let mark_step = millis(&MARK_STEP);
         let mark_wait_max = millis(&MARK_WAIT_MAX);
         if mark_step > mark_wait_max {
@@ -173,13 +173,13 @@ impl Settings {
 pub fn layout() -> Result<Layout, ErrorReport> {
     let text = text(&LAYOUT).unwrap_or_else(|| "twitter".to_owned());
     text.parse::<Layout>()
-        .map_err(|error| errors::invalid(format!("snowmint.layout: {error}")))
+        .map_err(|error| errors::from_core_about(Some("snowmint.layout"), error))
 }
 
 fn node(layout: Layout) -> Result<Option<Node>, ErrorReport> {
     let (datacenter, machine, slot) = (DATACENTER.get(), MACHINE.get(), SLOT.get());
     let bad = |error: snowmint::Error, name: &str| {
-        errors::out_of_range(format!("snowmint.{name}: {error}"))
+        errors::from_core_about(Some(&format!("snowmint.{name}")), error)
     };
     if slot != UNSET {
         if datacenter != UNSET || machine != UNSET {

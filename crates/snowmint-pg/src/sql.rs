@@ -19,7 +19,7 @@ use crate::{errors, issue, time};
 fn layout_arg(text: &str) -> Result<Layout, ErrorReport> {
     text.trim()
         .parse::<Layout>()
-        .map_err(|error| errors::invalid(format!("layout: {error}")))
+        .map_err(|error| errors::from_core_about(Some("layout"), error))
 }
 
 /// An ID argument: 0 ..= 2^63-1.
@@ -29,13 +29,8 @@ fn id_arg(value: i64) -> Result<SnowflakeId, ErrorReport> {
 
 /// A field argument, checked against the layout.
 fn field_arg(layout: Layout, field: Field, value: i32) -> Result<u64, ErrorReport> {
-    let max = layout.max(field);
-    match u64::try_from(value) {
-        Ok(value) if value <= max => Ok(value),
-        _ => Err(errors::out_of_range(format!(
-            "{field} {value} is out of range (0..={max})"
-        ))),
-    }
+    snowmint::value::check_bounded(field.name(), value, 0..=layout.max(field))
+        .map_err(errors::from_core)
 }
 
 /// A decoded field as an `int`.

@@ -238,7 +238,7 @@ impl PyGenerator {
         let node = on!(&self.inner, g => g.node());
         let layout = on!(&self.inner, g => g.layout());
         let max = match self.policy.bound() {
-            Some(bound) => format!(", max='{}'", snowmint::format_duration(bound)),
+            Some(bound) => format!(", max='{}'", snowmint::value::format_duration(bound)),
             None => String::new(),
         };
         format!(

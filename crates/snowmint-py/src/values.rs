@@ -33,7 +33,7 @@ pub fn id_out_of_range(py: Python<'_>, value: &Bound<'_, PyAny>) -> Option<PyErr
     let error = match value.extract::<i64>() {
         Ok(negative) => SnowflakeId::from_i64(negative).err()?,
         Err(_) => Error::InvalidId {
-            input: snowmint::echo(&value.str().ok()?.to_string()),
+            input: snowmint::value::echo(&value.str().ok()?.to_string()),
             encoding: Encoding::Decimal,
             kind: InvalidIdKind::OutOfRange,
         },
@@ -81,7 +81,7 @@ fn number_out_of_range(
         return None;
     }
     let text = value.str().ok()?.to_string();
-    let error = snowmint::parse_bounded(name, &text, 0..=max).err()?;
+    let error = snowmint::value::parse_bounded(name, &text, 0..=max).err()?;
     Some(to_py(py, error, Some(value)))
 }
 
@@ -100,7 +100,8 @@ pub fn instant(py: Python<'_>, layout: &Layout, value: &Bound<'_, PyAny>) -> PyR
         // Beyond 64 bits: the core's reader says it is out of the layout's range.
         let text = value.str()?.to_string();
         let range = layout.epoch_ms()..=layout.last_instant_ms();
-        return snowmint::parse_bounded_signed("timestamp", &text, range).or_raise(py, Some(value));
+        return snowmint::value::parse_bounded_signed("timestamp", &text, range)
+            .or_raise(py, Some(value));
     }
     if value.is_instance_of::<PyDateTime>() {
         if value.call_method0("utcoffset")?.is_none() {
@@ -150,7 +151,7 @@ pub fn datetime(py: Python<'_>, unix_ms: i64) -> PyResult<Bound<'_, PyAny>> {
 }
 
 /// The bound of a `wait` or `borrow` policy: a `timedelta`, or text that
-/// the core's [`snowmint::parse_duration`] reads (`"2s"`, `"500ms"`).
+/// the core's [`snowmint::value::parse_duration`] reads (`"2s"`, `"500ms"`).
 pub fn duration(
     py: Python<'_>,
     value: &Bound<'_, PyAny>,
@@ -158,7 +159,7 @@ pub fn duration(
 ) -> PyResult<Duration> {
     const NAME: &str = "max";
     if let Ok(text) = value.extract::<String>() {
-        return snowmint::parse_duration(NAME, &text, range).or_raise(py, Some(value));
+        return snowmint::value::parse_duration(NAME, &text, range).or_raise(py, Some(value));
     }
     if value.is_instance_of::<PyDelta>() {
         let one_micro = PyDelta::new(py, 0, 0, 1, true)?;
@@ -167,12 +168,12 @@ pub fn duration(
         let error = if micros < 0 {
             Error::DurationOutOfRange {
                 name: NAME,
-                input: format!("-{}", snowmint::format_duration(duration)),
+                input: format!("-{}", snowmint::value::format_duration(duration)),
                 min: *range.start(),
                 max: *range.end(),
             }
         } else {
-            match snowmint::check_duration(NAME, duration, range) {
+            match snowmint::value::check_duration(NAME, duration, range) {
                 Ok(duration) => return Ok(duration),
                 Err(error) => error,
             }

@@ -10,7 +10,7 @@
 //! use snowmint_server::config::{Config, Layer};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! let config = Config::load(Layer::flags(), None)?;
+//! let config = Config::load(Layer::flags())?;
 //! let listener = tokio::net::TcpListener::bind(config.listen).await?;
 //! snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await?;
 //! # Ok(())
@@ -39,6 +39,8 @@
 //! - `api/`: [`app`] and [`routes`], the handlers, and reading their
 //!   parameters with the same parsers as the configuration's
 //!   (`api/params.rs`).
+//! - `inputs.rs`: the calculator's inputs (layout, defaulting to the
+//!   node's; instants; encodings; ID text), read alike for HTTP and gRPC.
 //! - `body/`: [`body`], the types every JSON answer is serialized from
 //!   (also `snowmint layout --format json`).
 //! - `grpc/`: [`grpc`], the gRPC API (`--grpc-listen`): `snowmint.v1.IdService`,
@@ -64,6 +66,7 @@ pub mod config;
 mod connections;
 mod error;
 pub mod grpc;
+mod inputs;
 mod metrics;
 pub mod openapi;
 pub mod page;

@@ -230,9 +230,9 @@ mod tests {
         let count = &document["paths"]["/v1/ids"]["get"]["parameters"][0];
         assert_eq!(count["name"], "count");
         assert_eq!(count["schema"]["minimum"], 1);
-        assert_eq!(count["schema"]["maximum"], api::MAX_BATCH);
+        assert_eq!(count["schema"]["maximum"], snowmint_fleet::MAX_BATCH);
         let ids = &document["components"]["schemas"]["Ids"]["properties"]["ids"];
-        assert_eq!(ids["maxItems"], api::MAX_BATCH);
+        assert_eq!(ids["maxItems"], snowmint_fleet::MAX_BATCH);
         let too_long = &document["components"]["responses"]["UriTooLong"]["description"];
         assert!(
             too_long
@@ -252,7 +252,10 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .to_owned();
-        for code in Refusal::CODES.into_iter().chain(["timeout"]) {
+        // `would_block` is the embedded issuer's non-blocking answer: the
+        // service's handlers wait for the mark instead, so never send it.
+        let served = Refusal::CODES.into_iter().filter(|c| *c != "would_block");
+        for code in served.chain(["timeout"]) {
             assert!(codes.contains(code), "{code} is not in {codes:?}");
         }
     }

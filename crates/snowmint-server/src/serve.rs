@@ -19,12 +19,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint::{Clock, OffsetClock, SystemClock};
-use snowmint_fleet::{FleetError, Holder, SlotSource, StaticSource, system_hostname};
+use snowmint_fleet::{FleetError, Holder, IssuerBuilder, SlotSource, system_hostname};
 use tokio::net::TcpListener;
 
 use crate::config::{Config, Identity, Setting};
 use crate::state::AppState;
-use snowmint_fleet::{Issuer, IssuerOptions};
 
 /// Why the service could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -44,39 +43,16 @@ pub enum ServeError {
     },
 }
 
-/// The slot source a configuration asks for. A coordinated one starts
-/// claiming at once, in the background, and names `config.listen` as the
-/// holder's address, with `config.grpc_listen` as its gRPC address (so
-/// give them the bound addresses, not port 0).
+/// The slot source a configuration asks for (the fleet's one mapping,
+/// [`Identity::slot_source`]). A coordinated one starts claiming at once,
+/// in the background, and names `config.listen` as the holder's address,
+/// with `config.grpc_listen` as its gRPC address (so give them the bound
+/// addresses, not port 0).
 pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
-    match &config.identity {
-        Identity::Static(node) => Ok(Arc::new(StaticSource::new(config.layout, *node)?)),
-        Identity::Hostname(name) => {
-            let hostname = match name {
-                Some(name) => name.clone(),
-                None => system_hostname()?,
-            };
-            Ok(Arc::new(StaticSource::from_hostname(
-                config.layout,
-                &hostname,
-            )?))
-        }
-        Identity::Coordinator {
-            url,
-            config: claims,
-        } => {
-            let claims = claims
-                .clone()
-                .with_holder(holder(config.listen, config.grpc_listen).to_string())
-                // A restarted node tries the slot it held first, so that it
-                // tends to get it back.
-                .with_preferred_slot(snowmint_fleet::last_written_slot(
-                    &config.state_dir,
-                    config.layout,
-                ));
-            Ok(snowmint_fleet::connect(url, claims)?)
-        }
-    }
+    let holder = holder(config.listen, config.grpc_listen).to_string();
+    Ok(config
+        .identity
+        .slot_source(config.layout, &config.state_dir, Some(holder))?)
 }
 
 /// The warning for a coordinator URL with a password given as a flag:
@@ -122,20 +98,20 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
 
 /// Sets the node up: state directory, slot source, issuer; then waits out a
 /// high-water mark slightly ahead of the clock, or refuses one too far
-/// ahead.
+/// ahead. The fleet's [`IssuerBuilder`] does all of it, as for every
+/// program that mints IDs.
 pub async fn start(config: &Config) -> Result<AppState, ServeError> {
-    snowmint_fleet::create_state_dir(&config.state_dir)?;
-    let source = slot_source(config)?;
-    let clock = clock(config);
-    let options = IssuerOptions {
-        layout: config.layout,
-        clock_policy: config.clock_policy,
-        clock: Arc::clone(&clock),
-        state_dir: config.state_dir.clone(),
-        mark_step: config.mark_step,
-    };
-    let issuer = Issuer::start(source, options).await?;
-    issuer.wait_out_mark(config.mark_wait_max).await?;
+    let issuer = IssuerBuilder::new()
+        .source(config.identity.clone())
+        .state_dir(config.state_dir.clone())
+        .layout(config.layout)
+        .clock_policy(config.clock_policy)
+        .shared_clock(clock(config))
+        .mark_step(config.mark_step)
+        .mark_wait_max(config.mark_wait_max)
+        .holder(holder(config.listen, config.grpc_listen).to_string())
+        .start_issuer()
+        .await?;
     Ok(AppState::with_request_timeout(
         issuer,
         config.request_timeout,

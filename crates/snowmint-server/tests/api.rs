@@ -9,7 +9,9 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use snowmint::{Clock, ClockPolicy, ManualClock, SystemClock};
 use snowmint_fleet::{MarkFile, SlotSource};
-use snowmint_test_support::server::{Answer, NODE, Options, get, get_with, node, node_with, send};
+use snowmint_test_support::in_process::{
+    Answer, NODE, Options, get, get_with, node, node_with, send,
+};
 use snowmint_test_support::temp::temp_dir;
 
 const TWITTER_EPOCH: i64 = 1_288_834_974_657;

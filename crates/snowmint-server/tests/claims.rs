@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use snowmint::{ClockPolicy, Layout, ManualClock, Node};
 use snowmint_fleet::{BoxFuture, Claim, FleetError, MarkFile, NodeLock, NodeState, SlotSource};
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
-use snowmint_test_support::server::{Answer, get};
+use snowmint_test_support::in_process::{Answer, get};
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::eventually;
 use tokio::sync::watch;

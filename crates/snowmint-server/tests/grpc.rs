@@ -13,7 +13,7 @@ use snowmint_client::proto::{
     DecodeRequest, EncodeRequest, GetLayoutRequest, GetNodeRequest, LayoutChoice, NextIdsRequest,
     RangeRequest, StreamIdsRequest,
 };
-use snowmint_test_support::grpc::GrpcNode;
+use snowmint_test_support::in_process::grpc::GrpcNode;
 use snowmint_test_support::wait::{eventually, within};
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;

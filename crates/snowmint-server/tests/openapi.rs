@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use axum::http::StatusCode;
 use serde_json::Value;
+use snowmint_test_support::in_process::{Answer, get, get_with, node};
 use snowmint_test_support::schema::{check, resolve};
-use snowmint_test_support::server::{Answer, get, get_with, node};
 
 fn document() -> Value {
     snowmint_server::openapi::document()

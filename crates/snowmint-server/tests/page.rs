@@ -10,7 +10,7 @@ use std::path::Path;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use snowmint_test_support::server::{get, get_with, node, send};
+use snowmint_test_support::in_process::{get, get_with, node, send};
 
 /// Path served, file in `assets/`, content type.
 const FILES: [(&str, &str, &str); 5] = [

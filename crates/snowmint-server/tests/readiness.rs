@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use snowmint::{ClockPolicy, Layout, ManualClock};
 use snowmint_fleet::{MarkFile, SlotSource, StaticSource};
 use snowmint_server::{AppState, Issuer, IssuerOptions, app};
-use snowmint_test_support::server::{Answer, NODE, get};
+use snowmint_test_support::in_process::{Answer, NODE, get};
 use snowmint_test_support::temp::temp_dir;
 
 const T: i64 = 1_700_000_000_000;

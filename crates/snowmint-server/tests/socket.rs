@@ -9,7 +9,7 @@ use std::time::Duration;
 use snowmint::{ClockPolicy, ManualClock};
 use snowmint_fleet::{NodeState, SlotSource};
 use snowmint_test_support::http::Connection;
-use snowmint_test_support::server::{NODE, Options, node_with};
+use snowmint_test_support::in_process::{NODE, Options, node_with};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 

@@ -1,6 +1,12 @@
-//! What snowmint's tests and benches share: real servers started on free
-//! loopback ports and stopped on drop, HTTP helpers, the OpenAPI schema
+//! Fixtures for snowmint's tests and benches: real servers started on free
+//! loopback ports and stopped on drop, the `snowmint` binary as a child
+//! process, the service in-process, HTTP helpers, the OpenAPI schema
 //! checker, temporary directories, and waits that end.
+//!
+//! Fixtures only: the suites that use them live with the crates they test
+//! (the claim engine's scenarios in `snowmint-fleet/tests/coordinators`,
+//! the binary's fleet, cluster and chaos tests in
+//! `snowmint-cli/tests/fleet`).
 //!
 //! Not published: a test crate takes it as a dev-dependency with the
 //! features it needs, such as
@@ -17,61 +23,52 @@
 //! - [`net`]: free loopback ports, and waiting for one to listen.
 //! - [`http`]: a blocking HTTP/1.1 client on one keep-alive connection.
 //! - [`schema`]: checks a JSON value against the OpenAPI document's schemas.
-//! - [`serve`]: the real `snowmint serve` binary as a child process.
+//! - [`binary`]: the real `snowmint serve` binary as a child process.
+//! - [`faketime`]: libfaketime, to run a process with its clock moved.
+//! - [`servers`]: the [`CoordinatorServer`](servers::CoordinatorServer) a
+//!   fleet test runs against, the server process behind it, a TCP proxy
+//!   that cuts a node off, and replicated coordinators
+//!   (`servers::replicated`, with `etcd` or `zookeeper`: three members a
+//!   test can kill, restart, pause and cut off).
 //!
-//! Behind a cargo feature, so that a test crate builds only what it uses:
+//! Behind a cargo feature, so that a test crate builds only what it uses.
+//! The backend features mean what they mean in every snowmint crate, the
+//! coordinator: each turns on snowmint-fleet's feature of the same name.
 //!
-//! - `server` (feature `server`): the service in-process, a router on a
-//!   static node and requests sent to it without a socket.
-//! - `grpc` (feature `server`): the gRPC API in-process on a loopback
-//!   socket, on a claim the test switches on and off.
-//! - `servers` (feature `fleet`): the `Cluster` a fleet test runs against,
-//!   the server process behind it, and a TCP proxy that cuts a node off.
-//!   The features `etcd` and `zookeeper` add the two servers (and turn on
-//!   snowmint-fleet's features of the same names), alone or as three
-//!   members (`servers::replicated`: a 3-member etcd cluster, a 3-server
-//!   ZooKeeper ensemble, whose members a test can kill, restart, pause and
-//!   cut off). A missing server fails the test and says how to install it.
-//! - `servers::postgres` (feature `postgres`, without the fleet): a real
-//!   PostgreSQL server, run as the `postgres` user when the test is root,
-//!   with a superuser the test connects as, killed, paused, stopped and
-//!   restarted (with its clock moved) by the test. With the feature
-//!   `fleet-postgres` (which turns on snowmint-fleet's `postgres`), the
-//!   same server as a fleet coordinator: `PostgresCluster`.
-//! - `tls` (feature `tls`, on with `etcd` and `zookeeper`): a certificate
-//!   authority made by the test (rcgen) and the certificates it signs.
-//! - `fleet` (feature `fleet`): in-process nodes and the claim engine's
-//!   scenarios, declared against one server by `scenario_tests!`.
-//! - `serve_fleet` (feature `fleet`): the binary's fleet scenarios,
-//!   declared against one server by `fleet_tests!`.
-//! - `serve_cluster` (feature `fleet`): the binary's scenarios on a
-//!   replicated coordinator (a member killed, paused, cut off; the quorum
-//!   lost), declared against one by `cluster_tests!`; each prints how long
-//!   the fault kept each node from issuing.
-//! - `chaos` (feature `fleet`): the randomized fault test, five real
-//!   nodes on a replicated coordinator under random faults, and its
-//!   checker.
+//! - `etcd`: a real etcd server, alone (`EtcdServer`)
+//!   or as a 3-member cluster (`ReplicatedEtcd`).
+//! - `zookeeper`: a real ZooKeeper server, alone
+//!   (`ZooKeeperServer`) or as a
+//!   3-server ensemble (`ReplicatedZooKeeper`).
+//! - `postgres`: a real PostgreSQL server as a coordinator (the
+//!   `PostgresServer` below, as a
+//!   `CoordinatorServer`).
+//! - `postgres-server`: a real PostgreSQL server alone, without the fleet
+//!   (the extension's tests): run as the `postgres` user when the test is
+//!   root, with a superuser the test connects as, killed, paused, stopped
+//!   and restarted (with its clock moved) by the test.
+//! - `in-process`: the service in-process (`in_process`): a router on a
+//!   static node and requests sent to it without a socket, and its gRPC
+//!   API on a loopback socket (`in_process::grpc`), on a claim the test
+//!   switches on and off.
+//!
+//! - `tls` (on with `etcd` and `zookeeper`): a certificate authority made
+//!   by the test (rcgen) and the certificates it signs, for the servers
+//!   secured as in production (`servers::etcd_tls`,
+//!   `servers::zookeeper_secure`).
+//!
+//! A missing server fails the test and says how to install it.
 
+pub mod binary;
+pub mod faketime;
 pub mod http;
 pub mod net;
 pub mod schema;
-pub mod serve;
+pub mod servers;
 pub mod temp;
 pub mod wait;
 
-#[cfg(feature = "fleet")]
-pub mod chaos;
-#[cfg(feature = "fleet")]
-pub mod fleet;
-#[cfg(feature = "server")]
-pub mod grpc;
-#[cfg(feature = "fleet")]
-pub mod serve_cluster;
-#[cfg(feature = "fleet")]
-pub mod serve_fleet;
-#[cfg(feature = "server")]
-pub mod server;
-#[cfg(any(feature = "fleet", feature = "postgres"))]
-pub mod servers;
+#[cfg(feature = "in-process")]
+pub mod in_process;
 #[cfg(feature = "tls")]
 pub mod tls;

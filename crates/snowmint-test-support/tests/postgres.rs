@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use snowmint_test_support::serve::libfaketime;
+use snowmint_test_support::faketime::libfaketime;
 use snowmint_test_support::servers::postgres::{ADMIN_USER, PostgresServer};
 use tokio_postgres::NoTls;
 
@@ -21,7 +21,7 @@ async fn count(client: &tokio_postgres::Client) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keeps_its_data_over_a_crash_and_a_clean_stop() {
-    let server = PostgresServer::start().await;
+    let server = PostgresServer::builder().start().await;
     let admin = server.admin().await;
     admin
         .batch_execute("CREATE TABLE t (n int); INSERT INTO t VALUES (1), (2)")
@@ -43,7 +43,7 @@ async fn keeps_its_data_over_a_crash_and_a_clean_stop() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pause_freezes_the_backends_too() {
-    let server = PostgresServer::start().await;
+    let server = PostgresServer::builder().start().await;
     let admin = server.admin().await;
     admin.batch_execute("CREATE TABLE t (n int)").await.unwrap();
 
@@ -105,7 +105,7 @@ async fn takes_settings_the_environment_and_a_password() {
     );
 
     // Over TCP the password is checked.
-    let wrong = server.url(ADMIN_USER, "not-the-password", "postgres");
+    let wrong = server.login_url(ADMIN_USER, "not-the-password", "postgres");
     let refused = tokio_postgres::connect(&wrong, NoTls).await;
     let Err(error) = refused else {
         panic!("a wrong password was accepted");

@@ -846,7 +846,8 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
                     });
                 }
                 self.exhaustion_waits.fetch_add(1, Ordering::Relaxed);
-                // Without a deadline the wait only ends when the clock arrives.
+                // Ends when the clock arrives, or goes back: the next plan
+                // then sees it behind.
                 let _ = self.wait_for(until, None);
             }
             Plan::Behind { until } => {
@@ -865,12 +866,15 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
                     Some(deadline) => self.wait_for(until, Some(deadline)),
                     None => Err(now_ms),
                 };
-                if let Err(now_ms) = waited {
+                let last_ms = self.layout.epoch_ms() + ((next - 1) >> sequence_bits) as i64;
+                // A wait that ran out with the clock back at the last
+                // millisecond used is no longer behind, only out of IDs for
+                // that millisecond: the next plan waits that out.
+                if let Err(now_ms) = waited
+                    && now_ms < last_ms
+                {
                     self.refusals.fetch_add(1, Ordering::Relaxed);
-                    return Err(Error::ClockBehind {
-                        last_ms: self.layout.epoch_ms() + ((next - 1) >> sequence_bits) as i64,
-                        now_ms,
-                    });
+                    return Err(Error::ClockBehind { last_ms, now_ms });
                 }
             }
             Plan::PastEnd => {
@@ -885,7 +889,8 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
     }
 
     /// Waits until the clock reaches offset `until`; if `deadline` passes
-    /// first, returns the last reading instead.
+    /// first, or (without a deadline) the clock goes back, returns the last
+    /// reading instead.
     ///
     /// A gap of more than a couple of milliseconds is slept off in one go.
     /// The last millisecond or two are spun, reading the clock, so that the
@@ -902,6 +907,13 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
             let gap = target_ms - now_ms;
             if gap <= 0 {
                 return Ok(());
+            }
+            // Exhaustion (no deadline) waits for the next millisecond only:
+            // a larger gap means the clock went back meanwhile, which is
+            // the caller's policy to decide (refuse, wait within its bound,
+            // borrow), not a gap to sleep off, however long.
+            if deadline.is_none() && gap > 1 {
+                return Err(now_ms);
             }
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left.is_some_and(|left| left.is_zero()) {

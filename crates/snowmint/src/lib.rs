@@ -43,11 +43,12 @@
 //!   besides decimal.
 //! - [`parse_time`], [`parse_instant`], [`parse_epoch`], [`format_time`]
 //!   (`time.rs`): Unix milliseconds and RFC 3339.
-//! - [`parse_bounded`], [`parse_duration`], [`format_duration`], [`echo`]
-//!   (`value.rs`): the one reading of whole numbers in a range and of
-//!   durations, shared by command-line flags, environment variables,
-//!   configuration files and HTTP parameters, and how messages quote input.
-//!   The other kinds of value are read by their own types:
+//! - [`value`] (`value.rs`): the one reading of whole numbers in a range
+//!   and of durations ([`value::parse_bounded`], [`value::parse_duration`],
+//!   [`value::format_duration`]), shared by command-line flags, environment
+//!   variables, configuration files and HTTP parameters, and how messages
+//!   quote input ([`value::echo`]). The other kinds of value are read by
+//!   their own types:
 //!   `Layout::from_str`, [`Layout::parse_field`], `Encoding::from_str`,
 //!   [`ClockPolicy::from_name`], `SnowflakeId::from_str`.
 //! - [`Clock`] (`clock.rs`): where time comes from; [`SystemClock`], and
@@ -58,6 +59,10 @@
 //!   does).
 //! - [`Error`] (`error.rs`): every failure, with a message that names the
 //!   field, the value and the valid range.
+//! - [`ErrorKind`] (`kind.rs`): the one classification of errors that
+//!   every front end maps (to an HTTP status, a SQLSTATE, an exit code...),
+//!   and the facts behind a message ([`Error::value`], [`Error::min`],
+//!   [`Error::max`], [`Limit`]).
 //!
 //! # Generating
 //!
@@ -95,21 +100,19 @@ mod encoding;
 mod error;
 mod generator;
 mod id;
+mod kind;
 mod layout;
 mod time;
-mod value;
+pub mod value;
 
 pub use clock::{Clock, ManualClock, OffsetClock, SystemClock};
 pub use encoding::{Encoded, Encoding, push_decimal};
 pub use error::{Error, Field, InvalidIdKind};
 pub use generator::{ClockPolicy, Generator, GeneratorBuilder, GeneratorStats, IdRun, OwnWord};
 pub use id::SnowflakeId;
+pub use kind::{ErrorKind, Limit};
 pub use layout::{DISCORD_EPOCH_MS, Layout, Node, Parts, TWITTER_EPOCH_MS};
 pub use time::{Rfc3339, format_time, parse_epoch, parse_instant, parse_time};
-pub use value::{
-    DurationText, check_duration, echo, format_duration, parse_bounded, parse_bounded_signed,
-    parse_duration,
-};
 
 // The README's examples are compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]

@@ -1,5 +1,8 @@
 //! Reading settings and parameters from text: whole numbers in a range,
-//! durations, epochs, and how input is echoed in messages.
+//! durations, and how input is echoed in messages. These are the pieces
+//! front ends (flags, configuration, HTTP, SQL, Python) read their values
+//! with; the ID's own types (`SnowflakeId`, `Layout`, times) are at the
+//! crate's root.
 //!
 //! A command-line flag, an environment variable, a configuration file and
 //! an HTTP query parameter all hand a value over as text. Each kind of
@@ -34,10 +37,10 @@ const ECHO_LIMIT: usize = 40;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(snowmint::echo("short"), "short");
-/// assert_eq!(snowmint::echo(&"x".repeat(50)), format!("{}...", "x".repeat(40)));
+/// assert_eq!(snowmint::value::echo("short"), "short");
+/// assert_eq!(snowmint::value::echo(&"x".repeat(50)), format!("{}...", "x".repeat(40)));
 /// // A combining mark is written as an 8-character escape: 5 of them fit.
-/// assert_eq!(snowmint::echo(&"\u{5cd}".repeat(50)), format!("{}...", "\u{5cd}".repeat(5)));
+/// assert_eq!(snowmint::value::echo(&"\u{5cd}".repeat(50)), format!("{}...", "\u{5cd}".repeat(5)));
 /// ```
 pub fn echo(input: &str) -> String {
     let mut shown = 0;
@@ -61,7 +64,7 @@ pub fn echo(input: &str) -> String {
 /// # Examples
 ///
 /// ```
-/// use snowmint::parse_bounded;
+/// use snowmint::value::parse_bounded;
 ///
 /// assert_eq!(parse_bounded("count", "42", 1..=4096)?, 42);
 /// assert_eq!(
@@ -95,7 +98,7 @@ pub fn parse_bounded(
 /// # Examples
 ///
 /// ```
-/// use snowmint::parse_bounded_signed;
+/// use snowmint::value::parse_bounded_signed;
 ///
 /// assert_eq!(parse_bounded_signed("offset", "-20", -100..=100)?, -20);
 /// assert_eq!(
@@ -113,6 +116,42 @@ pub fn parse_bounded_signed(
     let value = parse_integer(name, text, min, max)?;
     // In range, so within i64.
     Ok(value as i64)
+}
+
+/// Checks that a whole number given as a value (not as text) lies in
+/// `range`, with the message [`parse_bounded`] would give for its text:
+/// for front ends whose values arrive typed (a gRPC field, a SQL `int`).
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::value::check_bounded;
+///
+/// assert_eq!(check_bounded("count", 10u32, 1..=4096)?, 10);
+/// assert_eq!(
+///     check_bounded("machine", -1i32, 0..=31).unwrap_err().to_string(),
+///     "machine -1 is out of range (0..=31)"
+/// );
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+pub fn check_bounded(
+    name: &'static str,
+    value: impl Into<i128>,
+    range: RangeInclusive<u64>,
+) -> Result<u64, Error> {
+    let value = value.into();
+    let (min, max) = (i128::from(*range.start()), i128::from(*range.end()));
+    if (min..=max).contains(&value) {
+        // In range, so within u64.
+        Ok(value as u64)
+    } else {
+        Err(Error::NumberOutOfRange {
+            name,
+            input: value.to_string(),
+            min,
+            max,
+        })
+    }
 }
 
 fn parse_integer(name: &'static str, text: &str, min: i128, max: i128) -> Result<i128, Error> {
@@ -150,7 +189,7 @@ fn parse_integer(name: &'static str, text: &str, min: i128, max: i128) -> Result
 ///
 /// ```
 /// use std::time::Duration;
-/// use snowmint::parse_duration;
+/// use snowmint::value::parse_duration;
 ///
 /// let day = Duration::ZERO..=Duration::from_secs(86_400);
 /// assert_eq!(parse_duration("clock_max", "1.5s", day.clone())?, Duration::from_millis(1500));
@@ -209,7 +248,7 @@ pub fn parse_duration(
 ///
 /// ```
 /// use std::time::Duration;
-/// use snowmint::check_duration;
+/// use snowmint::value::check_duration;
 ///
 /// let range = Duration::from_secs(1)..=Duration::from_secs(3600);
 /// assert_eq!(
@@ -259,7 +298,7 @@ pub struct DurationText(Duration);
 ///
 /// ```
 /// use std::time::Duration;
-/// use snowmint::format_duration;
+/// use snowmint::value::format_duration;
 ///
 /// assert_eq!(format_duration(Duration::from_secs(3600)).to_string(), "1h");
 /// assert_eq!(format_duration(Duration::from_millis(1500)).to_string(), "1500ms");

@@ -17,8 +17,8 @@ use std::time::Duration;
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
+use snowmint_test_support::binary::Service;
 use snowmint_test_support::net::{free_port, wait_for_port};
-use snowmint_test_support::serve::Service;
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::Deadline;
 

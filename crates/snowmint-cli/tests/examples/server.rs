@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use snowmint_test_support::serve::Service;
+use snowmint_test_support::binary::Service;
 use snowmint_test_support::temp::{TempDir, temp_dir};
 use snowmint_test_support::wait::wait_until;
 

@@ -88,7 +88,7 @@ pub enum ConfigError {
 /// # Ok::<(), snowmint_fleet::ConfigError>(())
 /// ```
 pub fn parse_claim_ttl(text: &str) -> Result<Duration, ConfigError> {
-    snowmint::parse_duration(TTL_NAME, text, MIN_TTL..=MAX_TTL).map_err(ConfigError::Ttl)
+    snowmint::value::parse_duration(TTL_NAME, text, MIN_TTL..=MAX_TTL).map_err(ConfigError::Ttl)
 }
 
 /// Who holds a slot, as written into the slot's key so that an operator can
@@ -226,8 +226,8 @@ impl CoordinatorConfig {
         layout: Layout,
     ) -> Result<CoordinatorConfig, ConfigError> {
         let fleet: FleetName = fleet.parse()?;
-        let ttl =
-            snowmint::check_duration(TTL_NAME, ttl, MIN_TTL..=MAX_TTL).map_err(ConfigError::Ttl)?;
+        let ttl = snowmint::value::check_duration(TTL_NAME, ttl, MIN_TTL..=MAX_TTL)
+            .map_err(ConfigError::Ttl)?;
         Ok(CoordinatorConfig {
             fleet: fleet.into_string(),
             slots: slots.check(layout)?,

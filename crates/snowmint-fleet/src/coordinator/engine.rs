@@ -22,6 +22,14 @@ use crate::{Claim, NodeState};
 /// remembers.
 const HISTORY: usize = 32;
 
+/// How long a slot given up by [`SlotSource::pass_over`] is not claimed
+/// again, at least: long enough that a node does not take it back at its
+/// next claim, short enough that a slot whose node was held only for a
+/// moment (a process moving to another slot) returns to use.
+///
+/// [`SlotSource::pass_over`]: crate::SlotSource::pass_over
+const PASS_OVER_FOR: Duration = Duration::from_secs(60);
+
 /// What the engine task and the [`Coordinator`](super::Coordinator) handle
 /// share.
 pub(super) struct Shared<B: Backend> {
@@ -40,6 +48,9 @@ pub(super) struct Shared<B: Backend> {
     /// the engine gives the claim up at once instead of at its next
     /// keep-alive.
     pub(super) guard_lost: Notify,
+    /// Woken when the issuer asks for the claim to be passed over
+    /// (`Inner::pass_over` says which and why).
+    pub(super) pass_over_wanted: Notify,
 }
 
 /// A session with what the coordinator granted.
@@ -72,6 +83,10 @@ pub(super) struct Inner<S> {
     pub(super) released: bool,
     /// The slot of the last claim, tried first by the next one.
     pub(super) last_slot: Option<u64>,
+    /// The claim (generation) the issuer asked to give up, and why.
+    pub(super) pass_over: Option<(u64, String)>,
+    /// Slots given up for that reason, not claimed until the instant.
+    pub(super) passed_over: BTreeMap<u64, (String, Instant)>,
 }
 
 impl<S> Inner<S> {
@@ -86,7 +101,22 @@ impl<S> Inner<S> {
             all_taken: false,
             released: false,
             last_slot: None,
+            pass_over: None,
+            passed_over: BTreeMap::new(),
         }
+    }
+
+    /// The slots passed over at `now`, forgetting those whose time is up.
+    pub(super) fn passed_over_now(&mut self, now: Instant) -> Vec<super::PassedOver> {
+        self.passed_over.retain(|_, (_, until)| *until > now);
+        self.passed_over
+            .iter()
+            .map(|(slot, (reason, until))| super::PassedOver {
+                slot: *slot,
+                reason: reason.clone(),
+                until: *until,
+            })
+            .collect()
     }
 
     /// Ends the current claim, if any, at `now`.
@@ -102,6 +132,14 @@ impl<S> Inner<S> {
         });
         Some(held)
     }
+}
+
+/// What the search for a free slot found.
+enum Free {
+    /// This slot, won by the request sent at that instant.
+    Won(u64, Instant),
+    /// None: why.
+    None(ClaimError),
 }
 
 /// The claim held now.
@@ -215,9 +253,9 @@ impl<B: Backend> Shared<B> {
         loop {
             match self.claim_free(live, timing, picker, &mut confirmed).await {
                 Err(reason) => return reason,
-                Ok(None) => {
+                Ok(Free::None(reason)) => {
                     self.lock().all_taken = true;
-                    self.fence(self.all_taken().to_string());
+                    self.fence(reason.to_string());
                     tokio::time::sleep(backoff.next().min(timing.renew_every())).await;
                     let sent = Instant::now();
                     match self
@@ -231,7 +269,7 @@ impl<B: Backend> Shared<B> {
                         Err(reason) => return reason,
                     }
                 }
-                Ok(Some((slot, claimed_at))) => {
+                Ok(Free::Won(slot, claimed_at)) => {
                     // A claim that took a while starts with a fresh TTL,
                     // not with what is left of the session's first one.
                     let key = self.paths.slot(slot);
@@ -260,14 +298,14 @@ impl<B: Backend> Shared<B> {
 
     /// Claims a free slot of the range: the preferred one if the listing
     /// shows it free, else one drawn at random; after a conflict, another
-    /// from a fresh listing. `None`: every slot is taken.
+    /// from a fresh listing. Slots passed over count as taken.
     async fn claim_free(
         &self,
         live: &Live<B::Session>,
         timing: Timing,
         picker: &mut SlotPicker,
         confirmed: &mut (Instant, Duration),
-    ) -> Result<Option<(u64, Instant)>, ClaimError> {
+    ) -> Result<Free, ClaimError> {
         let range = self.config.slots();
         let preferred = self.lock().last_slot.or(self.config.preferred_slot);
         // Each conflict means another node took a slot of the range since
@@ -280,9 +318,13 @@ impl<B: Backend> Shared<B> {
                     self.backend.list(&live.session, &self.paths.slots_dir()),
                 )
                 .await?;
-            let taken: BTreeSet<u64> = names.iter().filter_map(|name| name.parse().ok()).collect();
+            let mut taken: BTreeSet<u64> =
+                names.iter().filter_map(|name| name.parse().ok()).collect();
+            let passed_over = self.lock().passed_over_now(Instant::now());
+            let held_elsewhere = taken.clone();
+            taken.extend(passed_over.iter().map(|passed| passed.slot));
             let Some(slot) = picker.pick(range, &taken, preferred) else {
-                return Ok(None);
+                return Ok(Free::None(self.none_free(&held_elsewhere, passed_over)));
             };
             let sent = Instant::now();
             let key = self.paths.slot(slot);
@@ -290,11 +332,34 @@ impl<B: Backend> Shared<B> {
                 self.backend
                     .create_if_absent(&live.session, &key, self.config.holder.as_bytes());
             if self.step(timing.step_limit(), create).await? {
-                return Ok(Some((slot, sent)));
+                return Ok(Free::Won(slot, sent));
             }
             picker.stir();
         }
-        Ok(None)
+        Ok(Free::None(self.all_taken()))
+    }
+
+    /// Why no slot is free: all taken, or the free ones passed over.
+    fn none_free(
+        &self,
+        held_elsewhere: &BTreeSet<u64>,
+        passed_over: Vec<super::PassedOver>,
+    ) -> ClaimError {
+        let range = self.config.slots();
+        let free_passed: Vec<(u64, String)> = passed_over
+            .into_iter()
+            .filter(|passed| range.contains(passed.slot) && !held_elsewhere.contains(&passed.slot))
+            .map(|passed| (passed.slot, passed.reason))
+            .collect();
+        if free_passed.is_empty() {
+            self.all_taken()
+        } else {
+            ClaimError::OnlyPassedOver {
+                fleet: self.config.fleet().to_owned(),
+                slots: range,
+                passed_over: free_passed,
+            }
+        }
     }
 
     /// Keeps the session alive if its last confirmation is older than the
@@ -401,6 +466,20 @@ impl<B: Backend> Shared<B> {
                     }
                     continue;
                 }
+                () = self.pass_over_wanted.notified() => {
+                    let mut inner = self.lock();
+                    match inner.pass_over.take() {
+                        Some((wanted, reason)) if wanted == generation => {
+                            let until = Instant::now() + PASS_OVER_FOR.max(confirmed.1 * 6);
+                            inner.passed_over.insert(slot, (reason.clone(), until));
+                            drop(inner);
+                            tracing::warn!(coordinator = %self.url, slot, %reason, "giving the slot up, for another: this process cannot issue as its node");
+                            return ClaimError::PassedOver { slot, reason };
+                        }
+                        // For an earlier claim: nothing to do.
+                        _ => continue,
+                    }
+                }
             }
             let now = Instant::now();
             if now >= deadline {
@@ -469,9 +548,12 @@ impl<B: Backend> Shared<B> {
             }
         }
         // Ended only once fenced, so that the record's end is an instant
-        // after which no reader saw the claim as active.
+        // after which no reader saw the claim as active. A slot given up
+        // for another was not lost.
         let mut inner = self.lock();
-        if inner.end_claim(Instant::now()).is_some() {
+        if inner.end_claim(Instant::now()).is_some()
+            && !matches!(error, ClaimError::PassedOver { .. })
+        {
             inner.losses += 1;
         }
     }

@@ -146,6 +146,29 @@ pub enum ClaimError {
         /// This node's layout, as `T/D/M/S@EPOCH`.
         ours: String,
     },
+    /// The slot held was given up because this process cannot issue as
+    /// its node: another process on this host holds the node's lock.
+    #[error("slot {slot} was given up for another: {reason}")]
+    PassedOver {
+        /// The slot given up.
+        slot: u64,
+        /// Why (the lock's message: the state directory, the holder's pid).
+        reason: String,
+    },
+    /// Every slot of the range is either held by another node or passed
+    /// over, because another process on this host holds its node.
+    #[error(
+        "every free slot of fleet {fleet} in {slots} is passed over: {}",
+        passed_over.iter().map(|(slot, reason)| format!("slot {slot}: {reason}")).collect::<Vec<_>>().join("; ")
+    )]
+    OnlyPassedOver {
+        /// The fleet's name.
+        fleet: String,
+        /// The slots this node may claim.
+        slots: SlotRange,
+        /// The slots passed over, with why.
+        passed_over: Vec<(u64, String)>,
+    },
     /// The fleet's layout record cannot be read as a layout.
     #[error("the layout record at {path} is {text:?}, which names no layout; fix or delete it")]
     BadLayoutRecord {

@@ -46,7 +46,7 @@ impl FromStr for FleetName {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let invalid = |reason: String| ConfigError::Fleet {
-            value: snowmint::echo(text),
+            value: snowmint::value::echo(text),
             reason: format!(
                 "{reason} (expected 1 to {MAX_FLEET_NAME} letters, digits, '-', '_' or '.', not \".\" or \"..\")"
             ),

@@ -103,20 +103,20 @@ impl FromStr for SlotRange {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let invalid = |reason: String| ConfigError::Slots {
-            value: snowmint::echo(text),
+            value: snowmint::value::echo(text),
             reason,
         };
         let number = |part: &str| {
             if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(invalid(format!(
                     "{:?} is not a slot number (expected A-B, e.g. 0-1023)",
-                    snowmint::echo(part)
+                    snowmint::value::echo(part)
                 )));
             }
             part.parse::<u64>().map_err(|_| {
                 invalid(format!(
                     "slot {} is out of range (0..={})",
-                    snowmint::echo(part),
+                    snowmint::value::echo(part),
                     u64::MAX
                 ))
             })

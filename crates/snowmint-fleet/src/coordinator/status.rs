@@ -38,6 +38,22 @@ pub struct CoordinatorStatus {
     pub claimed_at: Option<Instant>,
     /// Until when the current claim may be used.
     pub deadline: Option<Instant>,
+    /// Slots this node gave up and does not claim for a while, because
+    /// another process on its host holds their node.
+    pub passed_over: Vec<PassedOver>,
+}
+
+/// A slot a node gave up and does not claim for a while: another process
+/// on its host holds the slot's node, so this one could not issue as it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PassedOver {
+    /// The slot.
+    pub slot: u64,
+    /// Why: the node lock's message (state directory, holder's pid).
+    pub reason: String,
+    /// Until when it is passed over.
+    pub until: Instant,
 }
 
 /// What a claim engine is doing.

@@ -142,7 +142,7 @@ impl FromStr for CoordinatorUrl {
                 }
             };
             ConfigError::Url {
-                value: snowmint::echo(&masked),
+                value: snowmint::value::echo(&masked),
                 reason,
             }
         })
@@ -267,7 +267,7 @@ fn check_host_port(text: &str) -> Result<&str, String> {
             "endpoint {text:?} has no valid host (expected HOST:PORT)"
         ));
     }
-    snowmint::parse_bounded("port", port, 1..=65535)
+    snowmint::value::parse_bounded("port", port, 1..=65535)
         .map(|_| text)
         .map_err(|error| error.to_string())
 }

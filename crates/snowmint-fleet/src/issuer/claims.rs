@@ -11,20 +11,25 @@
 //! out is above the mark on disk that the next holder resumes after.
 //!
 //! A claim whose node is locked by another process on this host is not
-//! used: the node stays not ready, saying which process holds it, and tries
-//! the lock again every second. With a static identity that is a refusal to
-//! start instead (see [`Issuer::start`](super::Issuer::start)). A
-//! coordinated node keeps the slot rather than releasing it: the fleet gave
-//! the slot to this process, and while the other process on this host
-//! issues as that node, no other member of the fleet should get it either.
-//! The other process is either one that lost the slot and lets its lock go
-//! when it takes another (or stops), after which this one goes on at once,
-//! or a mistake (two fleets, or a fixed identity, sharing one state
-//! directory) that the reason names for an operator.
+//! used. A coordinated node gives the slot up and claims another, passing
+//! the locked one over for a while ([`SlotSource::pass_over`]), and says
+//! why in its log and in its coordinator's status (`/v1/node`): the
+//! other process issues as that node, so this one could never issue under
+//! the claim, and sitting on the slot would keep it from the rest of the
+//! fleet too. (The other process is a fixed identity or another fleet
+//! sharing the state directory by mistake, or one that lost the slot and
+//! has not let its lock go yet; either way another slot serves at once.)
+//! A node whose identity cannot change (flags, hostname) stays not ready
+//! instead, saying which process holds its node, and tries the lock again
+//! every second; at start that is a refusal (see
+//! [`Issuer::start`](super::Issuer::start)).
+//!
+//! [`SlotSource::pass_over`]: crate::SlotSource::pass_over
 
+use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use snowmint::{Clock, ClockPolicy, Generator, GeneratorStats, format_time};
 use tokio::sync::watch;
@@ -42,6 +47,9 @@ pub(super) struct Minting {
     pub(super) reservation: Arc<Reservation>,
     /// The point the generator resumed after, if any (Unix ms).
     pub(super) resumed_after: Option<i64>,
+    /// The node's recorded mark when the claim was taken (before any
+    /// write under it): what a start waits out.
+    pub(super) recorded_at_claim: Option<i64>,
 }
 
 impl Minting {
@@ -75,6 +83,9 @@ impl Minting {
 /// How often a claim whose node another process holds tries the lock again.
 const LOCK_RETRY: Duration = Duration::from_secs(1);
 
+/// The longest nap between tries of a lock a start waits for.
+const LOCK_WAIT_NAP: Duration = Duration::from_millis(20);
+
 /// Applies every change of the source's state, until the issuer is gone.
 /// A claim whose node is locked by another process is tried again every
 /// [`LOCK_RETRY`] until the state changes.
@@ -103,7 +114,11 @@ pub(super) async fn watch_claims(inner: Weak<Inner>, mut state: watch::Receiver<
                 locked_out = false;
                 last_error = None;
             }
-            Err(error) => {
+            Err(FollowError::PassedOver) => {
+                locked_out = false;
+                last_error = None;
+            }
+            Err(FollowError::Failed(error)) => {
                 locked_out = matches!(error, FleetError::NodeLocked { .. });
                 let message = error.to_string();
                 // Said once, not at every retry.
@@ -116,9 +131,18 @@ pub(super) async fn watch_claims(inner: Weak<Inner>, mut state: watch::Receiver<
     }
 }
 
+/// Why a claim is not issued under.
+pub(super) enum FollowError {
+    /// Its node is locked by another process on this host, and the source
+    /// gives the slot up for another.
+    PassedOver,
+    /// Anything else: the claim stays, not ready, and the error says why.
+    Failed(FleetError),
+}
+
 impl Inner {
     /// Applies a state of the source: a new claim gets a new generator.
-    pub(super) async fn follow(&self, state: NodeState) -> Result<(), FleetError> {
+    pub(super) async fn follow(&self, state: NodeState) -> Result<(), FollowError> {
         let _switching = self.switching.lock().await;
         let claim = match state {
             NodeState::Active(claim) => claim,
@@ -167,10 +191,34 @@ impl Inner {
                         stats,
                     );
                 }
+                if self.prime {
+                    // A failure is remembered by the node's mark (not
+                    // ready), and the first ID tries the write again.
+                    let now_ms = self.options.clock.now_ms();
+                    if let Err(error) = minting.reservation.extend(now_ms, now_ms).await {
+                        let _ = self.mark_refusal(error);
+                    }
+                }
                 *self.broken.write().unwrap_or_else(PoisonError::into_inner) = None;
                 *self.current.write().unwrap_or_else(PoisonError::into_inner) =
                     Some(Arc::new(minting));
+                self.changed();
                 Ok(())
+            }
+            Err(error @ FleetError::NodeLocked { .. })
+                if self.source.pass_over(claim.generation, error.to_string()) =>
+            {
+                tracing::warn!(
+                    %error,
+                    slot = claim.slot,
+                    "the claimed slot's node is locked by another process on this host; giving the slot up and claiming another"
+                );
+                *self.broken.write().unwrap_or_else(PoisonError::into_inner) = Some(format!(
+                    "slot {} was given up: {error}; claiming another slot",
+                    claim.slot
+                ));
+                self.changed();
+                Err(FollowError::PassedOver)
             }
             Err(error) => {
                 let retry = match error {
@@ -181,7 +229,8 @@ impl Inner {
                     "the node cannot issue IDs under its claim on slot {}: {error}{retry}",
                     claim.slot
                 ));
-                Err(error)
+                self.changed();
+                Err(FollowError::Failed(error))
             }
         }
     }
@@ -203,12 +252,14 @@ impl Inner {
             claim.generation,
             step_ms,
         ));
+        let recorded_at_claim = node_mark.recorded_ms();
         if let Some(previous) = previous.filter(|previous| previous.continues(claim, &node_mark)) {
             return Ok(Minting {
                 claim: claim.clone(),
                 generator: Arc::clone(&previous.generator),
                 reservation,
                 resumed_after: previous.resumed_after,
+                recorded_at_claim,
             });
         }
         let resumed_after = node_mark.recorded_ms().max(claim.floor_ms);
@@ -228,6 +279,7 @@ impl Inner {
             generator: Arc::new(builder.build()?),
             reservation,
             resumed_after,
+            recorded_at_claim,
         })
     }
 
@@ -248,15 +300,48 @@ impl Inner {
             }
             mark.unlock().await;
         }
-        let mark = NodeMark::open(file)?;
+        let mark = self.open_waiting(file).await?;
         *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&mark));
         Ok(mark)
+    }
+
+    /// Locks and reads the node's state file; while another process holds
+    /// the node, tries again until `lock_wait_until`, if set, in short
+    /// naps (each try costs an open and a non-blocking lock, so that many
+    /// processes waiting at once cost little).
+    async fn open_waiting(&self, file: MarkFile) -> Result<Arc<NodeMark>, FleetError> {
+        let mut nap = Duration::from_millis(1);
+        loop {
+            match NodeMark::open(file.clone()) {
+                Err(FleetError::NodeLocked { .. })
+                    if self
+                        .lock_wait_until
+                        .is_some_and(|until| Instant::now() < until) =>
+                {
+                    // Jittered, so that the waiters do not all try at once.
+                    let jitter = std::collections::hash_map::RandomState::new()
+                        .build_hasher()
+                        .finish()
+                        % 1000;
+                    tokio::time::sleep(nap.mul_f64(0.5 + jitter as f64 / 2000.0)).await;
+                    nap = (nap * 2).min(LOCK_WAIT_NAP);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Tells the per-thread snapshots (`fast.rs`) that `current` or
+    /// `broken` changed.
+    pub(super) fn changed(&self) {
+        // Release: a snapshot that sees the new epoch sees the new values.
+        self.epoch.fetch_add(1, Ordering::Release);
     }
 
     /// The claim ended: retires its reservation, then gives the node's lock
     /// up, so that another process on this host may issue as the node
     /// (after the mark this one left on disk).
-    async fn let_go(&self) {
+    pub(super) async fn let_go(&self) {
         if let Some(current) = self.current() {
             current.reservation.retire().await;
         }

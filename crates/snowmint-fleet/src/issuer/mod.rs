@@ -16,9 +16,9 @@
 //! 3. the mark check: an ID at or below the reserved mark goes out at once;
 //!    one above it waits until the mark is written (file, then source).
 //!
-//! In the common case that is two uncontended read locks (the source's
-//! watch channel, the current generator), one compare-and-swap and one
-//! atomic load; nothing waits for a disk. A request that waits (for the
+//! In the common case that is a few plain loads of a per-thread snapshot
+//! of the claim (see `fast.rs`), one compare-and-swap and one atomic load;
+//! nothing waits for a disk or takes a lock. A request that waits (for the
 //! mark's write, or for the clock under `--clock-policy wait`) checks the
 //! claim again after the wait: it may have ended or changed meanwhile.
 //!
@@ -26,17 +26,25 @@
 //! process on this host cannot issue as it from the same state directory;
 //! see `claims.rs`.
 //!
-//! - `mod.rs`: [`Issuer`] and the hot path (fencing check, generator, mark
-//!   check).
+//! - `mod.rs`: [`Issuer`], the asynchronous front of the hot path, and the
+//!   slow steps (waiting for the clock, recording the mark).
+//! - `fast.rs`: the fencing check from a per-thread snapshot, and the
+//!   first attempt every request makes.
 //! - `claims.rs`: following the source: a generator and a reservation per
-//!   claim.
+//!   claim, and passing over a slot whose node another process holds.
 //! - `refusal.rs`: [`Refusal`], why no ID was issued.
 //! - `report.rs`: [`NodeReport`] and readiness, what the node says about
 //!   itself: ready exactly when an ID request would not be refused.
+//! - `builder.rs`: [`IssuerBuilder`], an issuer from settings (the node's
+//!   source, state directory, layout, clock policy), as `snowmint serve`,
+//!   `snowmint generate` and embedded programs start one.
+//! - `embedded.rs`: [`EmbeddedIssuer`], the synchronous handle an
+//!   application mints with, on its own runtime thread or the caller's.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use snowmint::{
@@ -47,11 +55,17 @@ use tokio::task::AbortHandle;
 
 use crate::{FleetError, MarkFile, NodeMark, NodeState, SlotSource};
 
+mod builder;
 mod claims;
+mod embedded;
+mod fast;
 mod refusal;
 mod report;
 
-use claims::{Minting, add_stats, watch_claims};
+pub use builder::IssuerBuilder;
+use claims::{FollowError, Minting, add_stats, watch_claims};
+pub use embedded::EmbeddedIssuer;
+use fast::Slow;
 pub use refusal::Refusal;
 pub use report::NodeReport;
 
@@ -88,6 +102,27 @@ pub struct Issuer {
 }
 
 struct Inner {
+    /// Tells issuers apart in the per-thread snapshots (`fast.rs`): unique
+    /// in the process, never reused.
+    id: u64,
+    /// Moves on (Release) after every change of `current` or `broken`,
+    /// so that a snapshot taken before the change is not used after it.
+    epoch: AtomicU64,
+    /// The runtime the issuer's tasks run on (the claim watcher, the
+    /// mark's background writes); synchronous calls hand their waits to it.
+    runtime: tokio::runtime::Handle,
+    /// The thread that runs `runtime`, when the issuer owns it
+    /// ([`EmbeddedIssuer`] started blocking): the one thread a
+    /// synchronous call must never wait on.
+    runtime_thread: OnceLock<ThreadId>,
+    /// Whether a new claim's mark is reserved as soon as the claim is
+    /// taken, rather than by its first ID (embedded issuers: their first
+    /// ID should not wait for a write).
+    prime: bool,
+    /// Until when a node locked by another process is waited for (tried
+    /// again and again) rather than refused: a start told to wait for
+    /// the lock (`snowmint generate`, run many times at once).
+    lock_wait_until: Option<Instant>,
     source: Arc<dyn SlotSource>,
     state: watch::Receiver<NodeState>,
     options: IssuerOptions,
@@ -149,9 +184,29 @@ impl Issuer {
         source: Arc<dyn SlotSource>,
         options: IssuerOptions,
     ) -> Result<Issuer, FleetError> {
+        Issuer::start_with(source, options, false, Duration::ZERO).await
+    }
+
+    /// [`Issuer::start`], reserving each claim's mark when it is taken if
+    /// `prime`, and waiting up to `lock_wait` for a node that another
+    /// process holds.
+    pub(crate) async fn start_with(
+        source: Arc<dyn SlotSource>,
+        options: IssuerOptions,
+        prime: bool,
+        lock_wait: Duration,
+    ) -> Result<Issuer, FleetError> {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let mut state = source.state();
         let initial = state.borrow_and_update().clone();
         let inner = Arc::new(Inner {
+            // Relaxed: only uniqueness matters.
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            epoch: AtomicU64::new(0),
+            runtime: tokio::runtime::Handle::current(),
+            runtime_thread: OnceLock::new(),
+            prime,
+            lock_wait_until: (!lock_wait.is_zero()).then(|| Instant::now() + lock_wait),
             state: source.state(),
             source,
             options,
@@ -165,7 +220,11 @@ impl Issuer {
             switching: tokio::sync::Mutex::new(()),
             watcher: Mutex::new(None),
         });
-        inner.follow(initial).await?;
+        match inner.follow(initial).await {
+            // A claim passed over is followed by another: not a failure.
+            Ok(()) | Err(FollowError::PassedOver) => {}
+            Err(FollowError::Failed(error)) => return Err(error),
+        }
         let watcher = tokio::spawn(watch_claims(Arc::downgrade(&inner), state));
         *inner.watcher.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(watcher.abort_handle());
@@ -231,23 +290,43 @@ impl Issuer {
         current.map(|m| {
             (
                 m.reservation.node_mark().file().clone(),
-                m.reservation.node_mark().recorded_ms(),
+                m.recorded_at_claim,
             )
         })
     }
 
-    /// One new ID.
+    /// One new ID, waiting (asynchronously) for the mark's write or, under
+    /// the `wait` policy, for the clock when it must.
     pub async fn next_id(&self) -> Result<SnowflakeId, Refusal> {
-        let minting = self.inner.minting()?;
-        let id = self.inner.generate(&minting, Generator::next_id).await?;
-        let ts = self.layout().timestamp_ms(id);
-        self.inner.cover(&minting, ts).await?;
-        Ok(id)
+        let slow = match self.inner.first_attempt::<true>() {
+            Ok(id) => return Ok(id),
+            Err(slow) => *slow,
+        };
+        match slow {
+            Slow::Refused(refusal) => Err(refusal),
+            Slow::Uncovered { minting, id } => {
+                let ts = self.layout().timestamp_ms(id);
+                self.inner.cover(&minting, ts).await?;
+                Ok(id)
+            }
+            Slow::ClockBehind { minting, error } => {
+                let mut first = Some(Err(error));
+                let id = self
+                    .inner
+                    .generate(&minting, |generator| {
+                        first.take().unwrap_or_else(|| generator.next_id())
+                    })
+                    .await?;
+                let ts = self.layout().timestamp_ms(id);
+                self.inner.cover(&minting, ts).await?;
+                Ok(id)
+            }
+        }
     }
 
     /// `count` new IDs, appended to `out` (left as it was on error).
     pub async fn next_ids(&self, count: usize, out: &mut Vec<SnowflakeId>) -> Result<(), Refusal> {
-        let minting = self.inner.minting()?;
+        let minting = self.inner.acquire()?;
         let before = out.len();
         let generated = self
             .inner
@@ -279,11 +358,35 @@ impl Issuer {
         total
     }
 
-    /// Gives the claim up (clean shutdown).
+    /// Gives the claim up (clean shutdown), then the node's lock, once
+    /// the mark covering every ID issued is on disk.
     pub async fn release(&self) {
         self.inner.releasing.store(true, Ordering::Relaxed);
         self.inner.source.release().await;
+        // The claim watcher does the same when it sees the fence; done
+        // here too so that the node is free when this returns.
+        let _switching = self.inner.switching.lock().await;
+        self.inner.let_go().await;
     }
+}
+
+/// The generation and deadline of the claim in `state`, if it is in force
+/// at `now`: the fencing check (docs/ARCHITECTURE.md §3, invariant 3).
+fn claim_in_force(state: &NodeState, now: Instant) -> Result<(u64, Option<Instant>), Refusal> {
+    match state.claim_at(now) {
+        Some(claim) => Ok((claim.generation, claim.valid_until)),
+        None => Err(Refusal::NoClaim {
+            reason: match state {
+                NodeState::Fenced { reason } => reason.clone(),
+                NodeState::Active(_) => past_deadline(),
+            },
+        }),
+    }
+}
+
+/// Why a claim that is still published may not be used.
+fn past_deadline() -> String {
+    "the claim could not be confirmed before its deadline".to_owned()
 }
 
 impl Inner {
@@ -297,22 +400,12 @@ impl Inner {
     /// The minting of the claim in force, after the fencing check.
     #[inline]
     fn minting(&self) -> Result<Arc<Minting>, Refusal> {
-        let generation = {
-            let state = self.state.borrow();
-            match state.claim_at(Instant::now()) {
-                Some(claim) => claim.generation,
-                None => {
-                    return Err(Refusal::NoClaim {
-                        reason: match &*state {
-                            NodeState::Fenced { reason } => reason.clone(),
-                            NodeState::Active(_) => {
-                                "the claim could not be confirmed before its deadline".to_owned()
-                            }
-                        },
-                    });
-                }
-            }
-        };
+        let (generation, _) = claim_in_force(&self.state.borrow(), Instant::now())?;
+        self.minting_of(generation)
+    }
+
+    /// The minting of the claim of `generation`, if it is the current one.
+    fn minting_of(&self, generation: u64) -> Result<Arc<Minting>, Refusal> {
         match self.current() {
             Some(minting) if minting.claim.generation == generation => Ok(minting),
             _ => Err(Refusal::NotReady {
@@ -355,22 +448,13 @@ impl Inner {
             match take(&minting.generator) {
                 Ok(value) => {
                     if self.in_regression.load(Ordering::Relaxed) {
-                        self.in_regression.store(false, Ordering::Relaxed);
-                        tracing::info!("clock caught up; issuing IDs again");
+                        self.clock_caught_up();
                     }
                     return Ok(value);
                 }
-                Err(Error::ClockBehind { last_ms, now_ms }) => {
-                    if !self.in_regression.swap(true, Ordering::Relaxed) {
-                        tracing::warn!(
-                            last = %format_time(last_ms),
-                            now = %format_time(now_ms),
-                            behind_ms = last_ms - now_ms,
-                            policy = self.options.clock_policy.name(),
-                            "clock behind: the clock reads earlier than IDs this slot may already have issued (a step back, or a previous holder's mark)"
-                        );
-                    }
+                Err(error @ Error::ClockBehind { last_ms, now_ms }) => {
                     if let ClockPolicy::Wait { max } = self.options.clock_policy {
+                        self.note_clock_behind(last_ms, now_ms);
                         let behind = Duration::from_millis((last_ms - now_ms).max(0) as u64);
                         let deadline = *deadline.get_or_insert_with(|| Instant::now() + max);
                         let left = deadline.saturating_duration_since(Instant::now());
@@ -385,9 +469,7 @@ impl Inner {
                             continue;
                         }
                     }
-                    let refusal = Refusal::ClockBehind { last_ms, now_ms };
-                    tracing::debug!(%refusal, "refused");
-                    return Err(refusal);
+                    return Err(self.clock_behind(&error));
                 }
                 Err(other) => {
                     return Err(Refusal::ClockOutOfRange {
@@ -395,6 +477,36 @@ impl Inner {
                     });
                 }
             }
+        }
+    }
+
+    /// The refusal for the generator's `error` (the clock behind the last
+    /// ID), logged once while the clock stays behind.
+    fn clock_behind(&self, error: &Error) -> Refusal {
+        let Error::ClockBehind { last_ms, now_ms } = *error else {
+            return Refusal::ClockOutOfRange {
+                reason: error.to_string(),
+            };
+        };
+        self.note_clock_behind(last_ms, now_ms);
+        let refusal = Refusal::ClockBehind { last_ms, now_ms };
+        tracing::debug!(%refusal, "refused");
+        refusal
+    }
+
+    /// Logs, once while it lasts, that the clock is behind.
+    fn note_clock_behind(&self, last_ms: i64, now_ms: i64) {
+        if !self.in_regression.swap(true, Ordering::Relaxed) {
+            // The per-thread snapshots are taken again, where the clock
+            // catching up is noticed (`fast.rs`).
+            self.changed();
+            tracing::warn!(
+                last = %format_time(last_ms),
+                now = %format_time(now_ms),
+                behind_ms = last_ms - now_ms,
+                policy = self.options.clock_policy.name(),
+                "clock behind: the clock reads earlier than IDs this slot may already have issued (a step back, or a previous holder's mark)"
+            );
         }
     }
 

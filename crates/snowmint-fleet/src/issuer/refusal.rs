@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use snowmint::format_time;
 
-/// Why no ID was issued: each is a 503 with `Retry-After`.
+/// Why no ID was issued: each is a 503 with `Retry-After` in the service,
+/// and an error with [`retry_after`](Refusal::retry_after) in embedded
+/// programs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     /// The node holds no valid claim.
@@ -42,6 +44,16 @@ pub enum Refusal {
         /// The core error's message.
         reason: String,
     },
+    /// A synchronous call would have had to wait (for the high-water
+    /// mark's write, or for the clock under the `wait` policy) on a thread
+    /// that cannot wait without stopping the runtime the wait depends on
+    /// (see [`EmbeddedIssuer::next_id`](crate::EmbeddedIssuer::next_id)).
+    /// What it waited for goes on in the background: try again shortly.
+    #[error("{reason}")]
+    WouldBlock {
+        /// What the call would have waited for, and why it could not.
+        reason: String,
+    },
 }
 
 impl Refusal {
@@ -53,6 +65,7 @@ impl Refusal {
             Refusal::MarkUnwritable { .. } => "mark_unwritable",
             Refusal::NotReady { .. } => "not_ready",
             Refusal::ClockOutOfRange { .. } => "clock_out_of_range",
+            Refusal::WouldBlock { .. } => "would_block",
         }
     }
 
@@ -62,16 +75,19 @@ impl Refusal {
             Refusal::ClockBehind { last_ms, now_ms } => {
                 Duration::from_millis(last_ms.saturating_sub(*now_ms).max(0) as u64 + 1)
             }
+            // A write of the mark takes milliseconds.
+            Refusal::WouldBlock { .. } => Duration::from_millis(10),
             _ => Duration::from_secs(1),
         }
     }
 
     /// Every code, for metrics labels.
-    pub const CODES: [&'static str; 5] = [
+    pub const CODES: [&'static str; 6] = [
         "no_claim",
         "clock_behind",
         "mark_unwritable",
         "not_ready",
         "clock_out_of_range",
+        "would_block",
     ];
 }

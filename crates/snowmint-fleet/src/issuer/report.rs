@@ -65,7 +65,7 @@ impl Issuer {
 
     /// Readiness as it stands, without trying a write: a remembered
     /// failure of the mark counts as it is.
-    fn readiness_now(&self) -> Result<(), Refusal> {
+    pub(super) fn readiness_now(&self) -> Result<(), Refusal> {
         let minting = self.checked_minting()?;
         match minting.reservation.node_mark().write_failure() {
             Some(reason) => Err(Refusal::MarkUnwritable { reason }),
@@ -82,7 +82,16 @@ impl Issuer {
                 reason: error.to_string(),
             });
         }
-        let Some(last_ms) = minting.generator.last_timestamp_ms() else {
+        // Before its first ID, a claim's generator is bound by the point it
+        // resumed after (the node's mark, the slot's floor): a node that
+        // just took a slot over from a holder whose mark runs ahead of the
+        // clock is not ready until the clock passes it, as its first
+        // request would be refused until then.
+        let Some(last_ms) = minting
+            .generator
+            .last_timestamp_ms()
+            .or(minting.resumed_after)
+        else {
             return Ok(minting);
         };
         let behind = Duration::from_millis(last_ms.saturating_sub(now_ms).max(0) as u64);

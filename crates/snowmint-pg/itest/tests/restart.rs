@@ -5,7 +5,7 @@
 mod common;
 
 use common::{bigint, described, failure, mark_in_file, node_server};
-use snowmint_test_support::serve::libfaketime;
+use snowmint_test_support::faketime::libfaketime;
 
 /// The largest of `count` new IDs.
 async fn issue(client: &tokio_postgres::Client, count: i32) -> i64 {

@@ -1,13 +1,14 @@
-//! The calculator: decode, encode, time windows and layouts, in any layout
-//! (`layout=`, `epoch=`). Nothing here issues IDs.
+//! The calculator: decode, encode, time windows and layouts, in the node's
+//! layout or any other (`layout=`, `epoch=`). Nothing here issues IDs.
 
 use axum::Json;
 use axum::extract::State;
-use snowmint::{Encoding, Field, Parts, SnowflakeId};
+use snowmint::{Field, Parts};
 
 use super::params::{IdSegment, Params};
 use crate::body::{DecodedId, IdRange, LayoutDescription};
 use crate::error::ApiError;
+use crate::inputs;
 use crate::openapi::{BadRequest, EncodingParam, LayoutParams, NotFound, TimeParam, UriTooLong};
 use crate::state::AppState;
 
@@ -38,13 +39,7 @@ pub async fn decode(
 ) -> Result<Json<DecodedId>, ApiError> {
     params.allow(&["layout", "epoch", "encoding"])?;
     let layout = params.layout()?;
-    let encoding = match params.get("encoding")? {
-        Some(name) => name
-            .parse::<Encoding>()
-            .map_err(|e| ApiError::from_core("encoding", e))?,
-        None => Encoding::Decimal,
-    };
-    let id = SnowflakeId::parse(encoding, &text).map_err(|e| ApiError::from_core("id", e))?;
+    let id = inputs::id(&text, params.encoding()?)?;
     Ok(Json(DecodedId::new(&layout, id)))
 }
 

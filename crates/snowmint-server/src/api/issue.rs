@@ -6,16 +6,13 @@
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 
-use snowmint_fleet::Refusal;
+use snowmint_fleet::{MAX_BATCH, Refusal};
 
 use super::params::{Params, WantsText};
 use crate::body::{IdText, IdsText, NewId, NewIds};
 use crate::error::ApiError;
 use crate::openapi::{BadRequest, Unavailable, UriTooLong};
 use crate::state::AppState;
-
-/// The largest `count` of `/v1/ids`: one millisecond's worth of IDs.
-pub const MAX_BATCH: u64 = 4096;
 
 /// One new ID
 ///
@@ -83,7 +80,9 @@ pub async fn next_ids(
     WantsText(text): WantsText,
     params: Params,
 ) -> Result<Response, ApiError> {
-    let count = params.allow(&["count"])?.bounded("count", 1, MAX_BATCH)? as usize;
+    let count = params
+        .allow(&["count"])?
+        .bounded("count", 1, MAX_BATCH.into())? as usize;
     let mut ids = Vec::with_capacity(count);
     state
         .issuer()

@@ -29,8 +29,6 @@ pub(crate) mod issue;
 pub(crate) mod params;
 pub(crate) mod status;
 
-pub(crate) use issue::MAX_BATCH;
-
 /// The longest request target accepted (path and query).
 pub const MAX_URI_BYTES: usize = 8 * 1024;
 /// The largest request body accepted; no endpoint reads one.
@@ -137,7 +135,7 @@ async fn not_found(uri: Uri) -> ApiError {
         "not_found",
         format!(
             "no such endpoint: {} (see /openapi.json)",
-            snowmint::echo(uri.path())
+            snowmint::value::echo(uri.path())
         ),
     )
 }
@@ -148,7 +146,7 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         "method_not_allowed",
         format!(
             "{method} is not allowed on {} (this API only answers GET and HEAD)",
-            snowmint::echo(uri.path())
+            snowmint::value::echo(uri.path())
         ),
     )
 }

@@ -3,7 +3,8 @@
 //!
 //! Parameters are read as text and converted by the one parser of each
 //! kind of value (in `snowmint`: the same that reads the command line's
-//! flags and the service's settings), so that messages name the parameter,
+//! flags and the service's settings; the calculator's inputs through
+//! `inputs.rs`, as gRPC reads them), so that messages name the parameter,
 //! the value and the valid range the same way everywhere. Unknown and
 //! repeated parameters are rejected rather than ignored: a typo such as
 //! `?cout=5` should not silently mean "one ID".
@@ -13,17 +14,20 @@ use std::sync::Arc;
 use axum::extract::{FromRequestParts, Path, Query};
 use axum::http::header::ACCEPT;
 use axum::http::request::Parts;
-use snowmint::{Clock, Error, Field, Layout, echo};
+use snowmint::value::echo;
+use snowmint::{Clock, Encoding, Field, Layout};
 
 use crate::error::ApiError;
+use crate::inputs;
 use crate::state::AppState;
 
 /// The query parameters of a request.
-#[derive(Default)]
 pub struct Params {
     pairs: Vec<(String, String)>,
-    /// The node's clock, for times given as `now` (only with a query).
-    clock: Option<Arc<dyn Clock>>,
+    /// The node's clock, for times given as `now`.
+    clock: Arc<dyn Clock>,
+    /// The node's layout, the calculator's when the query names none.
+    node_layout: Layout,
 }
 
 impl std::fmt::Debug for Params {
@@ -41,34 +45,28 @@ impl FromRequestParts<AppState> for Params {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        if parts.uri.query().is_none_or(str::is_empty) {
-            return Ok(Params::default());
-        }
-        let Query(pairs) =
-            Query::<Vec<(String, String)>>::try_from_uri(&parts.uri).map_err(|rejection| {
-                ApiError::bad_input(
-                    "query",
-                    "invalid_query",
-                    format!("the query string cannot be read: {}", rejection.body_text()),
-                )
-            })?;
+        let pairs = if parts.uri.query().is_none_or(str::is_empty) {
+            Vec::new()
+        } else {
+            let Query(pairs) =
+                Query::<Vec<(String, String)>>::try_from_uri(&parts.uri).map_err(|rejection| {
+                    ApiError::bad_input(
+                        "query",
+                        "invalid_query",
+                        format!("the query string cannot be read: {}", rejection.body_text()),
+                    )
+                })?;
+            pairs
+        };
         Ok(Params {
             pairs,
-            clock: Some(Arc::clone(state.issuer().clock())),
+            clock: Arc::clone(state.issuer().clock()),
+            node_layout: state.issuer().layout(),
         })
     }
 }
 
 impl Params {
-    /// Parameters given as name and text by another front end (gRPC), read
-    /// exactly as a query's; `clock` reads `now`.
-    pub fn from_pairs(pairs: Vec<(String, String)>, clock: Arc<dyn Clock>) -> Params {
-        Params {
-            pairs,
-            clock: Some(clock),
-        }
-    }
-
     /// Rejects parameters not in `known`.
     pub fn allow(&self, known: &[&str]) -> Result<&Self, ApiError> {
         if let Some((name, _)) = self
@@ -115,7 +113,8 @@ impl Params {
         let text = self
             .required(name, &format!("an integer in {min}..={max}"))
             .map_err(|error| error.with_range(min, max))?;
-        snowmint::parse_bounded(name, text, min..=max).map_err(|e| rejected(name, e))
+        snowmint::value::parse_bounded(name, text, min..=max)
+            .map_err(|e| ApiError::from_core(name, e))
     }
 
     /// A required ID field (datacenter, machine, sequence) in the layout's
@@ -127,60 +126,32 @@ impl Params {
             .map_err(|error| error.with_range(0, max))?;
         layout
             .parse_field(field, text)
-            .map_err(|e| rejected(name, e))
+            .map_err(|e| ApiError::from_core(name, e))
     }
 
     /// A required instant: `now`, Unix ms or RFC 3339, within the layout.
     pub fn time(&self, name: &'static str, layout: &Layout) -> Result<i64, ApiError> {
-        let text = self.required(
+        Ok(inputs::instant(
             name,
-            "now, Unix milliseconds such as 1700000000000, or RFC 3339 such as 2023-11-14T22:13:20.000Z",
-        )?;
-        let clock: &dyn Clock = match &self.clock {
-            Some(clock) => clock.as_ref(),
-            None => &snowmint::SystemClock,
-        };
-        let ms = snowmint::parse_instant(name, text, clock).map_err(|e| rejected(name, e))?;
-        layout
-            .timestamp_offset(ms)
-            .map_err(|e| ApiError::from_core(name, e))?;
-        Ok(ms)
+            self.get(name)?,
+            layout,
+            self.clock.as_ref(),
+        )?)
     }
 
-    /// The layout asked for with `layout=` and `epoch=` (Twitter's if
-    /// neither is given).
+    /// The layout asked for with `layout=` and `epoch=`; the node's own
+    /// for what neither names.
     pub fn layout(&self) -> Result<Layout, ApiError> {
-        let layout = match self.get("layout")? {
-            Some(text) => text
-                .parse::<Layout>()
-                .map_err(|e| ApiError::from_core("layout", e))?,
-            None => Layout::TWITTER,
-        };
-        match self.get("epoch")? {
-            Some(text) => snowmint::parse_epoch(text)
-                .and_then(|epoch| layout.with_epoch(epoch))
-                .map_err(|e| rejected("epoch", e)),
-            None => Ok(layout),
-        }
+        Ok(inputs::layout(
+            self.node_layout,
+            self.get("layout")?,
+            self.get("epoch")?,
+        )?)
     }
-}
 
-/// A 400 for a parameter the core's reader refused: out-of-range numbers
-/// are `out_of_range`, other text `invalid_parameter`, each with the value
-/// and the range; the rest as [`ApiError::from_core`] classes them.
-pub fn rejected(name: &str, error: Error) -> ApiError {
-    match &error {
-        Error::NotANumber {
-            input, min, max, ..
-        } => ApiError::bad_input(name, "invalid_parameter", error.to_string())
-            .with_value(input)
-            .with_range(min, max),
-        Error::NumberOutOfRange {
-            input, min, max, ..
-        } => ApiError::bad_input(name, "out_of_range", error.to_string())
-            .with_value(input)
-            .with_range(min, max),
-        _ => ApiError::from_core(name, error),
+    /// The encoding named by `encoding=`, decimal if none.
+    pub fn encoding(&self) -> Result<Encoding, ApiError> {
+        Ok(inputs::encoding(self.get("encoding")?)?)
     }
 }
 
@@ -285,7 +256,8 @@ mod tests {
         let bounded = |text| {
             let params = Params {
                 pairs: vec![("count".to_owned(), text)],
-                clock: None,
+                clock: Arc::new(snowmint::SystemClock),
+                node_layout: Layout::TWITTER,
             };
             params.bounded("count", 1, 4096).unwrap_err()
         };

@@ -17,7 +17,7 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::decimal_id;
-use crate::api::MAX_BATCH;
+use snowmint_fleet::MAX_BATCH;
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");

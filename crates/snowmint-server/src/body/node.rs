@@ -197,6 +197,24 @@ pub struct CoordinatorDescription {
         "host=web-1 pid=4242 listen=127.0.0.1:8081 started=2023-11-14T22:13:20.000Z"
     ))]
     pub holder: String,
+    /// Slots this node gave up, and does not claim for a while, because
+    /// another process on its host holds their node (it could not issue
+    /// as it); empty when none.
+    pub passed_over: Vec<PassedOverDescription>,
+}
+
+/// A slot given up because another process on the host holds its node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = PassedOver)]
+pub struct PassedOverDescription {
+    /// The slot.
+    pub slot: u64,
+    /// Why: the node's lock file, its state directory and the holder's
+    /// pid.
+    pub reason: String,
+    /// How much longer it is passed over.
+    pub for_ms: u64,
 }
 
 /// The schema of the claim engine's state.
@@ -233,6 +251,15 @@ impl CoordinatorDescription {
             claims_acquired: status.claims,
             claims_lost: status.losses,
             holder: status.holder.clone(),
+            passed_over: status
+                .passed_over
+                .iter()
+                .map(|passed| PassedOverDescription {
+                    slot: passed.slot,
+                    reason: passed.reason.clone(),
+                    for_ms: passed.until.saturating_duration_since(now).as_millis() as u64,
+                })
+                .collect(),
         }
     }
 }

@@ -83,25 +83,20 @@ impl Layer {
             toml::from_str(text).map_err(|e| file_error(toml_error(&e, text)))?;
         let mut values = BTreeMap::new();
         for (key, value) in table {
-            let setting = Setting::ALL
-                .into_iter()
-                .find(|s| s.key() == key && s.in_file())
-                .ok_or_else(|| {
-                    let known: Vec<_> = Setting::ALL
-                        .iter()
-                        .filter(|s| !s.is_hidden())
-                        .map(|s| s.key())
-                        .collect();
-                    let password = match key == Setting::CoordinatorPassword.key() {
-                        true => "; a password cannot be written here (name a file only its owner may read with coordinator_password_file)",
-                        false => "",
-                    };
-                    file_error(format!(
-                        "unknown key {:?} (known keys: {}){password}",
-                        snowmint::echo(&key),
-                        known.join(", ")
-                    ))
-                })?;
+            let setting = Setting::from_file_key(&key).ok_or_else(|| {
+                let known: Vec<_> = Setting::file_keys().collect();
+                let password = match key == Setting::CoordinatorPassword.key() {
+                    true => {
+                        "; a password cannot be written here (name a file only its owner may read with coordinator_password_file)"
+                    }
+                    false => "",
+                };
+                file_error(format!(
+                    "unknown key {:?} (known keys: {}){password}",
+                    snowmint::value::echo(&key),
+                    known.join(", ")
+                ))
+            })?;
             let text = match value {
                 toml::Value::String(s) => s,
                 toml::Value::Integer(i) => i.to_string(),

@@ -8,34 +8,13 @@
 //! came from, followed by where that was (`(from SNOWMINT_DATACENTER)`).
 //! Values are taken as they are given: surrounding spaces are not trimmed.
 //!
-//! - `setting.rs`: [`Setting`], its names, and [`Origin`].
+//! - `setting.rs`: [`Setting`] and its declaration [`Spec`] (names,
+//!   help, default, range: each setting is declared there once; its module
+//!   docs say how to add one), and [`Origin`].
 //! - `layer.rs`: [`Layer`], the text given as flags, environment or file.
 //! - `resolve.rs`: [`Config::resolve`], reading and checking the values.
 //!
-//! | setting | default | meaning |
-//! |---|---|---|
-//! | `listen` | `127.0.0.1:8080` | address to listen on (`IP:PORT`) |
-//! | `grpc_listen` | none (off) | address to serve the gRPC API on (`IP:PORT`), beside HTTP |
-//! | `datacenter`, `machine` | `0`, `0` | the node, given explicitly |
-//! | `machine_from_hostname` | `false` | take the slot from the hostname's ordinal (`ids-12` -> 12) |
-//! | `hostname` | the system's | the hostname to read the ordinal from |
-//! | `state_dir` | see [`default_state_dir`] | where the high-water mark file lives |
-//! | `layout`, `epoch` | `twitter` | the ID layout issued; the epoch in Unix ms or RFC 3339 |
-//! | `clock_policy` | `refuse` | `refuse`, `wait` or `borrow` when the clock goes back |
-//! | `clock_max` | `2s` | the bound of `wait` and `borrow` |
-//! | `mark_wait_max` | `2s` | longest gap to the high-water mark waited out at start |
-//! | `mark_step` | `1s` | how far ahead of the clock the mark is reserved (at least `10ms`) |
-//! | `request_timeout` | `10s` | longest time a request may take; also the longest a connection may take to send a request head, or sit idle |
-//! | `coordinator`, `fleet`, `slots`, `claim_ttl` | none, `default`, all, `10s` | coordinated claims (etcd, ZooKeeper, PostgreSQL); the TTL in `1s..=1h` |
-//! | `coordinator_ca`, `coordinator_cert`, `coordinator_key` | none | TLS to etcd or ZooKeeper (on when a CA is given), mutual with a certificate and key |
-//! | `coordinator_password_file` | none | the password of the coordinator URL's user, from a file only its owner may read |
-//! | `coordinator_password` | none | the same, from `SNOWMINT_COORDINATOR_PASSWORD` only (not a flag, not the file) |
-//! | `coordinator_world_read` | `false` | with a ZooKeeper user: anyone may read the fleet's znodes |
-//! | `clock_offset_ms` | `0` | test and operations knob: shifts this node's clock |
-
-//!
-//! Durations are a number and a unit (`500ms`, `2s`, `1.5s`, `1m`, `1h`),
-//! at most `24h`.
+//! Durations are a number and a unit (`500ms`, `2s`, `1.5s`, `1m`, `1h`).
 
 #[cfg(test)]
 mod access_tests;
@@ -51,29 +30,16 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use snowmint::{ClockPolicy, Layout, Node};
-use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl};
 
 pub use layer::Layer;
 use setting::Named;
-pub use setting::{Origin, Setting};
+pub use setting::{DefaultValue, Form, Origin, Range, Setting, Spec};
 
-/// Where the node's identity comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Identity {
-    /// Given explicitly (or the default node 0/0).
-    Static(Node),
-    /// The ordinal of a hostname; `None` reads the system's.
-    Hostname(Option<String>),
-    /// Claimed from a coordination service (etcd, ZooKeeper, PostgreSQL).
-    Coordinator {
-        /// `etcd://HOST:PORT[,HOST:PORT...]`, `zk://HOST:PORT[,...][/CHROOT]`
-        /// or `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?...]`.
-        url: CoordinatorUrl,
-        /// The fleet, the slots this node may claim and the claim TTL
-        /// (its holder is named once the address is known).
-        config: CoordinatorConfig,
-    },
-}
+/// Where the node's identity comes from: the fleet's [`NodeSource`], which
+/// also turns it into a slot source for every front end alike.
+///
+/// [`NodeSource`]: snowmint_fleet::NodeSource
+pub use snowmint_fleet::NodeSource as Identity;
 
 /// Everything `snowmint serve` needs to know, resolved and checked.
 #[derive(Debug, Clone)]
@@ -99,6 +65,9 @@ pub struct Config {
     pub request_timeout: Duration,
     /// Shift of this node's clock, in ms (tests and operations).
     pub clock_offset_ms: i64,
+    /// What the binary logs, as a `tracing` filter (`info`, `debug`); the
+    /// binary installs it, and checks it then.
+    pub log: String,
     /// Where each setting's value came from.
     pub origins: BTreeMap<Setting, Origin>,
 }
@@ -133,22 +102,21 @@ impl Config {
     /// Reads the configuration of a process: `flags`, then the process
     /// environment, then the TOML file named by `--config` (in `flags`) or
     /// `SNOWMINT_CONFIG`.
-    pub fn load(flags: Layer, config_file: Option<PathBuf>) -> Result<Config, ConfigError> {
-        Config::load_with(flags, config_file, |name| std::env::var(name).ok())
+    pub fn load(flags: Layer) -> Result<Config, ConfigError> {
+        Config::load_with(flags, |name| std::env::var(name).ok())
     }
 
     /// [`Config::load`] with an explicit environment.
     pub fn load_with(
         flags: Layer,
-        config_file: Option<PathBuf>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
-        let file = config_file.or_else(|| {
-            env("SNOWMINT_CONFIG")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        });
-        let mut layers = vec![flags, Layer::from_env(&env)];
+        let env_layer = Layer::from_env(&env);
+        let file = [&flags, &env_layer]
+            .into_iter()
+            .find_map(|layer| layer.values.get(&Setting::ConfigFile))
+            .map(PathBuf::from);
+        let mut layers = vec![flags, env_layer];
         if let Some(path) = file {
             layers.push(Layer::from_file(&path)?);
         }
@@ -178,27 +146,6 @@ impl Config {
     }
 }
 
-/// The state directory used when none is configured:
-/// `$XDG_STATE_HOME/snowmint`, else `$HOME/.local/state/snowmint`, else
-/// `./snowmint-state`.
-///
-/// # Examples
-///
-/// ```
-/// use std::path::PathBuf;
-/// use snowmint_server::config::default_state_dir;
-///
-/// let env = |name: &str| (name == "HOME").then(|| "/home/ana".to_owned());
-/// assert_eq!(default_state_dir(env), PathBuf::from("/home/ana/.local/state/snowmint"));
-/// assert_eq!(default_state_dir(|_| None), PathBuf::from("snowmint-state"));
-/// ```
-pub fn default_state_dir(env: impl Fn(&str) -> Option<String>) -> PathBuf {
-    let set = |name| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(xdg) = set("XDG_STATE_HOME") {
-        xdg.join("snowmint")
-    } else if let Some(home) = set("HOME") {
-        home.join(".local/state/snowmint")
-    } else {
-        PathBuf::from("snowmint-state")
-    }
-}
+/// The state directory used when none is configured (the fleet's, shared
+/// by every process of the host that issues IDs).
+pub use snowmint_fleet::default_state_dir;

@@ -1,5 +1,6 @@
 //! From layers of text to a checked [`Config`]: each setting is looked up
-//! in precedence order and read by the one parser of its kind of value (in
+//! in precedence order, falling back to its declared default (see
+//! `setting.rs`), and read by the one parser of its kind of value (in
 //! `snowmint` for numbers, durations, layouts, epochs and clock policies, in
 //! `snowmint_fleet` for coordinator URLs, fleet names, slot ranges and claim
 //! TTLs), then the settings that depend on each other are checked together.
@@ -7,7 +8,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
-use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -18,16 +18,8 @@ use snowmint_fleet::{
 };
 
 use super::layer::Layer;
-use super::setting::{Named, Origin, Setting};
+use super::setting::{DefaultValue, Named, Origin, Setting};
 use super::{Config, ConfigError, Identity, default_state_dir};
-
-/// Every duration setting is at most a day: far beyond any timeout or bound
-/// here.
-const DAY: Duration = Duration::from_secs(86_400);
-
-/// The shift of the clock is at most a year either way: plenty for any test
-/// or correction.
-const YEAR_MS: i64 = 366 * 86_400_000;
 
 /// The merged layers, looked up with precedence.
 struct Lookup<'a> {
@@ -36,21 +28,26 @@ struct Lookup<'a> {
 }
 
 impl Lookup<'_> {
-    /// The highest-precedence text for `setting`, recording its origin.
+    /// The highest-precedence text for `setting`, else its declared
+    /// default value, recording its origin.
     fn text(&mut self, setting: Setting) -> Option<(String, Origin)> {
-        let found = self.layers.iter().find_map(|layer| {
+        let given = self.layers.iter().find_map(|layer| {
             layer
                 .values
                 .get(&setting)
                 .map(|v| (v.clone(), layer.origin.clone()))
         });
-        let origin = found.as_ref().map_or(Origin::Default, |(_, o)| o.clone());
+        let origin = given.as_ref().map_or(Origin::Default, |(_, o)| o.clone());
         self.origins.insert(setting, origin);
-        found
+        given.or_else(|| match setting.spec().default {
+            DefaultValue::Value(text) => Some((text.to_owned(), Origin::Default)),
+            DefaultValue::Unset(_) => None,
+        })
     }
 
-    /// Reads the value of `setting` with `parse`, or returns `None` if
-    /// unset; errors say where the value came from.
+    /// Reads the value of `setting` with `parse` (its declared default when
+    /// no layer gives one), or returns `None` if it has neither; errors say
+    /// where the value came from.
     fn get<T, E: fmt::Display>(
         &mut self,
         setting: Setting,
@@ -68,17 +65,35 @@ impl Lookup<'_> {
             })
     }
 
-    /// A duration setting in `range`, or `default`.
-    fn duration(
+    /// A duration setting, in its declared range, with a declared default.
+    fn duration(&mut self, setting: Setting) -> Result<Duration, ConfigError> {
+        let range = setting.spec().duration_range().unwrap_or_else(|| {
+            unreachable!("{} is declared without a duration range", setting.key())
+        });
+        self.required(setting, |s| {
+            snowmint::value::parse_duration(setting.key(), s, range)
+        })
+    }
+
+    /// A whole-number setting, in its declared range, with a declared
+    /// default.
+    fn integer(&mut self, setting: Setting) -> Result<i64, ConfigError> {
+        let range = setting.spec().integer_range().unwrap_or_else(|| {
+            unreachable!("{} is declared without an integer range", setting.key())
+        });
+        self.required(setting, |s| {
+            snowmint::value::parse_bounded_signed(setting.key(), s, range)
+        })
+    }
+
+    /// A setting declared with a default value, so that it always has one.
+    fn required<T, E: fmt::Display>(
         &mut self,
         setting: Setting,
-        range: RangeInclusive<Duration>,
-        default: Duration,
-    ) -> Result<Duration, ConfigError> {
-        let value = self.get(setting, |s| {
-            snowmint::parse_duration(setting.key(), s, range)
-        })?;
-        Ok(value.unwrap_or(default))
+        parse: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Result<T, ConfigError> {
+        self.get(setting, parse)?
+            .ok_or_else(|| unreachable!("{} is declared without a default value", setting.key()))
     }
 
     /// Where `setting` came from, for messages (looked up already).
@@ -113,9 +128,7 @@ impl Config {
             layers,
             origins: BTreeMap::new(),
         };
-        let listen = l
-            .get(Setting::Listen, parse_listen)?
-            .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 8080)));
+        let listen = l.required(Setting::Listen, parse_listen)?;
         let grpc_listen = l.get(Setting::GrpcListen, |text| {
             parse_address("grpc_listen", text)
         })?;
@@ -128,16 +141,11 @@ impl Config {
             .unwrap_or_else(|| default_state_dir(&env));
         let clock_policy = clock_policy(&mut l)?;
         let (mark_wait_max, mark_step) = marks(&mut l)?;
-        let request_timeout = l.duration(
-            Setting::RequestTimeout,
-            Duration::from_millis(1)..=DAY,
-            Duration::from_secs(10),
-        )?;
-        let clock_offset_ms = l
-            .get(Setting::ClockOffsetMs, |s| {
-                snowmint::parse_bounded_signed(Setting::ClockOffsetMs.key(), s, -YEAR_MS..=YEAR_MS)
-            })?
-            .unwrap_or(0);
+        let request_timeout = l.duration(Setting::RequestTimeout)?;
+        let clock_offset_ms = l.integer(Setting::ClockOffsetMs)?;
+        let log = l.required(Setting::Log, |s| {
+            Ok::<_, std::convert::Infallible>(s.to_owned())
+        })?;
         Ok(Config {
             listen,
             grpc_listen,
@@ -149,6 +157,7 @@ impl Config {
             mark_step,
             request_timeout,
             clock_offset_ms,
+            log,
             origins: l.origins,
         })
     }
@@ -162,7 +171,7 @@ fn parse_address(name: &str, text: &str) -> Result<SocketAddr, String> {
     text.parse::<SocketAddr>().map_err(|_| {
         format!(
             "{name} {:?} is not an address (expected IP:PORT such as 127.0.0.1:8080)",
-            snowmint::echo(text)
+            snowmint::value::echo(text)
         )
     })
 }
@@ -178,7 +187,7 @@ fn parse_bool(name: &str, text: &str) -> Result<bool, String> {
     } else {
         Err(format!(
             "{name} {:?} is not a boolean (expected true or false)",
-            snowmint::echo(text)
+            snowmint::value::echo(text)
         ))
     }
 }
@@ -192,9 +201,7 @@ fn parse_path(text: &str) -> Result<PathBuf, String> {
 
 /// The layout, with the epoch on top when one is given.
 fn layout(l: &mut Lookup<'_>) -> Result<Layout, ConfigError> {
-    let layout = l
-        .get(Setting::Layout, str::parse::<Layout>)?
-        .unwrap_or_default();
+    let layout = l.required(Setting::Layout, str::parse::<Layout>)?;
     let with_epoch = l.get(Setting::Epoch, |s| {
         snowmint::parse_epoch(s).and_then(|epoch| layout.with_epoch(epoch))
     })?;
@@ -204,15 +211,13 @@ fn layout(l: &mut Lookup<'_>) -> Result<Layout, ConfigError> {
 /// Where the node's identity comes from: a coordinator, a hostname, or
 /// explicit values; settings of one source conflict with the others'.
 fn identity(l: &mut Lookup<'_>, layout: Layout) -> Result<Identity, ConfigError> {
-    let datacenter = l.get(Setting::Datacenter, |s| {
+    let datacenter = l.required(Setting::Datacenter, |s| {
         layout.parse_field(Field::Datacenter, s)
     })?;
-    let machine = l.get(Setting::Machine, |s| layout.parse_field(Field::Machine, s))?;
-    let from_hostname = l
-        .get(Setting::MachineFromHostname, |s| {
-            parse_bool(Setting::MachineFromHostname.key(), s)
-        })?
-        .unwrap_or(false);
+    let machine = l.required(Setting::Machine, |s| layout.parse_field(Field::Machine, s))?;
+    let from_hostname = l.required(Setting::MachineFromHostname, |s| {
+        parse_bool(Setting::MachineFromHostname.key(), s)
+    })?;
     let hostname = l.get(Setting::Hostname, |s| {
         Ok::<_, std::convert::Infallible>(s.to_owned())
     })?;
@@ -246,8 +251,8 @@ fn identity(l: &mut Lookup<'_>, layout: Layout) -> Result<Identity, ConfigError>
         )));
     }
     Ok(Identity::Static(Node {
-        datacenter: datacenter.unwrap_or(0),
-        machine: machine.unwrap_or(0),
+        datacenter,
+        machine,
     }))
 }
 
@@ -258,11 +263,11 @@ fn coordinator(
     layout: Layout,
 ) -> Result<Option<(CoordinatorUrl, CoordinatorConfig)>, ConfigError> {
     let url = l.get(Setting::Coordinator, str::parse::<CoordinatorUrl>)?;
-    let fleet = l.get(Setting::Fleet, str::parse::<FleetName>)?;
+    let fleet = l.required(Setting::Fleet, str::parse::<FleetName>)?;
     let slots = l.get(Setting::Slots, |s| {
         s.parse::<SlotRange>().and_then(|slots| slots.check(layout))
     })?;
-    let ttl = l.get(Setting::ClaimTtl, snowmint_fleet::parse_claim_ttl)?;
+    let ttl = l.required(Setting::ClaimTtl, snowmint_fleet::parse_claim_ttl)?;
     let Some(url) = url else {
         for setting in ACCESS {
             l.text(setting);
@@ -278,9 +283,10 @@ fn coordinator(
         return Ok(None);
     };
     let config = CoordinatorConfig::new(
-        fleet.as_ref().map_or("default", FleetName::as_str),
+        fleet.as_str(),
+        // Unset means every slot of the layout.
         slots.unwrap_or(SlotRange::all(layout)),
-        ttl.unwrap_or(Duration::from_secs(10)),
+        ttl,
         // Named once the address is known (see `CoordinatorConfig::with_holder`).
         String::new(),
         layout,
@@ -410,38 +416,24 @@ fn check_tls(_: &Lookup<'_>, _: &CoordinatorTls) -> Result<(), ConfigError> {
 
 /// The clock policy, with `clock_max` as its bound.
 fn clock_policy(l: &mut Lookup<'_>) -> Result<ClockPolicy, ConfigError> {
-    let clock_max = l.duration(
-        Setting::ClockMax,
-        Duration::ZERO..=DAY,
-        Duration::from_secs(2),
-    )?;
-    let policy = l.get(Setting::ClockPolicy, |s| {
+    let clock_max = l.duration(Setting::ClockMax)?;
+    l.required(Setting::ClockPolicy, |s| {
         ClockPolicy::from_name(s, clock_max)
-    })?;
-    Ok(policy.unwrap_or(ClockPolicy::Refuse))
+    })
 }
 
 /// The start-up wait for the high-water mark and the step it is reserved
 /// in: a step longer than the wait would make a node killed and restarted
 /// at once refuse to start.
 fn marks(l: &mut Lookup<'_>) -> Result<(Duration, Duration), ConfigError> {
-    let wait_max = l.duration(
-        Setting::MarkWaitMax,
-        Duration::ZERO..=DAY,
-        Duration::from_secs(2),
-    )?;
-    // Each step is a disk write.
-    let step = l.duration(
-        Setting::MarkStep,
-        Duration::from_millis(10)..=DAY,
-        Duration::from_secs(1),
-    )?;
+    let wait_max = l.duration(Setting::MarkWaitMax)?;
+    let step = l.duration(Setting::MarkStep)?;
     if step > wait_max {
         return Err(ConfigError::Conflict(format!(
             "mark_step {} ({}) is longer than mark_wait_max {} ({}): a node killed and restarted at once would refuse to start",
-            snowmint::format_duration(step),
+            snowmint::value::format_duration(step),
             l.named(Setting::MarkStep),
-            snowmint::format_duration(wait_max),
+            snowmint::value::format_duration(wait_max),
             l.named(Setting::MarkWaitMax)
         )));
     }

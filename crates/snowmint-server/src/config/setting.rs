@@ -1,132 +1,494 @@
-//! The settings, their names in each place (flag, environment variable,
-//! file key), and where a value came from.
+//! The settings of `snowmint serve`, each declared once, and where a value
+//! came from.
+//!
+//! One entry of the `settings!` list below is everything there is to know
+//! about a setting outside the code that reads it: its file key (from which
+//! the flag `--clock-max` and the environment variable `SNOWMINT_CLOCK_MAX`
+//! are derived), the name of its value in `--help`, its help text, its
+//! default and its range. The `snowmint` binary builds its `serve` flags
+//! and their help from these entries, [`Layer`](super::Layer) reads the
+//! environment and the file by them, and [`Config::resolve`](super::Config::resolve)
+//! applies the declared default and range; so what `--help` and the README
+//! say is what the code does (`crates/snowmint-cli/tests/settings.rs`
+//! checks the help and the README's table against these entries).
+//!
+//! # Adding a setting
+//!
+//! 1. Add an entry to the list below: the variant, with a doc line, and its
+//!    [`Spec`] (`Spec::value("max_connections", "N")` or
+//!    `Spec::switch(...)`, then `.help(...)`, `.default(...)` or
+//!    `.unset(...)`, and `.durations(...)`/`.integers(...)`/
+//!    `.described(...)` for its range). Nothing else lists the settings.
+//! 2. Read it in `resolve.rs` with `Lookup::get` (or `Lookup::duration`,
+//!    which applies the declared range) and keep the value in a
+//!    [`Config`](super::Config) field. A declared default is read by the
+//!    same parser as a given value, so there is no second default in code.
+//! 3. Add its row to the table in README.md ("Configuration"):
+//!    `cargo test -p snowmint-cli --test settings` prints the table these
+//!    entries make when the README's differs.
 
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
+use std::time::Duration;
 
-/// One configurable setting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[non_exhaustive]
-pub enum Setting {
+use snowmint_fleet::{MAX_TTL, MIN_TTL};
+
+/// Every duration setting is at most a day: far beyond any timeout or bound
+/// here.
+const DAY: Duration = Duration::from_secs(86_400);
+
+/// The shift of the clock is at most a year either way: plenty for any test
+/// or correction.
+const YEAR_MS: i64 = 366 * 86_400_000;
+
+/// Declares the settings: the [`Setting`] enum, [`Setting::ALL`] in the
+/// order `--help` shows them, and [`Setting::spec`].
+macro_rules! settings {
+    ($($(#[$doc:meta])* $name:ident = $spec:expr;)*) => {
+        /// One configurable setting of `snowmint serve`; [`Setting::spec`]
+        /// says everything about it but how it is read.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[non_exhaustive]
+        pub enum Setting {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl Setting {
+            /// Every setting, in the order `--help` shows them.
+            pub const ALL: &'static [Setting] = &[$(Setting::$name),*];
+
+            /// The setting's declaration.
+            pub const fn spec(self) -> Spec {
+                match self {
+                    $(Setting::$name => $spec,)*
+                }
+            }
+        }
+    };
+}
+
+settings! {
     /// Address to listen on.
-    Listen,
+    Listen = Spec::value("listen", "ADDR")
+        .help("Address to listen on, IP:PORT; port 0 picks a free one")
+        .default("127.0.0.1:8080");
     /// Address to serve gRPC on (off when not set).
-    GrpcListen,
+    GrpcListen = Spec::value("grpc_listen", "ADDR")
+        .help(
+            "Also serve the gRPC API (snowmint.v1.IdService, health, reflection) on this \
+             address, IP:PORT; port 0 picks a free one",
+        )
+        .unset("off");
     /// Datacenter id of the node.
-    Datacenter,
+    Datacenter = Spec::number("datacenter", "N")
+        .help("This node's datacenter id")
+        .default("0")
+        .described("the layout's: 0..=31 in twitter");
     /// Machine id of the node.
-    Machine,
+    Machine = Spec::number("machine", "N")
+        .help("This node's machine id")
+        .default("0")
+        .described("the layout's: 0..=31 in twitter");
     /// Take the slot from the hostname's ordinal.
-    MachineFromHostname,
+    MachineFromHostname = Spec::switch("machine_from_hostname")
+        .help(
+            "Take the slot from the hostname's ordinal (ids-12 -> slot 12 -> datacenter 0, \
+             machine 12)",
+        )
+        .default("off");
     /// Hostname to read the ordinal from.
-    Hostname,
+    Hostname = Spec::value("hostname", "NAME")
+        .help("The hostname to read the ordinal from, instead of this machine's")
+        .unset("this machine's");
     /// Directory of the state file.
-    StateDir,
+    StateDir = Spec::value("state_dir", "DIR")
+        .help("Directory of the high-water mark file")
+        .unset("$XDG_STATE_HOME/snowmint, else ~/.local/state/snowmint, else ./snowmint-state");
+    /// The TOML file the other settings may come from.
+    ConfigFile = Spec::value("config", "FILE")
+        .help("TOML file with any of these settings")
+        .unset("none")
+        .not_in_file();
     /// ID layout.
-    Layout,
+    Layout = Spec::value("layout", "LAYOUT")
+        .help(
+            "The ID layout: twitter, discord, or widths T/D/M/S, each optionally with @EPOCH \
+             (Unix milliseconds or RFC 3339)",
+        )
+        .default("twitter")
+        .global();
     /// Epoch on top of the layout.
-    Epoch,
+    Epoch = Spec::number("epoch", "EPOCH")
+        .help("A custom epoch on top of the layout: Unix milliseconds or RFC 3339")
+        .unset("the layout's")
+        .global();
     /// Clock-regression policy.
-    ClockPolicy,
+    ClockPolicy = Spec::value("clock_policy", "POLICY")
+        .help(
+            "When the clock goes back: refuse (503 until it catches up), wait (up to \
+             --clock-max, then refuse) or borrow (issue ahead of the clock, up to --clock-max)",
+        )
+        .default("refuse");
     /// Bound of the wait and borrow policies.
-    ClockMax,
+    ClockMax = Spec::value("clock_max", "DURATION")
+        .help("The bound of the wait and borrow policies")
+        .default("2s")
+        .durations(Duration::ZERO, DAY);
     /// Longest gap to the high-water mark waited out at start.
-    MarkWaitMax,
+    MarkWaitMax = Spec::value("mark_wait_max", "DURATION")
+        .help(
+            "Longest gap between the recorded high-water mark and the clock that is waited out \
+             at start; a larger one refuses to start",
+        )
+        .default("2s")
+        .durations(Duration::ZERO, DAY);
     /// How far ahead the mark is reserved.
-    MarkStep,
+    MarkStep = Spec::value("mark_step", "DURATION")
+        .help(
+            "How far ahead of the clock the high-water mark is reserved (one disk write per \
+             step; at most --mark-wait-max)",
+        )
+        .default("1s")
+        // Each step is a disk write.
+        .durations(Duration::from_millis(10), DAY);
     /// Longest time a request may take.
-    RequestTimeout,
-    /// Shift of this node's clock (tests, operations).
-    ClockOffsetMs,
+    RequestTimeout = Spec::value("request_timeout", "DURATION")
+        .help(
+            "Longest time a request may take, and a connection may take to send a request's \
+             head or sit idle",
+        )
+        .default("10s")
+        .durations(Duration::from_millis(1), DAY);
     /// Coordination service URL.
-    Coordinator,
+    Coordinator = Spec::value("coordinator", "URL")
+        .help(
+            "Claim a slot from etcd://HOST:PORT,..., zk://HOST:PORT,.../CHROOT (the chroot is \
+             optional) or postgres://USER@HOST:PORT/DB (port optional). etcd and ZooKeeper take \
+             a user too, etcd://USER@HOST:PORT. Give a password through \
+             SNOWMINT_COORDINATOR_PASSWORD or --coordinator-password-file, not in a URL on the \
+             command line, which every local user can read",
+        )
+        .unset("none");
     /// Fleet name under the coordinator.
-    Fleet,
+    Fleet = Spec::value("fleet", "NAME")
+        .help("Fleet name under the coordinator")
+        .default("default")
+        .described("1 to 64 of A-Z a-z 0-9 - _ .");
     /// Slots the node may claim.
-    Slots,
+    Slots = Spec::value("slots", "A-B")
+        .help("Slots this node may claim, A-B")
+        .unset("all")
+        .described("the layout's: 0-1023 in twitter");
     /// Lifetime of a coordinated claim.
-    ClaimTtl,
+    ClaimTtl = Spec::value("claim_ttl", "DURATION")
+        .help(
+            "Lifetime of a coordinated claim without renewal: the etcd lease TTL, the ZooKeeper \
+             session timeout or the PostgreSQL row's lease",
+        )
+        .default("10s")
+        .durations(MIN_TTL, MAX_TTL);
     /// The CA file TLS to etcd or ZooKeeper is checked against (TLS is on
     /// when it is given).
-    CoordinatorCa,
+    CoordinatorCa = Spec::value("coordinator_ca", "FILE")
+        .help(
+            "Speak TLS to etcd or ZooKeeper, checking the servers' certificates against the \
+             authorities in this PEM file",
+        )
+        .unset("none: no TLS");
     /// The node's certificate for mutual TLS to the coordinator.
-    CoordinatorCert,
+    CoordinatorCert = Spec::value("coordinator_cert", "FILE")
+        .help(
+            "This node's certificate (PEM) for mutual TLS to etcd or ZooKeeper; needs \
+             --coordinator-key and --coordinator-ca. The files are read again for each new \
+             connection",
+        )
+        .unset("none");
     /// The private key of that certificate.
-    CoordinatorKey,
+    CoordinatorKey = Spec::value("coordinator_key", "FILE")
+        .help("The private key (PEM) of --coordinator-cert")
+        .unset("none");
     /// A file holding the password of the coordinator URL's user.
-    CoordinatorPasswordFile,
+    CoordinatorPasswordFile = Spec::value("coordinator_password_file", "FILE")
+        .help(
+            "A file holding the password of the coordinator URL's user (etcd, ZooKeeper digest \
+             or PostgreSQL), mode 0600 or less; or give the password in \
+             SNOWMINT_COORDINATOR_PASSWORD",
+        )
+        .unset("none");
     /// The password of the coordinator URL's user (environment only: a
-    /// flag would show it in process lists).
-    CoordinatorPassword,
+    /// flag would show it in process lists, and the file is not checked
+    /// for who may read it as a password file is).
+    CoordinatorPassword = Spec::value("coordinator_password", "PASSWORD")
+        .help("The password of the coordinator URL's user")
+        .unset("none (environment only: see Security)")
+        .env_only();
     /// Let anyone read the znodes a ZooKeeper fleet with credentials
     /// creates.
-    CoordinatorWorldRead,
+    CoordinatorWorldRead = Spec::switch("coordinator_world_read")
+        .help(
+            "With a ZooKeeper user, let anyone read (never write) the znodes the fleet creates, \
+             so that clients without credentials can find the nodes",
+        )
+        .default("off");
+    /// Shift of this node's clock (tests, operations).
+    ClockOffsetMs = Spec::number("clock_offset_ms", "MS")
+        .help("Test and operations knob: shift this node's clock by this many milliseconds")
+        .default("0")
+        .integers(-YEAR_MS, YEAR_MS)
+        .hidden();
+    /// What the binary logs.
+    Log = Spec::value("log", "FILTER")
+        .help("Log filter, such as info or debug (debug logs every request)")
+        .default("info");
+}
+
+/// What a setting is, apart from how it is read: its names, help, default
+/// and range (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spec {
+    /// The key in the TOML file, such as `clock_max`; the flag and the
+    /// environment variable are made from it.
+    pub key: &'static str,
+    /// How the value is given on the command line.
+    pub form: Form,
+    /// The help text: one sentence, without the default or the range.
+    pub help: &'static str,
+    /// What applies when no place gives a value.
+    pub default: DefaultValue,
+    /// The values accepted, when there is more to say than the help does.
+    pub range: Option<Range>,
+    /// A flag of every command (`--layout`) rather than of `serve` alone.
+    pub global: bool,
+    /// Whether the TOML file may give it (`config` names the file itself).
+    pub in_file: bool,
+    /// Whether it is a flag of the command line (a password is not: the
+    /// command line is every local user's to read).
+    pub flag: bool,
+    /// Left out of `--help`, the README and the list of known keys: a knob
+    /// for tests and operations.
+    pub hidden: bool,
+}
+
+/// How a setting's value is given on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `--flag VALUE`, the value named as here in `--help`.
+    Value(&'static str),
+    /// `--flag VALUE` where VALUE may be a negative number: `-1` is read
+    /// as the value, not as a flag, so that its range is reported.
+    Number(&'static str),
+    /// `--flag` alone means `true`; the environment and the file give
+    /// `true` or `false`.
+    Switch,
+}
+
+impl Form {
+    /// The name of the value in `--help` (`ADDR`); none for a switch.
+    pub const fn value_name(self) -> Option<&'static str> {
+        match self {
+            Form::Value(name) | Form::Number(name) => Some(name),
+            Form::Switch => None,
+        }
+    }
+}
+
+/// What applies when no place gives a setting a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultValue {
+    /// This text, read by the setting's parser as if it had been given.
+    Value(&'static str),
+    /// No value; the text says what that means, for people (`off`).
+    Unset(&'static str),
+}
+
+impl DefaultValue {
+    /// The default for people: the value, or what having none means.
+    pub const fn text(self) -> &'static str {
+        match self {
+            DefaultValue::Value(text) | DefaultValue::Unset(text) => text,
+        }
+    }
+}
+
+/// The values a setting accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Range {
+    /// Durations in `min..=max`.
+    Durations {
+        /// The shortest.
+        min: Duration,
+        /// The longest.
+        max: Duration,
+    },
+    /// Whole numbers in `min..=max`.
+    Integers {
+        /// The smallest.
+        min: i64,
+        /// The largest.
+        max: i64,
+    },
+    /// Said in words: the range depends on another setting, or is a set
+    /// of names or characters, checked by the value's own parser.
+    Described(&'static str),
+}
+
+impl fmt::Display for Range {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Range::Durations { min, max } => write!(
+                f,
+                "{}..={}",
+                snowmint::value::format_duration(min),
+                snowmint::value::format_duration(max)
+            ),
+            Range::Integers { min, max } => write!(f, "{min}..={max}"),
+            Range::Described(text) => f.write_str(text),
+        }
+    }
+}
+
+impl Spec {
+    /// A setting given as `--flag VALUE`, `VALUE` named `value_name` in help.
+    pub const fn value(key: &'static str, value_name: &'static str) -> Spec {
+        Spec::new(key, Form::Value(value_name))
+    }
+
+    /// A setting whose value may be a negative number (see [`Form::Number`]).
+    pub const fn number(key: &'static str, value_name: &'static str) -> Spec {
+        Spec::new(key, Form::Number(value_name))
+    }
+
+    /// A setting given as `--flag` alone (see [`Form::Switch`]).
+    pub const fn switch(key: &'static str) -> Spec {
+        Spec::new(key, Form::Switch)
+    }
+
+    const fn new(key: &'static str, form: Form) -> Spec {
+        Spec {
+            key,
+            form,
+            help: "",
+            default: DefaultValue::Unset("none"),
+            range: None,
+            global: false,
+            in_file: true,
+            flag: true,
+            hidden: false,
+        }
+    }
+
+    /// With this help text.
+    pub const fn help(self, help: &'static str) -> Spec {
+        Spec { help, ..self }
+    }
+
+    /// With this default, read by the setting's parser when nothing gives
+    /// a value.
+    pub const fn default(self, value: &'static str) -> Spec {
+        Spec {
+            default: DefaultValue::Value(value),
+            ..self
+        }
+    }
+
+    /// With no default; `meaning` says what having none means.
+    pub const fn unset(self, meaning: &'static str) -> Spec {
+        Spec {
+            default: DefaultValue::Unset(meaning),
+            ..self
+        }
+    }
+
+    /// Accepting durations in `min..=max`.
+    pub const fn durations(self, min: Duration, max: Duration) -> Spec {
+        Spec {
+            range: Some(Range::Durations { min, max }),
+            ..self
+        }
+    }
+
+    /// Accepting whole numbers in `min..=max`.
+    pub const fn integers(self, min: i64, max: i64) -> Spec {
+        Spec {
+            range: Some(Range::Integers { min, max }),
+            ..self
+        }
+    }
+
+    /// Accepting what `text` says.
+    pub const fn described(self, text: &'static str) -> Spec {
+        Spec {
+            range: Some(Range::Described(text)),
+            ..self
+        }
+    }
+
+    /// A flag of every command, not of `serve` alone.
+    pub const fn global(self) -> Spec {
+        Spec {
+            global: true,
+            ..self
+        }
+    }
+
+    /// Not a key of the TOML file.
+    pub const fn not_in_file(self) -> Spec {
+        Spec {
+            in_file: false,
+            ..self
+        }
+    }
+
+    /// Given by its environment variable alone: not a flag, not a key of
+    /// the TOML file.
+    pub const fn env_only(self) -> Spec {
+        Spec {
+            in_file: false,
+            flag: false,
+            ..self
+        }
+    }
+
+    /// Left out of what people are shown.
+    pub const fn hidden(self) -> Spec {
+        Spec {
+            hidden: true,
+            ..self
+        }
+    }
+
+    /// The declared range of a duration setting.
+    pub fn duration_range(&self) -> Option<RangeInclusive<Duration>> {
+        match self.range {
+            Some(Range::Durations { min, max }) => Some(min..=max),
+            _ => None,
+        }
+    }
+
+    /// The declared range of an integer setting.
+    pub fn integer_range(&self) -> Option<RangeInclusive<i64>> {
+        match self.range {
+            Some(Range::Integers { min, max }) => Some(min..=max),
+            _ => None,
+        }
+    }
 }
 
 impl Setting {
-    /// Every setting.
-    pub const ALL: [Setting; 25] = [
-        Setting::Listen,
-        Setting::GrpcListen,
-        Setting::Datacenter,
-        Setting::Machine,
-        Setting::MachineFromHostname,
-        Setting::Hostname,
-        Setting::StateDir,
-        Setting::Layout,
-        Setting::Epoch,
-        Setting::ClockPolicy,
-        Setting::ClockMax,
-        Setting::MarkWaitMax,
-        Setting::MarkStep,
-        Setting::RequestTimeout,
-        Setting::ClockOffsetMs,
-        Setting::Coordinator,
-        Setting::Fleet,
-        Setting::Slots,
-        Setting::ClaimTtl,
-        Setting::CoordinatorCa,
-        Setting::CoordinatorCert,
-        Setting::CoordinatorKey,
-        Setting::CoordinatorPasswordFile,
-        Setting::CoordinatorPassword,
-        Setting::CoordinatorWorldRead,
-    ];
-
     /// The key in the TOML file, such as `clock_max`.
     pub const fn key(self) -> &'static str {
-        match self {
-            Setting::Listen => "listen",
-            Setting::GrpcListen => "grpc_listen",
-            Setting::Datacenter => "datacenter",
-            Setting::Machine => "machine",
-            Setting::MachineFromHostname => "machine_from_hostname",
-            Setting::Hostname => "hostname",
-            Setting::StateDir => "state_dir",
-            Setting::Layout => "layout",
-            Setting::Epoch => "epoch",
-            Setting::ClockPolicy => "clock_policy",
-            Setting::ClockMax => "clock_max",
-            Setting::MarkWaitMax => "mark_wait_max",
-            Setting::MarkStep => "mark_step",
-            Setting::RequestTimeout => "request_timeout",
-            Setting::ClockOffsetMs => "clock_offset_ms",
-            Setting::Coordinator => "coordinator",
-            Setting::Fleet => "fleet",
-            Setting::Slots => "slots",
-            Setting::ClaimTtl => "claim_ttl",
-            Setting::CoordinatorCa => "coordinator_ca",
-            Setting::CoordinatorCert => "coordinator_cert",
-            Setting::CoordinatorKey => "coordinator_key",
-            Setting::CoordinatorPasswordFile => "coordinator_password_file",
-            Setting::CoordinatorPassword => "coordinator_password",
-            Setting::CoordinatorWorldRead => "coordinator_world_read",
-        }
+        self.spec().key
+    }
+
+    /// The command-line flag's long name, such as `clock-max`.
+    pub fn long(self) -> String {
+        self.key().replace('_', "-")
     }
 
     /// The command-line flag, such as `--clock-max`.
     pub fn flag(self) -> String {
-        format!("--{}", self.key().replace('_', "-"))
+        format!("--{}", self.long())
     }
 
     /// The environment variable, such as `SNOWMINT_CLOCK_MAX`.
@@ -134,17 +496,43 @@ impl Setting {
         format!("SNOWMINT_{}", self.key().to_ascii_uppercase())
     }
 
-    /// Whether the setting is left out of the lists shown to people (a
-    /// knob for tests and operations).
-    pub(crate) fn is_hidden(self) -> bool {
-        self == Setting::ClockOffsetMs || !self.in_file()
+    /// The help of the setting's flag, with where else it may come from, its
+    /// default and its range: `The bound of the wait and borrow policies
+    /// [env: SNOWMINT_CLOCK_MAX] [default: 2s] [range: 0..=24h]`.
+    pub fn help_line(self) -> String {
+        let spec = self.spec();
+        let mut line = format!(
+            "{} [env: {}] [default: {}]",
+            spec.help,
+            self.env(),
+            spec.default.text()
+        );
+        if let Some(range) = spec.range {
+            line.push_str(&format!(" [range: {range}]"));
+        }
+        line
     }
 
-    /// Whether the setting may be given in the TOML file: a password may
-    /// not (the file is not checked for who may read it; a password file
-    /// is).
-    pub(crate) fn in_file(self) -> bool {
-        self != Setting::CoordinatorPassword
+    /// Whether the setting is left out of the lists shown to people (a
+    /// knob for tests and operations).
+    pub fn is_hidden(self) -> bool {
+        self.spec().hidden
+    }
+
+    /// The setting a TOML file key names, if any.
+    pub(crate) fn from_file_key(key: &str) -> Option<Setting> {
+        Setting::ALL
+            .iter()
+            .copied()
+            .find(|s| s.spec().in_file && s.key() == key)
+    }
+
+    /// The keys a TOML file may hold, for messages.
+    pub(crate) fn file_keys() -> impl Iterator<Item = &'static str> {
+        Setting::ALL
+            .iter()
+            .filter(|s| s.spec().in_file && !s.is_hidden())
+            .map(|s| s.key())
     }
 }
 

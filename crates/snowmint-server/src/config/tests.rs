@@ -319,3 +319,43 @@ fn grpc_is_off_unless_an_address_is_given_and_each_place_names_it() {
         "grpc_listen \"9090\" is not an address (expected IP:PORT such as 127.0.0.1:8080) (from --grpc-listen)"
     );
 }
+
+/// Each declared default is what applies when nothing gives a value: given
+/// explicitly, as text, it resolves to the same configuration as not given
+/// at all (so no code applies a default of its own).
+#[test]
+fn declared_defaults_are_the_defaults_applied() {
+    let without_origins = |mut config: Config| {
+        config.origins.clear();
+        format!("{config:?}")
+    };
+    // The claim settings apply only with a coordinator, which is given
+    // below them (in the file) for them.
+    let coordinated = || file("coordinator = \"etcd://127.0.0.1:1\"");
+    let mut checked = 0;
+    for &setting in Setting::ALL {
+        if let DefaultValue::Value(text) = setting.spec().default {
+            let base = match setting {
+                Setting::Fleet | Setting::ClaimTtl => vec![coordinated()],
+                _ => vec![],
+            };
+            let none = without_origins(Config::resolve(&base, |_| None).unwrap());
+            let mut layers = vec![flags(&[(setting, text)])];
+            layers.extend(base);
+            let given = Config::resolve(&layers, |_| None)
+                .unwrap_or_else(|e| panic!("{} = {text:?}: {e}", setting.key()));
+            assert_eq!(without_origins(given), none, "{} = {text:?}", setting.key());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "only {checked} defaults checked");
+}
+
+/// Every setting's names come from its key, and each key is its own.
+#[test]
+fn names_come_from_the_key() {
+    assert_eq!(Setting::ClockMax.flag(), "--clock-max");
+    assert_eq!(Setting::ClockMax.env(), "SNOWMINT_CLOCK_MAX");
+    let keys: std::collections::BTreeSet<_> = Setting::ALL.iter().map(|s| s.key()).collect();
+    assert_eq!(keys.len(), Setting::ALL.len(), "two settings share a key");
+}

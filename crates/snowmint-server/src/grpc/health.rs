@@ -58,7 +58,7 @@ fn subject(request: &HealthCheckRequest) -> Result<Subject, Status> {
         SERVICE_NAME => Ok(Subject::Ids),
         other => Err(Status::not_found(format!(
             "no service {:?} here (this server has {SERVICE_NAME:?}, and \"\" for the server itself)",
-            snowmint::echo(other)
+            snowmint::value::echo(other)
         ))),
     }
 }

@@ -1,21 +1,23 @@
 //! `snowmint.v1.IdService`: new IDs (`NextIds`, `StreamIds`) and the
 //! calculator (`Decode`, `Encode`, `Range`, `GetLayout`, `GetNode`).
+//!
+//! The calculator methods call the core with the request's typed fields,
+//! reading what arrives as text (times, layouts, encodings, ID text) with
+//! the same readers as the HTTP API (`inputs.rs`), so that their answers
+//! and messages are HTTP's. An empty string is a field not given, as
+//! proto3 cannot tell them apart.
 
-use std::sync::Arc;
-
-use axum::extract::State;
-use snowmint::SnowflakeId;
+use snowmint::{Parts, SnowflakeId};
+use snowmint_fleet::MAX_BATCH;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::pb::id_service_server::IdService;
-use super::status::{bounded, invalid, refused};
+use super::status::{bounded, refused, rejected};
 use super::{Stopping, pb, shutting_down, stopped};
-use crate::api::MAX_BATCH;
-use crate::api::calc;
-use crate::api::params::{IdSegment, Params};
 use crate::body::{DecodedId, FencingState, IdRange, LayoutDescription, NodeDescription};
+use crate::inputs::{self, Rejection, refused as core_refused};
 use crate::state::AppState;
 
 /// Batches a stream may have made but its client not yet taken, on top of
@@ -53,21 +55,19 @@ async fn issue(state: &AppState, count: usize) -> Result<pb::IdBatch, Status> {
     })
 }
 
-/// The parameters a query with these pairs would carry (empty values are
-/// left out, as not given), read with the node's clock.
-fn params(state: &AppState, pairs: &[(&str, &str)]) -> Params {
-    let pairs = pairs
-        .iter()
-        .filter(|(_, value)| !value.is_empty())
-        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
-        .collect();
-    Params::from_pairs(pairs, Arc::clone(state.issuer().clock()))
+/// A string field, as given: `None` when empty.
+fn given(text: &str) -> Option<&str> {
+    (!text.is_empty()).then_some(text)
 }
 
-/// The `layout` and `epoch` pairs of a [`pb::LayoutChoice`].
-fn layout_pairs(choice: Option<&pb::LayoutChoice>) -> [(&'static str, &str); 2] {
-    let (layout, epoch) = choice.map_or(("", ""), |c| (c.layout.as_str(), c.epoch.as_str()));
-    [("layout", layout), ("epoch", epoch)]
+/// The layout a request asks for: the node's, unless its
+/// [`pb::LayoutChoice`] names another.
+fn layout_of(
+    state: &AppState,
+    choice: Option<&pb::LayoutChoice>,
+) -> Result<snowmint::Layout, Status> {
+    let (layout, epoch) = choice.map_or((None, None), |c| (given(&c.layout), given(&c.epoch)));
+    inputs::layout(state.issuer().layout(), layout, epoch).map_err(rejected)
 }
 
 #[tonic::async_trait]
@@ -77,7 +77,7 @@ impl IdService for IdApi {
         request: Request<pb::NextIdsRequest>,
     ) -> Result<Response<pb::IdBatch>, Status> {
         self.state.metrics().grpc_call("NextIds");
-        let count = bounded("count", request.get_ref().count.into(), 1, MAX_BATCH)? as usize;
+        let count = bounded("count", request.get_ref().count, MAX_BATCH)? as usize;
         let batch = issue(&self.state, count).await?;
         self.state.metrics().batch(count);
         Ok(Response::new(batch))
@@ -91,7 +91,7 @@ impl IdService for IdApi {
     ) -> Result<Response<Self::StreamIdsStream>, Status> {
         self.state.metrics().grpc_call("StreamIds");
         let pb::StreamIdsRequest { batch, total } = request.into_inner();
-        let batch = bounded("batch", batch.into(), 1, MAX_BATCH)?;
+        let batch = bounded("batch", batch, MAX_BATCH)?;
         // `None`: until the client cancels.
         let mut left = (total > 0).then_some(total);
         let size = move |left: Option<u64>| left.map_or(batch, |left| left.min(batch)) as usize;
@@ -143,15 +143,11 @@ impl IdService for IdApi {
     ) -> Result<Response<pb::DecodedId>, Status> {
         self.state.metrics().grpc_call("Decode");
         let request = request.into_inner();
-        let [layout, epoch] = layout_pairs(request.layout.as_ref());
-        let params = params(
-            &self.state,
-            &[("encoding", &request.encoding), layout, epoch],
-        );
-        let decoded = calc::decode(IdSegment(request.id), params)
-            .await
-            .map_err(invalid)?;
-        Ok(Response::new(decoded_id(decoded.0)))
+        let layout = layout_of(&self.state, request.layout.as_ref())?;
+        let decoded = inputs::encoding(given(&request.encoding))
+            .and_then(|encoding| inputs::id(&request.id, encoding))
+            .map_err(rejected)?;
+        Ok(Response::new(decoded_id(DecodedId::new(&layout, decoded))))
     }
 
     async fn encode(
@@ -160,25 +156,23 @@ impl IdService for IdApi {
     ) -> Result<Response<pb::DecodedId>, Status> {
         self.state.metrics().grpc_call("Encode");
         let request = request.into_inner();
-        let [layout, epoch] = layout_pairs(request.layout.as_ref());
-        let (datacenter, machine, sequence) = (
-            request.datacenter.to_string(),
-            request.machine.to_string(),
-            request.sequence.to_string(),
-        );
-        let params = params(
-            &self.state,
-            &[
-                ("timestamp", &request.timestamp),
-                ("datacenter", &datacenter),
-                ("machine", &machine),
-                ("sequence", &sequence),
-                layout,
-                epoch,
-            ],
-        );
-        let encoded = calc::encode(params).await.map_err(invalid)?;
-        Ok(Response::new(decoded_id(encoded.0)))
+        let layout = layout_of(&self.state, request.layout.as_ref())?;
+        let clock = self.state.issuer().clock().as_ref();
+        let id = inputs::instant("timestamp", given(&request.timestamp), &layout, clock)
+            .and_then(|timestamp_ms| {
+                // The fields are checked by the encoding itself, whose error
+                // names the field (`datacenter 32 is out of range (0..=31)`).
+                layout
+                    .encode(Parts {
+                        timestamp_ms,
+                        datacenter: request.datacenter,
+                        machine: request.machine,
+                        sequence: request.sequence,
+                    })
+                    .map_err(core_refused("parts"))
+            })
+            .map_err(rejected)?;
+        Ok(Response::new(decoded_id(DecodedId::new(&layout, id))))
     }
 
     async fn range(
@@ -187,13 +181,17 @@ impl IdService for IdApi {
     ) -> Result<Response<pb::IdRange>, Status> {
         self.state.metrics().grpc_call("Range");
         let request = request.into_inner();
-        let [layout, epoch] = layout_pairs(request.layout.as_ref());
-        let params = params(
-            &self.state,
-            &[("from", &request.from), ("to", &request.to), layout, epoch],
-        );
-        let range = calc::range(params).await.map_err(invalid)?;
-        Ok(Response::new(id_range(range.0)))
+        let layout = layout_of(&self.state, request.layout.as_ref())?;
+        let clock = self.state.issuer().clock().as_ref();
+        let window = || -> Result<_, Rejection> {
+            let from_ms = inputs::instant("from", given(&request.from), &layout, clock)?;
+            let to_ms = inputs::instant("to", given(&request.to), &layout, clock)?;
+            let ids = layout
+                .id_range(from_ms, to_ms)
+                .map_err(core_refused("from"))?;
+            Ok(IdRange::new(&layout, from_ms, to_ms, ids))
+        };
+        Ok(Response::new(id_range(window().map_err(rejected)?)))
     }
 
     async fn get_layout(
@@ -201,13 +199,11 @@ impl IdService for IdApi {
         request: Request<pb::GetLayoutRequest>,
     ) -> Result<Response<pb::LayoutDescription>, Status> {
         self.state.metrics().grpc_call("GetLayout");
-        let request = request.into_inner();
-        let pairs = layout_pairs(request.layout.as_ref());
-        let params = params(&self.state, &pairs);
-        let layout = calc::layout(State(self.state.clone()), params)
-            .await
-            .map_err(invalid)?;
-        Ok(Response::new(layout_description(layout.0)))
+        let layout = layout_of(&self.state, request.get_ref().layout.as_ref())?;
+        let now_ms = self.state.issuer().clock().now_ms();
+        Ok(Response::new(layout_description(LayoutDescription::new(
+            &layout, now_ms,
+        ))))
     }
 
     async fn get_node(
@@ -323,6 +319,15 @@ fn node_description(n: NodeDescription) -> pb::NodeDescription {
             claims_acquired: c.claims_acquired,
             claims_lost: c.claims_lost,
             holder: c.holder,
+            passed_over: c
+                .passed_over
+                .into_iter()
+                .map(|p| pb::PassedOver {
+                    slot: p.slot,
+                    reason: p.reason,
+                    for_ms: p.for_ms,
+                })
+                .collect(),
         }),
     }
 }

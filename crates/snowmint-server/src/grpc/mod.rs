@@ -36,14 +36,15 @@ pub use status::{CODE_KEY, FIELD_KEY, RETRY_AFTER_KEY};
 
 use status::shutting_down;
 
-/// The types and service trait generated from `snowmint.proto`.
+/// The types and service trait generated from `snowmint.proto`, checked
+/// in (`generated/`), so that building needs no `protoc`;
+/// `tests/generated.rs` checks that they match the `.proto`.
 pub mod pb {
     #![allow(missing_docs, clippy::all)]
-    tonic::include_proto!("snowmint.v1");
+    include!("generated/snowmint.v1.rs");
 
     /// The encoded descriptor of `snowmint.proto`, for reflection.
-    pub const FILE_DESCRIPTOR_SET: &[u8] =
-        tonic::include_file_descriptor_set!("snowmint_descriptor");
+    pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("generated/snowmint_descriptor.bin");
 }
 
 /// Every gRPC service of a node over `state`: `snowmint.v1.IdService`,

@@ -4,12 +4,17 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use etcd_client::{Client, GetOptions};
 use snowmint_fleet::EtcdBackend;
+use snowmint_fleet::etcd_api::auth_client::AuthClient;
+use snowmint_fleet::etcd_api::kv_client::KvClient;
+use snowmint_fleet::etcd_api::{
+    AuthenticateRequest, DeleteRangeRequest, KeyValue, PutRequest, RangeRequest,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tonic::transport::{Channel, Endpoint};
 
-use super::Cluster;
+use super::CoordinatorServer;
 use super::process::ServerProcess;
 use crate::net::free_port;
 use crate::temp::temp_dir;
@@ -17,74 +22,233 @@ use crate::wait::within;
 
 pub(crate) const INSTALL: &str = "apt-get install etcd-server (or put an etcd 3.4+ binary on PATH)";
 
-/// A single-member etcd cluster on loopback ports.
-pub struct EtcdCluster {
+/// A real etcd server (a single-member cluster) on loopback ports.
+pub struct EtcdServer {
     process: ServerProcess,
 }
 
-impl EtcdCluster {
+impl EtcdServer {
     async fn client(&self) -> Client {
         connect(&[self.process.addr()]).await
     }
 
-    /// [`Cluster::start`], with `extra` flags given to etcd (such as
-    /// `--auth-token-ttl 1`).
-    pub async fn start_with(extra: &[&str]) -> EtcdCluster {
+    /// [`CoordinatorServer::start`], with `extra` flags given to etcd
+    /// (such as `--auth-token-ttl 1`).
+    pub async fn start_with(extra: &[&str]) -> EtcdServer {
         let extra: Vec<String> = extra.iter().map(|flag| (*flag).to_owned()).collect();
-        EtcdCluster {
+        EtcdServer {
             process: spawn("http", &extra).await,
         }
     }
 
     /// Turns etcd's authentication (RBAC) on, with the user `root` (role
     /// `root`) and each of `users`: a name, a password and, when given,
-    /// a permission (on a key or a prefix) in a role of its own. The
-    /// clients of [`Cluster`]'s methods do not log in: call them before.
+    /// a permission (on a key or a prefix) in a role of its own. Set up
+    /// with etcdctl, as an operator would. The clients of
+    /// [`CoordinatorServer`]'s methods do not log in: call them before.
     pub async fn enable_auth(
         &self,
         root_password: &str,
-        users: &[(&str, &str, Option<etcd_client::Permission>)],
+        users: &[(&str, &str, Option<Permission>)],
     ) {
-        let mut root = self.client().await;
-        root.user_add("root", root_password, None).await.unwrap();
-        root.user_grant_role("root", "root").await.unwrap();
+        let mut commands: Vec<Vec<String>> = vec![
+            vec!["user".into(), "add".into(), format!("root:{root_password}")],
+            vec![
+                "user".into(),
+                "grant-role".into(),
+                "root".into(),
+                "root".into(),
+            ],
+        ];
         for (user, password, permission) in users {
-            root.user_add(*user, *password, None).await.unwrap();
+            commands.push(vec![
+                "user".into(),
+                "add".into(),
+                format!("{user}:{password}"),
+            ]);
             if let Some(permission) = permission {
                 let role = format!("{user}-role");
-                root.role_add(role.as_str()).await.unwrap();
-                root.role_grant_permission(role.as_str(), permission.clone())
-                    .await
-                    .unwrap();
-                root.user_grant_role(*user, role.as_str()).await.unwrap();
+                commands.push(vec!["role".into(), "add".into(), role.clone()]);
+                let mut grant = vec![
+                    "role".into(),
+                    "grant-permission".into(),
+                    role.clone(),
+                    permission.kind.into(),
+                    permission.key.clone(),
+                ];
+                if permission.prefix {
+                    grant.push("--prefix=true".into());
+                }
+                commands.push(grant);
+                commands.push(vec![
+                    "user".into(),
+                    "grant-role".into(),
+                    (*user).to_owned(),
+                    role,
+                ]);
             }
         }
-        root.auth_enable()
-            .await
-            .expect("cannot enable etcd's authentication");
+        commands.push(vec!["auth".into(), "enable".into()]);
+        let endpoint = format!("http://{}", self.client_addr());
+        for command in commands {
+            etcdctl(&endpoint, command).await;
+        }
     }
 
-    /// The test's own client, logged in as `user`.
-    pub async fn client_as(&self, user: &str, password: &str) -> Client {
-        let mut client = self.client().await;
-        client
-            .update_user(Some((user.to_owned(), password.to_owned())))
-            .await
-            .unwrap_or_else(|err| panic!("cannot log in to etcd as {user}: {err}"));
-        client
+    /// The keys and values under `prefix` (every key that starts with it),
+    /// read by the test's own client logged in as `user`.
+    pub async fn keys_as(&self, user: &str, password: &str, prefix: &str) -> Vec<(String, String)> {
+        let channel = Endpoint::from_shared(format!("http://{}", self.client_addr()))
+            .expect("a loopback address is a URL")
+            .connect_timeout(Duration::from_secs(20))
+            .connect_lazy();
+        let login = AuthenticateRequest {
+            name: user.to_owned(),
+            password: password.to_owned(),
+        };
+        let what = format!("a login to the test etcd as {user}");
+        let token = within(
+            &what,
+            Duration::from_secs(20),
+            AuthClient::new(channel.clone()).authenticate(login),
+        )
+        .await
+        .unwrap_or_else(|err| panic!("cannot log in to etcd as {user}: {err}"))
+        .into_inner()
+        .token;
+        let mut request = tonic::Request::new(RangeRequest {
+            key: prefix.as_bytes().to_vec(),
+            range_end: prefix_end(prefix),
+            keys_only: false,
+        });
+        request
+            .metadata_mut()
+            .insert("token", token.parse().expect("etcd's token is ASCII"));
+        let what = format!("a read of {prefix} from the test etcd as {user}");
+        let answer = within(
+            &what,
+            Duration::from_secs(20),
+            KvClient::new(channel).range(request),
+        )
+        .await
+        .unwrap_or_else(|err| panic!("cannot read {prefix} as {user}: {err}"));
+        key_values(answer.into_inner().kvs)
     }
 }
 
-/// The test's own client of the etcd members at `endpoints`.
+/// A right on a key or a prefix, granted to a role by
+/// [`EtcdServer::enable_auth`].
+#[derive(Debug, Clone)]
+pub struct Permission {
+    kind: &'static str,
+    key: String,
+    prefix: bool,
+}
+
+impl Permission {
+    /// Read `key`.
+    pub fn read(key: &str) -> Permission {
+        Permission {
+            kind: "read",
+            key: key.to_owned(),
+            prefix: false,
+        }
+    }
+
+    /// Read and write `key`.
+    pub fn read_write(key: &str) -> Permission {
+        Permission {
+            kind: "readwrite",
+            key: key.to_owned(),
+            prefix: false,
+        }
+    }
+
+    /// The same right on every key that starts with the key.
+    pub fn with_prefix(self) -> Permission {
+        Permission {
+            prefix: true,
+            ..self
+        }
+    }
+}
+
+/// Runs `etcdctl` (v3 API) against `endpoint`; panics with its output if
+/// it fails.
+async fn etcdctl(endpoint: &str, args: Vec<String>) {
+    let endpoint = endpoint.to_owned();
+    let shown = args.join(" ");
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .arg(format!("--endpoints={endpoint}"))
+            .args(&args)
+            .output()
+    })
+    .await
+    .expect("etcdctl's thread")
+    .unwrap_or_else(|err| {
+        panic!(
+            "cannot run etcdctl ({err}): apt-get install etcd-client (or put etcdctl 3.4+ on PATH)"
+        )
+    });
+    assert!(
+        output.status.success(),
+        "etcdctl {shown} failed: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The end of the range of every key that starts with `prefix`: the
+/// prefix with its last byte raised (`/` + 1 is `0`; a test's prefixes end
+/// in an ASCII character).
+fn prefix_end(prefix: &str) -> Vec<u8> {
+    let mut end = prefix.as_bytes().to_vec();
+    *end.last_mut().expect("a prefix is not empty") += 1;
+    end
+}
+
+/// Keys and values as text.
+fn key_values(kvs: Vec<KeyValue>) -> Vec<(String, String)> {
+    kvs.into_iter()
+        .map(|kv| {
+            (
+                String::from_utf8(kv.key).expect("a key is UTF-8"),
+                String::from_utf8(kv.value).expect("a value is UTF-8"),
+            )
+        })
+        .collect()
+}
+
+/// The test's own etcd client: the key-value calls of etcd's API, as
+/// snowmint's backend speaks them.
+pub(crate) type Client = KvClient<Channel>;
+
+/// The test's own client of the etcd members at `endpoints` (requests
+/// spread over them); it connects at the first request.
 pub(crate) async fn connect(endpoints: &[SocketAddr]) -> Client {
-    let urls: Vec<String> = endpoints
-        .iter()
-        .map(|addr| format!("http://{addr}"))
-        .collect();
-    let what = "the test's own etcd client to connect";
-    within(what, Duration::from_secs(20), Client::connect(urls, None))
+    let endpoints = endpoints.iter().map(|addr| {
+        Endpoint::from_shared(format!("http://{addr}"))
+            .expect("a loopback address is a URL")
+            .connect_timeout(Duration::from_secs(20))
+    });
+    KvClient::new(Channel::balance_list(endpoints))
+}
+
+/// Reads `key`, or every key under `prefix` (ending in `/`) with
+/// `prefix: true`.
+async fn range(client: &mut Client, key: &str, prefix: bool) -> Vec<(String, String)> {
+    let request = RangeRequest {
+        key: key.as_bytes().to_vec(),
+        range_end: if prefix { prefix_end(key) } else { Vec::new() },
+        keys_only: false,
+    };
+    let what = format!("a read of {key} from the test etcd");
+    let answer = within(&what, Duration::from_secs(20), client.range(request))
         .await
-        .expect("cannot connect to the test etcd")
+        .unwrap_or_else(|err| panic!("cannot read {key}: {err}"));
+    key_values(answer.into_inner().kvs)
 }
 
 /// Whether the etcd member serving clients on `port` says it is healthy
@@ -141,19 +305,24 @@ pub(crate) async fn spawn(scheme: &str, extra: &[String]) -> ServerProcess {
     process
 }
 
-impl Cluster for EtcdCluster {
+impl CoordinatorServer for EtcdServer {
     type Backend = EtcdBackend;
 
     const NAME: &'static str = "etcd";
+    const SESSION_KIND: &'static str = "lease";
 
-    async fn start() -> EtcdCluster {
-        EtcdCluster {
+    async fn start() -> EtcdServer {
+        EtcdServer {
             process: spawn("http", &[]).await,
         }
     }
 
     fn backend(&self, addr: SocketAddr) -> EtcdBackend {
         EtcdBackend::new(vec![addr.to_string()])
+    }
+
+    fn url_at(&self, addr: SocketAddr) -> String {
+        format!("etcd://{addr}")
     }
 
     async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {
@@ -165,23 +334,30 @@ impl Cluster for EtcdCluster {
     }
 
     async fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) {
-        let key = format!("/snowmint/{fleet}/hwm/{slot}");
+        let put = PutRequest {
+            key: format!("/snowmint/{fleet}/hwm/{slot}").into_bytes(),
+            value: mark_ms.to_string().into_bytes(),
+            lease: 0,
+        };
         self.client()
             .await
-            .put(key, mark_ms.to_string(), None)
+            .put(put)
             .await
             .expect("cannot write the mark");
     }
 
     async fn delete_slot(&self, fleet: &str, slot: u64) {
-        let key = format!("/snowmint/{fleet}/slots/{slot}");
+        let delete = DeleteRangeRequest {
+            key: format!("/snowmint/{fleet}/slots/{slot}").into_bytes(),
+            range_end: Vec::new(),
+        };
         let deleted = self
             .client()
             .await
-            .delete(key, None)
+            .delete_range(delete)
             .await
             .expect("cannot delete the slot key");
-        assert_eq!(deleted.deleted(), 1, "no slot key to delete");
+        assert_eq!(deleted.into_inner().deleted, 1, "no slot key to delete");
     }
 
     fn process(&self) -> &ServerProcess {
@@ -192,21 +368,13 @@ impl Cluster for EtcdCluster {
 /// The slot keys of `fleet` as etcd has them: slot -> holder.
 pub(crate) async fn slot_holders(client: &mut Client, fleet: &str) -> BTreeMap<u64, String> {
     let prefix = format!("/snowmint/{fleet}/slots/");
-    let listed = client
-        .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
+    range(client, &prefix, true)
         .await
-        .expect("cannot list the slot keys");
-    listed
-        .kvs()
-        .iter()
-        .map(|kv| {
-            let key = kv.key_str().expect("slot key is not UTF-8");
+        .into_iter()
+        .map(|(key, holder)| {
             let slot = key.strip_prefix(&prefix).and_then(|n| n.parse().ok());
             let slot = slot.unwrap_or_else(|| panic!("unexpected key {key}"));
-            (
-                slot,
-                kv.value_str().expect("holder is not UTF-8").to_owned(),
-            )
+            (slot, holder)
         })
         .collect()
 }
@@ -214,11 +382,8 @@ pub(crate) async fn slot_holders(client: &mut Client, fleet: &str) -> BTreeMap<u
 /// The high-water mark of `slot` as etcd has it.
 pub(crate) async fn stored_mark(client: &mut Client, fleet: &str, slot: u64) -> Option<i64> {
     let key = format!("/snowmint/{fleet}/hwm/{slot}");
-    let found = client.get(key, None).await.expect("cannot read the mark");
-    found.kvs().first().map(|kv| {
-        kv.value_str()
-            .expect("mark is not UTF-8")
-            .parse()
-            .expect("mark is not a number")
-    })
+    range(client, &key, false)
+        .await
+        .first()
+        .map(|(_, mark)| mark.parse().expect("mark is not a number"))
 }

@@ -7,17 +7,18 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
+use snowmint_fleet::etcd_api::kv_client::KvClient;
+use snowmint_fleet::etcd_api::{DeleteRangeRequest, PutRequest};
 use snowmint_fleet::{CoordinatorTls, EtcdBackend};
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
 
-use super::Cluster;
-use super::etcd::{slot_holders, spawn, stored_mark};
+use super::CoordinatorServer;
+use super::etcd::{Client, slot_holders, spawn, stored_mark};
 use super::process::ServerProcess;
 use crate::tls::{Issued, TestCa};
-use crate::wait::within;
 
 /// A single-member etcd on loopback that takes only mutual TLS.
-pub struct EtcdTlsCluster {
+pub struct EtcdTlsServer {
     process: ServerProcess,
     /// The authority that signed the server's certificate and every
     /// client's.
@@ -28,39 +29,38 @@ pub struct EtcdTlsCluster {
     admin: Issued,
 }
 
-impl EtcdTlsCluster {
+impl EtcdTlsServer {
     /// The TLS files a node is given: the CA and its own certificate.
     pub fn node_tls(&self) -> CoordinatorTls {
         CoordinatorTls::new(self.ca.ca_file()).with_identity(&self.node.cert, &self.node.key)
     }
 
-    /// The test's own client, over mutual TLS.
+    /// The test's own client, over mutual TLS; it connects at the first
+    /// request.
     pub async fn client(&self) -> Client {
         let read = |path: &std::path::Path| std::fs::read(path).expect("cannot read a TLS file");
-        let tls = TlsOptions::new()
+        let tls = ClientTlsConfig::new()
             .ca_certificate(Certificate::from_pem(read(self.ca.ca_file())))
             .identity(Identity::from_pem(
                 read(&self.admin.cert),
                 read(&self.admin.key),
             ));
-        let options = ConnectOptions::new().with_tls(tls);
-        let url = format!("https://{}", self.client_addr());
-        within(
-            "the test's own etcd client to connect over TLS",
-            Duration::from_secs(20),
-            Client::connect([url], Some(options)),
-        )
-        .await
-        .expect("cannot connect to the test etcd over TLS")
+        let endpoint = Endpoint::from_shared(format!("https://{}", self.client_addr()))
+            .expect("a loopback address is a URL")
+            .connect_timeout(Duration::from_secs(20))
+            .tls_config(tls)
+            .expect("the test's TLS files make a client");
+        KvClient::new(endpoint.connect_lazy())
     }
 }
 
-impl Cluster for EtcdTlsCluster {
+impl CoordinatorServer for EtcdTlsServer {
     type Backend = EtcdBackend;
 
     const NAME: &'static str = "etcd over mutual TLS";
+    const SESSION_KIND: &'static str = "lease";
 
-    async fn start() -> EtcdTlsCluster {
+    async fn start() -> EtcdTlsServer {
         let ca = TestCa::new("etcd-ca");
         let server = ca.server("etcd-server");
         let node = ca.client("snowmint-node");
@@ -76,7 +76,7 @@ impl Cluster for EtcdTlsCluster {
             "--client-cert-auth".to_owned(),
         ];
         let process = spawn("https", &extra).await;
-        EtcdTlsCluster {
+        EtcdTlsServer {
             process,
             ca,
             node,
@@ -88,6 +88,11 @@ impl Cluster for EtcdTlsCluster {
         EtcdBackend::new(vec![addr.to_string()]).with_tls(self.node_tls())
     }
 
+    fn url_at(&self, addr: SocketAddr) -> String {
+        // The TLS files are given beside the URL (--coordinator-ca, ...).
+        format!("etcd://{addr}")
+    }
+
     async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {
         slot_holders(&mut self.client().await, fleet).await
     }
@@ -97,23 +102,30 @@ impl Cluster for EtcdTlsCluster {
     }
 
     async fn set_mark(&self, fleet: &str, slot: u64, mark_ms: i64) {
-        let key = format!("/snowmint/{fleet}/hwm/{slot}");
+        let put = PutRequest {
+            key: format!("/snowmint/{fleet}/hwm/{slot}").into_bytes(),
+            value: mark_ms.to_string().into_bytes(),
+            lease: 0,
+        };
         self.client()
             .await
-            .put(key, mark_ms.to_string(), None)
+            .put(put)
             .await
             .expect("cannot write the mark");
     }
 
     async fn delete_slot(&self, fleet: &str, slot: u64) {
-        let key = format!("/snowmint/{fleet}/slots/{slot}");
+        let delete = DeleteRangeRequest {
+            key: format!("/snowmint/{fleet}/slots/{slot}").into_bytes(),
+            range_end: Vec::new(),
+        };
         let deleted = self
             .client()
             .await
-            .delete(key, None)
+            .delete_range(delete)
             .await
             .expect("cannot delete the slot key");
-        assert_eq!(deleted.deleted(), 1, "no slot key to delete");
+        assert_eq!(deleted.into_inner().deleted, 1, "no slot key to delete");
     }
 
     fn process(&self) -> &ServerProcess {

@@ -7,8 +7,8 @@
 //! the system's), and takes a password over TCP (SCRAM) from the one
 //! superuser it is made with, [`ADMIN_USER`].
 //!
-//! With the feature `fleet-postgres`, [`PostgresCluster`] is the same
-//! server as a fleet coordinator, for the scenarios every backend runs.
+//! With the feature `postgres`, the server is also a fleet coordinator
+//! (`CoordinatorServer`), for the scenarios every backend runs.
 //!
 //! # Examples
 //!
@@ -158,11 +158,6 @@ impl PostgresServer {
         Builder::default()
     }
 
-    /// Starts a server with the defaults ([`Builder::start`]).
-    pub async fn start() -> PostgresServer {
-        Builder::default().start().await
-    }
-
     /// Its TCP port on 127.0.0.1.
     pub fn port(&self) -> u16 {
         self.process.addr().port()
@@ -176,12 +171,12 @@ impl PostgresServer {
     /// A libpq URL for the superuser and database `postgres`, password
     /// included.
     pub fn admin_url(&self) -> String {
-        self.url(ADMIN_USER, &self.password, "postgres")
+        self.login_url(ADMIN_USER, &self.password, "postgres")
     }
 
-    /// A libpq URL for `user` with `password` (empty: none) and `database`
-    /// on this server.
-    pub fn url(&self, user: &str, password: &str, database: &str) -> String {
+    /// A libpq URL that logs in as `user` with `password` (empty: none) to
+    /// `database` on this server.
+    pub fn login_url(&self, user: &str, password: &str, database: &str) -> String {
         let secret = if password.is_empty() {
             String::new()
         } else {
@@ -400,11 +395,8 @@ fn initdb(bindir: &Path, data: &Path, password_file: &Path, cwd: &Path, owner: O
     );
 }
 
-#[cfg(feature = "fleet-postgres")]
-pub use cluster::PostgresCluster;
-
-#[cfg(feature = "fleet-postgres")]
-mod cluster {
+#[cfg(feature = "postgres")]
+mod coordinator {
     use std::collections::BTreeMap;
     use std::net::SocketAddr;
 
@@ -412,35 +404,14 @@ mod cluster {
     use tokio_postgres::error::SqlState;
 
     use super::{ADMIN_USER, PostgresServer};
-    use crate::servers::Cluster;
+    use crate::servers::CoordinatorServer;
     use crate::servers::process::ServerProcess;
 
     /// Enough connections for a claim storm of 1,024 nodes, each with its
     /// one connection, and the test's own.
     const MAX_CONNECTIONS: &str = "1100";
 
-    /// A PostgreSQL server as a fleet coordinator: the nodes log in as the
-    /// superuser, and the tables live in the default schema, `snowmint`.
-    pub struct PostgresCluster {
-        server: PostgresServer,
-    }
-
-    impl PostgresCluster {
-        /// The server itself, for what a scenario of its own needs (roles,
-        /// rights, a second database).
-        pub fn server(&self) -> &PostgresServer {
-            &self.server
-        }
-
-        /// The `--coordinator` URL of the superuser at `addr`, password
-        /// included.
-        pub fn url_at(&self, addr: SocketAddr) -> String {
-            format!(
-                "postgres://{ADMIN_USER}:{}@{addr}/postgres",
-                self.server.password()
-            )
-        }
-
+    impl PostgresServer {
         /// Runs `sql` with `params` as the superuser, or says why it
         /// failed; a missing table (no node has created it yet) reads as
         /// no rows.
@@ -449,7 +420,7 @@ mod cluster {
             sql: &str,
             params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
         ) -> Vec<tokio_postgres::Row> {
-            match self.server.admin().await.query(sql, params).await {
+            match self.admin().await.query(sql, params).await {
                 Ok(rows) => rows,
                 Err(err) if err.code() == Some(&SqlState::UNDEFINED_TABLE) => Vec::new(),
                 Err(err) => panic!("{sql}: {err}"),
@@ -457,19 +428,21 @@ mod cluster {
         }
     }
 
-    impl Cluster for PostgresCluster {
+    /// As a fleet coordinator, the nodes log in as the superuser, and the
+    /// tables live in the default schema, `snowmint`.
+    impl CoordinatorServer for PostgresServer {
         type Backend = PostgresBackend;
 
         const NAME: &'static str = "PostgreSQL";
+        const SESSION_KIND: &'static str = "session";
 
-        async fn start() -> PostgresCluster {
-            let server = PostgresServer::builder()
+        async fn start() -> PostgresServer {
+            PostgresServer::builder()
                 .setting("max_connections", MAX_CONNECTIONS)
                 // What the claim-storm bench counts the nodes' work with.
                 .setting("shared_preload_libraries", "pg_stat_statements")
                 .start()
-                .await;
-            PostgresCluster { server }
+                .await
         }
 
         fn backend(&self, addr: SocketAddr) -> PostgresBackend {
@@ -477,6 +450,18 @@ mod cluster {
                 Ok(CoordinatorUrl::Postgres(url)) => PostgresBackend::new(*url),
                 other => panic!("not a PostgreSQL URL: {other:?}"),
             }
+        }
+
+        /// The superuser's URL at `addr`, password included.
+        fn url_at(&self, addr: SocketAddr) -> String {
+            format!(
+                "postgres://{ADMIN_USER}:{}@{addr}/postgres",
+                self.password()
+            )
+        }
+
+        fn shown_url(&self) -> String {
+            self.url().replace(self.password(), "***")
         }
 
         async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {
@@ -520,7 +505,6 @@ mod cluster {
         async fn delete_slot(&self, fleet: &str, slot: u64) {
             let slot = i64::try_from(slot).unwrap();
             let deleted = self
-                .server
                 .admin()
                 .await
                 .execute(
@@ -533,7 +517,7 @@ mod cluster {
         }
 
         fn process(&self) -> &ServerProcess {
-            self.server.process()
+            &self.process
         }
     }
 }

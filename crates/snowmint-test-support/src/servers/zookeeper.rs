@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use zookeeper_client::{Client, Error};
 
-use super::Cluster;
+use super::CoordinatorServer;
 use super::process::ServerProcess;
 use crate::net::free_port;
 use crate::temp::temp_dir;
@@ -30,11 +30,11 @@ pub(crate) const NETTY_CODEC_JAR: &str = "/usr/share/java/netty-codec.jar";
 pub const TICK_MS: u64 = 200;
 
 /// A standalone ZooKeeper server on a loopback port.
-pub struct ZooKeeperCluster {
+pub struct ZooKeeperServer {
     process: ServerProcess,
 }
 
-impl ZooKeeperCluster {
+impl ZooKeeperServer {
     async fn client(&self) -> Client {
         connect(&[self.process.addr()]).await
     }
@@ -139,19 +139,24 @@ pub(crate) async fn spawn(extra: &str) -> ServerProcess {
     .await
 }
 
-impl Cluster for ZooKeeperCluster {
+impl CoordinatorServer for ZooKeeperServer {
     type Backend = ZooKeeperBackend;
 
     const NAME: &'static str = "ZooKeeper";
+    const SESSION_KIND: &'static str = "session";
 
-    async fn start() -> ZooKeeperCluster {
-        ZooKeeperCluster {
+    async fn start() -> ZooKeeperServer {
+        ZooKeeperServer {
             process: spawn("").await,
         }
     }
 
     fn backend(&self, addr: SocketAddr) -> ZooKeeperBackend {
         ZooKeeperBackend::new(vec![addr.to_string()], None)
+    }
+
+    fn url_at(&self, addr: SocketAddr) -> String {
+        format!("zk://{addr}")
     }
 
     async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {

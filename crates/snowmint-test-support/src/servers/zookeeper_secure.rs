@@ -1,8 +1,8 @@
 //! Real ZooKeeper servers guarded as production ensembles are: one whose
 //! fleet authenticates with the `digest` scheme, so that its znodes carry
-//! ACLs ([`ZooKeeperDigestCluster`]), and one that speaks TLS on its secure
+//! ACLs ([`ZooKeeperDigestServer`]), and one that speaks TLS on its secure
 //! client port and requires a client certificate
-//! ([`ZooKeeperTlsCluster`]; Netty, PEM key and trust stores).
+//! ([`ZooKeeperTlsServer`]; Netty, PEM key and trust stores).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -11,7 +11,7 @@ use std::time::Duration;
 use snowmint_fleet::{CoordinatorTls, Credentials, Secret, ZooKeeperBackend};
 use zookeeper_client::Client;
 
-use super::Cluster;
+use super::CoordinatorServer;
 use super::process::ServerProcess;
 use super::zookeeper::{slot_holders, spawn, stored_mark};
 use crate::net::free_port;
@@ -42,11 +42,11 @@ pub async fn client_as(addr: SocketAddr, user: &str, password: &str) -> Client {
 /// [`FLEET_USER`]`:`[`FLEET_PASSWORD`] (digest). The test's own client
 /// (which reads, overwrites and deletes keys as an operator would)
 /// authenticates as the fleet too.
-pub struct ZooKeeperDigestCluster {
+pub struct ZooKeeperDigestServer {
     process: ServerProcess,
 }
 
-impl ZooKeeperDigestCluster {
+impl ZooKeeperDigestServer {
     /// The fleet's user and password.
     pub fn credentials() -> Credentials {
         Credentials {
@@ -61,20 +61,29 @@ impl ZooKeeperDigestCluster {
     }
 }
 
-impl Cluster for ZooKeeperDigestCluster {
+impl CoordinatorServer for ZooKeeperDigestServer {
     type Backend = ZooKeeperBackend;
 
     const NAME: &'static str = "ZooKeeper with digest authentication";
+    const SESSION_KIND: &'static str = "session";
 
-    async fn start() -> ZooKeeperDigestCluster {
-        ZooKeeperDigestCluster {
+    async fn start() -> ZooKeeperDigestServer {
+        ZooKeeperDigestServer {
             process: spawn("").await,
         }
     }
 
     fn backend(&self, addr: SocketAddr) -> ZooKeeperBackend {
         ZooKeeperBackend::new(vec![addr.to_string()], None)
-            .with_credentials(ZooKeeperDigestCluster::credentials(), false)
+            .with_credentials(ZooKeeperDigestServer::credentials(), false)
+    }
+
+    fn url_at(&self, addr: SocketAddr) -> String {
+        format!("zk://{FLEET_USER}:{FLEET_PASSWORD}@{addr}")
+    }
+
+    fn shown_url(&self) -> String {
+        format!("zk://{FLEET_USER}:***@{}", self.client_addr())
     }
 
     async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {
@@ -112,7 +121,7 @@ impl Cluster for ZooKeeperDigestCluster {
 /// requires a client certificate signed by the test's authority there
 /// (`ssl.clientAuth=need`); its plain port stays for the test's own
 /// client and the readiness probe.
-pub struct ZooKeeperTlsCluster {
+pub struct ZooKeeperTlsServer {
     process: ServerProcess,
     secure_port: u16,
     /// The authority that signed the server's certificate and the nodes'.
@@ -121,7 +130,7 @@ pub struct ZooKeeperTlsCluster {
     pub node: Issued,
 }
 
-impl ZooKeeperTlsCluster {
+impl ZooKeeperTlsServer {
     /// The TLS files a node is given: the CA and its own certificate.
     pub fn node_tls(&self) -> CoordinatorTls {
         CoordinatorTls::new(self.ca.ca_file()).with_identity(&self.node.cert, &self.node.key)
@@ -137,12 +146,13 @@ impl ZooKeeperTlsCluster {
     }
 }
 
-impl Cluster for ZooKeeperTlsCluster {
+impl CoordinatorServer for ZooKeeperTlsServer {
     type Backend = ZooKeeperBackend;
 
     const NAME: &'static str = "ZooKeeper over mutual TLS";
+    const SESSION_KIND: &'static str = "session";
 
-    async fn start() -> ZooKeeperTlsCluster {
+    async fn start() -> ZooKeeperTlsServer {
         assert!(
             std::path::Path::new(super::zookeeper::NETTY_CODEC_JAR).exists(),
             "ZooKeeper's TLS needs {} (apt-get install libnetty-java)",
@@ -170,7 +180,7 @@ impl Cluster for ZooKeeperTlsCluster {
             secure_port,
             Duration::from_secs(60),
         );
-        ZooKeeperTlsCluster {
+        ZooKeeperTlsServer {
             process,
             secure_port,
             ca,
@@ -184,6 +194,11 @@ impl Cluster for ZooKeeperTlsCluster {
 
     fn backend(&self, addr: SocketAddr) -> ZooKeeperBackend {
         ZooKeeperBackend::new(vec![addr.to_string()], None).with_tls(self.node_tls())
+    }
+
+    fn url_at(&self, addr: SocketAddr) -> String {
+        // The TLS files are given beside the URL (--coordinator-ca, ...).
+        format!("zk://{addr}")
     }
 
     async fn slot_holders(&self, fleet: &str) -> BTreeMap<u64, String> {

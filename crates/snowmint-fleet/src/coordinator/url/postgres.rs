@@ -237,7 +237,7 @@ fn parse_host(text: &str) -> Result<(String, u16), String> {
         ));
     }
     let port = match port {
-        Some(port) => snowmint::parse_bounded("port", port, 1..=65535)
+        Some(port) => snowmint::value::parse_bounded("port", port, 1..=65535)
             .map_err(|error| error.to_string())? as u16,
         None => DEFAULT_PORT,
     };

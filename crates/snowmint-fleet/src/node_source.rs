@@ -1,0 +1,113 @@
+//! Where a node's identity comes from, and the one mapping from that to a
+//! running [`SlotSource`]: `snowmint serve`, `snowmint generate` and
+//! embedded issuers ([`IssuerBuilder`](crate::IssuerBuilder)) all go through
+//! [`NodeSource::slot_source`].
+
+use std::path::Path;
+use std::sync::Arc;
+
+use snowmint::{Layout, Node};
+
+use crate::{
+    CoordinatorConfig, CoordinatorUrl, FleetError, SlotSource, StaticSource, last_written_slot,
+    system_hostname,
+};
+
+/// Where a node's (datacenter, machine) comes from (docs/ARCHITECTURE.md
+/// §3, invariant 2).
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{Layout, Node};
+/// use snowmint_fleet::NodeSource;
+///
+/// let dir = std::env::temp_dir();
+/// let source = NodeSource::Static(Node { datacenter: 1, machine: 2 })
+///     .slot_source(Layout::TWITTER, &dir, None)?;
+/// assert_eq!(source.kind(), "static");
+/// let source = NodeSource::Hostname(Some("ids-12".into())).slot_source(Layout::TWITTER, &dir, None)?;
+/// assert_eq!(source.kind(), "hostname");
+/// let err = NodeSource::Static(Node { datacenter: 32, machine: 0 })
+///     .slot_source(Layout::TWITTER, &dir, None)
+///     .unwrap_err();
+/// assert_eq!(err.to_string(), "datacenter 32 is out of range (0..=31)");
+/// # Ok::<(), snowmint_fleet::FleetError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeSource {
+    /// Given explicitly (flags, environment, configuration).
+    Static(Node),
+    /// The ordinal of a hostname (`ids-12` -> slot 12); `None` reads the
+    /// system's.
+    Hostname(Option<String>),
+    /// Claimed from a coordination service (etcd, ZooKeeper, PostgreSQL).
+    Coordinator {
+        /// `etcd://HOST:PORT[,HOST:PORT...]`, `zk://HOST:PORT[,...][/CHROOT]`
+        /// or `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?...]`.
+        url: CoordinatorUrl,
+        /// The fleet, the slots this node may claim, the claim TTL and
+        /// the layout (its holder is named by
+        /// [`slot_source`](NodeSource::slot_source)).
+        config: CoordinatorConfig,
+    },
+}
+
+impl NodeSource {
+    /// Starts the slot source: a [`StaticSource`] for a given node or a
+    /// hostname's ordinal, checked against `layout`; a claim engine for a
+    /// coordinator ([`connect`](crate::connect)), which starts claiming at
+    /// once in the background (so call it inside a Tokio runtime), tries
+    /// first the slot whose state file in `state_dir` was written last
+    /// (the slot a restarted node most likely held), and writes `holder`
+    /// (when given) into the slot key it claims.
+    ///
+    /// # Errors
+    ///
+    /// A node or hostname ordinal outside `layout`; an unreadable system
+    /// hostname; a coordinator whose layout is not `layout`
+    /// ([`FleetError::Setting`]); a coordinator this build leaves out, or
+    /// no Tokio runtime ([`FleetError::Coordinator`]).
+    pub fn slot_source(
+        &self,
+        layout: Layout,
+        state_dir: &Path,
+        holder: Option<String>,
+    ) -> Result<Arc<dyn SlotSource>, FleetError> {
+        match self {
+            NodeSource::Static(node) => Ok(Arc::new(StaticSource::new(layout, *node)?)),
+            NodeSource::Hostname(name) => {
+                let hostname = match name {
+                    Some(name) => name.clone(),
+                    None => system_hostname()?,
+                };
+                Ok(Arc::new(StaticSource::from_hostname(layout, &hostname)?))
+            }
+            NodeSource::Coordinator { url, config } => {
+                if config.layout() != layout {
+                    return Err(FleetError::Setting(format!(
+                        "the coordinator's settings are for layout {}, but IDs are issued in layout {layout}",
+                        config.layout()
+                    )));
+                }
+                let mut config = config
+                    .clone()
+                    // A restarted node tries the slot it held first, so
+                    // that it tends to get it back.
+                    .with_preferred_slot(last_written_slot(state_dir, layout));
+                if let Some(holder) = holder {
+                    config = config.with_holder(holder);
+                }
+                crate::connect(url, config)
+            }
+        }
+    }
+
+    /// The node, when it is given explicitly.
+    pub fn node(&self) -> Option<Node> {
+        match self {
+            NodeSource::Static(node) => Some(*node),
+            _ => None,
+        }
+    }
+}
