@@ -336,7 +336,9 @@ fn declared_defaults_are_the_defaults_applied() {
     for &setting in Setting::ALL {
         if let DefaultValue::Value(text) = setting.spec().default {
             let base = match setting {
-                Setting::Fleet | Setting::ClaimTtl => vec![coordinated()],
+                Setting::Fleet | Setting::ClaimTtl | Setting::CoordinatorWorldRead => {
+                    vec![coordinated()]
+                }
                 _ => vec![],
             };
             let none = without_origins(Config::resolve(&base, |_| None).unwrap());
