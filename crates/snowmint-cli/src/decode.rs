@@ -11,7 +11,10 @@
 use std::io::{self, BufRead, BufReader, Write};
 use std::process::ExitCode;
 
+use std::ffi::OsStr;
+
 use clap::Args;
+use clap::builder::{PossibleValue, TypedValueParser};
 use snowmint::{Encoding, SnowflakeId};
 
 use crate::Global;
@@ -42,6 +45,13 @@ Examples:
   $ snowmint decode --input hex --format csv --no-header 17eed6190fcedfff
   1724551110457221119,1700000000000,2023-11-14T22:13:20.000Z,7,13,4095
 
+  $ snowmint decode --input auto --format csv --no-header 0x17EED6190FCEDFFF
+  1724551110457221119,1700000000000,2023-11-14T22:13:20.000Z,7,13,4095
+
+  $ snowmint decode 17eed6190fcedfff
+  ? 2
+  error: ID \"17eed6190fcedfff\" is not a decimal integer: 'e' at position 2; [..]
+
   $ snowmint decode --format json --output base58 1724551110457221119
   {\"id\":\"51BRJMCGQge\",\"timestamp_ms\":1700000000000,\"time\":\"2023-11-14T22:13:20.000Z\",\"datacenter\":7,\"machine\":13,\"sequence\":4095}
 
@@ -61,7 +71,9 @@ Examples:
 
 Standard input is read when no ID is given, or where an ID is `-`: one ID per
 line, blank lines skipped. A bad line is reported on stderr with its line
-number and the rest still goes through; the exit code is then 2.")]
+number and the rest still goes through; the exit code is then 2. An ID that
+does not read in --input but reads in other encodings names them; --input auto
+takes the one encoding an ID reads in, and refuses IDs that read in several.")]
 pub struct DecodeArgs {
     /// IDs to decode; none, or `-`, reads one ID per line from standard
     /// input.
@@ -70,9 +82,10 @@ pub struct DecodeArgs {
     /// How to write each decoded ID.
     #[arg(long, value_enum, default_value_t)]
     format: RecordFormat,
-    /// The encoding the IDs are written in.
-    #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
-    input: Encoding,
+    /// The encoding the IDs are written in; auto takes the one encoding
+    /// each ID is valid in, and refuses one valid in several.
+    #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = InputParser)]
+    input: Input,
     /// The encoding to write the IDs in.
     #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
     output: Encoding,
@@ -86,6 +99,7 @@ pub fn run(args: DecodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = global.layout()?;
     let mut decoder = Decoder {
         input: args.input,
+        hinted: false,
         records: RecordWriter::new(args.format, layout, args.output, !args.no_header),
         pending: Vec::with_capacity(CHUNK + MAX_LINE),
         out: io::stdout().lock(),
@@ -117,9 +131,54 @@ pub fn run(args: DecodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(decoder.code))
 }
 
+/// What `--input` names: an encoding, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// Each ID in the one encoding it is valid in.
+    Auto,
+    /// Every ID in this encoding.
+    Exactly(Encoding),
+}
+
+/// Reads `--input`: `auto`, or an encoding as [`EncodingParser`] reads it.
+#[derive(Debug, Clone, Copy)]
+struct InputParser;
+
+impl TypedValueParser for InputParser {
+    type Value = Input;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<Input, clap::Error> {
+        if value.eq_ignore_ascii_case("auto") {
+            return Ok(Input::Auto);
+        }
+        EncodingParser
+            .parse_ref(cmd, arg, value)
+            .map(Input::Exactly)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        let auto = PossibleValue::new("auto").help("The one encoding the ID is valid in");
+        Some(Box::new(
+            EncodingParser
+                .possible_values()
+                .into_iter()
+                .flatten()
+                .chain([auto]),
+        ))
+    }
+}
+
 /// The state of one `decode` run.
 struct Decoder<W: Write> {
-    input: Encoding,
+    input: Input,
+    /// Whether a bad ID was already told which encodings read it (once
+    /// per run: a file of IDs in another encoding would say it per line).
+    hinted: bool,
     records: RecordWriter,
     /// Records not yet written out.
     pending: Vec<u8>,
@@ -137,17 +196,62 @@ impl<W: Write> Decoder<W> {
     #[inline]
     fn decode_text(&mut self, text: &str, line: Option<u64>) -> io::Result<()> {
         self.seen += 1;
-        match SnowflakeId::parse(self.input, text) {
-            Ok(id) => {
-                self.records.write(id, &mut self.pending);
-                if self.pending.len() >= CHUNK {
-                    self.flush()?;
-                }
+        let encoding = match self.input {
+            Input::Exactly(encoding) => encoding,
+            Input::Auto => return self.decode_auto(text, line),
+        };
+        match SnowflakeId::parse(encoding, text) {
+            Ok(id) => self.write(id)?,
+            Err(error) if !self.hinted => {
+                let hint = readings_hint(text, encoding);
+                self.hinted = !hint.is_empty();
+                self.report(line, &format_args!("{error}{hint}"))?;
             }
             Err(error) => {
                 self.code = exit_code(error.kind());
                 self.report(line, &error)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Decodes one ID in the one encoding it is valid in (`--input auto`).
+    fn decode_auto(&mut self, text: &str, line: Option<u64>) -> io::Result<()> {
+        let readings = SnowflakeId::readings(text).collect::<Vec<_>>();
+        // Encodings that agree (`0` in decimal, hex and base32) are one
+        // reading.
+        let distinct = readings
+            .iter()
+            .map(|(_, id)| *id)
+            .collect::<std::collections::BTreeSet<_>>();
+        match distinct.len() {
+            1 => self.write(readings[0].1),
+            0 => self.report(
+                line,
+                &format_args!(
+                    "ID {:?} is not valid in any encoding (expected 0..=9223372036854775807 in decimal, hex, base32 or base58)",
+                    snowmint::value::echo(text)
+                ),
+            ),
+            _ => {
+                let names: Vec<&str> = readings.iter().map(|(e, _)| e.name()).collect();
+                self.report(
+                    line,
+                    &format_args!(
+                        "ID {:?} is valid in {}, as different IDs; say which with --input",
+                        snowmint::value::echo(text),
+                        list(&names, "and")
+                    ),
+                )
+            }
+        }
+    }
+
+    #[inline]
+    fn write(&mut self, id: SnowflakeId) -> io::Result<()> {
+        self.records.write(id, &mut self.pending);
+        if self.pending.len() >= CHUNK {
+            self.flush()?;
         }
         Ok(())
     }
@@ -237,6 +341,32 @@ impl<W: Write> Decoder<W> {
         self.out.write_all(&self.pending)?;
         self.pending.clear();
         self.out.flush()
+    }
+}
+
+/// `; it reads as hex: --input hex` when `text`, not valid in `tried`,
+/// is valid in other encodings; empty when it is valid in none.
+fn readings_hint(text: &str, tried: Encoding) -> String {
+    let names: Vec<&str> = SnowflakeId::readings(text)
+        .filter(|(encoding, _)| *encoding != tried)
+        .map(|(encoding, _)| encoding.name())
+        .collect();
+    match names.as_slice() {
+        [] => String::new(),
+        [one] => format!("; it reads as {one}: --input {one}"),
+        several => format!(
+            "; it reads as {}: say which with --input",
+            list(several, "or")
+        ),
+    }
+}
+
+/// `a`, `a or b`, `a, b or c` (or with `and`).
+fn list(names: &[&str], conjunction: &str) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [first @ .., last] => format!("{} {conjunction} {last}", first.join(", ")),
     }
 }
 

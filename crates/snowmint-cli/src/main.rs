@@ -24,10 +24,12 @@ mod encode;
 mod failure;
 mod generate;
 mod layout;
+mod probe;
 mod range;
 mod records;
 mod serve;
 mod values;
+mod whois;
 
 /// Read, build and generate Twitter-style Snowflake IDs.
 ///
@@ -169,6 +171,10 @@ enum Command {
     Layout(layout::LayoutArgs),
     /// Run the HTTP ID service.
     Serve(serve::ServeArgs),
+    /// Which process of a fleet issued an ID (from the claim history).
+    Whois(whois::WhoisArgs),
+    /// Ask a running service whether it is ready (for health checks).
+    Probe(probe::ProbeArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
 }
@@ -183,6 +189,8 @@ impl Command {
             Command::Range(_) => "range",
             Command::Layout(_) => "layout",
             Command::Serve(_) => "serve",
+            Command::Whois(_) => "whois",
+            Command::Probe(_) => "probe",
             Command::Completions(_) => "completions",
         }
     }
@@ -200,6 +208,8 @@ fn main() -> ExitCode {
         Command::Range(args) => range::run(args, &cli.global),
         Command::Layout(args) => layout::run(args, &cli.global),
         Command::Serve(args) => serve::run(args, &cli.global),
+        Command::Whois(args) => whois::run(args, &cli.global),
+        Command::Probe(args) => probe::run(args),
         Command::Completions(args) => completions::run(args, Cli::command()),
     };
     match result {

@@ -6,7 +6,7 @@
 //! environment (`SNOWMINT_<NAME>`) or a TOML file (`--config`); flags win
 //! over the environment, which wins over the file.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -28,10 +28,49 @@ pub struct ServeArgs {
     /// The settings given on the command line, as text: the configuration
     /// reads them as it reads the environment and the file.
     flags: Layer,
+    /// `--check`: say what the node would do, and exit.
+    check: bool,
 }
+
+/// The flag that checks the settings instead of serving (not a setting:
+/// it comes from the command line only).
+const CHECK: &str = "check";
 
 /// What `snowmint serve --help` says under the flags.
 const AFTER_HELP: &str = "\
+Examples:
+  $ snowmint serve --check --datacenter 3 --machine 7 --state-dir state
+  identity     static: slot 103 (datacenter 3 (from --datacenter), [..])
+  layout       twitter 41/5/5/12@1288834974657
+  state dir    state (from --state-dir): not there yet, a start creates it; [..]
+  coordinator  none
+  listen       http://127.0.0.1:8080
+  grpc         off
+  memcached    off
+  clock        clock_policy refuse, mark_step 1s, mark_wait_max 2s
+  requests     request_timeout 10s
+  note: listen 127.0.0.1:8080 is loopback: only this host (or container) [..]
+  ok: this configuration starts (nothing was bound, claimed or written)
+
+  $ SNOWMINT_HOSTNAME=ids-12 snowmint serve --check --machine-from-hostname \\
+      --listen 0.0.0.0:8080 --state-dir state | head -1
+  identity     hostname: slot 12 (datacenter 0, machine 12) of \"ids-12\" [..]
+
+  $ snowmint serve --check --coordinator etcd://10.0.0.1:2379 --machine 7
+  ? 2
+  error: --coordinator conflicts with --machine: a node takes its identity [..]
+  ...
+
+Start a node (Ctrl-C or SIGTERM stops it and releases its claim):
+  snowmint serve --datacenter 3 --machine 7 --state-dir ~/.local/state/ids
+  snowmint serve --machine-from-hostname --listen 0.0.0.0:8080
+  snowmint serve --coordinator etcd://10.0.0.1:2379 --fleet ids \\
+      --memcached-listen 0.0.0.0:11211
+
+--check reads every setting as a start does and says what the node would \
+do, without binding a port or claiming a slot: exit code 0, or 2 with the \
+message a start would stop with.
+
 Each setting may also come from its environment variable or from its file \
 key (the flag's name in snake_case) in the --config file; flags win over \
 the environment, which wins over the file. Every value is read by the same \
@@ -41,7 +80,12 @@ parser wherever it comes from. Durations are a number and a unit (500ms, 2s, \
 impl Args for ServeArgs {
     fn augment_args(command: clap::Command) -> clap::Command {
         let own = Setting::ALL.iter().filter(|s| is_flag(s));
+        let check = Arg::new(CHECK).long(CHECK).action(ArgAction::SetTrue).help(
+            "Say what the node would do with these settings, and exit without binding a \
+             port, claiming a slot or writing a file",
+        );
         command
+            .arg(check)
             .args(own.map(|&setting| flag(setting)))
             .after_help(AFTER_HELP)
     }
@@ -65,7 +109,10 @@ impl FromArgMatches for ServeArgs {
                 flags.set(setting, value);
             }
         }
-        Ok(ServeArgs { flags })
+        Ok(ServeArgs {
+            flags,
+            check: matches.get_flag(CHECK),
+        })
     }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
@@ -98,9 +145,20 @@ fn flag(setting: Setting) -> Arg {
 }
 
 /// Runs `snowmint serve`. A setting that cannot be used is bad input
-/// (exit code 2), as a bad value of any other command is.
+/// (exit code 2), as a bad value of any other command is. With `--check`,
+/// so is anything else a start would stop at before it binds (a hostname
+/// without an ordinal, a mark far ahead of the clock): the message is the
+/// start's, and nothing is bound, claimed or written.
 pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
+    let check = args.check;
     let config = Config::load(flags(args, global)).map_err(Failure::bad_input)?;
+    if check {
+        let plan = snowmint_server::check(&config).map_err(Failure::bad_input)?;
+        let mut out = std::io::stdout().lock();
+        write!(out, "{plan}")?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     init_logging(&config.log)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -12,6 +12,8 @@
 //!   itself when the holder stops renewing.
 //! - `/snowmint/<fleet>/hwm/<slot>`: the slot's high-water mark, a Unix
 //!   millisecond count. Not tied to any session: it must survive holders.
+//! - `/snowmint/<fleet>/claims/<slot>`: the slot's claim history, who held
+//!   it when (see `history.rs`). Not tied to any session.
 //! - `/snowmint/<fleet>/layout`: the layout the fleet's IDs are made in,
 //!   as `T/D/M/S@EPOCH` (`41/5/5/12@1288834974657`), written by the first
 //!   node that claims. Not tied to any session.
@@ -60,9 +62,17 @@
 //!   ([`PassedOver`], in [`CoordinatorStatus::passed_over`]), so that the
 //!   next claim takes another slot. With every free slot passed over, the
 //!   node is fenced saying so, and retries.
+//! - Clock: before a claim, and every [`ClockCheck::every`] while it is
+//!   held, the node's clock is checked against a few holders' and the
+//!   coordinator's; out of range, the node claims nothing, or gives its
+//!   slot up (see `clock_check.rs`).
+//! - History: a claim's record is written before the claim is published,
+//!   ending the record it takes over; a clean release ends its own (see
+//!   `history.rs`).
 //! - Clean shutdown ([`SlotSource::release`]): fenced first, then the
-//!   session ends (lease revoked, ZooKeeper node deleted and session
-//!   closed), so the slot frees at once.
+//!   claim's record ended, then the session ends (lease revoked,
+//!   ZooKeeper node deleted and session closed), so the slot frees at
+//!   once.
 //! - Reasons: every failure is a [`ClaimError`], one sentence that names
 //!   the coordinator once ("cannot reach the coordinator etcd://10.0.0.1:2379
 //!   (connection refused)"). Fenced by one, the node's reason adds
@@ -79,6 +89,10 @@
 //! - `layout.rs`: the fleet's layout record.
 //! - `mark.rs`: the slot's shared high-water mark (read, write back,
 //!   compare-and-set).
+//! - `history.rs`: the claim history ([`ClaimEntry`], [`HistoryRetention`])
+//!   and its rules; `whois.rs`: [`whois`], which claim covered an ID.
+//! - `clock_check.rs`: the clock check ([`ClockCheck`], [`PeerClock`],
+//!   [`ClockVerdict`]).
 //! - `timing.rs`: the intervals that follow from the TTL, and the backoff.
 //! - `paths.rs`: the key names.
 //! - `status.rs`: [`CoordinatorStatus`], [`ClaimState`], [`ClaimRecord`].
@@ -99,11 +113,13 @@
 
 mod access;
 mod backend;
+mod clock_check;
 mod config;
 mod directory;
 mod engine;
 mod error;
 mod fleet_name;
+mod history;
 mod layout;
 mod mark;
 mod paths;
@@ -115,6 +131,7 @@ mod timing;
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
 mod tls_files;
 mod url;
+mod whois;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -124,18 +141,27 @@ use tokio::task::JoinHandle;
 
 pub use access::{CoordinatorAccess, CoordinatorTls, Credentials};
 pub use backend::{Backend, BackendError, Cause, GuardedWrite, Opened, Versioned};
+pub use clock_check::{
+    ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, PEERS, PeerClock,
+    parse_clock_check_every, parse_max_clock_skew,
+};
 pub use config::{
     ConfigError, CoordinatorConfig, Holder, MAX_FLEET_NAME, MAX_TTL, MIN_TTL, parse_claim_ttl,
 };
 pub use directory::{read_holders, read_holders_with};
 pub use error::ClaimError;
 pub use fleet_name::FleetName;
+pub use history::{
+    ClaimEnd, ClaimEntry, HistoryRetention, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, parse_history_keep,
+    parse_history_max_age,
+};
 pub use secret::{HIDDEN, Secret, mask_user_part};
 pub use slots::SlotRange;
 pub use status::{ClaimRecord, ClaimState, CoordinatorStatus, PassedOver};
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
 pub use tls_files::TlsFiles;
 pub use url::{CoordinatorUrl, Login, PostgresUrl, SslMode};
+pub use whois::{Whois, WhoisAnswer, whois};
 
 use crate::{BoxFuture, FleetError, NodeState, SlotSource};
 use engine::{Inner, Shared};
@@ -318,6 +344,8 @@ impl<B: Backend> Coordinator<B> {
             ClaimState::Held
         } else if inner.session.is_none() {
             ClaimState::Connecting
+        } else if inner.clock_skewed {
+            ClaimState::ClockSkew
         } else if inner.all_taken {
             ClaimState::AllTaken
         } else {
@@ -341,6 +369,8 @@ impl<B: Backend> Coordinator<B> {
             claimed_at: inner.claim.map(|held| held.claimed_at),
             deadline: inner.claim.map(|held| held.deadline),
             passed_over: inner.passed_over_now(Instant::now()),
+            clock: inner.clock.clone(),
+            max_clock_skew: shared.config.ops.clock_check.max_skew,
         }
     }
 
@@ -359,6 +389,17 @@ impl<B: Backend> Coordinator<B> {
     /// The settings the engine runs with.
     pub fn config(&self) -> &CoordinatorConfig {
         &self.shared.config
+    }
+
+    /// Which claim of this node's fleet covered the slot of `id` at its
+    /// millisecond (see [`whois`]), read in the engine's own session when
+    /// one is open.
+    ///
+    /// # Errors
+    ///
+    /// [`FleetError::Coordinator`] when the coordinator cannot be read.
+    pub async fn whois(&self, id: snowmint::SnowflakeId) -> Result<Whois, FleetError> {
+        self.shared.whois(id).await
     }
 }
 
@@ -406,6 +447,10 @@ impl<B: Backend> SlotSource for Coordinator<B> {
         true
     }
 
+    fn whois(&self, id: snowmint::SnowflakeId) -> BoxFuture<'_, Option<Result<Whois, FleetError>>> {
+        Box::pin(async move { Some(Coordinator::whois(self, id).await) })
+    }
+
     fn release(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             // Stop the engine first, so that it cannot claim again.
@@ -425,6 +470,14 @@ impl<B: Backend> SlotSource for Coordinator<B> {
             if let Some(live) = live {
                 let key = held.map(|held| self.shared.paths.slot(held.slot));
                 let limit = Timing { ttl: live.ttl }.step_limit();
+                if let Some(held) = held {
+                    // Taken after the claim ended: a reservation in flight
+                    // finishes first, and none starts after.
+                    let last_ms = self.shared.marks.lock().await.stored_ms(held.generation);
+                    self.shared
+                        .record_release(&live, held, last_ms, limit)
+                        .await;
+                }
                 let released = tokio::time::timeout(
                     limit,
                     self.shared.backend.release(&live.session, key.as_deref()),

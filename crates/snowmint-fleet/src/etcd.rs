@@ -14,6 +14,8 @@
 //! - Records (the fleet's layout): a transaction that puts the key only if
 //!   absent, and otherwise reads it, in one round trip.
 //! - Release: revoking the lease deletes the key with it.
+//! - Clock: etcd has none a client can read, so the clock check uses the
+//!   peers' alone.
 //!
 //! With TLS ([`CoordinatorTls`], read anew for each session so that
 //! rotated files are picked up) the endpoints are spoken to over
@@ -792,6 +794,16 @@ impl Backend for EtcdBackend {
         } else {
             GuardedWrite::GuardLost
         })
+    }
+
+    async fn clock(
+        &self,
+        _session: &EtcdSession,
+        _path: &str,
+    ) -> Result<Option<i64>, BackendError> {
+        // etcd stamps nothing with a wall-clock time a client can read:
+        // revisions and lease TTLs count, they do not tell the time.
+        Ok(None)
     }
 
     async fn release(

@@ -64,11 +64,14 @@ mod zookeeper;
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
 pub use coordinator::TlsFiles;
 pub use coordinator::{
-    Backend, BackendError, Cause, ClaimError, ClaimRecord, ClaimState, ConfigError, Coordinator,
+    Backend, BackendError, Cause, ClaimEnd, ClaimEntry, ClaimError, ClaimRecord, ClaimState,
+    ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, ConfigError, Coordinator,
     CoordinatorAccess, CoordinatorConfig, CoordinatorStatus, CoordinatorTls, CoordinatorUrl,
-    Credentials, FleetName, GuardedWrite, HIDDEN, Holder, Login, MAX_FLEET_NAME, MAX_TTL, MIN_TTL,
-    Opened, PassedOver, PostgresUrl, Secret, SlotRange, SslMode, Versioned, connect,
-    mask_user_part, parse_claim_ttl, read_holders, read_holders_with,
+    Credentials, FleetName, GuardedWrite, HIDDEN, HistoryRetention, Holder, Login, MAX_FLEET_NAME,
+    MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL, Opened, PEERS, PassedOver, PeerClock,
+    PostgresUrl, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer, connect,
+    mask_user_part, parse_claim_ttl, parse_clock_check_every, parse_history_keep,
+    parse_history_max_age, parse_max_clock_skew, read_holders, read_holders_with, whois,
 };
 /// etcd's messages and calls, for the tests' own etcd client (not a stable
 /// API).
@@ -106,12 +109,14 @@ mod testing;
 mod tls_probe;
 
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
-pub use issuer::{EmbeddedIssuer, Issuer, IssuerBuilder, IssuerOptions, NodeReport, Refusal};
+pub use issuer::{
+    ClaimInForce, EmbeddedIssuer, Issuer, IssuerBuilder, IssuerOptions, NodeReport, Refusal,
+};
 pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use node_source::NodeSource;
 pub use reservation::{NodeMark, Reservation};
-pub use state_dir::{create_state_dir, default_state_dir, last_written_slot};
+pub use state_dir::{create_state_dir, default_state_dir, last_written_slot, state_dir_exists};
 pub use static_source::StaticSource;
 
 /// The most IDs a node hands out in one request: one millisecond's worth
@@ -299,6 +304,14 @@ pub trait SlotSource: Send + Sync + 'static {
     /// for sources without one (flags, hostname).
     fn coordinator_status(&self) -> Option<CoordinatorStatus> {
         None
+    }
+
+    /// Which claim of the fleet covered the slot of `id` at its
+    /// millisecond, from the fleet's claim history; `None` for sources
+    /// without a coordinator (flags, hostname), which keep no history.
+    fn whois(&self, id: snowmint::SnowflakeId) -> BoxFuture<'_, Option<Result<Whois, FleetError>>> {
+        let _ = id;
+        Box::pin(std::future::ready(None))
     }
 
     /// Gives the claim up (clean shutdown), so that the slot frees at once.

@@ -14,6 +14,10 @@
 //!   commits in between). The check proves ownership, so a new holder
 //!   need not write the mark back.
 //! - Records (the fleet's layout): a row of `fleets`, inserted if absent.
+//! - Claim history: a row of `claims` per slot, written by the same
+//!   guarded compare-and-set as the mark.
+//! - Clock: `clock_timestamp()`, the database's clock when it runs the
+//!   statement.
 //! - Release: a delete of the slot's row guarded by the session.
 //!
 //! The tables live in a schema (default `snowmint`), created with them if
@@ -319,6 +323,15 @@ impl Backend for PostgresBackend {
                     version: row.get(1),
                 }))
             }
+            Key::History { fleet, slot } => {
+                let rows = self
+                    .query(session, |c| &c.statements.read_history, &[&fleet, &slot])
+                    .await?;
+                Ok(rows.first().map(|row| Versioned {
+                    value: row.get::<_, String>(0).into_bytes(),
+                    version: row.get(1),
+                }))
+            }
             Key::Layout { fleet } => {
                 let rows = self
                     .query(session, |c| &c.statements.read_layout, &[&fleet])
@@ -343,32 +356,62 @@ impl Backend for PostgresBackend {
         expected: Option<i64>,
     ) -> Result<GuardedWrite, BackendError> {
         let (fleet, guard_slot) = Key::slot(guard)?;
-        let (mark_fleet, slot) = Key::mark(path)?;
-        if mark_fleet != fleet {
+        let (written_fleet, slot, history) = match Key::parse(path)? {
+            Key::Mark { fleet, slot } => (fleet, slot, false),
+            Key::History { fleet, slot } => (fleet, slot, true),
+            _ => {
+                return Err(BackendError::unavailable(format!(
+                    "{path} is not a key that a guarded write can change"
+                )));
+            }
+        };
+        if written_fleet != fleet {
             return Err(BackendError::unavailable(format!(
                 "{guard} cannot guard {path}, a key of another fleet"
             )));
         }
         let text = String::from_utf8_lossy(value);
-        let mark_ms: i64 = text.trim().parse().map_err(|_| {
-            BackendError::unavailable(format!("{text:?} is not a millisecond count"))
-        })?;
-        let rows = match expected {
-            Some(version) => {
-                self.query(
-                    session,
-                    |c| &c.statements.update_mark,
-                    &[&fleet, &guard_slot, &session.id, &slot, &mark_ms, &version],
-                )
-                .await?
+        let rows = if history {
+            let text: &str = &text;
+            match expected {
+                Some(version) => {
+                    self.query(
+                        session,
+                        |c| &c.statements.update_history,
+                        &[&fleet, &guard_slot, &session.id, &slot, &text, &version],
+                    )
+                    .await?
+                }
+                None => {
+                    self.query(
+                        session,
+                        |c| &c.statements.create_history,
+                        &[&fleet, &guard_slot, &session.id, &slot, &text],
+                    )
+                    .await?
+                }
             }
-            None => {
-                self.query(
-                    session,
-                    |c| &c.statements.create_mark,
-                    &[&fleet, &guard_slot, &session.id, &slot, &mark_ms],
-                )
-                .await?
+        } else {
+            let mark_ms: i64 = text.trim().parse().map_err(|_| {
+                BackendError::unavailable(format!("{text:?} is not a millisecond count"))
+            })?;
+            match expected {
+                Some(version) => {
+                    self.query(
+                        session,
+                        |c| &c.statements.update_mark,
+                        &[&fleet, &guard_slot, &session.id, &slot, &mark_ms, &version],
+                    )
+                    .await?
+                }
+                None => {
+                    self.query(
+                        session,
+                        |c| &c.statements.create_mark,
+                        &[&fleet, &guard_slot, &session.id, &slot, &mark_ms],
+                    )
+                    .await?
+                }
             }
         };
         let row = rows
@@ -381,6 +424,15 @@ impl Backend for PostgresBackend {
             (true, None) => GuardedWrite::Conflict,
             (false, _) => GuardedWrite::GuardLost,
         })
+    }
+
+    async fn clock(
+        &self,
+        session: &PostgresSession,
+        _path: &str,
+    ) -> Result<Option<i64>, BackendError> {
+        let rows = self.query(session, |c| &c.statements.clock, &[]).await?;
+        Ok(rows.first().map(|row| row.get::<_, i64>(0)))
     }
 
     async fn release(

@@ -77,6 +77,36 @@ pub fn create_state_dir(dir: &Path) -> Result<(), FleetError> {
     })
 }
 
+/// What [`create_state_dir`] would find at `dir`, found without creating
+/// anything: `Ok(true)` when the directory exists, `Ok(false)` when it
+/// would be created (whether the system then lets it be is known only by
+/// trying).
+///
+/// # Errors
+///
+/// The [`FleetError::StateDir`] that [`create_state_dir`] gives for a path
+/// that cannot be a directory: a file, a parent that is a file, a
+/// symbolic link to nothing.
+///
+/// # Examples
+///
+/// ```
+/// let dir = std::env::temp_dir();
+/// assert!(snowmint_fleet::state_dir_exists(&dir)?);
+/// assert!(!snowmint_fleet::state_dir_exists(&dir.join("snowmint-doc-not-made-yet"))?);
+/// # Ok::<(), snowmint_fleet::FleetError>(())
+/// ```
+pub fn state_dir_exists(dir: &Path) -> Result<bool, FleetError> {
+    match dir_problem(dir) {
+        None => Ok(true),
+        Some(DirProblem::Missing) => Ok(false),
+        Some(problem) => Err(FleetError::StateDir {
+            path: dir.to_owned(),
+            problem: problem.to_string(),
+        }),
+    }
+}
+
 /// The slot, in `layout`, of the node whose state file in `dir` was
 /// written last: the slot a node restarted on this directory most likely
 /// held, to try first when it claims again

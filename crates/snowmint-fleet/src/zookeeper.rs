@@ -22,6 +22,8 @@
 //!   leader cannot hide the previous holder's last mark.
 //! - Release: delete the slot znode (if still ours), then the session
 //!   closes when its client is dropped.
+//! - Clock: an empty write to the fleet's `clock` znode, whose stat
+//!   carries the modification time the leader gave it.
 //!
 //! # Who may touch the znodes
 //!
@@ -432,6 +434,31 @@ impl Backend for ZooKeeperBackend {
             Err(CheckWriteError::RequestFailed { source }) => Err(classify(source)),
             Err(other) => Err(BackendError::unavailable(other.to_string())),
         }
+    }
+
+    async fn clock(
+        &self,
+        session: &ZooKeeperSession,
+        path: &str,
+    ) -> Result<Option<i64>, BackendError> {
+        // The leader stamps a write with its clock (the znode's mtime);
+        // an empty write to a znode of the fleet's costs the ensemble one
+        // small transaction.
+        let stat = match session.client.set_data(path, b"", None).await {
+            Err(Error::NoNode) => {
+                match session
+                    .client
+                    .create(path, b"", &self.acls.persistent())
+                    .await
+                {
+                    Ok(_) | Err(Error::NodeExists) => {}
+                    Err(err) => return Err(classify(err)),
+                }
+                session.client.set_data(path, b"", None).await
+            }
+            other => other,
+        };
+        Ok(Some(stat.map_err(classify)?.mtime))
     }
 
     async fn release(

@@ -1,78 +1,119 @@
 //! `next_id()`: this backend's generator over the server's shared word,
 //! and the durable high-water mark.
 //!
+//! A server either is given its node (`snowmint.datacenter`/`machine` or
+//! `snowmint.slot`: a static node, here) or claims one from the fleet's
+//! coordinator (`snowmint.coordinator`: `claimed.rs`, with the claim
+//! worker of `worker.rs`). For a static node:
+//!
 //! - The first call of a backend reads the settings and builds its
 //!   generator over the shared word ([`snowmint::GeneratorBuilder::build_on`]),
 //!   resuming after the mark found on disk when the server started. Every
 //!   backend's generator takes from the same word, so the server issues as
 //!   one generator.
 //! - Before an ID leaves, a mark at or past its timestamp is on disk
-//!   (`snowmint.mark` in the data directory, the same file format as
-//!   `snowmint serve`'s). The mark is reserved `snowmint.mark_step` ahead, so
+//!   (`static_mark.rs`). The mark is reserved `snowmint.mark_step` ahead, so
 //!   that only about one call per step writes it; the rest cost one atomic
 //!   load.
 //! - After a restart the word starts after the mark on disk. A short gap
 //!   (an immediate restart: at most `snowmint.mark_wait_max`) is waited out
 //!   once per backend; a longer one (a clock set back) leaves the generator
 //!   to refuse under the clock policy, with an error naming both times.
+//!
+//! Every wait is made of naps that a cancel or `statement_timeout` ends
+//! (`wait.rs`).
 #![forbid(unsafe_code)]
 
-use std::path::PathBuf;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 use pgrx::pg_sys::panic::ErrorReport;
-use snowmint::{Clock, Generator, SnowflakeId, SystemClock};
+use snowmint::{Clock, Generator, Node, SnowflakeId, SystemClock};
 use snowmint_fleet::MarkFile;
 
-use crate::errors;
 use crate::settings::Settings;
-use crate::shmem::{self, NONE};
+use crate::{claimed, errors, shmem, static_mark, wait};
 
-/// The mark file's name, in the data directory (a backend's working
-/// directory).
-const MARK_FILE: &str = "snowmint.mark";
-
-/// This backend's generator over the shared word, built on first use.
-struct Issuer {
+/// This backend's generator over the shared word, for a static node;
+/// built on first use.
+struct StaticIssuer {
     generator: Generator<SystemClock, &'static AtomicU64>,
-    settings: Settings,
     file: MarkFile,
+    step_ms: i64,
 }
 
-static ISSUER: OnceLock<Issuer> = OnceLock::new();
+/// This backend's settings, read on first use (they change only with a
+/// restart of the server).
+static SETTINGS: OnceLock<Settings> = OnceLock::new();
+static STATIC: OnceLock<StaticIssuer> = OnceLock::new();
 
 /// The next ID of this server.
 pub fn next_id() -> Result<SnowflakeId, ErrorReport> {
-    let issuer = issuer()?;
-    let id = issuer.generator.next_id().map_err(errors::from_core)?;
-    let timestamp_ms = issuer.settings.layout.timestamp_ms(id);
-    // Acquire pairs with the Release after the file write: a mark seen
-    // here is on disk.
-    if timestamp_ms > shmem::covered().load(Ordering::Acquire) {
-        issuer.reserve(timestamp_ms)?;
+    let settings = settings()?;
+    if settings.fleet.is_some() {
+        return claimed::next_id(settings);
     }
+    let issuer = static_issuer(settings)?;
+    let id = wait::generate(&issuer.generator, settings.policy, || Ok(()))?;
+    let ts_ms = settings.layout.timestamp_ms(id);
+    static_mark::cover(&issuer.file, ts_ms, issuer.step_ms, settings.layout)?;
     Ok(id)
 }
 
-/// This server's node and mark, as `node()` shows them.
+/// This server's settings, checked once per backend.
+pub fn settings() -> Result<&'static Settings, ErrorReport> {
+    if let Some(settings) = SETTINGS.get() {
+        return Ok(settings);
+    }
+    require_preloaded()?;
+    let settings = Settings::read()?;
+    Ok(SETTINGS.get_or_init(|| settings))
+}
+
+/// What `node()` reports.
 pub struct NodeView {
     /// The checked settings.
-    pub settings: Settings,
+    pub settings: &'static Settings,
+    /// The node: a static one, or the claim's.
+    pub node: Option<Node>,
     /// The mark on disk (Unix ms), if any: read from the file if no backend
     /// has yet.
     pub mark_ms: Option<i64>,
+    /// Why `next_id()` would refuse now, if it would for want of a node.
+    pub reason: Option<String>,
+    /// The claim's generation, for a coordinated node holding one.
+    pub generation: Option<u64>,
+    /// Until when the claim may be used (Unix ms).
+    pub valid_until_ms: Option<i64>,
 }
 
 /// What `node()` reports.
 pub fn node_view() -> Result<NodeView, ErrorReport> {
-    require_preloaded()?;
-    let settings = Settings::read()?;
-    load(&mark_file()?)?;
-    let recorded = shmem::mark().share().2;
+    let settings = settings()?;
+    if settings.fleet.is_some() {
+        let view = claimed::view();
+        let record = view.record;
+        let held = view.valid_until_ms.is_some() && record.serial != 0;
+        return Ok(NodeView {
+            settings,
+            node: held.then(|| record.node()),
+            mark_ms: crate::claim_state::ClaimRecord::ms(record.mark_ms),
+            reason: view.reason,
+            generation: held.then_some(record.generation),
+            valid_until_ms: view.valid_until_ms,
+        });
+    }
+    static_mark::load(&static_mark::file()?)?;
+    let reason = settings.require_node().err().map(|_| {
+        "snowmint.datacenter and snowmint.machine (or snowmint.slot) are not set".to_owned()
+    });
     Ok(NodeView {
         settings,
-        mark_ms: (recorded != NONE).then_some(recorded),
+        node: settings.node,
+        mark_ms: static_mark::recorded(),
+        reason,
+        generation: None,
+        valid_until_ms: None,
     })
 }
 
@@ -88,86 +129,32 @@ fn require_preloaded() -> Result<(), ErrorReport> {
     ))
 }
 
-fn issuer() -> Result<&'static Issuer, ErrorReport> {
-    if let Some(issuer) = ISSUER.get() {
+fn static_issuer(settings: &Settings) -> Result<&'static StaticIssuer, ErrorReport> {
+    if let Some(issuer) = STATIC.get() {
         return Ok(issuer);
     }
-    require_preloaded()?;
-    let settings = Settings::read()?;
     let node = settings.require_node()?;
-    let file = mark_file()?;
-    let start_mark = load(&file)?;
+    let file = static_mark::file()?;
+    let start_mark = static_mark::load(&file)?;
     if let Some(mark_ms) = start_mark
-        && let Ok(wait) = file.startup_wait(mark_ms, SystemClock.now_ms(), settings.mark_wait_max)
+        && file
+            .startup_wait(mark_ms, SystemClock.now_ms(), settings.mark_wait_max)
+            .is_ok()
     {
         // A short gap to the mark: an immediate restart. A longer one is
         // left to the generator, which refuses with both times.
-        std::thread::sleep(wait);
+        wait::clock_past(mark_ms, || Ok(()))?;
     }
-    let mut builder = Generator::builder(settings.layout, node).policy(settings.policy);
+    let mut builder =
+        Generator::builder(settings.layout, node).policy(wait::plain_policy(settings.policy));
     if let Some(mark_ms) = start_mark {
         builder = builder.resume_after(mark_ms);
     }
     let generator = builder.build_on(shmem::word()).map_err(errors::from_core)?;
-    Ok(ISSUER.get_or_init(|| Issuer {
+    let step_ms = i64::try_from(settings.mark_step.as_millis()).unwrap_or(i64::MAX);
+    Ok(STATIC.get_or_init(|| StaticIssuer {
         generator,
-        settings,
         file,
+        step_ms,
     }))
-}
-
-impl Issuer {
-    /// Moves the mark on disk to cover `timestamp_ms`, a step ahead.
-    fn reserve(&self, timestamp_ms: i64) -> Result<(), ErrorReport> {
-        let mut mark = shmem::mark().exclusive();
-        if mark.2 >= timestamp_ms {
-            // Another backend moved it meanwhile.
-            return Ok(());
-        }
-        let step_ms = i64::try_from(self.settings.mark_step.as_millis()).unwrap_or(i64::MAX);
-        let new_mark = timestamp_ms
-            .max(SystemClock.now_ms())
-            .saturating_add(step_ms)
-            .min(self.settings.layout.last_instant_ms());
-        self.file.write(new_mark).map_err(|error| {
-            errors::not_ready(format!("cannot record the high-water mark: {error}"))
-        })?;
-        mark.2 = new_mark;
-        // Release: the file is written before the hot path can see it.
-        shmem::covered().store(new_mark, Ordering::Release);
-        Ok(())
-    }
-}
-
-/// Reads the mark file once per server life (the first caller does);
-/// returns the mark it held then.
-fn load(file: &MarkFile) -> Result<Option<i64>, ErrorReport> {
-    let as_option = |mark: i64| (mark != NONE).then_some(mark);
-    {
-        let mark = shmem::mark().share();
-        if mark.0 {
-            return Ok(as_option(mark.1));
-        }
-    }
-    let mut mark = shmem::mark().exclusive();
-    if !mark.0 {
-        let recorded = file
-            .read()
-            .map_err(|error| {
-                errors::not_ready(format!("cannot read the high-water mark: {error}"))
-            })?
-            .unwrap_or(NONE);
-        *mark = (true, recorded, recorded);
-        // Release: pairs with the Acquire in `next_id`.
-        shmem::covered().store(recorded, Ordering::Release);
-    }
-    Ok(as_option(mark.1))
-}
-
-/// The mark file, in the data directory: the working directory of every
-/// PostgreSQL process.
-fn mark_file() -> Result<MarkFile, ErrorReport> {
-    let dir: PathBuf = std::env::current_dir()
-        .map_err(|error| errors::not_ready(format!("cannot find the data directory: {error}")))?;
-    Ok(MarkFile::at(dir.join(MARK_FILE)))
 }

@@ -7,8 +7,17 @@
 //! - `sql.rs`: the SQL functions, thin: they read their arguments with the
 //!   core's rules and turn its errors into SQL errors.
 //! - `issue.rs`: `next_id()`: this backend's generator over the server's
-//!   shared state word, and the durable high-water mark.
-//! - `settings.rs`: the `snowmint.*` settings and what they mean.
+//!   shared state word, for a static node, and the choice between a static
+//!   and a coordinated node.
+//! - `static_mark.rs`: a static node's durable high-water mark.
+//! - `claimed.rs`: `next_id()` on a server that claims its node from the
+//!   fleet's coordinator: the backends' side of the claim.
+//! - `worker.rs`: the claim worker, a background process that runs the
+//!   fleet's claim engine and publishes the claim for the backends.
+//! - `claim_state.rs`: the shape of what the worker publishes.
+//! - `wait.rs`: every wait a backend makes, cancellable.
+//! - `settings.rs`, `fleet_settings.rs`: the `snowmint.*` settings and what
+//!   they mean.
 //! - `shmem.rs`: the server-wide state in shared memory.
 //! - `errors.rs`: the core's errors as SQL errors (SQLSTATE 22003, 22023,
 //!   55000) that name the field, the value and the range.
@@ -20,7 +29,8 @@
 //! two connections the same ID in the same millisecond, so the state word
 //! lives in shared memory (which is why the library must be in
 //! `shared_preload_libraries`), and each process runs the core's rules over
-//! it ([`snowmint::GeneratorBuilder::build_on`]).
+//! it ([`snowmint::GeneratorBuilder::build_on`]). How a coordinated node's
+//! worker and backends share the claim: docs/ARCHITECTURE.md §5.
 //!
 //! # Unsafe code
 //!
@@ -30,8 +40,10 @@
 //! the `const unsafe` constructors of shared-memory statics
 //! (`PgAtomic::new`, `PgLwLock::new`, whose one condition is a name no other
 //! shared memory uses), the `unsafe` blocks that `pg_shmem_init!` expands
-//! to, and reading PostgreSQL's `process_shared_preload_libraries_in_progress`
-//! flag.
+//! to, reading two of PostgreSQL's globals, and waiting on the process's
+//! latch. The crate root exports the claim worker's entry point by name
+//! (`no_mangle`, which the lint counts as unsafe), as `#[pg_guard]` does
+//! for `_PG_init`.
 
 #![deny(unsafe_code)]
 // Errors are pgrx's `ErrorReport`, the type `#[pg_extern]` raises with its
@@ -40,29 +52,66 @@
 
 use pgrx::prelude::*;
 
+mod claim_state;
+mod claimed;
 mod errors;
+mod fleet_settings;
 mod issue;
 mod settings;
 // The one module with unsafe code: see "Unsafe code" above.
 #[allow(unsafe_code)]
 mod shmem;
 mod sql;
+mod static_mark;
 mod time;
+mod wait;
+mod worker;
 
 mod magic {
     ::pgrx::pg_module_magic!();
 }
 
 /// Called once per process that loads the library. Loaded at server start,
-/// it registers the settings and the shared memory. Loaded later (by
-/// `CREATE EXTENSION` alone) it registers nothing: settings read at start
-/// only cannot be made after it, and `next_id()` and `node()` then say that
-/// the library must be preloaded.
+/// it registers the settings and the shared memory, stops the server if
+/// the settings contradict each other, and registers the claim worker of a
+/// server that claims its node. Loaded later (by `CREATE EXTENSION` alone)
+/// it registers nothing: settings read at start only cannot be made after
+/// it, and `next_id()` and `node()` then say that the library must be
+/// preloaded.
 #[allow(non_snake_case)]
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    if shmem::preloading() {
-        settings::register();
-        shmem::init();
+    if !shmem::preloading() {
+        return;
     }
+    settings::register();
+    shmem::init();
+    if let Some(conflict) = settings::startup_conflict() {
+        // In the postmaster, FATAL: the server does not start, and the log
+        // says why.
+        errors::invalid(format!("snowmint: {conflict}")).report(PgLogLevel::FATAL);
+    }
+    if fleet_settings::coordinated() {
+        // Settings that cannot be read start no worker; next_id() and
+        // node() raise their error (22023) in every backend.
+        match settings::Settings::read() {
+            Ok(_) => worker::register(),
+            Err(error) => {
+                errors::invalid(format!(
+                    "snowmint: no claim worker is started: {}",
+                    error.message()
+                ))
+                .report(PgLogLevel::WARNING);
+            }
+        }
+    }
+}
+
+/// The claim worker's entry point, which the postmaster finds by its name
+/// (`worker::ENTRY`) in this library.
+#[allow(unsafe_code)]
+#[pg_guard]
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn snowmint_claim_worker(_argument: pg_sys::Datum) {
+    worker::main();
 }

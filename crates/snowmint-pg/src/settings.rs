@@ -14,7 +14,10 @@
 //! All are read at server start only (context `postmaster`): the one
 //! generator of the server cannot change node or layout under its IDs.
 //! There is no default node: two servers on a default node would issue the
-//! same IDs, so `next_id()` refuses until the node is set.
+//! same IDs, so `next_id()` refuses until the node is set, here or by a
+//! claim from the fleet's coordinator (`snowmint.coordinator`, see
+//! `fleet_settings.rs`). Both at once is a mistake that stops the server
+//! at start ([`startup_conflict`]).
 #![forbid(unsafe_code)]
 
 use std::ffi::CString;
@@ -25,6 +28,7 @@ use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 use snowmint::{ClockPolicy, Layout, Node};
 
 use crate::errors;
+use crate::fleet_settings::{self, FleetSettings};
 
 /// "Not set" for the integer settings.
 const UNSET: i32 = -1;
@@ -117,10 +121,41 @@ pub fn register() {
         &MARK_WAIT_MAX,
         0,
     );
+    fleet_settings::register();
+}
+
+/// Settings that contradict each other so plainly that the server should
+/// not start with them: a node given and a coordinator to claim one from,
+/// or claim settings without a coordinator. The message names them all.
+pub fn startup_conflict() -> Option<String> {
+    let node_given: Vec<&str> = [
+        ("snowmint.datacenter", &DATACENTER),
+        ("snowmint.machine", &MACHINE),
+        ("snowmint.slot", &SLOT),
+    ]
+    .into_iter()
+    .filter(|(_, setting)| setting.get() != UNSET)
+    .map(|(name, _)| name)
+    .collect();
+    if fleet_settings::coordinated() && !node_given.is_empty() {
+        return Some(format!(
+            "snowmint.coordinator and {} are both set: a server either is given its node or claims one from the fleet's coordinator, not both; remove one of them from postgresql.conf",
+            node_given.join(" and ")
+        ));
+    }
+    let stray = fleet_settings::given_without_coordinator();
+    if !stray.is_empty() {
+        return Some(format!(
+            "{} only applies with snowmint.coordinator, which is not set; set it, or remove {}",
+            stray.join(" and "),
+            if stray.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    None
 }
 
 /// What the settings say, checked.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// The layout of issued IDs.
     pub layout: Layout,
@@ -132,6 +167,9 @@ pub struct Settings {
     pub mark_step: Duration,
     /// The longest gap to the mark waited out after a restart.
     pub mark_wait_max: Duration,
+    /// The coordinator to claim the node from, if any (then `node` is
+    /// `None`).
+    pub fleet: Option<FleetSettings>,
 }
 
 impl Settings {
@@ -156,6 +194,7 @@ impl Settings {
             policy,
             mark_step,
             mark_wait_max,
+            fleet: fleet_settings::read(layout)?,
         })
     }
 
@@ -163,7 +202,7 @@ impl Settings {
     pub fn require_node(&self) -> Result<Node, ErrorReport> {
         self.node.ok_or_else(|| {
             errors::not_ready(
-                "snowmint.datacenter and snowmint.machine (or snowmint.slot) are not set: set them in postgresql.conf and restart the server; every server that issues IDs needs its own node",
+                "snowmint.datacenter and snowmint.machine (or snowmint.slot) are not set: set them in postgresql.conf, or set snowmint.coordinator to claim a node from the fleet's coordinator, and restart the server; every server that issues IDs needs its own node",
             )
         })
     }
@@ -224,7 +263,8 @@ fn shown(value: i32) -> String {
     }
 }
 
-fn text(setting: &GucSetting<Option<CString>>) -> Option<String> {
+/// A text setting, trimmed; `None` when unset or blank.
+pub(crate) fn text(setting: &GucSetting<Option<CString>>) -> Option<String> {
     setting
         .get()
         .map(|value| value.to_string_lossy().trim().to_owned())

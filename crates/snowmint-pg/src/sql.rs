@@ -13,7 +13,7 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use snowmint::{Field, Layout, Parts, SnowflakeId};
 
-use crate::{errors, issue, time};
+use crate::{errors, fleet_settings, issue, time};
 
 /// A layout argument: `twitter`, `discord` or `T/D/M/S@EPOCH`.
 fn layout_arg(text: &str) -> Result<Layout, ErrorReport> {
@@ -146,8 +146,12 @@ fn encode(
         .map_err(errors::from_core)
 }
 
-/// This server's node (NULL while not set), layout, clock policy and
-/// high-water mark (NULL before the first ID).
+/// This server's node and how it has it: the node (NULL while none is
+/// held), layout, clock policy and high-water mark (NULL before the first
+/// ID); where the node comes from (`static`, or the coordinator's kind:
+/// `etcd`, `zookeeper`, `postgres`), whether `next_id()` may issue now and
+/// if not why; for a claimed node the claim's generation and deadline, the
+/// coordinator (its password as `***`) and the fleet.
 #[allow(clippy::type_complexity)]
 #[pg_extern(volatile)]
 fn node() -> Result<
@@ -161,6 +165,13 @@ fn node() -> Result<
             name!(clock_policy, String),
             name!(high_water_ms, Option<i64>),
             name!(high_water, Option<TimestampWithTimeZone>),
+            name!(source, String),
+            name!(ready, bool),
+            name!(reason, Option<String>),
+            name!(generation, Option<i64>),
+            name!(valid_until, Option<TimestampWithTimeZone>),
+            name!(coordinator, Option<String>),
+            name!(fleet, Option<String>),
         ),
     >,
     ErrorReport,
@@ -168,7 +179,7 @@ fn node() -> Result<
     let view = issue::node_view()?;
     let settings = view.settings;
     let layout = settings.layout;
-    let (datacenter, machine, slot) = match settings.node {
+    let (datacenter, machine, slot) = match view.node {
         Some(node) => (
             Some(int(Field::Datacenter, node.datacenter)?),
             Some(int(Field::Machine, node.machine)?),
@@ -180,6 +191,11 @@ fn node() -> Result<
         None => (None, None, None),
     };
     let high_water = view.mark_ms.map(time::from_unix_ms).transpose()?;
+    let valid_until = view.valid_until_ms.map(time::from_unix_ms).transpose()?;
+    let source = settings
+        .fleet
+        .as_ref()
+        .map_or("static", |fleet| fleet.url.kind());
     Ok(TableIterator::once((
         datacenter,
         machine,
@@ -188,5 +204,12 @@ fn node() -> Result<
         settings.policy.name().to_owned(),
         view.mark_ms,
         high_water,
+        source.to_owned(),
+        view.reason.is_none(),
+        view.reason,
+        view.generation.and_then(|g| i64::try_from(g).ok()),
+        valid_until,
+        fleet_settings::shown_coordinator(),
+        settings.fleet.as_ref().map(|fleet| fleet.fleet.to_string()),
     )))
 }

@@ -3,10 +3,20 @@
 //!
 //! The IDs are read and decoded in steps of [`STEP`], from a list item by
 //! item, from a buffer a slice of its bytes at a time. The output is one
-//! block of memory holding the four columns one after the other, and each
-//! column is a `memoryview` of its part cast to signed 64-bit integers
-//! (format `q`), which `numpy.asarray`, `numpy.frombuffer` and
-//! `memoryview.tolist` read as they are.
+//! block of memory holding the four columns one after the other (widest
+//! first, so that each column is aligned to its item size), and each
+//! column is a `memoryview` of its part cast to its format, which
+//! `numpy.asarray`, `numpy.frombuffer` and `memoryview.tolist` read as they
+//! are; or, with `out=`, the caller's own buffers.
+//!
+//! # Column widths
+//!
+//! By default each column has the smallest type its field fits: the
+//! timestamp is `int64` (`q`); a field of up to 8 bits `uint8` (`B`), 16
+//! bits `uint16` (`H`), 32 bits `uint32` (`I`). In the Twitter layout that
+//! is 12 bytes per ID instead of 32: most of the time of a wide decode
+//! went to filling fresh memory, not to decoding. `int64=True` gives four
+//! `int64` columns, as before.
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -17,10 +27,14 @@ use crate::errors;
 use crate::values;
 
 /// The decoded columns of ``decode_many``: ``timestamp_ms``,
-/// ``datacenter``, ``machine`` and ``sequence``, each a ``memoryview`` of
-/// signed 64-bit integers (format ``"q"``), one item per ID, in order.
+/// ``datacenter``, ``machine`` and ``sequence``, each a ``memoryview``,
+/// one item per ID, in order. The timestamp is ``int64`` (format ``"q"``);
+/// the other fields have the smallest unsigned type they fit (``uint8``
+/// ``"B"`` for the Twitter layout's datacenter and machine, ``uint16``
+/// ``"H"`` for its sequence), or ``int64`` with ``int64=True``; with
+/// ``out=``, they are views of the caller's buffers.
 ///
-/// ``numpy.asarray(column)`` is an ``int64`` array over the same memory
+/// ``numpy.asarray(column)`` is an array over the same memory
 /// (no copy), and writable; ``pandas.Series(numpy.asarray(column),
 /// copy=False)`` and ``pandas.DataFrame({k: numpy.asarray(v) for k, v in
 /// columns.to_dict().items()}, copy=False)`` keep it so. Without NumPy,
@@ -154,7 +168,7 @@ impl<'py> Source<'py> {
         start: usize,
         count: usize,
         raw: &mut Vec<u64>,
-    ) -> PyResult<()> {
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         raw.clear();
         match self {
             Source::List(list) => {
@@ -172,7 +186,11 @@ impl<'py> Source<'py> {
                 // 3.11: the step's bytes are copied out, then read.
                 let part = PySlice::new(py, start as isize, (start + count) as isize, 1);
                 let bytes = view.get_item(part)?.call_method0("tobytes")?;
-                let bytes = bytes.cast::<PyBytes>()?;
+                let bytes = bytes.cast_into::<PyBytes>()?;
+                if let Order::Native = order {
+                    // Decoded from the bytes as they are: no second pass.
+                    return Ok(Some(bytes));
+                }
                 raw.extend(bytes.as_bytes().chunks_exact(8).map(|item| {
                     let mut word = [0u8; 8];
                     word.copy_from_slice(item);
@@ -184,7 +202,7 @@ impl<'py> Source<'py> {
                 }));
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     /// The error for the bits `raw` found at `index`, which are no ID.
@@ -201,41 +219,247 @@ impl<'py> Source<'py> {
     }
 }
 
+/// The item size and buffer format of one output column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Width {
+    bytes: usize,
+    format: &'static str,
+}
+
+const INT64: Width = Width {
+    bytes: 8,
+    format: "q",
+};
+
+impl Width {
+    /// The smallest unsigned type that holds `bits` bits.
+    fn narrowest(bits: u8) -> Width {
+        match bits {
+            0..=8 => Width {
+                bytes: 1,
+                format: "B",
+            },
+            9..=16 => Width {
+                bytes: 2,
+                format: "H",
+            },
+            17..=32 => Width {
+                bytes: 4,
+                format: "I",
+            },
+            _ => Width {
+                bytes: 8,
+                format: "Q",
+            },
+        }
+    }
+
+    /// The width of a caller's buffer format, if it is an integer type
+    /// that holds every value of `bits` bits.
+    fn of_format(format: &str, itemsize: usize, bits: u8) -> Option<Width> {
+        let code = format.trim_start_matches(['@', '=']);
+        let (signed, format) = match code {
+            "b" => (true, "b"),
+            "B" => (false, "B"),
+            "h" => (true, "h"),
+            "H" => (false, "H"),
+            "i" => (true, "i"),
+            "I" => (false, "I"),
+            "l" => (true, "l"),
+            "L" => (false, "L"),
+            "q" => (true, "q"),
+            "Q" => (false, "Q"),
+            "n" => (true, "n"),
+            "N" => (false, "N"),
+            _ => return None,
+        };
+        let usable = itemsize * 8 - usize::from(signed);
+        (matches!(itemsize, 1 | 2 | 4 | 8) && usize::from(bits) <= usable).then_some(Width {
+            bytes: itemsize,
+            format,
+        })
+    }
+}
+
+/// The widths of the four columns, in the order of `Parts`.
+type Widths = [Width; 4];
+
+/// How `decode_many` writes its columns.
+pub enum Output<'py> {
+    /// New columns, narrow or all `int64`.
+    New { int64: bool },
+    /// Into the caller's four buffers, in the order of `Parts`.
+    Into([Bound<'py, PyMemoryView>; 4]),
+}
+
+/// The names of the columns, in the order of `Parts`.
+const NAMES: [&str; 4] = ["timestamp_ms", "datacenter", "machine", "sequence"];
+
+/// Reads `out=`: four writable, one-dimensional, C-contiguous integer
+/// buffers of at least `len` items, each of a type that holds its field,
+/// given as a sequence in the order of `Parts` or as a mapping by name.
+pub fn read_out<'py>(
+    layout: &Layout,
+    out: &Bound<'py, PyAny>,
+) -> PyResult<[Bound<'py, PyMemoryView>; 4]> {
+    let item = |k: usize| -> PyResult<Bound<'py, PyAny>> {
+        if out.cast::<pyo3::types::PyDict>().is_ok() {
+            out.get_item(NAMES[k])
+                .map_err(|_| PyTypeError::new_err(format!("out has no {:?} buffer", NAMES[k])))
+        } else {
+            out.get_item(k).map_err(|_| {
+                PyTypeError::new_err(
+                    "out must hold four buffers (timestamp_ms, datacenter, machine, sequence), as a sequence or a dict",
+                )
+            })
+        }
+    };
+    let bits = field_bits(layout);
+    let mut views = Vec::with_capacity(4);
+    for (k, bits) in bits.into_iter().enumerate() {
+        let buffer = item(k)?;
+        let view = PyMemoryView::from(&buffer).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "out[{:?}] has no buffer: give an array('q'), a NumPy array or a bytearray cast with memoryview(...).cast(...)",
+                NAMES[k]
+            ))
+        })?;
+        let readonly: bool = view.getattr("readonly")?.extract()?;
+        let ndim: usize = view.getattr("ndim")?.extract()?;
+        let contiguous: bool = view.getattr("c_contiguous")?.extract()?;
+        let format: String = view.getattr("format")?.extract()?;
+        let itemsize: usize = view.getattr("itemsize")?.extract()?;
+        if readonly || ndim != 1 || !contiguous {
+            return Err(PyTypeError::new_err(format!(
+                "out[{:?}] must be a writable, one-dimensional, contiguous buffer",
+                NAMES[k]
+            )));
+        }
+        if Width::of_format(&format, itemsize, bits).is_none() {
+            return Err(PyTypeError::new_err(format!(
+                "out[{:?}] has items of format {format:?} ({itemsize} bytes), which cannot hold every {}-bit value of the field: use int64 ('q') or an unsigned type at least that wide",
+                NAMES[k], bits
+            )));
+        }
+        views.push(view);
+    }
+    let [a, b, c, d]: [Bound<'py, PyMemoryView>; 4] = views
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("four views"));
+    Ok([a, b, c, d])
+}
+
+/// The bits of each field, in the order of `Parts`; the timestamp is
+/// written as a signed 64-bit Unix millisecond count, so it counts as 63.
+fn field_bits(layout: &Layout) -> [u8; 4] {
+    [
+        63,
+        layout.datacenter_bits(),
+        layout.machine_bits(),
+        layout.sequence_bits(),
+    ]
+}
+
+/// `decode_many` as Python calls it: new columns, narrow or `int64`, or
+/// the caller's `out` buffers.
+pub fn decode_many_with(
+    py: Python<'_>,
+    layout: &Layout,
+    ids: &Bound<'_, PyAny>,
+    int64: bool,
+    out: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Columns> {
+    let output = match out {
+        Some(_) if int64 => {
+            return Err(PyTypeError::new_err(
+                "give int64=True or out=, not both: with out=, the buffers' types decide",
+            ));
+        }
+        Some(out) => Output::Into(read_out(layout, out)?),
+        None => Output::New { int64 },
+    };
+    decode_many(py, layout, ids, output)
+}
+
 /// Decodes `ids` in `layout` (see `snowmint.decode_many`).
 ///
-/// The four columns go one after the other into one new `bytearray`,
-/// written in place: a step at a time, the IDs are read (with the
-/// interpreter lock) and decoded (without it: the array is not yet seen by
-/// any other thread).
-pub fn decode_many(py: Python<'_>, layout: &Layout, ids: &Bound<'_, PyAny>) -> PyResult<Columns> {
+/// New columns go one after the other into one new `bytearray`, written
+/// in place: a step at a time, the IDs are read (with the interpreter
+/// lock) and decoded (without it: the array is not yet seen by any other
+/// thread). With `out=`, each step is decoded into a scratch block of the
+/// buffers' widths and copied into them by slice assignment.
+pub fn decode_many(
+    py: Python<'_>,
+    layout: &Layout,
+    ids: &Bound<'_, PyAny>,
+    output: Output<'_>,
+) -> PyResult<Columns> {
     let source = Source::new(py, ids)?;
     let len = source.len();
+    match output {
+        Output::New { int64 } => {
+            let widths: Widths = if int64 {
+                [INT64; 4]
+            } else {
+                let [_, d, m, s] = field_bits(layout);
+                [
+                    INT64,
+                    Width::narrowest(d),
+                    Width::narrowest(m),
+                    Width::narrowest(s),
+                ]
+            };
+            decode_new(py, layout, &source, len, widths)
+        }
+        Output::Into(views) => decode_into(py, layout, &source, len, views),
+    }
+}
+
+fn decode_new(
+    py: Python<'_>,
+    layout: &Layout,
+    source: &Source<'_>,
+    len: usize,
+    widths: Widths,
+) -> PyResult<Columns> {
+    let row: usize = widths.iter().map(|w| w.bytes).sum();
     let size = len
-        .checked_mul(4 * 8)
+        .checked_mul(row)
         .ok_or_else(|| pyo3::exceptions::PyMemoryError::new_err("too many IDs"))?;
+    // Widest first, so that every column starts aligned to its items.
+    let mut order = [0usize, 1, 2, 3];
+    order.sort_by_key(|&k| std::cmp::Reverse(widths[k].bytes));
+    let mut offsets = [0usize; 4];
+    let mut at = 0;
+    for &k in &order {
+        offsets[k] = at;
+        at += len * widths[k].bytes;
+    }
     let memory = PyByteArray::new_with(py, size, |out| {
-        let (timestamps, rest) = out.split_at_mut(len * 8);
-        let (datacenters, rest) = rest.split_at_mut(len * 8);
-        let (machines, sequences) = rest.split_at_mut(len * 8);
-        let columns = timestamps
-            .chunks_mut(STEP * 8)
-            .zip(datacenters.chunks_mut(STEP * 8))
-            .zip(machines.chunks_mut(STEP * 8))
-            .zip(sequences.chunks_mut(STEP * 8));
         let mut raw = Vec::with_capacity(len.min(STEP));
-        for (step, (((timestamps, datacenters), machines), sequences)) in columns.enumerate() {
-            let start = step * STEP;
-            source.read(py, start, timestamps.len() / 8, &mut raw)?;
-            let out = [timestamps, datacenters, machines, sequences];
-            py.detach(|| decode_all(layout, &raw, out))
+        let mut start = 0;
+        while start < len {
+            let count = STEP.min(len - start);
+            let bytes = source.read(py, start, count, &mut raw)?;
+            let input = match &bytes {
+                Some(bytes) => Input::Bytes(bytes.as_bytes()),
+                None => Input::Words(&raw),
+            };
+            let columns = split_columns(out, &offsets, &widths, start, count);
+            py.detach(|| decode_all(layout, input, columns, widths))
                 .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))?;
+            start += count;
         }
         Ok(())
     })?;
     let view = PyMemoryView::from(memory.as_any())?;
     let column = |k: usize| -> PyResult<Py<PyAny>> {
-        let part = PySlice::new(py, (k * len * 8) as isize, ((k + 1) * len * 8) as isize, 1);
-        Ok(view.get_item(part)?.call_method1("cast", ("q",))?.unbind())
+        let end = offsets[k] + len * widths[k].bytes;
+        let part = PySlice::new(py, offsets[k] as isize, end as isize, 1);
+        Ok(view
+            .get_item(part)?
+            .call_method1("cast", (widths[k].format,))?
+            .unbind())
     };
     Ok(Columns {
         len,
@@ -246,27 +470,191 @@ pub fn decode_many(py: Python<'_>, layout: &Layout, ids: &Bound<'_, PyAny>) -> P
     })
 }
 
+/// The parts of the four columns, laid out at `offsets` in `out`, that
+/// hold the items `start..start + count`.
+fn split_columns<'a>(
+    out: &'a mut [u8],
+    offsets: &[usize; 4],
+    widths: &Widths,
+    start: usize,
+    count: usize,
+) -> [&'a mut [u8]; 4] {
+    // The columns do not overlap: take them apart in memory order.
+    let mut order = [0usize, 1, 2, 3];
+    order.sort_by_key(|&k| offsets[k]);
+    let mut parts: [&'a mut [u8]; 4] = Default::default();
+    let mut rest = out;
+    let mut consumed = 0;
+    for &k in &order {
+        let from = offsets[k] + start * widths[k].bytes - consumed;
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(from);
+        let (part, tail) = tail.split_at_mut(count * widths[k].bytes);
+        parts[k] = part;
+        rest = tail;
+        consumed = offsets[k] + (start + count) * widths[k].bytes;
+    }
+    parts
+}
+
+fn decode_into(
+    py: Python<'_>,
+    layout: &Layout,
+    source: &Source<'_>,
+    len: usize,
+    views: [Bound<'_, PyMemoryView>; 4],
+) -> PyResult<Columns> {
+    let bits = field_bits(layout);
+    let mut widths = [INT64; 4];
+    for (k, view) in views.iter().enumerate() {
+        let format: String = view.getattr("format")?.extract()?;
+        let itemsize: usize = view.getattr("itemsize")?.extract()?;
+        widths[k] = Width::of_format(&format, itemsize, bits[k])
+            .ok_or_else(|| PyTypeError::new_err("out buffer of a type too narrow"))?;
+        let have = view.len()?;
+        if have < len {
+            return Err(PyTypeError::new_err(format!(
+                "out[{:?}] holds {have} items; {len} IDs need {len}",
+                NAMES[k]
+            )));
+        }
+    }
+    let row: usize = widths.iter().map(|w| w.bytes).sum();
+    let mut scratch = vec![0u8; STEP.min(len.max(1)) * row];
+    let mut raw = Vec::with_capacity(len.min(STEP));
+    let mut start = 0;
+    while start < len {
+        let count = STEP.min(len - start);
+        let bytes = source.read(py, start, count, &mut raw)?;
+        let input = match &bytes {
+            Some(bytes) => Input::Bytes(bytes.as_bytes()),
+            None => Input::Words(&raw),
+        };
+        let mut offsets = [0usize; 4];
+        let mut at = 0;
+        for k in 0..4 {
+            offsets[k] = at;
+            at += count * widths[k].bytes;
+        }
+        let columns = split_columns(&mut scratch[..at], &offsets, &widths, 0, count);
+        py.detach(|| decode_all(layout, input, columns, widths))
+            .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))?;
+        for (k, view) in views.iter().enumerate() {
+            let bytes = PyBytes::new(
+                py,
+                &scratch[offsets[k]..offsets[k] + count * widths[k].bytes],
+            );
+            let typed = PyMemoryView::from(bytes.as_any())?
+                .call_method1("cast", (view.getattr("format")?,))?;
+            let part = PySlice::new(py, start as isize, (start + count) as isize, 1);
+            view.set_item(part, typed)?;
+        }
+        start += count;
+    }
+    let column = |k: usize| -> PyResult<Py<PyAny>> {
+        let part = PySlice::new(py, 0, len as isize, 1);
+        Ok(views[k].get_item(part)?.unbind())
+    };
+    Ok(Columns {
+        len,
+        timestamp_ms: column(0)?,
+        datacenter: column(1)?,
+        machine: column(2)?,
+        sequence: column(3)?,
+    })
+}
+
+/// One step's IDs: words read and converted, or the native-order bytes of
+/// a buffer, decoded as they are.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Words(&'a [u64]),
+    Bytes(&'a [u8]),
+}
+
+impl Input<'_> {
+    fn words(self) -> impl Iterator<Item = u64> {
+        let (words, bytes) = match self {
+            Input::Words(words) => (words, &[][..]),
+            Input::Bytes(bytes) => (&[][..], bytes),
+        };
+        words.iter().copied().chain(
+            bytes
+                .chunks_exact(8)
+                .map(|item| u64::from_ne_bytes(item.try_into().unwrap_or_default())),
+        )
+    }
+}
+
+/// Writes the low `W` bytes of `value` in native order into `out` at
+/// item `index`.
+#[inline(always)]
+fn put<const W: usize>(out: &mut [u8], index: usize, value: u64) {
+    let at = index * W;
+    match W {
+        1 => out[at] = value as u8,
+        2 => out[at..at + 2].copy_from_slice(&(value as u16).to_ne_bytes()),
+        4 => out[at..at + 4].copy_from_slice(&(value as u32).to_ne_bytes()),
+        _ => out[at..at + 8].copy_from_slice(&value.to_ne_bytes()),
+    }
+}
+
 /// Decodes each of `raws` into its place in the four columns `out`, or says
 /// where the first value that is not an ID is (its index, and its bits as
 /// read).
+fn decode_all(
+    layout: &Layout,
+    input: Input<'_>,
+    out: [&mut [u8]; 4],
+    widths: Widths,
+) -> Result<(), (usize, u64)> {
+    match ([widths[1].bytes, widths[2].bytes, widths[3].bytes], input) {
+        // The Twitter and Discord layouts, narrow and wide, from a buffer
+        // or converted words: the common cases get code of their own.
+        ([1, 1, 2], Input::Bytes(_)) => decode_as::<1, 1, 2>(layout, input.words(), out),
+        ([1, 1, 2], Input::Words(words)) => {
+            decode_as::<1, 1, 2>(layout, words.iter().copied(), out)
+        }
+        ([8, 8, 8], _) => decode_as::<8, 8, 8>(layout, input.words(), out),
+        ([d, m, s], _) => {
+            // Other layouts: one width check per item and field.
+            let [timestamps, datacenters, machines, sequences] = out;
+            for (index, raw) in input.words().enumerate() {
+                let id = SnowflakeId::from_u64_checked(raw).ok_or((index, raw))?;
+                let parts = layout.decode(id);
+                put::<8>(timestamps, index, parts.timestamp_ms as u64);
+                put_dyn(datacenters, d, index, parts.datacenter);
+                put_dyn(machines, m, index, parts.machine);
+                put_dyn(sequences, s, index, parts.sequence);
+            }
+            Ok(())
+        }
+    }
+}
+
+fn put_dyn(out: &mut [u8], width: usize, index: usize, value: u64) {
+    match width {
+        1 => put::<1>(out, index, value),
+        2 => put::<2>(out, index, value),
+        4 => put::<4>(out, index, value),
+        _ => put::<8>(out, index, value),
+    }
+}
+
 #[inline]
-fn decode_all(layout: &Layout, raws: &[u64], out: [&mut [u8]; 4]) -> Result<(), (usize, u64)> {
+fn decode_as<const D: usize, const M: usize, const S: usize>(
+    layout: &Layout,
+    raws: impl Iterator<Item = u64>,
+    out: [&mut [u8]; 4],
+) -> Result<(), (usize, u64)> {
     let [timestamps, datacenters, machines, sequences] = out;
-    let rows = timestamps
-        .chunks_exact_mut(8)
-        .zip(datacenters.chunks_exact_mut(8))
-        .zip(machines.chunks_exact_mut(8))
-        .zip(sequences.chunks_exact_mut(8));
-    for (index, (&raw, (((timestamp, datacenter), machine), sequence))) in
-        raws.iter().zip(rows).enumerate()
-    {
+    for (index, raw) in raws.enumerate() {
         let id = SnowflakeId::from_u64_checked(raw).ok_or((index, raw))?;
         let parts = layout.decode(id);
-        // Every field of an ID fits 62 bits, so each fits an i64.
-        timestamp.copy_from_slice(&parts.timestamp_ms.to_ne_bytes());
-        datacenter.copy_from_slice(&(parts.datacenter as i64).to_ne_bytes());
-        machine.copy_from_slice(&(parts.machine as i64).to_ne_bytes());
-        sequence.copy_from_slice(&(parts.sequence as i64).to_ne_bytes());
+        // Every field of an ID fits 62 bits, so each fits its column.
+        put::<8>(timestamps, index, parts.timestamp_ms as u64);
+        put::<D>(datacenters, index, parts.datacenter);
+        put::<M>(machines, index, parts.machine);
+        put::<S>(sequences, index, parts.sequence);
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use snowmint::{Error, InvalidIdKind, SnowflakeId};
 static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
 /// Builds an instance of the exception class `name` of `snowmint.errors`.
-fn raise<'py, A>(py: Python<'py>, name: &str, args: A) -> PyErr
+pub(crate) fn raise<'py, A>(py: Python<'py>, name: &str, args: A) -> PyErr
 where
     A: pyo3::call::PyCallArgs<'py>,
 {

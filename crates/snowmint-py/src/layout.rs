@@ -181,8 +181,15 @@ impl PyLayout {
     }
 
     /// Decodes a column of IDs at once; see ``snowmint.decode_many``.
-    fn decode_many(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<Columns> {
-        columns::decode_many(py, &self.0, ids)
+    #[pyo3(signature = (ids, *, int64 = false, out = None))]
+    fn decode_many(
+        &self,
+        py: Python<'_>,
+        ids: &Bound<'_, PyAny>,
+        int64: bool,
+        out: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Columns> {
+        columns::decode_many_with(py, &self.0, ids, int64, out)
     }
 
     /// The IDs whose timestamp lies in ``start ..= end`` (both included;

@@ -7,6 +7,12 @@
 //! - `columns.rs`: `decode_many` and the `Columns` it returns.
 //! - `text.rs`: `to_text` and `from_text`.
 //! - `generator.rs`: `Generator` and `ManualClock`.
+//! - `issued.rs`: generators that issue through snowmint's issuer (a state
+//!   directory, a claimed slot), and what a fork does to them.
+//! - `fork.rs`: telling a forked child from the process that made a
+//!   generator.
+//! - `refusals.rs`: the issuer's refusals and start-up errors as Python
+//!   exceptions.
 //! - `values.rs`: reading Python arguments (ints, datetimes, durations)
 //!   into the core's values.
 //! - `errors.rs`: the core's errors as the Python exceptions of
@@ -20,8 +26,11 @@ use snowmint::Layout;
 
 mod columns;
 mod errors;
+mod fork;
 mod generator;
+mod issued;
 mod layout;
+mod refusals;
 mod text;
 mod values;
 
@@ -33,8 +42,15 @@ use layout::PyLayout;
 /// buffer protocol holding 64-bit integers: ``array('q')``, ``array('Q')``,
 /// a NumPy ``int64``/``uint64`` array, an Arrow array's
 /// ``to_numpy(zero_copy_only=True)``. Returns ``Columns``: one
-/// ``memoryview`` of int64 per field, which NumPy and pandas take without
-/// a copy. A value that is not an ID raises ``OutOfRangeError`` with its
+/// ``memoryview`` per field, which NumPy and pandas take without a copy.
+/// The timestamp column is ``int64``; the others have the smallest
+/// unsigned type their field fits (``uint8`` datacenter and machine,
+/// ``uint16`` sequence in the Twitter layout), or ``int64`` with
+/// ``int64=True``. With ``out=``, four writable buffers (a sequence in the
+/// order timestamp_ms, datacenter, machine, sequence, or a dict by those
+/// names) of at least ``len(ids)`` items each, of integer types that hold
+/// their fields, are written instead, and the columns are views of them.
+/// A value that is not an ID raises ``OutOfRangeError`` with its
 /// ``index``. The interpreter lock is let go while the IDs are decoded.
 ///
 /// >>> import snowmint
@@ -43,18 +59,28 @@ use layout::PyLayout;
 /// >>> columns = snowmint.decode_many(ids, snowmint.Layout.DISCORD)
 /// >>> columns.timestamp_ms.tolist()
 /// [1831235425343, 1462015105796]
+/// >>> columns.sequence.format, columns.sequence.tolist()
+/// ('H', [4095, 7])
+/// >>> snowmint.decode_many(ids, int64=True).sequence.format
+/// 'q'
+/// >>> out = [array("q", [0, 0]), array("B", [0, 0]), array("B", [0, 0]), array("H", [0, 0])]
+/// >>> _ = snowmint.decode_many(ids, out=out)
+/// >>> out[1].tolist(), out[3].tolist()
+/// ([7, 1], [4095, 7])
 /// >>> snowmint.decode_many([1, -1])
 /// Traceback (most recent call last):
 ///     ...
 /// snowmint.errors.OutOfRangeError: ID -1 is out of range (0..=9223372036854775807) (at index 1)
 #[pyfunction]
-#[pyo3(signature = (ids, layout = PyLayout(Layout::TWITTER)))]
+#[pyo3(signature = (ids, layout = PyLayout(Layout::TWITTER), *, int64 = false, out = None))]
 fn decode_many(
     py: Python<'_>,
     ids: &Bound<'_, PyAny>,
     layout: PyLayout,
+    int64: bool,
+    out: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<columns::Columns> {
-    columns::decode_many(py, &layout.0, ids)
+    columns::decode_many_with(py, &layout.0, ids, int64, out)
 }
 
 /// The compiled part of the `snowmint` package; import `snowmint` instead.
@@ -69,5 +95,8 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(text::to_text, m)?)?;
     m.add_function(wrap_pyfunction!(text::from_text, m)?)?;
     m.add("MAX_ID", snowmint::SnowflakeId::MAX.as_u64())?;
+    // The crate's version is the wheel's (maturin reads it from Cargo).
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    fork::register(m)?;
     Ok(())
 }

@@ -157,9 +157,19 @@ pub fn duration(
     value: &Bound<'_, PyAny>,
     range: std::ops::RangeInclusive<Duration>,
 ) -> PyResult<Duration> {
-    const NAME: &str = "max";
+    named_duration(py, "max", value, range)
+}
+
+/// A duration argument called `name` (`claim_ttl`, `wait`), read as
+/// [`duration`] reads `max`.
+pub fn named_duration(
+    py: Python<'_>,
+    name: &'static str,
+    value: &Bound<'_, PyAny>,
+    range: std::ops::RangeInclusive<Duration>,
+) -> PyResult<Duration> {
     if let Ok(text) = value.extract::<String>() {
-        return snowmint::value::parse_duration(NAME, &text, range).or_raise(py, Some(value));
+        return snowmint::value::parse_duration(name, &text, range).or_raise(py, Some(value));
     }
     if value.is_instance_of::<PyDelta>() {
         let one_micro = PyDelta::new(py, 0, 0, 1, true)?;
@@ -167,13 +177,13 @@ pub fn duration(
         let duration = Duration::from_micros(micros.unsigned_abs().try_into().unwrap_or(u64::MAX));
         let error = if micros < 0 {
             Error::DurationOutOfRange {
-                name: NAME,
+                name,
                 input: format!("-{}", snowmint::value::format_duration(duration)),
                 min: *range.start(),
                 max: *range.end(),
             }
         } else {
-            match snowmint::value::check_duration(NAME, duration, range) {
+            match snowmint::value::check_duration(name, duration, range) {
                 Ok(duration) => return Ok(duration),
                 Err(error) => error,
             }
@@ -181,7 +191,7 @@ pub fn duration(
         return Err(to_py(py, error, Some(value)));
     }
     Err(PyTypeError::new_err(format!(
-        "max must be a timedelta or a duration such as \"2s\" or \"500ms\", not {}",
+        "{name} must be a timedelta or a duration such as \"2s\" or \"500ms\", not {}",
         value.get_type().name()?
     )))
 }

@@ -37,11 +37,29 @@ def ids():
     return [0, MAX_ID] + [rng.randrange(MAX_ID + 1) for _ in range(COUNT - 2)]
 
 
-def assert_agrees(columns, ids, layout):
+def narrowest(bits):
+    """The format of the smallest unsigned type of ``bits`` bits."""
+    for format, size in (("B", 1), ("H", 2), ("I", 4)):
+        if bits <= size * 8:
+            return format, size
+    return "Q", 8
+
+
+def expected_formats(layout, int64=False):
+    """The column formats decode_many promises: int64 timestamps, and the
+    smallest unsigned type of each other field's width (Twitter: uint8
+    datacenter and machine, uint16 sequence), or int64 throughout."""
+    if int64:
+        return [("q", 8)] * 4
+    return [("q", 8)] + [narrowest(bits) for bits in (layout.datacenter_bits, layout.machine_bits, layout.sequence_bits)]
+
+
+def assert_agrees(columns, ids, layout, int64=False):
     assert len(columns) == len(ids)
-    for name in ("timestamp_ms", "datacenter", "machine", "sequence"):
+    names = ("timestamp_ms", "datacenter", "machine", "sequence")
+    for name, (format, size) in zip(names, expected_formats(layout, int64)):
         column = getattr(columns, name)
-        assert (column.format, column.itemsize, column.ndim) == ("q", 8, 1)
+        assert (column.format, column.itemsize, column.ndim) == (format, size, 1), name
         assert len(column) == len(ids)
     decoded = [layout.decode(i) for i in ids]
     assert columns.timestamp_ms.tolist() == [p.timestamp_ms for p in decoded]
@@ -54,6 +72,62 @@ def assert_agrees(columns, ids, layout):
 def test_from_a_list(ids, name):
     layout = Layout.parse(name)
     assert_agrees(layout.decode_many(ids), ids, layout)
+
+
+def test_twitter_columns_are_int64_uint8_uint8_uint16():
+    columns = snowmint.decode_many([1724551110457221119])
+    formats = [getattr(columns, n).format for n in ("timestamp_ms", "datacenter", "machine", "sequence")]
+    assert formats == ["q", "B", "B", "H"]
+
+
+@pytest.mark.parametrize("name", ["twitter", "42/0/10/11@1600000000000", "39/12/0/12"])
+def test_int64_keeps_four_int64_columns(ids, name):
+    layout = Layout.parse(name)
+    assert_agrees(layout.decode_many(ids[:10_000], int64=True), ids[:10_000], layout, int64=True)
+    assert_agrees(layout.decode_many(ids[:10_000]), ids[:10_000], layout)
+
+
+def test_out_buffers_are_written_and_reused(ids):
+    count = 50_000
+    part = ids[:count]
+    out = [array("q", bytes(8 * (count + 5))), array("B", bytes(count + 5)),
+           array("B", bytes(count + 5)), array("H", bytes(2 * (count + 5)))]
+    for round in range(2):
+        columns = snowmint.decode_many(part, out=out)
+        assert_agrees(columns, part, Layout.TWITTER)
+        # The columns are views of the caller's buffers, which hold the
+        # answer (and nothing past it).
+        assert out[3][:count].tolist() == columns.sequence.tolist()
+        assert out[0][count:].tolist() == [0] * 5
+        part = ids[count:2 * count]
+    # By name, and wide buffers are fine.
+    by_name = {"timestamp_ms": array("q", bytes(8 * 3)), "datacenter": array("q", bytes(8 * 3)),
+               "machine": array("H", bytes(2 * 3)), "sequence": array("I", bytes(4 * 3))}
+    snowmint.decode_many(ids[:3], out=by_name)
+    assert by_name["sequence"].tolist() == [Layout.TWITTER.decode(i).sequence for i in ids[:3]]
+
+
+def test_out_buffers_that_cannot_hold_the_answer_are_refused():
+    ids = [1724551110457221119] * 4
+    ok = lambda: [array("q", bytes(32)), array("B", bytes(4)), array("B", bytes(4)), array("H", bytes(8))]
+    too_short = ok()
+    too_short[2] = array("B", bytes(3))
+    with pytest.raises(TypeError, match=r"holds 3 items; 4 IDs need 4"):
+        snowmint.decode_many(ids, out=too_short)
+    too_narrow = ok()
+    too_narrow[3] = array("B", bytes(4))
+    with pytest.raises(TypeError, match="cannot hold every 12-bit value"):
+        snowmint.decode_many(ids, out=too_narrow)
+    signed_byte = ok()
+    signed_byte[0] = array("i", bytes(16))
+    with pytest.raises(TypeError, match="timestamp_ms"):
+        snowmint.decode_many(ids, out=signed_byte)
+    with pytest.raises(TypeError, match="not both"):
+        snowmint.decode_many(ids, out=ok(), int64=True)
+    with pytest.raises(TypeError, match="four buffers"):
+        snowmint.decode_many(ids, out=ok()[:3])
+    with pytest.raises(TypeError, match="writable"):
+        snowmint.decode_many(ids, out=[bytes(32), *ok()[1:]])
 
 
 def test_from_arrays(ids):
@@ -89,9 +163,11 @@ def test_columns_reach_numpy_without_a_copy():
     # The array is a view of the column's memory: a write shows through.
     timestamps[0] = 42
     assert columns.timestamp_ms[0] == 42
-    sequence = np.frombuffer(columns.sequence, dtype=np.int64)
-    sequence[1] = -7
-    assert columns.sequence.tolist()[1] == -7
+    sequence = np.frombuffer(columns.sequence, dtype=np.uint16)
+    sequence[1] = 7
+    assert columns.sequence.tolist()[1] == 7
+    assert np.asarray(columns.datacenter).dtype == np.uint8
+    assert np.asarray(columns.sequence).dtype == np.uint16
 
 
 def test_columns_reach_pandas_without_a_copy():

@@ -14,6 +14,9 @@ const state = {
   decoded: null,
   encoded: null,
   generated: null,
+  // The encodings the text in the decode box reads in, when it is no ID
+  // in the one chosen.
+  readableAs: [],
   range: null,
   offline: null,
   // Errors shown next to inputs, by input id, as the API sent them.
@@ -197,6 +200,7 @@ const fetchDecode = latestOnly((text, encoding, layout) =>
 
 async function decode() {
   const text = $('decode-id').value.trim();
+  state.readableAs = [];
   if (!text) {
     fetchDecode.forget();
     state.decoded = null;
@@ -212,11 +216,34 @@ async function decode() {
   } catch (error) {
     state.decoded = null;
     showApiError(error, DECODE_INPUTS, 'decode-id');
+    // Text that is an ID in other encodings: offer the "Written in"
+    // choice that reads it.
+    if (error.detail?.field === 'id') state.readableAs = error.detail.readable_as ?? [];
   }
   renderDecode();
 }
 
+function renderSuggestions() {
+  const box = $('decode-suggest');
+  const encodings = state.decoded ? [] : state.readableAs;
+  box.hidden = encodings.length === 0;
+  const parts = encodings.flatMap((encoding) => {
+    const name = t(state.lang, `encoding.${encoding}`);
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'suggestion';
+    button.dataset.encoding = encoding;
+    button.textContent = t(state.lang, 'decode.suggest_button', { encoding: name });
+    return [' ', button];
+  });
+  const lead = encodings.length === 1
+    ? t(state.lang, 'decode.suggest', { encoding: t(state.lang, `encoding.${encodings[0]}`) })
+    : '';
+  box.replaceChildren(lead, ...parts);
+}
+
 function renderDecode() {
+  renderSuggestions();
   const answer = state.decoded;
   $('decode-result').hidden = !answer;
   if (!answer) return;
@@ -325,6 +352,7 @@ async function generate() {
 function renderGenerate() {
   const generated = state.generated;
   $('generate-result').hidden = !generated;
+  $('generate-empty').hidden = Boolean(generated);
   if (!generated) return;
   const { node } = generated;
   $('generate-node').textContent = node.datacenter === null
@@ -467,6 +495,12 @@ function start() {
   $('decode-id').addEventListener('input', decodeSoon);
   $('decode-encoding').addEventListener('change', decode);
   $('decode-form').addEventListener('submit', (event) => { event.preventDefault(); decode(); });
+  $('decode-suggest').addEventListener('click', (event) => {
+    const button = event.target.closest('button.suggestion');
+    if (!button) return;
+    $('decode-encoding').value = button.dataset.encoding;
+    decode();
+  });
 
   const encodeSoon = typing(encode);
   pairTime('encode-picker', 'encode-timestamp', encodeSoon);

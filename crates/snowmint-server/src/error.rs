@@ -20,7 +20,7 @@ use axum::Json;
 use axum::http::header::RETRY_AFTER;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use snowmint::{Error, ErrorKind};
+use snowmint::{Encoding, Error, ErrorKind, SnowflakeId};
 
 use crate::body::{ErrorBody, ErrorDetails};
 
@@ -84,6 +84,29 @@ impl ApiError {
         self
     }
 
+    /// The same error about ID text that did not read in `tried`, naming
+    /// the other encodings it is a valid ID in, if any, in the message
+    /// and as `readable_as`.
+    pub fn with_readings(mut self, text: &str, tried: Encoding) -> Self {
+        let names: Vec<&'static str> = SnowflakeId::readings(text)
+            .filter(|(encoding, _)| *encoding != tried)
+            .map(|(encoding, _)| encoding.name())
+            .collect();
+        match names.as_slice() {
+            [] => return self,
+            [one] => {
+                self.message
+                    .push_str(&format!("; it reads as {one}: encoding={one}"));
+            }
+            [first @ .., last] => self.message.push_str(&format!(
+                "; it reads as {} or {last}: say which with encoding=",
+                first.join(", ")
+            )),
+        }
+        self.facts.get_or_insert_default().readable_as = Some(names);
+        self
+    }
+
     /// A 400 for a required parameter that is missing.
     pub fn missing(field: &str, expected: &str) -> Self {
         ApiError::bad_input(
@@ -121,6 +144,7 @@ impl ApiError {
             value: error.value(),
             min: error.min().map(|limit| limit.to_string()),
             max: error.max().map(|limit| limit.to_string()),
+            readable_as: None,
         };
         ApiError {
             status,
@@ -200,6 +224,7 @@ struct Facts {
     value: Option<String>,
     min: Option<String>,
     max: Option<String>,
+    readable_as: Option<Vec<&'static str>>,
 }
 
 impl ApiError {
@@ -214,6 +239,7 @@ impl ApiError {
                 value: facts.value,
                 min: facts.min,
                 max: facts.max,
+                readable_as: facts.readable_as,
                 retry_after_s: self.retry_after_s(),
             },
         }

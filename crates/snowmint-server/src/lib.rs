@@ -29,6 +29,8 @@
 //! - `serve.rs`: [`start`], [`run`], [`run_with_grpc`], [`serve`]: from a
 //!   configuration to a running node and back down (graceful shutdown,
 //!   claim release).
+//! - `check.rs`: [`check`], what a configuration would make a node do
+//!   (`snowmint serve --check`), found without binding or claiming.
 //! - `connections.rs`: accepting connections and serving HTTP/1.1 on them,
 //!   with a deadline on reading each request's head.
 //! - The [`Issuer`] (re-exported from `snowmint_fleet`), which follows
@@ -45,8 +47,12 @@
 //!   (also `snowmint layout --format json`).
 //! - `grpc/`: [`grpc`], the gRPC API (`--grpc-listen`): `snowmint.v1.IdService`,
 //!   health and reflection, over the same state as the HTTP API.
+//! - `memcached/`: memcached's text protocol (`--memcached-listen`):
+//!   `get`/`gets` answer new IDs from the same issuer.
 //! - `error.rs`: [`ApiError`], the one error answer.
 //! - `metrics.rs`: [`Metrics`], Prometheus counters and gauges.
+//! - `peer_clock.rs`: [`peer_clock`], reading another node's clock over
+//!   HTTP for the claim engine's clock check.
 //! - `openapi.rs`: [`openapi`], the OpenAPI 3.1 document, generated from
 //!   the handlers and the body types.
 //! - `page.rs` and `assets/`: the calculator page at `/`, built into the
@@ -62,22 +68,27 @@
 
 mod api;
 pub mod body;
+mod check;
 pub mod config;
 mod connections;
 mod error;
 pub mod grpc;
 mod inputs;
+pub mod memcached;
 mod metrics;
 pub mod openapi;
 pub mod page;
+pub mod peer_clock;
 mod serve;
 mod state;
 
 pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
+pub use check::{Plan, check, check_with_clock};
 pub use error::ApiError;
 pub use metrics::Metrics;
 pub use serve::{
-    ServeError, clock, run, run_with_grpc, serve, shutdown_signal, slot_source, start, startup_line,
+    FrontEnds, ServeError, clock, run, run_front_ends, run_with_grpc, serve, shutdown_signal,
+    slot_source, start, startup_line,
 };
 pub use snowmint_fleet::{Issuer, IssuerOptions, NodeReport, Refusal};
 pub use state::AppState;

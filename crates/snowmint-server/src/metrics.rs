@@ -19,15 +19,23 @@
 //! | `snowmint_node_slot`, `snowmint_node_datacenter`, `snowmint_node_machine` | gauge | the claim (-1 without one) |
 //! | `snowmint_claim_generation` | gauge | the claim's generation (0 without one) |
 //! | `snowmint_high_water_mark_ms` | gauge | the recorded mark, Unix ms |
+//! | `snowmint_high_water_mark_ahead_ms` | gauge | how far the recorded mark is ahead of the node's clock (negative: the next ID waits for a write; NaN without a mark) |
+//! | `snowmint_mark_write_failing` | gauge | 1 while the high-water mark cannot be written (the node refuses IDs), else 0 |
 //!
 //! A node that claims its slot from a coordinator (etcd, ZooKeeper) also
 //! has, from its first scrape on:
 //!
 //! | metric | type | meaning |
 //! |---|---|---|
-//! | `snowmint_claim_state{state}` | gauge | 1 for what the claim engine is doing (`connecting`, `claiming`, `all_taken`, `held`, `released`), 0 for the others |
+//! | `snowmint_claim_state{state}` | gauge | 1 for what the claim engine is doing (`connecting`, `claiming`, `all_taken`, `clock_skew`, `held`, `released`), 0 for the others |
 //! | `snowmint_claim_time_to_deadline_ms` | gauge | how long the claim may still be used without a confirmed keep-alive (0 without one) |
 //! | `snowmint_claim_changes_total{change}` | counter | claims `acquired` and `lost` (a clean release is not a loss) |
+//! | `snowmint_claim_slots` | gauge | how many slots the node may claim (`--slots`) |
+//! | `snowmint_clock_offset_ms` | gauge | how far this node's clock is ahead of the median clock it was last checked against (negative: behind; NaN before a check with a reading) |
+//! | `snowmint_clock_offset_error_ms` | gauge | the largest error bar (half a round trip, and 1 ms) of those readings |
+//! | `snowmint_clock_sources{kind}` | gauge | the clocks read by the last check: `peer` (slot holders) and `coordinator` |
+//! | `snowmint_clock_max_skew_ms` | gauge | the skew allowed (`--max-clock-skew`; NaN when the check is off) |
+//! | `snowmint_clock_skewed` | gauge | 1 while the last check found the clock beyond the skew allowed (the node claims no slot), else 0 |
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -37,7 +45,7 @@ use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
 };
 
-use snowmint_fleet::{ClaimState, CoordinatorStatus};
+use snowmint_fleet::{ClaimState, ClockSource, CoordinatorStatus};
 
 use snowmint_fleet::{Issuer, Refusal};
 
@@ -49,7 +57,7 @@ const REFUSED: &str = "snowmint_requests_refused_total";
 const GRPC_REQUESTS: &str = "snowmint_grpc_requests_total";
 
 /// The methods of `snowmint.v1.IdService`, for the gRPC counter's labels.
-pub(crate) const GRPC_METHODS: [&str; 7] = [
+pub(crate) const GRPC_METHODS: [&str; 8] = [
     "NextIds",
     "StreamIds",
     "Decode",
@@ -57,6 +65,7 @@ pub(crate) const GRPC_METHODS: [&str; 7] = [
     "Range",
     "GetLayout",
     "GetNode",
+    "Whois",
 ];
 const NODE_ACTIVE: &str = "snowmint_node_active";
 const NODE_READY: &str = "snowmint_node_ready";
@@ -65,6 +74,14 @@ const NODE_DATACENTER: &str = "snowmint_node_datacenter";
 const NODE_MACHINE: &str = "snowmint_node_machine";
 const CLAIM_GENERATION: &str = "snowmint_claim_generation";
 const HIGH_WATER_MARK: &str = "snowmint_high_water_mark_ms";
+const MARK_AHEAD: &str = "snowmint_high_water_mark_ahead_ms";
+const MARK_FAILING: &str = "snowmint_mark_write_failing";
+const CLAIM_SLOTS: &str = "snowmint_claim_slots";
+const CLOCK_OFFSET: &str = "snowmint_clock_offset_ms";
+const CLOCK_ERROR: &str = "snowmint_clock_offset_error_ms";
+const CLOCK_SOURCES: &str = "snowmint_clock_sources";
+const CLOCK_MAX_SKEW: &str = "snowmint_clock_max_skew_ms";
+const CLOCK_SKEWED: &str = "snowmint_clock_skewed";
 const CLAIM_STATE: &str = "snowmint_claim_state";
 const CLAIM_TIME_TO_DEADLINE: &str = "snowmint_claim_time_to_deadline_ms";
 const CLAIM_CHANGES: &str = "snowmint_claim_changes_total";
@@ -92,6 +109,8 @@ struct Inner {
     node_machine: Gauge,
     claim_generation: Gauge,
     high_water_mark: Gauge,
+    mark_ahead: Gauge,
+    mark_failing: Gauge,
     /// Registered at the first scrape that finds a claim engine, so that
     /// nodes with a fixed identity do not export claim metrics.
     claim: OnceLock<ClaimMetrics>,
@@ -103,6 +122,13 @@ struct ClaimMetrics {
     time_to_deadline: Gauge,
     acquired: Counter,
     lost: Counter,
+    slots: Gauge,
+    clock_offset: Gauge,
+    clock_error: Gauge,
+    clock_peers: Gauge,
+    clock_coordinator: Gauge,
+    clock_max_skew: Gauge,
+    clock_skewed: Gauge,
 }
 
 impl ClaimMetrics {
@@ -111,7 +137,7 @@ impl ClaimMetrics {
         recorder.describe_gauge(
             CLAIM_STATE.into(),
             None,
-            "1 for what the claim engine is doing (connecting, claiming, all_taken, held, released), else 0.".into(),
+            "1 for what the claim engine is doing (connecting, claiming, all_taken, clock_skew, held, released), else 0.".into(),
         );
         recorder.describe_gauge(
             CLAIM_TIME_TO_DEADLINE.into(),
@@ -122,6 +148,39 @@ impl ClaimMetrics {
             CLAIM_CHANGES.into(),
             None,
             "Claims acquired and lost (a clean release is not a loss).".into(),
+        );
+        let gauge = |name: &'static str, help: &'static str| {
+            recorder.describe_gauge(name.into(), None, help.into());
+            recorder.register_gauge(&Key::from_static_name(name), &meta)
+        };
+        recorder.describe_gauge(
+            CLOCK_SOURCES.into(),
+            None,
+            "Clocks read by the last clock check, by kind (peer: slot holders; coordinator)."
+                .into(),
+        );
+        let sources = |kind: &'static str| {
+            let key = Key::from_parts(CLOCK_SOURCES, vec![Label::new("kind", kind)]);
+            recorder.register_gauge(&key, &meta)
+        };
+        let clock_peers = sources("peer");
+        let clock_coordinator = sources("coordinator");
+        let slots = gauge(CLAIM_SLOTS, "Slots this node may claim (--slots).");
+        let clock_offset = gauge(
+            CLOCK_OFFSET,
+            "Milliseconds this node's clock is ahead of the median clock of the last check (negative: behind; NaN before a reading).",
+        );
+        let clock_error = gauge(
+            CLOCK_ERROR,
+            "The largest error bar of the last clock check's readings (half a round trip, and 1 ms).",
+        );
+        let clock_max_skew = gauge(
+            CLOCK_MAX_SKEW,
+            "The clock skew allowed (--max-clock-skew), ms; NaN when the check is off.",
+        );
+        let clock_skewed = gauge(
+            CLOCK_SKEWED,
+            "1 while the last clock check found this clock beyond the skew allowed, else 0.",
         );
         let state = ClaimState::ALL
             .iter()
@@ -140,6 +199,13 @@ impl ClaimMetrics {
                 .register_gauge(&Key::from_static_name(CLAIM_TIME_TO_DEADLINE), &meta),
             acquired: change("acquired"),
             lost: change("lost"),
+            slots,
+            clock_offset,
+            clock_error,
+            clock_peers,
+            clock_coordinator,
+            clock_max_skew,
+            clock_skewed,
         }
     }
 
@@ -151,6 +217,33 @@ impl ClaimMetrics {
         self.time_to_deadline.set(left.as_millis() as f64);
         self.acquired.absolute(status.claims);
         self.lost.absolute(status.losses);
+        self.slots.set(status.slots.len() as f64);
+        self.clock_max_skew.set(
+            status
+                .max_clock_skew
+                .map_or(f64::NAN, |max| max.as_millis() as f64),
+        );
+        let verdict = status.clock.as_ref().map(|(verdict, _)| verdict);
+        let or_nan = |value: Option<i64>| value.map_or(f64::NAN, |v| v as f64);
+        self.clock_offset
+            .set(or_nan(verdict.and_then(|v| v.offset_ms)));
+        self.clock_error
+            .set(or_nan(verdict.and_then(|v| v.error_ms())));
+        let count = |peer: bool| {
+            verdict.map_or(0, |v| {
+                v.readings
+                    .iter()
+                    .filter(|r| matches!(r.source, ClockSource::Peer { .. }) == peer)
+                    .count()
+            }) as f64
+        };
+        self.clock_peers.set(count(true));
+        self.clock_coordinator.set(count(false));
+        self.clock_skewed.set(if verdict.is_some_and(|v| v.skewed) {
+            1.0
+        } else {
+            0.0
+        });
     }
 }
 
@@ -238,6 +331,14 @@ impl Metrics {
                     HIGH_WATER_MARK,
                     "The recorded high-water mark, Unix ms (0 when none).",
                 ),
+                mark_ahead: gauge(
+                    MARK_AHEAD,
+                    "How far the recorded high-water mark is ahead of the node's clock, ms (negative: the next ID waits for a write; NaN without a mark).",
+                ),
+                mark_failing: gauge(
+                    MARK_FAILING,
+                    "1 while the high-water mark cannot be written (IDs are refused), else 0.",
+                ),
                 batch_size,
                 refused,
                 grpc_requests,
@@ -294,6 +395,16 @@ impl Metrics {
             .set(claim.map_or(0.0, |c| c.generation as f64));
         m.high_water_mark
             .set(report.high_water_mark_ms.map_or(0.0, |ms| ms as f64));
+        let now_ms = issuer.clock().now_ms();
+        m.mark_ahead.set(
+            report
+                .high_water_mark_ms
+                .map_or(f64::NAN, |ms| (ms - now_ms) as f64),
+        );
+        m.mark_failing.set(flag(matches!(
+            report.readiness,
+            Err(Refusal::MarkUnwritable { .. })
+        )));
         if let Some(status) = &report.coordinator {
             m.claim
                 .get_or_init(|| ClaimMetrics::register(&m.recorder))

@@ -27,13 +27,14 @@ use crate::body::ErrorBody;
 #[openapi(
     info(
         title = "snowmint",
-        description = "Twitter-style Snowflake IDs: a service that issues them and a calculator that explains them. IDs are 63-bit integers written as decimal strings. Every error answer is `{\"error\":{\"code\",\"message\",\"field\"?,\"value\"?,\"min\"?,\"max\"?,\"retry_after_s\"?}}`: bad input is a 4xx naming the parameter and its range; refusing to issue is a 503 with `Retry-After`. Unknown and repeated query parameters are rejected on /v1/ endpoints.",
+        description = "Twitter-style Snowflake IDs: a service that issues them and a calculator that explains them. IDs are 63-bit integers written as decimal strings. Every error answer is `{\"error\":{\"code\",\"message\",\"field\"?,\"value\"?,\"min\"?,\"max\"?,\"readable_as\"?,\"retry_after_s\"?}}`: bad input is a 4xx naming the parameter and its range; refusing to issue is a 503 with `Retry-After`. Unknown and repeated query parameters are rejected on /v1/ endpoints.",
         license(name = "MIT OR Apache-2.0"),
     ),
     tags(
         (name = "issue", description = "New IDs from this node."),
         (name = "calculator", description = "Decode, encode and window any layout's IDs; nothing is issued."),
         (name = "service", description = "The node and the process."),
+        (name = "leaf", description = "Leaf's HTTP API, for clients moving from Leaf: new IDs as bare text, keys ignored."),
     ),
     paths(
         api::issue::next_id,
@@ -43,10 +44,13 @@ use crate::body::ErrorBody;
         api::calc::range,
         api::calc::layout,
         api::status::node,
+        api::whois::whois,
         api::status::healthz,
         api::status::readyz,
         api::status::metrics,
         api::status::openapi,
+        api::leaf::next_id,
+        api::leaf::decode,
     ),
     components(
         schemas(ErrorBody),

@@ -8,7 +8,8 @@
 //!    in the background: it answers at once, with 503 until it holds one.
 //! 2. [`run`]: serve until `shutdown` resolves, let in-flight requests
 //!    finish, then release the claim. [`run_with_grpc`] serves the gRPC
-//!    API on a second listener as well, from the same state.
+//!    API on a second listener as well, from the same state, and
+//!    [`run_front_ends`] memcached's text protocol too.
 //!
 //! [`serve`] does both, with the log lines an operator expects.
 
@@ -22,7 +23,7 @@ use snowmint::{Clock, OffsetClock, SystemClock};
 use snowmint_fleet::{FleetError, Holder, IssuerBuilder, SlotSource, system_hostname};
 use tokio::net::TcpListener;
 
-use crate::config::{Config, Identity, Setting};
+use crate::config::{Config, Identity, Origin, Setting};
 use crate::state::AppState;
 
 /// Why the service could not start or stopped with an error.
@@ -32,6 +33,16 @@ pub enum ServeError {
     /// Node identity or durability.
     #[error(transparent)]
     Fleet(#[from] FleetError),
+    /// A refusal to start that a setting would change: the refusal's
+    /// message, then the setting to change, named where it was given.
+    #[error("{error}, or raise {setting} above the gap")]
+    Refused {
+        /// The refusal (boxed: the variant would make every result large).
+        error: Box<FleetError>,
+        /// The setting, as given: `--mark-wait-max (2s by default)`,
+        /// `SNOWMINT_MARK_WAIT_MAX (now 5s)`.
+        setting: String,
+    },
     /// Sockets, files. The message is the context alone: the I/O error is
     /// the source, which error reports print after it.
     #[error("{context}")]
@@ -50,9 +61,33 @@ pub enum ServeError {
 /// addresses, not port 0).
 pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
     let holder = holder(config.listen, config.grpc_listen).to_string();
-    Ok(config
-        .identity
-        .slot_source(config.layout, &config.state_dir, Some(holder))?)
+    Ok(node_source(config, clock(config)).slot_source(
+        config.layout,
+        &config.state_dir,
+        Some(holder),
+    )?)
+}
+
+/// The node's source with the node's clock: a coordinated node writes its
+/// claim history on it and checks it against its peers' (which it reads
+/// over HTTP, see [`crate::peer_clock`]).
+fn node_source(config: &Config, clock: Arc<dyn Clock>) -> Identity {
+    match &config.identity {
+        Identity::Coordinator {
+            url,
+            config: claims,
+        } => {
+            let check = claims.clock_check();
+            Identity::Coordinator {
+                url: url.clone(),
+                config: claims
+                    .clone()
+                    .with_clock(clock)
+                    .with_clock_check(check, Some(Arc::new(crate::peer_clock::HttpPeerClock))),
+            }
+        }
+        other => other.clone(),
+    }
 }
 
 /// The warning for a coordinator URL with a password given as a flag:
@@ -101,21 +136,43 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
 /// ahead. The fleet's [`IssuerBuilder`] does all of it, as for every
 /// program that mints IDs.
 pub async fn start(config: &Config) -> Result<AppState, ServeError> {
+    let clock = clock(config);
     let issuer = IssuerBuilder::new()
-        .source(config.identity.clone())
+        .source(node_source(config, Arc::clone(&clock)))
         .state_dir(config.state_dir.clone())
         .layout(config.layout)
         .clock_policy(config.clock_policy)
-        .shared_clock(clock(config))
+        .shared_clock(clock)
         .mark_step(config.mark_step)
         .mark_wait_max(config.mark_wait_max)
         .holder(holder(config.listen, config.grpc_listen).to_string())
         .start_issuer()
-        .await?;
+        .await
+        .map_err(|error| naming_the_setting(config, error))?;
     Ok(AppState::with_request_timeout(
         issuer,
         config.request_timeout,
     ))
+}
+
+/// A start-up error, with the setting that would change it named when
+/// there is one: `mark_wait_max` for a mark too far ahead.
+pub(crate) fn naming_the_setting(config: &Config, error: FleetError) -> ServeError {
+    if !matches!(error, FleetError::MarkAhead { .. }) {
+        return error.into();
+    }
+    let setting = Setting::MarkWaitMax;
+    let value = snowmint::value::format_duration(config.mark_wait_max);
+    let setting = match config.origin(setting) {
+        Origin::Default => format!("{} ({value} by default)", setting.flag()),
+        Origin::Flag => format!("{} (now {value})", setting.flag()),
+        Origin::Env => format!("{} (now {value})", setting.env()),
+        Origin::File(path) => format!("{} in {} (now {value})", setting.key(), path.display()),
+    };
+    ServeError::Refused {
+        error: Box::new(error),
+        setting,
+    }
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves; then stops
@@ -142,6 +199,53 @@ pub async fn run_with_grpc(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let front_ends = FrontEnds {
+        grpc,
+        ..FrontEnds::http(listener)
+    };
+    run_front_ends(front_ends, state, shutdown).await
+}
+
+/// The listeners of a node's front ends, bound: HTTP always; gRPC and
+/// memcached's text protocol when configured.
+#[derive(Debug)]
+pub struct FrontEnds {
+    /// The HTTP API.
+    pub http: TcpListener,
+    /// The gRPC API ([`crate::grpc`]).
+    pub grpc: Option<TcpListener>,
+    /// memcached's text protocol.
+    pub memcached: Option<TcpListener>,
+    /// How long a memcached connection may stay silent.
+    pub memcached_idle_timeout: Duration,
+}
+
+impl FrontEnds {
+    /// HTTP alone.
+    pub fn http(listener: TcpListener) -> FrontEnds {
+        FrontEnds {
+            http: listener,
+            grpc: None,
+            memcached: None,
+            memcached_idle_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// [`run`] over every front end of `front_ends`: all stop accepting when
+/// `shutdown` resolves, and the claim is released once all have finished
+/// their requests in flight, so that no front end issues after it.
+pub async fn run_front_ends(
+    front_ends: FrontEnds,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let FrontEnds {
+        http: listener,
+        grpc,
+        memcached,
+        memcached_idle_timeout,
+    } = front_ends;
     // One shutdown, told to each front end.
     let (stop, stopped) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
@@ -163,6 +267,15 @@ pub async fn run_with_grpc(
                 tracing::error!(%error, "the gRPC server stopped");
             }
         })
+    });
+    let memcached_task = memcached.map(|listener| {
+        let (state, stopping) = (state.clone(), stopping());
+        tokio::spawn(crate::memcached::serve(
+            listener,
+            state,
+            memcached_idle_timeout,
+            stopping,
+        ))
     });
     let shutdown = stopping();
     let app = crate::app(state.clone());
@@ -188,6 +301,10 @@ pub async fn run_with_grpc(
             task.abort();
         }
     }
+    if let Some(task) = memcached_task {
+        // It waits for its own connections, within the request timeout.
+        let _ = task.await;
+    }
     upkeep.abort();
     state.issuer().release().await;
     tracing::info!(
@@ -198,10 +315,12 @@ pub async fn run_with_grpc(
 }
 
 /// Runs `snowmint serve` on an already bound `listener`: logs where and as
-/// whom it starts (its first log line), binds `config.grpc_listen` if set,
-/// starts the node, prints `gRPC listening on http://ADDR` (with gRPC) and
-/// then `listening on http://ADDR` to stdout once it answers, and runs
-/// until `shutdown`.
+/// whom it starts (its first log line), binds `config.grpc_listen` and
+/// `config.memcached_listen` if set, starts the node, prints
+/// `gRPC listening on http://ADDR` (with gRPC),
+/// `memcached listening on ADDR` (with memcached) and then
+/// `listening on http://ADDR` to stdout once it answers, and runs until
+/// `shutdown`.
 pub async fn serve(
     config: Config,
     listener: TcpListener,
@@ -231,6 +350,22 @@ pub async fn serve(
         }
         None => None,
     };
+    let memcached = match config.memcached_listen {
+        Some(memcached_address) => {
+            let bound = TcpListener::bind(memcached_address)
+                .await
+                .map_err(|source| ServeError::Io {
+                    context: format!("cannot listen for memcached on {memcached_address}"),
+                    source,
+                })?;
+            let local = bound.local_addr().map_err(|source| ServeError::Io {
+                context: "reading the memcached listening address".to_owned(),
+                source,
+            })?;
+            Some((bound, local))
+        }
+        None => None,
+    };
     // With port 0 the addresses are known only now; the holder written into
     // a claimed slot key must name the ones clients reach.
     let config = Config {
@@ -245,10 +380,23 @@ pub async fn serve(
         tracing::info!("gRPC listening on http://{grpc_address}");
         let _ = writeln!(std::io::stdout(), "gRPC listening on http://{grpc_address}");
     }
+    if let Some((_, memcached_address)) = &memcached {
+        tracing::info!("memcached listening on {memcached_address}");
+        let _ = writeln!(
+            std::io::stdout(),
+            "memcached listening on {memcached_address}"
+        );
+    }
     tracing::info!("listening on http://{address}");
     let _ = writeln!(std::io::stdout(), "listening on http://{address}");
     let _ = std::io::stdout().flush();
-    run_with_grpc(listener, grpc.map(|(bound, _)| bound), state, shutdown).await
+    let front_ends = FrontEnds {
+        http: listener,
+        grpc: grpc.map(|(bound, _)| bound),
+        memcached: memcached.map(|(bound, _)| bound),
+        memcached_idle_timeout: config.memcached_idle_timeout,
+    };
+    run_front_ends(front_ends, state, shutdown).await
 }
 
 /// The first log line: address, identity, state directory, layout and

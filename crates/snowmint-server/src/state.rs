@@ -19,6 +19,9 @@ struct Inner {
     metrics: Metrics,
     /// Longest time a request may take before it is answered with 503.
     request_timeout: Duration,
+    /// Bounds the whois look-ups running at once (each reads the
+    /// coordinator).
+    whois_permits: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -34,6 +37,9 @@ impl AppState {
                 issuer,
                 metrics: Metrics::new(),
                 request_timeout,
+                whois_permits: Arc::new(tokio::sync::Semaphore::new(
+                    crate::api::whois::MAX_LOOKUPS,
+                )),
             }),
         }
     }
@@ -51,5 +57,10 @@ impl AppState {
     /// The request timeout.
     pub fn request_timeout(&self) -> Duration {
         self.inner.request_timeout
+    }
+
+    /// The permits of whois look-ups.
+    pub(crate) fn whois_permits(&self) -> &Arc<tokio::sync::Semaphore> {
+        &self.inner.whois_permits
     }
 }

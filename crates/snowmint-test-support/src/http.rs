@@ -14,13 +14,14 @@ pub const READ_LIMIT: Duration = Duration::from_secs(60);
 
 /// The keys an API error object may carry (`{"error":{...}}`): `code` and
 /// `message` always, the rest when they apply.
-pub const ERROR_KEYS: [&str; 7] = [
+pub const ERROR_KEYS: [&str; 8] = [
     "code",
     "message",
     "field",
     "value",
     "min",
     "max",
+    "readable_as",
     "retry_after_s",
 ];
 

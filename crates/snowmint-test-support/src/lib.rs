@@ -63,6 +63,7 @@ pub mod binary;
 pub mod faketime;
 pub mod http;
 pub mod net;
+pub mod python;
 pub mod schema;
 pub mod servers;
 pub mod temp;

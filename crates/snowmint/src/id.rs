@@ -159,6 +159,27 @@ impl SnowflakeId {
         encoding::parse_id(encoding, text).map(SnowflakeId)
     }
 
+    /// Every encoding in which `text` is a valid ID, with the ID it reads
+    /// as there, in the order of [`Encoding::ALL`]: what to suggest when
+    /// text does not read in the encoding asked for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Encoding, SnowflakeId};
+    ///
+    /// let readings: Vec<_> = SnowflakeId::readings("17eed6190fcedfff").collect();
+    /// assert_eq!(readings, [(Encoding::Hex, SnowflakeId::from_u64(1724551110457221119)?)]);
+    /// assert_eq!(SnowflakeId::readings("12").count(), 4);
+    /// assert_eq!(SnowflakeId::readings("-1").count(), 0);
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn readings(text: &str) -> impl Iterator<Item = (Encoding, SnowflakeId)> + '_ {
+        Encoding::ALL
+            .into_iter()
+            .filter_map(move |encoding| Some((encoding, SnowflakeId::parse(encoding, text).ok()?)))
+    }
+
     /// Writes the ID in the given encoding, without allocating.
     ///
     /// # Examples

@@ -252,8 +252,8 @@ pub fn parse_duration(
 ///
 /// let range = Duration::from_secs(1)..=Duration::from_secs(3600);
 /// assert_eq!(
-///     check_duration("claim TTL", Duration::from_millis(500), range).unwrap_err().to_string(),
-///     "claim TTL 500ms is out of range (1s..=1h)"
+///     check_duration("claim_ttl", Duration::from_millis(500), range).unwrap_err().to_string(),
+///     "claim_ttl 500ms is out of range (1s..=1h)"
 /// );
 /// ```
 pub fn check_duration(

@@ -92,6 +92,11 @@ IDs per ms    2048 per node (2048000 per second)",
     ("curl -s localhost:8080/v1/id", r#"{"id":"[ID]"}"#),
     ("curl -s -H 'Accept: text/plain' localhost:8080/v1/id", "[ID]"),
     (
+        "curl -s -H 'Accept: text/plain' localhost:8080/v1/id | snowmint decode",
+        "id          [ID]\ntimestamp   [MS]\ntime        [TIME]\ndatacenter  3\nmachine     7\nsequence    [..]",
+    ),
+    ("curl -s localhost:8080/api/snowflake/get/order", "[ID]"),
+    (
         "curl -s 'localhost:8080/v1/ids?count=3'",
         r#"{"ids":["[ID]","[ID]","[ID]"]}"#,
     ),

@@ -245,6 +245,18 @@ pub trait Backend: Send + Sync + 'static {
         expected: Option<i64>,
     ) -> impl Future<Output = Result<GuardedWrite, BackendError>> + Send;
 
+    /// The coordinator's own clock, Unix ms, as it reads it while serving
+    /// this call: PostgreSQL's `clock_timestamp()`, or the modification
+    /// time a ZooKeeper leader stamps on a write of `path` (created if
+    /// absent, not tied to the session). `None` for a service that keeps
+    /// no clock a client can read (etcd). The engine times the call and
+    /// counts the answer as read halfway through it.
+    fn clock(
+        &self,
+        session: &Self::Session,
+        path: &str,
+    ) -> impl Future<Output = Result<Option<i64>, BackendError>> + Send;
+
     /// Ends the session so that what it holds frees at once; `held` is the
     /// key it holds, if any.
     fn release(

@@ -9,12 +9,15 @@
 //! long, in their messages.
 
 use super::access::CoordinatorAccess;
+use super::clock_check::{ClockCheck, PeerClock, PeerClockHandle};
 use super::fleet_name::FleetName;
+use super::history::HistoryRetention;
 use super::slots::SlotRange;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
-use snowmint::Layout;
+use snowmint::{Clock, Layout, SystemClock};
 
 /// The shortest claim TTL accepted: etcd leases count whole seconds.
 pub const MIN_TTL: Duration = Duration::from_secs(1);
@@ -27,7 +30,7 @@ pub const MAX_TTL: Duration = Duration::from_secs(3600);
 pub const MAX_FLEET_NAME: usize = 64;
 
 /// What the claim TTL is called in messages.
-const TTL_NAME: &str = "claim TTL";
+const TTL_NAME: &str = "claim_ttl";
 
 pub(super) const URL_FORMS: &str = "etcd://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...], \
      zk://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...][/CHROOT] or \
@@ -70,6 +73,10 @@ pub enum ConfigError {
     /// this URL, or at all). The message never holds a password.
     #[error("{0}")]
     Access(String),
+    /// Another setting of the claim engine (the clock check, the claim
+    /// history) is not a value of its kind, or out of range.
+    #[error(transparent)]
+    Value(snowmint::Error),
 }
 
 /// Reads a claim TTL: a duration (`10s`, `1m`) in [`MIN_TTL`]..=[`MAX_TTL`].
@@ -83,7 +90,7 @@ pub enum ConfigError {
 /// assert_eq!(parse_claim_ttl("1m")?, Duration::from_secs(60));
 /// assert_eq!(
 ///     parse_claim_ttl("500ms").unwrap_err().to_string(),
-///     "claim TTL 500ms is out of range (1s..=1h)"
+///     "claim_ttl 500ms is out of range (1s..=1h)"
 /// );
 /// # Ok::<(), snowmint_fleet::ConfigError>(())
 /// ```
@@ -195,6 +202,50 @@ pub struct CoordinatorConfig {
     /// TLS and credentials for a secured coordinator (boxed: most nodes
     /// have none, and the settings travel in larger values).
     pub(crate) access: Box<CoordinatorAccess>,
+    /// The clock, the claim history and the clock check (boxed: they are
+    /// many, and a configuration travels inside others).
+    pub(crate) ops: Box<Operations>,
+}
+
+/// What a coordinated node needs to be operated: its clock, its claim
+/// history and its clock check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Operations {
+    /// The node's clock: the one its IDs carry, written into the claim
+    /// history and checked against the others.
+    pub(crate) clock: EngineClock,
+    /// How much of the claim history is kept.
+    pub(crate) history: HistoryRetention,
+    /// How the node's clock is checked.
+    pub(crate) clock_check: ClockCheck,
+    /// How other nodes' clocks are read; without one, only the
+    /// coordinator's clock is consulted.
+    pub(crate) peer_clock: Option<PeerClockHandle>,
+}
+
+/// The node's clock, compared by identity so that a configuration holding
+/// one stays comparable.
+#[derive(Clone)]
+pub(crate) struct EngineClock(pub(crate) Arc<dyn Clock>);
+
+impl PartialEq for EngineClock {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for EngineClock {}
+
+impl fmt::Debug for EngineClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Clock")
+    }
+}
+
+impl EngineClock {
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.0.now_ms()
+    }
 }
 
 impl CoordinatorConfig {
@@ -236,7 +287,66 @@ impl CoordinatorConfig {
             layout,
             preferred_slot: None,
             access: Box::default(),
+            ops: Box::new(Operations {
+                clock: EngineClock(Arc::new(SystemClock)),
+                history: HistoryRetention::default(),
+                clock_check: ClockCheck::default(),
+                peer_clock: None,
+            }),
         })
+    }
+
+    /// The same settings, with `clock` as the node's clock (the one its
+    /// IDs carry; the system clock by default): the claim history records
+    /// times on it, and the clock check judges it.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> CoordinatorConfig {
+        self.ops.clock = EngineClock(clock);
+        self
+    }
+
+    /// The same settings, keeping the claim history as `retention` says
+    /// (by default [`HistoryRetention::default`]; `keep` 0 writes none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint::Layout;
+    /// use snowmint_fleet::{CoordinatorConfig, HistoryRetention, SlotRange};
+    ///
+    /// let slots = SlotRange::all(Layout::TWITTER);
+    /// let retention = HistoryRetention { keep: 4, max_age: Duration::from_secs(86_400) };
+    /// let config = CoordinatorConfig::new("ids", slots, Duration::from_secs(10), "web-1".into(), Layout::TWITTER)?
+    ///     .with_history(retention);
+    /// assert_eq!(config.history(), retention);
+    /// # Ok::<(), snowmint_fleet::ConfigError>(())
+    /// ```
+    pub fn with_history(mut self, retention: HistoryRetention) -> CoordinatorConfig {
+        self.ops.history = retention;
+        self
+    }
+
+    /// The same settings, checking the node's clock as `check` says (by
+    /// default [`ClockCheck::default`]), reading other nodes' clocks with
+    /// `peers` (without one, only the coordinator's clock is consulted).
+    pub fn with_clock_check(
+        mut self,
+        check: ClockCheck,
+        peers: Option<Arc<dyn PeerClock>>,
+    ) -> CoordinatorConfig {
+        self.ops.clock_check = check;
+        self.ops.peer_clock = peers.map(PeerClockHandle);
+        self
+    }
+
+    /// How much of the claim history is kept.
+    pub fn history(&self) -> HistoryRetention {
+        self.ops.history
+    }
+
+    /// How the node's clock is checked.
+    pub fn clock_check(&self) -> ClockCheck {
+        self.ops.clock_check
     }
 
     /// The same settings, reaching the coordinator as `access` says (TLS,
@@ -328,7 +438,7 @@ mod tests {
         assert!(config(MIN_TTL).is_ok());
         assert!(config(MAX_TTL).is_ok());
         let err = config(Duration::from_millis(500)).unwrap_err().to_string();
-        assert_eq!(err, "claim TTL 500ms is out of range (1s..=1h)");
+        assert_eq!(err, "claim_ttl 500ms is out of range (1s..=1h)");
         // The value and the text of the value are refused alike.
         assert_eq!(parse_claim_ttl("500ms").unwrap_err().to_string(), err);
         assert_eq!(parse_claim_ttl("1h"), Ok(MAX_TTL));

@@ -15,7 +15,7 @@ use super::mark::MarkCache;
 use super::paths::Paths;
 use super::pick::SlotPicker;
 use super::timing::{Backoff, Timing};
-use super::{Backend, BackendError, ClaimError, ClaimRecord, CoordinatorConfig};
+use super::{Backend, BackendError, ClaimError, ClaimRecord, ClockVerdict, CoordinatorConfig};
 use crate::{Claim, NodeState};
 
 /// How many ended claims [`Coordinator::claims`](super::Coordinator::claims)
@@ -87,6 +87,10 @@ pub(super) struct Inner<S> {
     pub(super) pass_over: Option<(u64, String)>,
     /// Slots given up for that reason, not claimed until the instant.
     pub(super) passed_over: BTreeMap<u64, (String, Instant)>,
+    /// The last clock check, and when it ended.
+    pub(super) clock: Option<(ClockVerdict, Instant)>,
+    /// Set while the last clock check found the clock out of range.
+    pub(super) clock_skewed: bool,
 }
 
 impl<S> Inner<S> {
@@ -103,6 +107,8 @@ impl<S> Inner<S> {
             last_slot: None,
             pass_over: None,
             passed_over: BTreeMap::new(),
+            clock: None,
+            clock_skewed: false,
         }
     }
 
@@ -136,8 +142,10 @@ impl<S> Inner<S> {
 
 /// What the search for a free slot found.
 enum Free {
-    /// This slot, won by the request sent at that instant.
-    Won(u64, Instant),
+    /// This slot, won by the request sent at that instant, with the
+    /// clock's reading (ms) just before it: every ID of the claim is at
+    /// or after it.
+    Won(u64, Instant, i64),
     /// None: why.
     None(ClaimError),
 }
@@ -151,6 +159,9 @@ pub(super) struct Held {
     pub(super) claimed_at: Instant,
     pub(super) deadline: Instant,
     pub(super) floor_ms: Option<i64>,
+    /// The claim's generation in the slot's history; `None` with the
+    /// history off.
+    pub(super) history_generation: Option<u64>,
 }
 
 impl Held {
@@ -215,7 +226,11 @@ impl<B: Backend> Shared<B> {
     }
 
     async fn open_session(&self) -> Option<(Arc<Live<B::Session>>, Instant)> {
-        let dirs = [self.paths.slots_dir(), self.paths.marks_dir()];
+        let dirs = [
+            self.paths.slots_dir(),
+            self.paths.marks_dir(),
+            self.paths.claims_dir(),
+        ];
         let sent = Instant::now();
         let ttl = self.config.ttl();
         let opened = self.step(ttl, self.backend.open_session(ttl, &dirs)).await;
@@ -250,7 +265,28 @@ impl<B: Backend> Shared<B> {
         if let Err(reason) = self.check_layout(live, timing).await {
             return reason;
         }
+        // When the clock was last found in range: it is checked again
+        // before a claim once this is older than the check's interval.
+        let mut clock_checked: Option<Instant> = None;
         loop {
+            let every = self.config.ops.clock_check.every;
+            if clock_checked.is_none_or(|at| at.elapsed() >= every) {
+                match self.check_clock(live, timing).await {
+                    Err(reason) => return reason,
+                    Ok(Some(verdict)) if verdict.skewed => {
+                        self.fence(format!("{verdict}; retrying"));
+                        tokio::time::sleep(backoff.next().min(every)).await;
+                        if let Err(reason) = self
+                            .confirm_if_stale(live, timing, &mut confirmed, None)
+                            .await
+                        {
+                            return reason;
+                        }
+                        continue;
+                    }
+                    Ok(_) => clock_checked = Some(Instant::now()),
+                }
+            }
             match self.claim_free(live, timing, picker, &mut confirmed).await {
                 Err(reason) => return reason,
                 Ok(Free::None(reason)) => {
@@ -269,7 +305,7 @@ impl<B: Backend> Shared<B> {
                         Err(reason) => return reason,
                     }
                 }
-                Ok(Free::Won(slot, claimed_at)) => {
+                Ok(Free::Won(slot, claimed_at, start_ms)) => {
                     // A claim that took a while starts with a fresh TTL,
                     // not with what is left of the session's first one.
                     let key = self.paths.slot(slot);
@@ -281,7 +317,7 @@ impl<B: Backend> Shared<B> {
                     }
                     let deadline = timing.deadline(confirmed.0, confirmed.1);
                     let generation = match self
-                        .activate(live, slot, claimed_at, deadline, timing)
+                        .activate(live, slot, (claimed_at, start_ms), deadline, timing)
                         .await
                     {
                         Ok(generation) => generation,
@@ -327,12 +363,14 @@ impl<B: Backend> Shared<B> {
                 return Ok(Free::None(self.none_free(&held_elsewhere, passed_over)));
             };
             let sent = Instant::now();
+            // Every ID of the claim is at or after this reading.
+            let start_ms = self.config.ops.clock.now_ms();
             let key = self.paths.slot(slot);
             let create =
                 self.backend
                     .create_if_absent(&live.session, &key, self.config.holder.as_bytes());
             if self.step(timing.step_limit(), create).await? {
-                return Ok(Free::Won(slot, sent));
+                return Ok(Free::Won(slot, sent, start_ms));
             }
             picker.stir();
         }
@@ -388,23 +426,35 @@ impl<B: Backend> Shared<B> {
     }
 
     /// Reads the slot's mark (and, where the guard cannot prove
-    /// ownership, writes it back), then publishes the claim; returns its
-    /// generation.
+    /// ownership, writes it back) and claim history, writes the claim's
+    /// record, then publishes the claim; returns its generation.
+    ///
+    /// `claimed` is when the winning request was sent, on the monotonic
+    /// clock and on the node's.
     async fn activate(
         &self,
         live: &Live<B::Session>,
         slot: u64,
-        claimed_at: Instant,
+        claimed: (Instant, i64),
         deadline: Instant,
         timing: Timing,
     ) -> Result<u64, ClaimError> {
-        let mut stored = self.read_mark(live, slot, timing.step_limit()).await?;
+        let (claimed_at, start_ms) = claimed;
+        let limit = timing.step_limit();
+        // Read together: the history costs no round trip of its own here.
+        let (stored, history) = tokio::join!(
+            self.read_mark(live, slot, limit),
+            self.read_history_for_claim(live, slot, limit),
+        );
+        let mut stored = stored?;
         let mut floor_ms = stored.map(|(mark, _)| mark);
         if !B::GUARD_PROVES_OWNER {
-            (floor_ms, stored) = self
-                .write_mark_back(live, slot, stored, timing.step_limit())
-                .await?;
+            (floor_ms, stored) = self.write_mark_back(live, slot, stored, limit).await?;
         }
+        // Before the claim is published: no ID leaves without its record.
+        let history_generation = self
+            .record_claim(live, slot, start_ms, floor_ms, limit, history)
+            .await?;
         if Instant::now() >= deadline {
             return Err(ClaimError::SlowClaim {
                 slot,
@@ -431,11 +481,12 @@ impl<B: Backend> Shared<B> {
             claimed_at,
             deadline,
             floor_ms,
+            history_generation,
         };
         inner.claim = Some(held);
         let claim = self.claim_view(&inner, live, held);
         drop(inner);
-        tracing::info!(coordinator = %self.url, slot, generation = held.generation, floor_ms = ?held.floor_ms, "claimed a slot");
+        tracing::info!(coordinator = %self.url, slot, generation = held.generation, slot_generation = ?history_generation, floor_ms = ?held.floor_ms, "claimed a slot");
         self.state.send_replace(NodeState::Active(claim));
         Ok(held.generation)
     }
@@ -453,10 +504,25 @@ impl<B: Backend> Shared<B> {
         let mut next = confirmed.0 + timing.renew_every();
         // Why the latest keep-alive failed, if it did.
         let mut trouble: Option<ClaimError> = None;
+        // The next clock check, polled beside the keep-alives: while a
+        // keep-alive is awaited it waits, so it never delays one.
+        let mut clock_check = Box::pin(self.clock_round(live, timing));
         loop {
             let deadline = timing.deadline(confirmed.0, confirmed.1);
             tokio::select! {
                 () = tokio::time::sleep_until(next.min(deadline).into()) => {}
+                checked = &mut clock_check => {
+                    match checked {
+                        Ok(Some(verdict)) if verdict.skewed => {
+                            return self.give_up_for_clock(live, slot, generation, verdict, timing).await;
+                        }
+                        Ok(_) => {}
+                        // The keep-alives see to the coordinator's trouble.
+                        Err(error) => tracing::debug!(%error, "the clock check could not read the fleet"),
+                    }
+                    clock_check = Box::pin(self.clock_round(live, timing));
+                    continue;
+                }
                 () = self.guard_lost.notified() => {
                     // A mark write found the key gone and ended the claim
                     // already (a wake-up left over from an earlier claim
@@ -521,6 +587,45 @@ impl<B: Backend> Shared<B> {
         }
     }
 
+    /// Waits the check's interval, then checks the clock.
+    async fn clock_round(
+        &self,
+        live: &Live<B::Session>,
+        timing: Timing,
+    ) -> Result<Option<ClockVerdict>, ClaimError> {
+        tokio::time::sleep(self.config.ops.clock_check.every).await;
+        self.check_clock(live, timing).await
+    }
+
+    /// Ends the claim of `generation` because the clock is out of range:
+    /// fenced first, then its record ended as released (with the last mark
+    /// it stored), and the session given up, so that the slot frees and
+    /// the node claims again once its clock is back in range.
+    async fn give_up_for_clock(
+        &self,
+        live: &Live<B::Session>,
+        slot: u64,
+        generation: u64,
+        verdict: ClockVerdict,
+        timing: Timing,
+    ) -> ClaimError {
+        let error = ClaimError::ClockSkew(verdict);
+        let held = self
+            .lock()
+            .claim
+            .filter(|held| held.generation == generation);
+        self.lose(&error);
+        // Taken after the claim ended: a reservation in flight finishes
+        // first, and none starts after.
+        let last_ms = self.marks.lock().await.stored_ms(generation);
+        if let Some(held) = held {
+            self.record_release(live, held, last_ms, timing.step_limit())
+                .await;
+        }
+        tracing::warn!(coordinator = %self.url, slot, "gave the slot up: the clock is out of range");
+        error
+    }
+
     /// Moves the current claim's deadline and republishes it.
     fn renew(&self, live: &Live<B::Session>, deadline: Instant) {
         let mut inner = self.lock();
@@ -568,14 +673,17 @@ impl<B: Backend> Shared<B> {
         live: &Arc<Live<B::Session>>,
         reason: &ClaimError,
     ) -> Option<Unreleased<B::Session>> {
-        let held = {
+        let slot = {
             let mut inner = self.lock();
             inner.session = None;
             inner.all_taken = false;
-            inner.claim
+            // A claim that ended already (a lost guard, the clock out of
+            // range) still names its key: the release deletes it only if
+            // it is still this session's.
+            inner.claim.map(|held| held.slot).or(inner.last_slot)
         };
         self.lose(reason);
-        let key = held.map(|held| self.paths.slot(held.slot));
+        let key = slot.map(|slot| self.paths.slot(slot));
         let limit = Timing { ttl: live.ttl }.step_limit();
         match tokio::time::timeout(limit, self.backend.release(&live.session, key.as_deref())).await
         {
@@ -628,6 +736,11 @@ impl<B: Backend> Shared<B> {
             (B::SESSION_NAME.to_owned(), live.id.clone()),
             ("ttl_ms".to_owned(), live.ttl.as_millis().to_string()),
             ("holder".to_owned(), self.config.holder.clone()),
+            (
+                "slot_generation".to_owned(),
+                held.history_generation
+                    .map_or_else(|| "none".to_owned(), |generation| generation.to_string()),
+            ),
             ("claims".to_owned(), inner.generation.to_string()),
             ("losses".to_owned(), inner.losses.to_string()),
         ]);

@@ -131,6 +131,19 @@ pub enum ClaimError {
         /// How many compare-and-set attempts were made.
         attempts: usize,
     },
+    /// Other writers kept changing the slot's claim history.
+    #[error("the claim history at {path} kept changing under {attempts} attempts to write it")]
+    HistoryContended {
+        /// The history's key.
+        path: String,
+        /// How many compare-and-set attempts were made.
+        attempts: usize,
+    },
+    /// This node's clock is further from the clocks it was checked against
+    /// than the node allows: it claims no slot (or gives its slot up)
+    /// until the clock is back in range.
+    #[error("{0}")]
+    ClockSkew(super::ClockVerdict),
     /// The fleet was started in another layout than this node's: the same
     /// slot would make the same IDs in both.
     #[error(

@@ -50,6 +50,11 @@ impl MarkCache {
         }
     }
 
+    /// The last mark stored (or read) for the claim of `generation`.
+    pub(super) fn stored_ms(&self, generation: u64) -> Option<i64> {
+        self.mark_ms.filter(|_| self.generation == generation)
+    }
+
     /// Whether the claim of `generation` has stored `mark_ms` or more.
     fn covers(&self, generation: u64, mark_ms: i64) -> bool {
         self.generation == generation && self.mark_ms.is_some_and(|stored| stored >= mark_ms)

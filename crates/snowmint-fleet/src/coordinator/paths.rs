@@ -1,6 +1,8 @@
 //! The fleet's key names, built in one place:
-//! `/snowmint/<fleet>/slots/<slot>`, `/snowmint/<fleet>/hwm/<slot>` and
-//! `/snowmint/<fleet>/layout`.
+//! `/snowmint/<fleet>/slots/<slot>`, `/snowmint/<fleet>/hwm/<slot>`,
+//! `/snowmint/<fleet>/claims/<slot>` (the claim history),
+//! `/snowmint/<fleet>/layout` and `/snowmint/<fleet>/clock` (written to
+//! read a ZooKeeper leader's clock).
 
 /// The keys of one fleet.
 pub(super) struct Paths {
@@ -34,6 +36,18 @@ impl Paths {
     pub(super) fn layout(&self) -> String {
         format!("{}/layout", self.root)
     }
+
+    pub(super) fn claims_dir(&self) -> String {
+        format!("{}/claims", self.root)
+    }
+
+    pub(super) fn claims(&self, slot: u64) -> String {
+        format!("{}/claims/{slot}", self.root)
+    }
+
+    pub(super) fn clock(&self) -> String {
+        format!("{}/clock", self.root)
+    }
 }
 
 #[cfg(test)]
@@ -48,5 +62,8 @@ mod tests {
         assert_eq!(paths.slots_dir(), "/snowmint/ids/slots");
         assert_eq!(paths.marks_dir(), "/snowmint/ids/hwm");
         assert_eq!(paths.layout(), "/snowmint/ids/layout");
+        assert_eq!(paths.claims(7), "/snowmint/ids/claims/7");
+        assert_eq!(paths.claims_dir(), "/snowmint/ids/claims");
+        assert_eq!(paths.clock(), "/snowmint/ids/clock");
     }
 }

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::SlotRange;
+use super::{ClockVerdict, SlotRange};
 
 /// What the engine is doing, for `/v1/node` and metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +41,11 @@ pub struct CoordinatorStatus {
     /// Slots this node gave up and does not claim for a while, because
     /// another process on its host holds their node.
     pub passed_over: Vec<PassedOver>,
+    /// The last clock check and when it ended; `None` before the first,
+    /// or with the check off.
+    pub clock: Option<(ClockVerdict, Instant)>,
+    /// The allowed clock skew; `None`: the check is off.
+    pub max_clock_skew: Option<Duration>,
 }
 
 /// A slot a node gave up and does not claim for a while: another process
@@ -75,6 +80,9 @@ pub enum ClaimState {
     Claiming,
     /// A session is open, but every slot of the range is taken; retrying.
     AllTaken,
+    /// The node's clock is too far from the clocks it was checked against:
+    /// it claims no slot until it is back in range.
+    ClockSkew,
     /// A slot is held.
     Held,
     /// The claim was given up for good (clean shutdown).
@@ -83,21 +91,23 @@ pub enum ClaimState {
 
 impl ClaimState {
     /// Every state, for metric labels.
-    pub const ALL: [ClaimState; 5] = [
+    pub const ALL: [ClaimState; 6] = [
         ClaimState::Connecting,
         ClaimState::Claiming,
         ClaimState::AllTaken,
+        ClaimState::ClockSkew,
         ClaimState::Held,
         ClaimState::Released,
     ];
 
     /// Its name in `/v1/node` and metrics: `connecting`, `claiming`,
-    /// `all_taken`, `held`, `released`.
+    /// `all_taken`, `clock_skew`, `held`, `released`.
     pub fn name(self) -> &'static str {
         match self {
             ClaimState::Connecting => "connecting",
             ClaimState::Claiming => "claiming",
             ClaimState::AllTaken => "all_taken",
+            ClaimState::ClockSkew => "clock_skew",
             ClaimState::Held => "held",
             ClaimState::Released => "released",
         }

@@ -40,6 +40,9 @@
 //!   `snowmint generate` and embedded programs start one.
 //! - `embedded.rs`: [`EmbeddedIssuer`], the synchronous handle an
 //!   application mints with, on its own runtime thread or the caller's.
+//! - `in_force.rs`: [`ClaimInForce`], the claim and its reservation for a
+//!   front end whose IDs come from generators of its own (the PostgreSQL
+//!   extension's backends).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,6 +62,7 @@ mod builder;
 mod claims;
 mod embedded;
 mod fast;
+mod in_force;
 mod refusal;
 mod report;
 
@@ -66,6 +70,7 @@ pub use builder::IssuerBuilder;
 use claims::{FollowError, Minting, add_stats, watch_claims};
 pub use embedded::EmbeddedIssuer;
 use fast::Slow;
+pub use in_force::ClaimInForce;
 pub use refusal::Refusal;
 pub use report::NodeReport;
 

@@ -1,6 +1,6 @@
 //! The engine's key names, read as rows of the tables: a slot key is a
-//! row of `slots`, a mark key a row of `marks`, the layout record a row
-//! of `fleets`.
+//! row of `slots`, a mark key a row of `marks`, a slot's claim history a
+//! row of `claims`, the layout record a row of `fleets`.
 
 use crate::coordinator::BackendError;
 
@@ -15,6 +15,8 @@ pub(super) enum Key<'a> {
     Marks { fleet: &'a str },
     /// `/snowmint/<fleet>/hwm/<slot>`: one row of `marks`.
     Mark { fleet: &'a str, slot: i64 },
+    /// `/snowmint/<fleet>/claims/<slot>`: one row of `claims`.
+    History { fleet: &'a str, slot: i64 },
     /// `/snowmint/<fleet>/layout`: the fleet's row of `fleets`.
     Layout { fleet: &'a str },
 }
@@ -38,6 +40,7 @@ impl<'a> Key<'a> {
             (Some("slots"), Some(slot)) => Ok(Key::Slot { fleet, slot: slot? }),
             (Some("hwm"), None) => Ok(Key::Marks { fleet }),
             (Some("hwm"), Some(slot)) => Ok(Key::Mark { fleet, slot: slot? }),
+            (Some("claims"), Some(slot)) => Ok(Key::History { fleet, slot: slot? }),
             (Some("layout"), None) => Ok(Key::Layout { fleet }),
             _ => Err(unknown()),
         }
@@ -50,17 +53,6 @@ impl<'a> Key<'a> {
             Key::Slot { fleet, slot } => Ok((fleet, slot)),
             _ => Err(BackendError::unavailable(format!(
                 "{path} is not a slot key"
-            ))),
-        }
-    }
-
-    /// The mark key's fleet and slot, or an error naming what was
-    /// expected.
-    pub(super) fn mark(path: &'a str) -> Result<(&'a str, i64), BackendError> {
-        match Key::parse(path)? {
-            Key::Mark { fleet, slot } => Ok((fleet, slot)),
-            _ => Err(BackendError::unavailable(format!(
-                "{path} is not a high-water mark key"
             ))),
         }
     }
@@ -94,6 +86,13 @@ mod tests {
             Key::parse("/snowmint/ids/layout").unwrap(),
             Key::Layout { fleet: "ids" }
         );
+        assert_eq!(
+            Key::parse("/snowmint/ids/claims/5").unwrap(),
+            Key::History {
+                fleet: "ids",
+                slot: 5
+            }
+        );
         for bad in [
             "/other/ids/slots",
             "/snowmint//slots",
@@ -105,6 +104,5 @@ mod tests {
             assert_eq!(err.to_string(), format!("{bad} is not a key of a fleet"));
         }
         assert!(Key::slot("/snowmint/ids/hwm/3").is_err());
-        assert_eq!(Key::mark("/snowmint/ids/hwm/3").unwrap(), ("ids", 3));
     }
 }

@@ -53,15 +53,23 @@ CREATE TABLE IF NOT EXISTS {s}.fleets (
     fleet  text PRIMARY KEY,
     layout text NOT NULL
 );
+CREATE TABLE IF NOT EXISTS {s}.claims (
+    fleet   text   NOT NULL,
+    slot    bigint NOT NULL,
+    history text   NOT NULL,
+    version bigint NOT NULL,
+    PRIMARY KEY (fleet, slot)
+);
 "
     )
 }
 
 /// The tables and the rights a node needs on each.
-const NEEDS: [(&str, &[&str]); 3] = [
+const NEEDS: [(&str, &[&str]); 4] = [
     ("slots", &["SELECT", "INSERT", "UPDATE", "DELETE"]),
     ("marks", &["SELECT", "INSERT", "UPDATE"]),
     ("fleets", &["SELECT", "INSERT"]),
+    ("claims", &["SELECT", "INSERT", "UPDATE"]),
 ];
 
 /// The statements of the primitives, prepared on one connection.
@@ -92,6 +100,16 @@ pub(super) struct Statements {
     /// (fleet, guard slot, session, slot, mark_ms) -> (guard held, new
     /// version if written).
     pub(super) create_mark: Statement,
+    /// (fleet, slot) -> (history, version).
+    pub(super) read_history: Statement,
+    /// (fleet, guard slot, session, slot, history, version) -> (guard
+    /// held, new version if written).
+    pub(super) update_history: Statement,
+    /// (fleet, guard slot, session, slot, history) -> (guard held, new
+    /// version if written).
+    pub(super) create_history: Statement,
+    /// () -> the database's clock now, Unix ms.
+    pub(super) clock: Statement,
 }
 
 /// The guard of a mark write: the slot row, still this session's and
@@ -169,6 +187,30 @@ pub(super) async fn prepare(client: &Client, schema: &str) -> Result<Statements,
              SELECT EXISTS (SELECT 1 FROM owner), (SELECT version FROM written)"
         )),
     )?;
+    let (read_history, update_history, create_history, clock) = tokio::try_join!(
+        prepare(format!(
+            "SELECT history, version FROM {s}.claims WHERE fleet = $1::text AND slot = $2::bigint"
+        )),
+        prepare(format!(
+            "WITH {owner}, written AS (\
+               UPDATE {s}.claims SET history = $5::text, version = version + 1 \
+               WHERE fleet = $1::text AND slot = $4::bigint AND version = $6::bigint \
+               AND EXISTS (SELECT 1 FROM owner) \
+               RETURNING version) \
+             SELECT EXISTS (SELECT 1 FROM owner), (SELECT version FROM written)"
+        )),
+        prepare(format!(
+            "WITH {owner}, written AS (\
+               INSERT INTO {s}.claims (fleet, slot, history, version) \
+               SELECT $1::text, $4::bigint, $5::text, 1 WHERE EXISTS (SELECT 1 FROM owner) \
+               ON CONFLICT (fleet, slot) DO NOTHING \
+               RETURNING version) \
+             SELECT EXISTS (SELECT 1 FROM owner), (SELECT version FROM written)"
+        )),
+        // clock_timestamp(), not now(): now() is when the transaction
+        // began, which a pooler or a long transaction could make stale.
+        prepare("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint".to_owned()),
+    )?;
     Ok(Statements {
         list,
         claim,
@@ -181,6 +223,10 @@ pub(super) async fn prepare(client: &Client, schema: &str) -> Result<Statements,
         create_layout,
         update_mark,
         create_mark,
+        read_history,
+        update_history,
+        create_history,
+        clock,
     })
 }
 

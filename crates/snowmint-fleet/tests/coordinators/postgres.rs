@@ -125,7 +125,7 @@ async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
         no_tables,
         format!(
             "the coordinator {shown} could not serve the request: tables snowmint.slots, \
-             snowmint.marks, snowmint.fleets do not exist and role \"app\" may not create them \
+             snowmint.marks, snowmint.fleets, snowmint.claims do not exist and role \"app\" may not create them \
              in schema snowmint (it lacks CREATE on the schema); create the tables as the \
              README shows, or grant CREATE; retrying"
         )
@@ -148,7 +148,8 @@ async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
         format!(
             "the coordinator {shown} could not serve the request: role \"app\" lacks \
              INSERT, UPDATE, DELETE on table snowmint.slots; INSERT, UPDATE on table \
-             snowmint.marks; INSERT on table snowmint.fleets; retrying"
+             snowmint.marks; INSERT on table snowmint.fleets; INSERT, UPDATE on table \
+             snowmint.claims; retrying"
         )
     );
 

@@ -15,25 +15,34 @@ Parts(timestamp_ms=1700000000000, datacenter=7, machine=13, sequence=4095)
 >>> generator = snowmint.Generator(datacenter=7, machine=13)
 >>> generator.next_id() < generator.next_id()
 True
+
+``__version__`` is the package's version, the Rust crates' own.
 """
 
 from ._snowmint import (
     MAX_ID,
+    __version__,
     Columns,
     Generator,
     Layout,
     ManualClock,
     Parts,
     decode_many,
+    __version__,
     from_text,
     to_text,
 )
 from .errors import (
     ClockBehindError,
+    FencedError,
+    ForkError,
     InvalidIdError,
     InvalidValueError,
+    NodeInUseError,
     OutOfRangeError,
+    RefusedError,
     SnowmintError,
+    StateError,
 )
 
 __all__ = [
@@ -47,8 +56,14 @@ __all__ = [
     "from_text",
     "to_text",
     "ClockBehindError",
+    "FencedError",
+    "ForkError",
     "InvalidIdError",
     "InvalidValueError",
+    "NodeInUseError",
     "OutOfRangeError",
+    "RefusedError",
     "SnowmintError",
+    "StateError",
+    "__version__",
 ]

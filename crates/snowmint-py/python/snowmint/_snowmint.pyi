@@ -1,15 +1,18 @@
 # Types of the compiled module; the docstrings are on the objects
 # themselves (help(snowmint.Layout)).
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import ClassVar, Optional, Union, final
+from os import PathLike
+from typing import Any, ClassVar, Optional, Union, final
 
 from typing_extensions import Buffer
 
 _Instant = Union[int, datetime]
 _Ids = Union[Iterable[int], Buffer]
+_Out = Union[Sequence[Buffer], Mapping[str, Buffer]]
 
 MAX_ID: int
+__version__: str
 
 @final
 class Layout:
@@ -39,7 +42,7 @@ class Layout:
     def last_instant_ms(self) -> int: ...
     def encode(self, timestamp: _Instant, datacenter: int, machine: int, sequence: int) -> int: ...
     def decode(self, id: int) -> Parts: ...
-    def decode_many(self, ids: _Ids) -> Columns: ...
+    def decode_many(self, ids: _Ids, *, int64: bool = False, out: Optional[_Out] = None) -> Columns: ...
     def id_range(self, start: _Instant, end: _Instant) -> range: ...
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
@@ -87,12 +90,31 @@ class Generator:
     def __new__(
         cls,
         *,
-        datacenter: int,
-        machine: int,
+        datacenter: Optional[int] = None,
+        machine: Optional[int] = None,
         layout: Layout = ...,
         policy: Optional[str] = None,
         max: Union[timedelta, str, None] = None,
         clock: Optional[ManualClock] = None,
+        state_dir: Union[str, PathLike[str], None] = None,
+        coordinator: Optional[str] = None,
+        fleet: Optional[str] = None,
+        slots: Union[str, range, None] = None,
+        claim_ttl: Union[timedelta, str, None] = None,
+        wait: Union[timedelta, str, None] = None,
+    ) -> Generator: ...
+    @staticmethod
+    def claim(
+        coordinator: str,
+        *,
+        fleet: Optional[str] = None,
+        slots: Union[str, range, None] = None,
+        state_dir: Union[str, PathLike[str], None] = None,
+        claim_ttl: Union[timedelta, str, None] = None,
+        wait: Union[timedelta, str, None] = None,
+        layout: Layout = ...,
+        policy: Optional[str] = None,
+        max: Union[timedelta, str, None] = None,
     ) -> Generator: ...
     @property
     def layout(self) -> Layout: ...
@@ -101,12 +123,21 @@ class Generator:
     @property
     def machine(self) -> int: ...
     @property
+    def node(self) -> Optional[tuple[int, int]]: ...
+    @property
+    def state(self) -> dict[str, Any]: ...
+    @property
     def policy(self) -> str: ...
     @property
     def max(self) -> Optional[timedelta]: ...
     def next_id(self) -> int: ...
     def next_ids(self, count: int) -> list[int]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Generator: ...
+    def __exit__(self, exc_type: object, exc_value: object, traceback: object) -> bool: ...
 
-def decode_many(ids: _Ids, layout: Layout = ...) -> Columns: ...
+def decode_many(
+    ids: _Ids, layout: Layout = ..., *, int64: bool = False, out: Optional[_Out] = None
+) -> Columns: ...
 def to_text(id: int, encoding: Optional[str] = None) -> str: ...
 def from_text(text: str, encoding: Optional[str] = None) -> int: ...

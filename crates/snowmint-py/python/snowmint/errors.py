@@ -12,9 +12,23 @@ valid range.
   - ``OutOfRangeError``: a number outside its range.
   - ``InvalidIdError``: text that is not an ID in its encoding.
 
-- ``ClockBehindError``: the clock reads earlier than the last timestamp a
-  generator used, and its policy refuses; ``last_ms`` and ``now_ms`` are
-  both times.
+- ``RefusedError``: a generator may not issue now; ``code`` says why
+  (``"no_claim"``, ``"clock_behind"``, ``"mark_unwritable"``...) and
+  ``retry_after`` when to try again, in seconds.
+
+  - ``ClockBehindError``: the clock reads earlier than the last timestamp
+    a generator used (or than its high-water mark), and its policy
+    refuses; ``last_ms`` and ``now_ms`` are both times.
+  - ``FencedError``: a claimed generator holds no slot now (claiming,
+    its claim lost or unconfirmed, closed).
+
+- ``ForkError`` (also a ``RuntimeError``): a generator made before
+  ``os.fork()`` was used in the child, where it would repeat the parent's
+  IDs.
+- ``NodeInUseError``: another process on this host issues as the node
+  from the same ``state_dir``; ``pid`` and ``lock_file`` name it.
+- ``StateError`` (also an ``OSError``): the state directory or file
+  cannot be used.
 
 >>> import snowmint
 >>> try:
@@ -34,7 +48,12 @@ __all__ = [
     "InvalidValueError",
     "OutOfRangeError",
     "InvalidIdError",
+    "RefusedError",
     "ClockBehindError",
+    "FencedError",
+    "ForkError",
+    "NodeInUseError",
+    "StateError",
 ]
 
 _UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -89,7 +108,71 @@ class InvalidIdError(InvalidValueError):
     and ``max`` are 0 and 2**63 - 1)."""
 
 
-class ClockBehindError(SnowmintError):
+class RefusedError(SnowmintError):
+    """The generator may not issue an ID now, for a reason that passes.
+
+    ``code`` names the reason (``"no_claim"``, ``"not_ready"``,
+    ``"clock_behind"``, ``"mark_unwritable"``, ``"clock_out_of_range"``,
+    ``"would_block"``, ``"closed"``), as ``snowmint serve`` names it in its
+    503 answers; ``retry_after`` is how long it is expected to last, in
+    seconds.
+    """
+
+    code: str
+    retry_after: float
+
+    def __init__(self, message: str, code: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.code = code
+        self.retry_after = retry_after
+
+    def __reduce__(self):  # type: ignore[override]
+        return (type(self), (str(self), self.code, self.retry_after))
+
+
+class FencedError(RefusedError):
+    """A claimed generator holds no slot now: it is still claiming, its
+    claim was lost or could not be confirmed before its deadline, or it was
+    closed. No ID of it can collide with the slot's next holder; issuing
+    resumes once a slot is held again.
+    """
+
+
+class ForkError(SnowmintError, RuntimeError):
+    """A generator made before ``os.fork()`` was used in the child.
+
+    The child's copy would make the same IDs as the parent's. Make each
+    worker's generator after the fork (``gunicorn``'s ``post_fork`` hook,
+    or at the first request), each with its own node or ``state_dir``, or
+    use ``Generator.claim``, whose copies each claim a slot of their own.
+    """
+
+
+class NodeInUseError(SnowmintError):
+    """Another process on this host issues as the node from the same
+    ``state_dir``: ``pid`` is its process id (``None`` if it could not be
+    read) and ``lock_file`` the lock it holds. The lock goes when that
+    process ends, however it ends.
+    """
+
+    pid: Optional[int]
+    lock_file: str
+
+    def __init__(self, message: str, pid: Optional[int], lock_file: str) -> None:
+        super().__init__(message)
+        self.pid = pid
+        self.lock_file = lock_file
+
+    def __reduce__(self):  # type: ignore[override]
+        return (type(self), (str(self), self.pid, self.lock_file))
+
+
+class StateError(SnowmintError, OSError):
+    """The state directory or a state file cannot be used; the message says
+    which and why."""
+
+
+class ClockBehindError(RefusedError):
     """The clock reads earlier than the last timestamp the generator used,
     and the policy refuses to issue until it catches up.
 
@@ -102,7 +185,7 @@ class ClockBehindError(SnowmintError):
     now_ms: int
 
     def __init__(self, message: str, last_ms: int, now_ms: int) -> None:
-        super().__init__(message)
+        super().__init__(message, "clock_behind", max(last_ms - now_ms, 0) / 1000 + 0.001)
         self.last_ms = last_ms
         self.now_ms = now_ms
 

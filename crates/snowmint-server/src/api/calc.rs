@@ -38,9 +38,18 @@ pub async fn decode(
     params: Params,
 ) -> Result<Json<DecodedId>, ApiError> {
     params.allow(&["layout", "epoch", "encoding"])?;
+    decode_text(&text, &params).map(Json)
+}
+
+/// Decodes `text` with the `layout`, `epoch` and `encoding` of `params`
+/// (also for Leaf's `/api/snowflake/decode`). Text that is no ID in the
+/// encoding asked for, but is one in others, names them.
+pub(crate) fn decode_text(text: &str, params: &Params) -> Result<DecodedId, ApiError> {
     let layout = params.layout()?;
-    let id = inputs::id(&text, params.encoding()?)?;
-    Ok(Json(DecodedId::new(&layout, id)))
+    let encoding = params.encoding()?;
+    let id = inputs::id(text, encoding)
+        .map_err(|rejection| ApiError::from(rejection).with_readings(text, encoding))?;
+    Ok(DecodedId::new(&layout, id))
 }
 
 /// Build an ID from its fields

@@ -4,8 +4,11 @@
 //! - `issue.rs`: `/v1/id`, `/v1/ids` (new IDs).
 //! - `calc.rs`: `/v1/ids/{id}`, `/v1/encode`, `/v1/range`, `/v1/layout`
 //!   (the calculator; any layout).
+//! - `leaf.rs`: `/api/snowflake/get/{key}` and `/api/snowflake/decode`,
+//!   Leaf's API for its clients.
 //! - `status.rs`: `/v1/node`, `/healthz`, `/readyz`, `/metrics`,
 //!   `/openapi.json`.
+//! - `whois.rs`: `/v1/whois/{id}` (which claim issued an ID).
 //! - `params.rs`: reading parameters and headers.
 
 use std::time::Instant;
@@ -26,8 +29,10 @@ use crate::state::AppState;
 
 pub(crate) mod calc;
 pub(crate) mod issue;
+pub(crate) mod leaf;
 pub(crate) mod params;
 pub(crate) mod status;
+pub(crate) mod whois;
 
 /// The longest request target accepted (path and query).
 pub const MAX_URI_BYTES: usize = 8 * 1024;
@@ -45,10 +50,13 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/v1/range", get(calc::range)),
         ("/v1/layout", get(calc::layout)),
         ("/v1/node", get(status::node)),
+        ("/v1/whois/{id}", get(whois::whois)),
         ("/healthz", get(status::healthz)),
         ("/readyz", get(status::readyz)),
         ("/metrics", get(status::metrics)),
         ("/openapi.json", get(status::openapi)),
+        ("/api/snowflake/get/{key}", get(leaf::next_id)),
+        ("/api/snowflake/decode", get(leaf::decode)),
     ]
 }
 

@@ -10,6 +10,7 @@
 //!   what `snowmint layout --format json` prints).
 //! - `node.rs`: [`NodeDescription`] with its [`CoordinatorDescription`],
 //!   and [`Status`] for `/healthz` and `/readyz`.
+//! - `whois.rs`: [`WhoisBody`] and its [`ClaimRecordBody`]s.
 //! - `error.rs`: [`ErrorBody`], the one error answer.
 //!
 //! IDs are decimal strings everywhere: JavaScript numbers lose precision
@@ -21,11 +22,16 @@ mod calc;
 mod error;
 mod issue;
 mod node;
+mod whois;
 
 pub use calc::{DecodedId, Encodings, IdRange, LayoutDescription, LayoutField, MS_PER_YEAR};
 pub use error::{ErrorBody, ErrorDetails};
 pub use issue::{IdText, IdsText, NewId, NewIds};
-pub use node::{CoordinatorDescription, FencingState, NodeDescription, Status, StatusWord};
+pub use node::{
+    ClockCheckDescription, CoordinatorDescription, FencingState, NodeDescription, Status,
+    StatusWord,
+};
+pub use whois::{ClaimRecordBody, WhoisBody};
 
 /// The schema of an ID written in decimal, as a string.
 fn decimal_id() -> ObjectBuilder {

@@ -201,6 +201,10 @@ pub struct CoordinatorDescription {
     /// another process on its host holds their node (it could not issue
     /// as it); empty when none.
     pub passed_over: Vec<PassedOverDescription>,
+    /// The clock check: this node's clock against up to 5 slot holders'
+    /// and the coordinator's (PostgreSQL, ZooKeeper); null when it is off.
+    #[schema(required = true)]
+    pub clock_check: Option<ClockCheckDescription>,
 }
 
 /// A slot given up because another process on the host holds its node.
@@ -217,11 +221,40 @@ pub struct PassedOverDescription {
     pub for_ms: u64,
 }
 
+/// The last clock check of a coordinated node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ClockCheck)]
+pub struct ClockCheckDescription {
+    /// The skew allowed (`--max-clock-skew`).
+    pub max_skew_ms: u64,
+    /// How far this node's clock is ahead of the median of the clocks
+    /// read (negative: behind); null before a check with a reading.
+    #[schema(required = true)]
+    pub offset_ms: Option<i64>,
+    /// The largest error bar of the readings: half a round trip, and 1 ms.
+    #[schema(required = true)]
+    pub error_ms: Option<i64>,
+    /// Whether more than half of the clocks read put this one beyond the
+    /// skew allowed: the node then claims no slot.
+    pub skewed: bool,
+    /// How long ago the last check ended; null before the first.
+    #[schema(required = true)]
+    pub checked_ms_ago: Option<u64>,
+    /// Each reading: the source, and how far this clock is ahead of it.
+    pub readings: Vec<String>,
+    /// The sources asked that did not answer, and why.
+    pub unanswered: Vec<String>,
+    /// The last check in a sentence; null before the first.
+    #[schema(required = true)]
+    pub summary: Option<String>,
+}
+
 /// The schema of the claim engine's state.
 fn claim_state() -> ObjectBuilder {
     one_of_names(
         ClaimState::ALL.map(ClaimState::name),
-        "What the claim engine is doing: opening a lease or session, looking for a free slot, finding them all taken (and retrying), holding a slot, or released for good (shutdown).",
+        "What the claim engine is doing: opening a lease or session, looking for a free slot, finding them all taken (and retrying), finding its clock too far from the fleet's (and retrying), holding a slot, or released for good (shutdown).",
     )
 }
 
@@ -260,6 +293,22 @@ impl CoordinatorDescription {
                     for_ms: passed.until.saturating_duration_since(now).as_millis() as u64,
                 })
                 .collect(),
+            clock_check: status.max_clock_skew.map(|max| {
+                let verdict = status.clock.as_ref();
+                ClockCheckDescription {
+                    max_skew_ms: max.as_millis() as u64,
+                    offset_ms: verdict.and_then(|(v, _)| v.offset_ms),
+                    error_ms: verdict.and_then(|(v, _)| v.error_ms()),
+                    skewed: verdict.is_some_and(|(v, _)| v.skewed),
+                    checked_ms_ago: verdict
+                        .map(|(_, at)| now.saturating_duration_since(*at).as_millis() as u64),
+                    readings: verdict.map_or_else(Vec::new, |(v, _)| {
+                        v.readings.iter().map(ToString::to_string).collect()
+                    }),
+                    unanswered: verdict.map_or_else(Vec::new, |(v, _)| v.unanswered.clone()),
+                    summary: verdict.map(|(v, _)| v.to_string()),
+                }
+            }),
         }
     }
 }

@@ -48,6 +48,11 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Address to serve the gRPC API on; `None`: no gRPC.
     pub grpc_listen: Option<SocketAddr>,
+    /// Address to serve memcached's text protocol on; `None`: off.
+    pub memcached_listen: Option<SocketAddr>,
+    /// How long a memcached connection may go without a whole request
+    /// before it is closed.
+    pub memcached_idle_timeout: Duration,
     /// Where the node's identity comes from.
     pub identity: Identity,
     /// Directory of the high-water mark files.

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use snowmint::{ClockPolicy, Field, Layout, Node};
 use snowmint_fleet::{
-    CoordinatorAccess, CoordinatorConfig, CoordinatorTls, CoordinatorUrl, FleetName, Secret,
-    SlotRange,
+    ClockCheck, CoordinatorAccess, CoordinatorConfig, CoordinatorTls, CoordinatorUrl, FleetName,
+    HistoryRetention, Secret, SlotRange,
 };
 
 use super::layer::Layer;
@@ -132,6 +132,10 @@ impl Config {
         let grpc_listen = l.get(Setting::GrpcListen, |text| {
             parse_address("grpc_listen", text)
         })?;
+        let memcached_listen = l.get(Setting::MemcachedListen, |text| {
+            parse_address("memcached_listen", text)
+        })?;
+        let memcached_idle_timeout = l.duration(Setting::MemcachedIdleTimeout)?;
         let layout = layout(&mut l)?;
         let identity = identity(&mut l, layout)?;
         let state_dir = l
@@ -149,6 +153,8 @@ impl Config {
         Ok(Config {
             listen,
             grpc_listen,
+            memcached_listen,
+            memcached_idle_timeout,
             identity,
             state_dir,
             layout,
@@ -167,13 +173,35 @@ fn parse_listen(text: &str) -> Result<SocketAddr, String> {
     parse_address("listen", text)
 }
 
+/// Reads `IP:PORT`, or `localhost:PORT` as `127.0.0.1:PORT`.
+///
+/// `localhost` is loopback by definition (RFC 6761), so it needs no
+/// lookup. Other host names are refused rather than looked up: what a name
+/// resolves to can change between starts, and a node should listen where
+/// its configuration says.
 fn parse_address(name: &str, text: &str) -> Result<SocketAddr, String> {
-    text.parse::<SocketAddr>().map_err(|_| {
-        format!(
-            "{name} {:?} is not an address (expected IP:PORT such as 127.0.0.1:8080)",
-            snowmint::value::echo(text)
-        )
-    })
+    if let Ok(address) = text.parse::<SocketAddr>() {
+        return Ok(address);
+    }
+    let (host, port) = text.rsplit_once(':').unwrap_or((text, ""));
+    let is_localhost = host.eq_ignore_ascii_case("localhost");
+    if is_localhost && let Ok(port) = port.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    let other_name = text.contains(':')
+        && !is_localhost
+        && !host.is_empty()
+        && !host.starts_with('[')
+        && host.parse::<std::net::IpAddr>().is_err();
+    let why = if other_name {
+        "; host names other than localhost are not looked up, so that where a node listens cannot change with DNS"
+    } else {
+        ""
+    };
+    Err(format!(
+        "{name} {:?} is not an address (expected IP:PORT such as 127.0.0.1:8080, or localhost:PORT){why}",
+        snowmint::value::echo(text)
+    ))
 }
 
 fn parse_bool(name: &str, text: &str) -> Result<bool, String> {
@@ -268,11 +296,36 @@ fn coordinator(
         s.parse::<SlotRange>().and_then(|slots| slots.check(layout))
     })?;
     let ttl = l.required(Setting::ClaimTtl, snowmint_fleet::parse_claim_ttl)?;
+    let clock_check = ClockCheck {
+        max_skew: l.required(Setting::MaxClockSkew, snowmint_fleet::parse_max_clock_skew)?,
+        every: l.required(
+            Setting::ClockCheckEvery,
+            snowmint_fleet::parse_clock_check_every,
+        )?,
+    };
+    let history = HistoryRetention {
+        keep: l.required(
+            Setting::ClaimHistoryKeep,
+            snowmint_fleet::parse_history_keep,
+        )?,
+        max_age: l.required(
+            Setting::ClaimHistoryMaxAge,
+            snowmint_fleet::parse_history_max_age,
+        )?,
+    };
     let Some(url) = url else {
         for setting in ACCESS {
             l.text(setting);
         }
-        let mut stray = l.given(&[Setting::Fleet, Setting::Slots, Setting::ClaimTtl]);
+        let mut stray = l.given(&[
+            Setting::Fleet,
+            Setting::Slots,
+            Setting::ClaimTtl,
+            Setting::MaxClockSkew,
+            Setting::ClockCheckEvery,
+            Setting::ClaimHistoryKeep,
+            Setting::ClaimHistoryMaxAge,
+        ]);
         stray.extend(l.given(&ACCESS));
         if !stray.is_empty() {
             return Err(ConfigError::Conflict(format!(
@@ -292,7 +345,10 @@ fn coordinator(
         layout,
     )
     // Every part was checked above, each naming where it came from.
-    .map_err(|error| ConfigError::Conflict(error.to_string()))?;
+    .map_err(|error| ConfigError::Conflict(error.to_string()))?
+    // The front end names its reader of peers' clocks once it runs.
+    .with_clock_check(clock_check, None)
+    .with_history(history);
     let access = access(l)?;
     access.check(&url).map_err(|error| {
         let given = l.given(&[

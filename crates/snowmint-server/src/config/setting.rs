@@ -32,7 +32,7 @@ use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use snowmint_fleet::{MAX_TTL, MIN_TTL};
+use snowmint_fleet::{MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL};
 
 /// Every duration setting is at most a day: far beyond any timeout or bound
 /// here.
@@ -71,7 +71,10 @@ macro_rules! settings {
 settings! {
     /// Address to listen on.
     Listen = Spec::value("listen", "ADDR")
-        .help("Address to listen on, IP:PORT; port 0 picks a free one")
+        .help(
+            "Address to listen on, IP:PORT or localhost:PORT; port 0 picks a free one; \
+             0.0.0.0:PORT listens on every interface (in a container)",
+        )
         .default("127.0.0.1:8080");
     /// Address to serve gRPC on (off when not set).
     GrpcListen = Spec::value("grpc_listen", "ADDR")
@@ -80,6 +83,20 @@ settings! {
              address, IP:PORT; port 0 picks a free one",
         )
         .unset("off");
+    /// Address to serve the memcached text protocol on (off when not set).
+    MemcachedListen = Spec::value("memcached_listen", "ADDR")
+        .help(
+            "Also serve IDs in memcached's text protocol on this address, IP:PORT: get KEY \
+             answers a new ID, whatever the key",
+        )
+        .unset("off");
+    /// How long a memcached connection may stay silent.
+    MemcachedIdleTimeout = Spec::value("memcached_idle_timeout", "DURATION")
+        .help("Close a memcached connection that sends no whole request for this long")
+        .default("10m")
+        // memcached clients keep pooled connections open between bursts;
+        // the bound is for connections abandoned or never used.
+        .durations(Duration::from_millis(100), DAY);
     /// Datacenter id of the node.
     Datacenter = Spec::number("datacenter", "N")
         .help("This node's datacenter id")
@@ -231,6 +248,33 @@ settings! {
              so that clients without credentials can find the nodes",
         )
         .default("off");
+    /// Largest skew allowed between this node's clock and the fleet's.
+    MaxClockSkew = Spec::value("max_clock_skew", "DURATION")
+        .help(
+            "Largest offset allowed between this node's clock and the clocks of up to 5 slot \
+             holders and the coordinator's (PostgreSQL, ZooKeeper); beyond it the node claims no \
+             slot, or gives its slot up, until its clock is back in range",
+        )
+        .default("1s")
+        .described("10ms..=1h, or off");
+    /// How often a coordinated node checks its clock.
+    ClockCheckEvery = Spec::value("clock_check_every", "DURATION")
+        .help("How often a node holding a slot checks its clock (it also checks before each claim)")
+        .default("30s")
+        .durations(Duration::from_secs(1), DAY);
+    /// Records of the claim history kept per slot.
+    ClaimHistoryKeep = Spec::number("claim_history_keep", "N")
+        .help(
+            "Records of the claim history (who held a slot when; see snowmint whois) kept per \
+             slot; 0 writes none",
+        )
+        .default("16")
+        .integers(0, MAX_HISTORY_KEEP as i64);
+    /// How long an ended claim's record is kept.
+    ClaimHistoryMaxAge = Spec::value("claim_history_max_age", "DURATION")
+        .help("How long the record of an ended claim is kept (720h: 30 days)")
+        .default("720h")
+        .durations(Duration::from_secs(3600), MAX_HISTORY_AGE);
     /// Shift of this node's clock (tests, operations).
     ClockOffsetMs = Spec::number("clock_offset_ms", "MS")
         .help("Test and operations knob: shift this node's clock by this many milliseconds")

@@ -97,7 +97,7 @@ fn bad_values_name_the_value_the_range_and_the_origin() {
     );
     check(
         flags(&[(Setting::Listen, "localhost")]),
-        "listen \"localhost\" is not an address (expected IP:PORT such as 127.0.0.1:8080) (from --listen)",
+        "listen \"localhost\" is not an address (expected IP:PORT such as 127.0.0.1:8080, or localhost:PORT) (from --listen)",
     );
     check(
         flags(&[(Setting::Layout, "twitter"), (Setting::Epoch, "-5")]),
@@ -195,7 +195,7 @@ fn hostname_and_coordinator_identities() {
         coordinated(&[(Setting::ClaimTtl, "500ms")])
             .unwrap_err()
             .to_string(),
-        "claim TTL 500ms is out of range (1s..=1h) (from --claim-ttl)"
+        "claim_ttl 500ms is out of range (1s..=1h) (from --claim-ttl)"
     );
     assert_eq!(
         coordinated(&[(Setting::Slots, "0-1024")])
@@ -316,7 +316,60 @@ fn grpc_is_off_unless_an_address_is_given_and_each_place_names_it() {
     let bad = Config::resolve(&[flags(&[(Setting::GrpcListen, "9090")])], |_| None).unwrap_err();
     assert_eq!(
         bad.to_string(),
-        "grpc_listen \"9090\" is not an address (expected IP:PORT such as 127.0.0.1:8080) (from --grpc-listen)"
+        "grpc_listen \"9090\" is not an address (expected IP:PORT such as 127.0.0.1:8080, or localhost:PORT) (from --grpc-listen)"
+    );
+}
+
+/// `localhost:PORT` is loopback, on every listener; other names are
+/// refused with the reason, and a port out of range names the value.
+#[test]
+fn localhost_is_loopback_and_other_names_are_refused() {
+    let layer = flags(&[
+        (Setting::Listen, "localhost:8090"),
+        (Setting::GrpcListen, "LOCALHOST:0"),
+        (Setting::MemcachedListen, "localhost:11211"),
+    ]);
+    let config = Config::resolve(&[layer], |_| None).unwrap();
+    assert_eq!(config.listen, "127.0.0.1:8090".parse().unwrap());
+    assert_eq!(config.grpc_listen, Some("127.0.0.1:0".parse().unwrap()));
+    assert_eq!(
+        config.memcached_listen,
+        Some("127.0.0.1:11211".parse().unwrap())
+    );
+    let refused = |value: &str| {
+        Config::resolve(&[flags(&[(Setting::Listen, value)])], |_| None)
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        refused("ids.internal:8080"),
+        "listen \"ids.internal:8080\" is not an address (expected IP:PORT such as 127.0.0.1:8080, or localhost:PORT); host names other than localhost are not looked up, so that where a node listens cannot change with DNS (from --listen)"
+    );
+    assert_eq!(
+        refused("localhost:99999"),
+        "listen \"localhost:99999\" is not an address (expected IP:PORT such as 127.0.0.1:8080, or localhost:PORT) (from --listen)"
+    );
+}
+
+/// memcached is off by default; its idle timeout has a default and a
+/// range, named like every other duration.
+#[test]
+fn memcached_is_off_unless_an_address_is_given() {
+    let config = Config::resolve(&[], |_| None).unwrap();
+    assert_eq!(config.memcached_listen, None);
+    assert_eq!(config.memcached_idle_timeout, Duration::from_secs(600));
+    let from_file =
+        file("memcached_listen = \"0.0.0.0:11211\"\nmemcached_idle_timeout = \"30s\"\n");
+    let config = Config::resolve(&[from_file], |_| None).unwrap();
+    assert_eq!(
+        config.memcached_listen,
+        Some("0.0.0.0:11211".parse().unwrap())
+    );
+    assert_eq!(config.memcached_idle_timeout, Duration::from_secs(30));
+    let bad = Layer::from_env(env(&[("SNOWMINT_MEMCACHED_IDLE_TIMEOUT", "10ms")]));
+    assert_eq!(
+        Config::resolve(&[bad], |_| None).unwrap_err().to_string(),
+        "memcached_idle_timeout 10ms is out of range (100ms..=24h) (from SNOWMINT_MEMCACHED_IDLE_TIMEOUT)"
     );
 }
 
@@ -336,9 +389,13 @@ fn declared_defaults_are_the_defaults_applied() {
     for &setting in Setting::ALL {
         if let DefaultValue::Value(text) = setting.spec().default {
             let base = match setting {
-                Setting::Fleet | Setting::ClaimTtl | Setting::CoordinatorWorldRead => {
-                    vec![coordinated()]
-                }
+                Setting::Fleet
+                | Setting::ClaimTtl
+                | Setting::CoordinatorWorldRead
+                | Setting::MaxClockSkew
+                | Setting::ClockCheckEvery
+                | Setting::ClaimHistoryKeep
+                | Setting::ClaimHistoryMaxAge => vec![coordinated()],
                 _ => vec![],
             };
             let none = without_origins(Config::resolve(&base, |_| None).unwrap());

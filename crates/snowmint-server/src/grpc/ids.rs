@@ -14,9 +14,12 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::pb::id_service_server::IdService;
-use super::status::{bounded, refused, rejected};
+use super::status::{api_error, bounded, from_core, refused, rejected};
 use super::{Stopping, pb, shutting_down, stopped};
-use crate::body::{DecodedId, FencingState, IdRange, LayoutDescription, NodeDescription};
+use crate::body::{
+    ClaimRecordBody, DecodedId, FencingState, IdRange, LayoutDescription, NodeDescription,
+    WhoisBody,
+};
 use crate::inputs::{self, Rejection, refused as core_refused};
 use crate::state::AppState;
 
@@ -214,6 +217,65 @@ impl IdService for IdApi {
         let node = NodeDescription::new(self.state.issuer());
         Ok(Response::new(node_description(node)))
     }
+
+    async fn whois(
+        &self,
+        request: Request<pb::WhoisRequest>,
+    ) -> Result<Response<pb::WhoisAnswer>, Status> {
+        self.state.metrics().grpc_call("Whois");
+        let request = request.into_inner();
+        let encoding = match request.encoding.as_str() {
+            "" => snowmint::Encoding::Decimal,
+            name => name
+                .parse::<snowmint::Encoding>()
+                .map_err(|error| from_core("encoding", error))?,
+        };
+        let id = snowmint::SnowflakeId::parse(encoding, &request.id)
+            .map_err(|error| from_core("id", error))?;
+        let answer = crate::api::whois::look_up(&self.state, id)
+            .await
+            .map_err(api_error)?;
+        Ok(Response::new(whois_answer(answer)))
+    }
+}
+
+fn whois_answer(w: WhoisBody) -> pb::WhoisAnswer {
+    pb::WhoisAnswer {
+        id: w.id.as_u64(),
+        timestamp_ms: w.timestamp_ms,
+        time: w.time,
+        fleet: w.fleet,
+        layout: w.layout,
+        slot: w.slot,
+        datacenter: w.datacenter,
+        machine: w.machine,
+        answer: w.answer.to_owned(),
+        message: w.message,
+        claims: w.claims.into_iter().map(claim_record).collect(),
+        records_kept: w.records_kept,
+        oldest_kept_generation: w.oldest_kept_generation,
+        mark_ms: w.mark_ms,
+    }
+}
+
+fn claim_record(c: ClaimRecordBody) -> pb::ClaimRecord {
+    pb::ClaimRecord {
+        generation: c.generation,
+        holder: c.holder,
+        host: c.host,
+        pid: c.pid,
+        listen: c.listen,
+        grpc: c.grpc,
+        version: c.version,
+        session: c.session,
+        start_ms: c.start_ms,
+        start: c.start,
+        floor_ms: c.floor_ms,
+        end_ms: c.end_ms,
+        end: c.end,
+        last_ms: c.last_ms,
+        ended: c.ended.map(str::to_owned),
+    }
 }
 
 fn decoded_id(d: DecodedId) -> pb::DecodedId {
@@ -328,6 +390,16 @@ fn node_description(n: NodeDescription) -> pb::NodeDescription {
                     for_ms: p.for_ms,
                 })
                 .collect(),
+            clock_check: c.clock_check.map(|k| pb::ClockCheck {
+                max_skew_ms: k.max_skew_ms,
+                offset_ms: k.offset_ms,
+                error_ms: k.error_ms,
+                skewed: k.skewed,
+                checked_ms_ago: k.checked_ms_ago,
+                readings: k.readings,
+                unanswered: k.unanswered,
+                summary: k.summary,
+            }),
         }),
     }
 }

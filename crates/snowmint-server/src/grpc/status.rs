@@ -74,6 +74,18 @@ fn millis(duration: std::time::Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The status of an error answer of the HTTP API (the claim history's
+/// look-up): a 404 is `NOT_FOUND`, a 503 `UNAVAILABLE` with its retry
+/// delay, anything else `INVALID_ARGUMENT`; each with `snowmint-code`.
+pub(crate) fn api_error(error: ApiError) -> Status {
+    let code = match error.status_code().as_u16() {
+        404 => Code::NotFound,
+        503 => Code::Unavailable,
+        _ => Code::InvalidArgument,
+    };
+    status(code, &error)
+}
+
 /// `UNAVAILABLE` for a refusal, counted in the refusal metrics as HTTP's
 /// 503 answers are.
 pub(crate) fn refused(state: &AppState, refusal: Refusal) -> Status {

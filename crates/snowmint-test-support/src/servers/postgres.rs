@@ -81,6 +81,39 @@ impl Builder {
     /// PostgreSQL, when it is missing, and with the server's log when it
     /// does not start.
     pub async fn start(self) -> PostgresServer {
+        let server = self.spawn();
+        server.wait_ready().await;
+        server
+    }
+
+    /// Makes the cluster and runs a server that must refuse to start (a
+    /// setting it rejects at start): returns the end of its log once it
+    /// has exited. Panics if it serves clients instead, or is still
+    /// running after a minute.
+    pub async fn start_failure(self) -> String {
+        let server = self.spawn();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while server.process.is_running() {
+            if let Ok(client) = connect(&server.admin_url()).await
+                && client.simple_query("SELECT 1").await.is_ok()
+            {
+                panic!(
+                    "the PostgreSQL server started, although it should have refused to; its log ends with:\n{}",
+                    server.log_tail()
+                );
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the PostgreSQL server neither started nor exited within a minute; its log ends with:\n{}",
+                server.log_tail()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        server.log_tail()
+    }
+
+    /// Makes the cluster and runs the server, without waiting for it.
+    fn spawn(self) -> PostgresServer {
         let bindir = bindir();
         let owner = owner();
         let dir = temp_dir("postgres");
@@ -98,7 +131,60 @@ impl Builder {
             }
         }
         initdb(&bindir, &data, &password_file, dir.path(), owner);
+        self.run(dir, password)
+    }
 
+    /// Makes a standby of `primary` (`pg_basebackup -R`: a copy of its
+    /// data directory that streams from it), starts it with this
+    /// builder's settings and waits until it answers (read-only until
+    /// `SELECT pg_promote()`). Its superuser and password are the
+    /// primary's.
+    pub async fn start_standby_of(self, primary: &PostgresServer) -> PostgresServer {
+        let bindir = bindir();
+        let owner = owner();
+        let dir = temp_dir("postgres-standby");
+        let socket_dir = dir.path().join("socket");
+        fs::create_dir(&socket_dir).expect("cannot create the socket directory");
+        if let Some(owner) = owner {
+            for path in [dir.path(), &socket_dir] {
+                std::os::unix::fs::chown(path, Some(owner.uid), Some(owner.gid)).unwrap_or_else(
+                    |err| panic!("cannot hand {} to postgres: {err}", path.display()),
+                );
+            }
+        }
+        let mut command = Command::new(bindir.join("pg_basebackup"));
+        command
+            .args(["-h", "127.0.0.1", "-p", &primary.port().to_string()])
+            .args(["-U", ADMIN_USER, "-R", "-X", "stream", "--no-sync", "-D"])
+            .arg(dir.path().join("data"))
+            .env("PGPASSWORD", primary.password())
+            .current_dir(dir.path());
+        if let Some(owner) = owner {
+            use std::os::unix::process::CommandExt;
+            command.uid(owner.uid).gid(owner.gid);
+        }
+        let output = command
+            .output()
+            .unwrap_or_else(|err| panic!("cannot run pg_basebackup ({err}); {INSTALL}"));
+        assert!(
+            output.status.success(),
+            "pg_basebackup failed ({}):\n{}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let server = self.run(dir, primary.password().to_owned());
+        server.wait_ready().await;
+        server
+    }
+
+    /// Runs the server of the cluster in `dir`/data, without waiting for
+    /// it.
+    fn run(self, dir: crate::temp::TempDir, password: String) -> PostgresServer {
+        let bindir = bindir();
+        let owner = owner();
+        let data = dir.path().join("data");
+        let socket_dir = dir.path().join("socket");
         let port = free_port();
         let mut args: Vec<String> = [
             "-D",
@@ -132,14 +218,12 @@ impl Builder {
             INSTALL,
             port,
         );
-        let server = PostgresServer {
+        PostgresServer {
             process,
             password,
             socket_dir,
             data,
-        };
-        server.wait_ready().await;
-        server
+        }
     }
 }
 

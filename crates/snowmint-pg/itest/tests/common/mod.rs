@@ -112,3 +112,5 @@ pub fn mark_in_file(server: &PostgresServer) -> Option<i64> {
         (key.trim() == "high_water_ms").then(|| value.trim().parse().expect("a number of ms"))
     })
 }
+
+pub mod fleet;

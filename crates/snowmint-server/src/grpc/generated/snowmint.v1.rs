@@ -93,6 +93,110 @@ pub struct GetLayoutRequest {
 #[allow(clippy::all)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct GetNodeRequest {}
+/// An ID to look up in the fleet's claim history.
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct WhoisRequest {
+    /// The ID as text: decimal by default, or in `encoding`.
+    #[prost(string, tag = "1")]
+    pub id: ::prost::alloc::string::String,
+    /// `decimal` (or empty), `hex`, `base32` or `base58`.
+    #[prost(string, tag = "2")]
+    pub encoding: ::prost::alloc::string::String,
+}
+/// Which claim covered an ID's slot at its millisecond.
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct WhoisAnswer {
+    #[prost(fixed64, tag = "1")]
+    pub id: u64,
+    /// The ID's time, Unix milliseconds.
+    #[prost(int64, tag = "2")]
+    pub timestamp_ms: i64,
+    /// RFC 3339, UTC, milliseconds.
+    #[prost(string, tag = "3")]
+    pub time: ::prost::alloc::string::String,
+    /// The fleet whose history was read.
+    #[prost(string, tag = "4")]
+    pub fleet: ::prost::alloc::string::String,
+    /// The fleet's layout, `T/D/M/S@EPOCH`, which the ID was read in.
+    #[prost(string, tag = "5")]
+    pub layout: ::prost::alloc::string::String,
+    #[prost(uint64, tag = "6")]
+    pub slot: u64,
+    #[prost(uint64, tag = "7")]
+    pub datacenter: u64,
+    #[prost(uint64, tag = "8")]
+    pub machine: u64,
+    /// `covered` (one claim), `not_covered` (none), `conflict` (two or more,
+    /// which must never happen) or `pruned` (the records that could say are
+    /// gone).
+    #[prost(string, tag = "9")]
+    pub answer: ::prost::alloc::string::String,
+    /// The answer in a sentence.
+    #[prost(string, tag = "10")]
+    pub message: ::prost::alloc::string::String,
+    /// The claims that covered it: one when covered, two or more on a
+    /// conflict.
+    #[prost(message, repeated, tag = "11")]
+    pub claims: ::prost::alloc::vec::Vec<ClaimRecord>,
+    /// Records of the slot's claims kept.
+    #[prost(uint64, tag = "12")]
+    pub records_kept: u64,
+    /// The oldest kept; older ones were pruned.
+    #[prost(uint64, optional, tag = "13")]
+    pub oldest_kept_generation: ::core::option::Option<u64>,
+    /// The slot's high-water mark now, Unix milliseconds.
+    #[prost(int64, optional, tag = "14")]
+    pub mark_ms: ::core::option::Option<i64>,
+}
+/// One claim of a slot. Times are on the holder's clock (`end` of a
+/// take-over: the next holder's).
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ClaimRecord {
+    /// The slot's own count of claims, from 1.
+    #[prost(uint64, tag = "1")]
+    pub generation: u64,
+    /// What the holder wrote into its slot key.
+    #[prost(string, tag = "2")]
+    pub holder: ::prost::alloc::string::String,
+    #[prost(string, optional, tag = "3")]
+    pub host: ::core::option::Option<::prost::alloc::string::String>,
+    #[prost(uint32, optional, tag = "4")]
+    pub pid: ::core::option::Option<u32>,
+    /// The holder's HTTP and gRPC addresses.
+    #[prost(string, optional, tag = "5")]
+    pub listen: ::core::option::Option<::prost::alloc::string::String>,
+    #[prost(string, optional, tag = "6")]
+    pub grpc: ::core::option::Option<::prost::alloc::string::String>,
+    /// The holder's snowmint version.
+    #[prost(string, tag = "7")]
+    pub version: ::prost::alloc::string::String,
+    /// The holder's lease (etcd) or session.
+    #[prost(string, tag = "8")]
+    pub session: ::prost::alloc::string::String,
+    /// When the holder asked for the slot.
+    #[prost(int64, tag = "9")]
+    pub start_ms: i64,
+    #[prost(string, tag = "10")]
+    pub start: ::prost::alloc::string::String,
+    /// Every ID of the claim is above this mark.
+    #[prost(int64, optional, tag = "11")]
+    pub floor_ms: ::core::option::Option<i64>,
+    /// When the claim ended; absent while held, or lost and not yet taken
+    /// over.
+    #[prost(int64, optional, tag = "12")]
+    pub end_ms: ::core::option::Option<i64>,
+    #[prost(string, optional, tag = "13")]
+    pub end: ::core::option::Option<::prost::alloc::string::String>,
+    /// The highest timestamp an ID of the claim can carry, once ended.
+    #[prost(int64, optional, tag = "14")]
+    pub last_ms: ::core::option::Option<i64>,
+    /// `release` or `takeover`.
+    #[prost(string, optional, tag = "15")]
+    pub ended: ::core::option::Option<::prost::alloc::string::String>,
+}
 /// An ID and its fields, read with a layout.
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
@@ -296,7 +400,8 @@ pub struct Coordinator {
     /// The slots this node may claim, A-B.
     #[prost(string, tag = "3")]
     pub slots: ::prost::alloc::string::String,
-    /// `connecting`, `claiming`, `all_taken`, `held` or `released`.
+    /// `connecting`, `claiming`, `all_taken`, `clock_skew`, `held` or
+    /// `released`.
     #[prost(string, tag = "4")]
     pub state: ::prost::alloc::string::String,
     #[prost(uint64, optional, tag = "5")]
@@ -321,6 +426,9 @@ pub struct Coordinator {
     /// another process on its host holds their node.
     #[prost(message, repeated, tag = "13")]
     pub passed_over: ::prost::alloc::vec::Vec<PassedOver>,
+    /// The clock check; absent when it is off.
+    #[prost(message, optional, tag = "14")]
+    pub clock_check: ::core::option::Option<ClockCheck>,
 }
 /// A slot given up because another process on the host holds its node.
 #[allow(clippy::all)]
@@ -334,6 +442,37 @@ pub struct PassedOver {
     /// How much longer it is passed over.
     #[prost(uint64, tag = "3")]
     pub for_ms: u64,
+}
+/// The last clock check of a coordinated node: its clock against up to 5
+/// slot holders' and the coordinator's (PostgreSQL, ZooKeeper).
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ClockCheck {
+    /// The skew allowed (`--max-clock-skew`).
+    #[prost(uint64, tag = "1")]
+    pub max_skew_ms: u64,
+    /// How far this node's clock is ahead of the median of the clocks read
+    /// (negative: behind); absent before a check with a reading.
+    #[prost(int64, optional, tag = "2")]
+    pub offset_ms: ::core::option::Option<i64>,
+    /// The largest error bar of the readings: half a round trip, and 1 ms.
+    #[prost(int64, optional, tag = "3")]
+    pub error_ms: ::core::option::Option<i64>,
+    /// Whether more than half of the clocks read put this one beyond the
+    /// skew allowed: the node then claims no slot.
+    #[prost(bool, tag = "4")]
+    pub skewed: bool,
+    #[prost(uint64, optional, tag = "5")]
+    pub checked_ms_ago: ::core::option::Option<u64>,
+    /// Each reading: the source, and how far this clock is ahead of it.
+    #[prost(string, repeated, tag = "6")]
+    pub readings: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// The sources asked that did not answer, and why.
+    #[prost(string, repeated, tag = "7")]
+    pub unanswered: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// The last check in a sentence.
+    #[prost(string, optional, tag = "8")]
+    pub summary: ::core::option::Option<::prost::alloc::string::String>,
 }
 /// Generated server implementations.
 pub mod id_service_server {
@@ -404,6 +543,17 @@ pub mod id_service_server {
             &self,
             request: tonic::Request<super::GetNodeRequest>,
         ) -> std::result::Result<tonic::Response<super::NodeDescription>, tonic::Status>;
+        /// Which claim of this node's fleet covered the ID's slot at the
+        /// millisecond it carries, read from the fleet's claim history on the
+        /// coordinator. Mirrors `GET /v1/whois/{id}`. NOT_FOUND
+        /// (`snowmint-code: no_coordinator`) from a node that does not claim its
+        /// slot from a coordinator, which keeps no history; UNAVAILABLE
+        /// (`coordinator_unavailable`, `busy`) when the history cannot be read
+        /// now.
+        async fn whois(
+            &self,
+            request: tonic::Request<super::WhoisRequest>,
+        ) -> std::result::Result<tonic::Response<super::WhoisAnswer>, tonic::Status>;
     }
     /// New IDs and the ID calculator.
     #[derive(Debug)]
@@ -773,6 +923,49 @@ pub mod id_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetNodeSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/snowmint.v1.IdService/Whois" => {
+                    #[allow(non_camel_case_types)]
+                    struct WhoisSvc<T: IdService>(pub Arc<T>);
+                    impl<T: IdService> tonic::server::UnaryService<super::WhoisRequest>
+                    for WhoisSvc<T> {
+                        type Response = super::WhoisAnswer;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::WhoisRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as IdService>::whois(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = WhoisSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

@@ -463,7 +463,8 @@ async fn reflection_describes_the_api_in_both_versions() {
             "Encode",
             "Range",
             "GetLayout",
-            "GetNode"
+            "GetNode",
+            "Whois"
         ]
     );
     assert!(service.method[1].server_streaming());

@@ -175,7 +175,7 @@ fn bad_settings_are_reported() {
         (
             vec!["--claim-ttl", "500ms"],
             vec![("SNOWMINT_COORDINATOR", "zk://127.0.0.1:2181")],
-            "claim TTL 500ms is out of range (1s..=1h) (from --claim-ttl)",
+            "claim_ttl 500ms is out of range (1s..=1h) (from --claim-ttl)",
         ),
         (
             vec!["--coordinator", "zk://127.0.0.1:2181", "--machine", "3"],

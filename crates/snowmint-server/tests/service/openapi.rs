@@ -122,11 +122,33 @@ async fn answers_match_the_document() {
         ("/readyz", "/readyz"),
         ("/metrics", "/metrics"),
         ("/openapi.json", "/openapi.json"),
+        ("/api/snowflake/get/{key}", "/api/snowflake/get/order"),
+        (
+            "/api/snowflake/decode",
+            "/api/snowflake/decode?id=17eed6190fcedfff&encoding=hex",
+        ),
     ];
-    assert_eq!(examples.len(), snowmint_server::routes().len());
+    // A node given its identity keeps no claim history: its whois
+    // answer is the documented 404 (the 200 is checked against a fleet's
+    // nodes, in crates/snowmint-cli/tests/whois.rs).
+    let without_history = [("/v1/whois/{id}", "/v1/whois/1724551110457221119")];
+    assert_eq!(
+        examples.len() + without_history.len(),
+        snowmint_server::routes().len()
+    );
     for (path, uri) in examples {
         let answer = get(app, uri).await;
         assert_eq!(answer.status, StatusCode::OK, "{uri}: {}", answer.body);
+        conforms(&document, path, &answer);
+    }
+    for (path, uri) in without_history {
+        let answer = get(app, uri).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::NOT_FOUND,
+            "{uri}: {}",
+            answer.body
+        );
         conforms(&document, path, &answer);
     }
     for (path, uri) in [("/v1/id", "/v1/id"), ("/v1/ids", "/v1/ids?count=2")] {
@@ -141,6 +163,12 @@ async fn answers_match_the_document() {
         ("/v1/range", "/v1/range?from=2&to=1"),
         ("/v1/layout", "/v1/layout?epoch=x"),
         ("/v1/node", "/v1/node?x=1"),
+        ("/v1/whois/{id}", "/v1/whois/x"),
+        (
+            "/api/snowflake/decode",
+            "/api/snowflake/decode?id=17eed6190fcedfff",
+        ),
+        ("/api/snowflake/decode", "/api/snowflake/decode"),
     ] {
         let answer = get(app, uri).await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{uri}");
@@ -158,6 +186,7 @@ async fn answers_match_the_document() {
         ("/v1/id", "/v1/id"),
         ("/v1/ids", "/v1/ids?count=2"),
         ("/readyz", "/readyz"),
+        ("/api/snowflake/get/{key}", "/api/snowflake/get/order"),
     ] {
         let answer = get(app, uri).await;
         assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE, "{uri}");

@@ -1,0 +1,169 @@
+//! `snowmint whois`: which process of a fleet issued an ID, read from the
+//! fleet's claim history on its coordinator.
+//!
+//! Exit codes: 0 when one claim covered the ID, 3 when none did, 4 when
+//! the records that could say were pruned, 5 when two or more did (which
+//! must never happen, and is also said on standard error); 2 for bad
+//! input, 1 when the coordinator cannot be read.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use snowmint::{Encoding, SnowflakeId, format_time};
+use snowmint_fleet::{CoordinatorUrl, FleetName, Whois, WhoisAnswer};
+use snowmint_server::body::{ClaimRecordBody, WhoisBody};
+
+use crate::Global;
+use crate::failure::Failure;
+use crate::values::{EncodingParser, Format};
+
+/// Exit code: no claim covered the ID.
+const NOT_COVERED: u8 = 3;
+/// Exit code: the records that could say were pruned.
+const PRUNED: u8 = 4;
+/// Exit code: two or more claims covered the ID.
+const CONFLICT: u8 = 5;
+
+/// Arguments of `snowmint whois`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Every claim of a coordinated fleet leaves a record in the coordinator
+(snowmint serve --claim-history-keep): the holder's host, pid, addresses
+and version, and when the claim started and ended. whois reads the ID in
+the fleet's layout and names the claim whose slot and time cover it, for
+example:
+
+  snowmint whois 1724551110457221119 --coordinator etcd://10.0.0.5:2379 \\
+      --fleet ids
+
+The answer is one of: covered (exit 0), not covered: no node of the fleet
+issued it (exit 3), pruned: the records that could say are gone (exit 4),
+or conflict: two claims covered it, which must never happen (exit 5).
+A node answers the same at GET /v1/whois/{id}.")]
+pub struct WhoisArgs {
+    /// The ID to look up.
+    #[arg(value_name = "ID", allow_negative_numbers = true)]
+    id: String,
+    /// The fleet's coordinator: etcd://HOST:PORT,..., zk://HOST:PORT,.../CHROOT
+    /// or postgres://USER:PASSWORD@HOST:PORT/DB [env: SNOWMINT_COORDINATOR].
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "SNOWMINT_COORDINATOR",
+        hide_env = true
+    )]
+    coordinator: String,
+    /// The fleet's name [env: SNOWMINT_FLEET] [default: default].
+    #[arg(long, value_name = "NAME", env = "SNOWMINT_FLEET", hide_env = true)]
+    fleet: Option<String>,
+    /// The encoding the ID is written in.
+    #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
+    input: Encoding,
+    /// Text for people, or JSON (the body of GET /v1/whois/{id}).
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Runs `snowmint whois`.
+pub fn run(args: WhoisArgs, global: &Global) -> anyhow::Result<ExitCode> {
+    let id = SnowflakeId::parse(args.input, &args.id).map_err(Failure::from)?;
+    let url: CoordinatorUrl = args.coordinator.parse().map_err(Failure::bad_input)?;
+    let fleet: FleetName = args
+        .fleet
+        .as_deref()
+        .unwrap_or("default")
+        .parse()
+        .map_err(Failure::bad_input)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let whois = runtime.block_on(snowmint_fleet::whois(&url, &fleet, id))?;
+    // The ID is read in the fleet's layout; a layout typed on the command
+    // line that is not the fleet's is a mistake worth saying.
+    if global.layout_flag().is_some() || global.epoch_flag().is_some() {
+        let asked = global.layout()?;
+        if asked.spec() != whois.layout.spec() {
+            return Err(Failure::bad_input(format!(
+                "fleet {fleet} issues IDs in layout {}, not {}; whois reads the ID in the fleet's layout (leave --layout out)",
+                whois.layout.spec(),
+                asked.spec()
+            ))
+            .into());
+        }
+    }
+    let text = match args.format {
+        Format::Text => as_text(&whois),
+        Format::Json => format!("{}\n", serde_json::to_string(&WhoisBody::new(&whois))?),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(match whois.answer {
+        WhoisAnswer::Covered => ExitCode::SUCCESS,
+        WhoisAnswer::NotCovered => ExitCode::from(NOT_COVERED),
+        WhoisAnswer::Pruned => ExitCode::from(PRUNED),
+        _ => {
+            eprintln!("error: {}", whois.message());
+            ExitCode::from(CONFLICT)
+        }
+    })
+}
+
+fn as_text(whois: &Whois) -> String {
+    let body = WhoisBody::new(whois);
+    let mut text = String::new();
+    // Writing to a String cannot fail.
+    let _ = writeln!(text, "id          {}", body.id);
+    let _ = writeln!(text, "time        {}", body.time);
+    let _ = writeln!(text, "fleet       {} (layout {})", body.fleet, body.layout);
+    let _ = writeln!(
+        text,
+        "slot        {} (datacenter {}, machine {})",
+        body.slot, body.datacenter, body.machine
+    );
+    let _ = writeln!(text, "answer      {}", body.answer);
+    let _ = writeln!(text, "            {}", body.message);
+    for claim in &body.claims {
+        text.push('\n');
+        claim_text(&mut text, claim);
+    }
+    text
+}
+
+fn claim_text(text: &mut String, claim: &ClaimRecordBody) {
+    let _ = writeln!(text, "generation  {}", claim.generation);
+    match (&claim.host, claim.pid, &claim.listen) {
+        (Some(host), Some(pid), Some(listen)) => {
+            let _ = writeln!(text, "holder      {host}, pid {pid}");
+            let _ = writeln!(text, "http        {listen}");
+            if let Some(grpc) = &claim.grpc {
+                let _ = writeln!(text, "grpc        {grpc}");
+            }
+        }
+        _ => {
+            let _ = writeln!(text, "holder      {:?}", claim.holder);
+        }
+    }
+    let _ = writeln!(text, "version     {}", claim.version);
+    let _ = writeln!(text, "session     {}", claim.session);
+    let _ = writeln!(text, "started     {}", claim.start);
+    match (&claim.end, claim.ended) {
+        (Some(end), Some(how)) => {
+            let last = claim.last_ms.map_or_else(
+                || "it issued none".to_owned(),
+                |ms| format!("its IDs up to {}", format_time(ms)),
+            );
+            let _ = writeln!(text, "ended       {end} ({how}); {last}");
+        }
+        _ => {
+            let _ = writeln!(
+                text,
+                "ended       not yet (held, or lost and not taken over)"
+            );
+        }
+    }
+}

@@ -1,0 +1,498 @@
+//! `whois`: which claim of a fleet covered the slot of an ID at the
+//! millisecond it carries, read from the claim history
+//! ([`history`](super::history)) and the slot's high-water mark.
+//!
+//! A claim covers the timestamps its IDs can carry: from its first
+//! possible ID (its start on the holder's clock, and above the floor it
+//! found) to the last (the mark it left when it ended, the floor the next
+//! claim found, or, for the slot's latest claim while it is open, the
+//! slot's mark now: no ID goes out above the mark). Four answers:
+//!
+//! - covered: exactly one claim covers it;
+//! - not covered: none does (no node could have issued it in this fleet);
+//! - conflict: two or more do, which the fencing and the mark exist to
+//!   prevent; the answer names every one of them;
+//! - pruned: it lies before the oldest record kept, and older records were
+//!   pruned, so the history can no longer tell.
+
+use std::fmt;
+use std::time::Duration;
+
+use snowmint::{Layout, Node, SnowflakeId, format_time};
+
+use super::backend::Backend;
+use super::engine::Shared;
+use super::history::{ClaimEntry, SlotHistory};
+use super::paths::Paths;
+use super::{BackendError, CoordinatorUrl, FleetName};
+use crate::FleetError;
+
+/// How long the short session of one look-up lives if the reader dies
+/// before ending it.
+const READER_TTL: Duration = Duration::from_secs(5);
+
+/// What the history says of an ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WhoisAnswer {
+    /// Exactly one claim covered the ID's slot at its millisecond.
+    Covered,
+    /// No claim did.
+    NotCovered,
+    /// Two or more did: the guarantee failed, or the records are wrong.
+    Conflict,
+    /// The records that could say were pruned.
+    Pruned,
+}
+
+impl WhoisAnswer {
+    /// `covered`, `not_covered`, `conflict` or `pruned`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WhoisAnswer::Covered => "covered",
+            WhoisAnswer::NotCovered => "not_covered",
+            WhoisAnswer::Conflict => "conflict",
+            WhoisAnswer::Pruned => "pruned",
+        }
+    }
+
+    /// Every answer, for documentation.
+    pub const ALL: [WhoisAnswer; 4] = [
+        WhoisAnswer::Covered,
+        WhoisAnswer::NotCovered,
+        WhoisAnswer::Conflict,
+        WhoisAnswer::Pruned,
+    ];
+}
+
+/// The answer to "which process issued this ID?".
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Whois {
+    /// The ID asked about.
+    pub id: SnowflakeId,
+    /// The fleet whose history was read.
+    pub fleet: String,
+    /// The fleet's layout, which the ID was read in.
+    pub layout: Layout,
+    /// The ID's timestamp, Unix ms.
+    pub timestamp_ms: i64,
+    /// The ID's slot.
+    pub slot: u64,
+    /// The ID's node.
+    pub node: Node,
+    /// What the history says.
+    pub answer: WhoisAnswer,
+    /// The claims that covered the slot at that millisecond: one when
+    /// covered, two or more on a conflict, none otherwise.
+    pub claims: Vec<ClaimEntry>,
+    /// The slot's records kept, oldest first.
+    pub kept: Vec<ClaimEntry>,
+    /// The slot's high-water mark now, Unix ms.
+    pub mark_ms: Option<i64>,
+}
+
+impl Whois {
+    /// The answer in one sentence (or, for a conflict, a warning).
+    pub fn message(&self) -> String {
+        let at = format!(
+            "slot {} of fleet {} at {}",
+            self.slot,
+            self.fleet,
+            format_time(self.timestamp_ms)
+        );
+        match self.answer {
+            WhoisAnswer::Covered => {
+                let claim = &self.claims[0];
+                let state = match (claim.ended, claim.end_ms) {
+                    (Some(end), Some(end_ms)) => {
+                        format!("ended by {} at {}", end.name(), format_time(end_ms))
+                    }
+                    _ => "not ended".to_owned(),
+                };
+                format!(
+                    "one claim covered {at}: generation {} by {} ({state})",
+                    claim.generation,
+                    holder_name(claim)
+                )
+            }
+            WhoisAnswer::NotCovered => {
+                let span = match (self.kept.first(), self.kept.last()) {
+                    (Some(first), Some(last)) => format!(
+                        "the {} records kept (generations {} to {}) cover no such time",
+                        self.kept.len(),
+                        first.generation,
+                        last.generation
+                    ),
+                    _ => "the slot has no record of any claim".to_owned(),
+                };
+                format!("no claim covered {at}: {span}; no node of this fleet issued this ID")
+            }
+            WhoisAnswer::Conflict => {
+                let names: Vec<String> = self
+                    .claims
+                    .iter()
+                    .map(|claim| {
+                        format!("generation {} by {}", claim.generation, holder_name(claim))
+                    })
+                    .collect();
+                format!(
+                    "CONFLICT: {} claims covered {at} ({}); this must never happen: two processes may have issued IDs as the same node at the same time; keep the logs of both and report it",
+                    self.claims.len(),
+                    names.join("; ")
+                )
+            }
+            WhoisAnswer::Pruned => {
+                let oldest = &self.kept[0];
+                format!(
+                    "the records that could say who held {at} were pruned: the oldest kept is generation {}, from {}",
+                    oldest.generation,
+                    format_time(oldest.first_ms())
+                )
+            }
+        }
+    }
+}
+
+impl fmt::Display for Whois {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+/// `host (ADDRESS), pid N`, or the holder's text as written.
+fn holder_name(claim: &ClaimEntry) -> String {
+    match claim.parsed_holder() {
+        Some(holder) => format!("{} ({}), pid {}", holder.host, holder.listen, holder.pid),
+        None => format!("{:?}", claim.holder),
+    }
+}
+
+/// The highest timestamp the claim at `index` can have issued at,
+/// `None` when it can have issued none.
+fn last_ms(records: &[ClaimEntry], index: usize, mark_ms: Option<i64>) -> Option<i64> {
+    let record = &records[index];
+    if record.ended.is_some() {
+        return record.last_ms;
+    }
+    match records.get(index + 1) {
+        // A later claim found the mark this one had raised.
+        Some(next) => next.floor_ms,
+        None => mark_ms,
+    }
+}
+
+/// Judges the slot's `records` (oldest first) and mark for `timestamp_ms`:
+/// the answer and the claims that covered it.
+pub(super) fn judge(
+    records: &[ClaimEntry],
+    mark_ms: Option<i64>,
+    timestamp_ms: i64,
+) -> (WhoisAnswer, Vec<ClaimEntry>) {
+    let covering: Vec<ClaimEntry> = records
+        .iter()
+        .enumerate()
+        .filter(|(index, record)| {
+            last_ms(records, *index, mark_ms)
+                .is_some_and(|last| record.first_ms() <= timestamp_ms && timestamp_ms <= last)
+        })
+        .map(|(_, record)| record.clone())
+        .collect();
+    let answer = match covering.len() {
+        1 => WhoisAnswer::Covered,
+        0 if records
+            .first()
+            .is_some_and(|oldest| oldest.generation > 1 && timestamp_ms < oldest.first_ms()) =>
+        {
+            WhoisAnswer::Pruned
+        }
+        0 => WhoisAnswer::NotCovered,
+        _ => WhoisAnswer::Conflict,
+    };
+    (answer, covering)
+}
+
+/// Reads what `whois` needs in `session` and judges it.
+pub(super) async fn look_up<B: Backend>(
+    backend: &B,
+    session: &B::Session,
+    fleet: &str,
+    layout: Layout,
+    id: SnowflakeId,
+) -> Result<Whois, BackendError> {
+    let paths = Paths::new(fleet);
+    let node = layout.node_of(id);
+    let slot = layout
+        .slot_of(node)
+        .map_err(|error| BackendError::unavailable(error.to_string()))?;
+    let (history_key, mark_key) = (paths.claims(slot), paths.mark(slot));
+    let (history, mark) = tokio::join!(
+        backend.read(session, &history_key),
+        backend.read(session, &mark_key),
+    );
+    let records = match history? {
+        Some(found) => {
+            SlotHistory::from_bytes(&found.value)
+                .map_err(|reason| {
+                    BackendError::unavailable(format!(
+                        "the claim history at {} cannot be read: {reason}",
+                        paths.claims(slot)
+                    ))
+                })?
+                .records
+        }
+        None => Vec::new(),
+    };
+    let mark_ms = mark?.and_then(|found| String::from_utf8_lossy(&found.value).trim().parse().ok());
+    let timestamp_ms = layout.timestamp_ms(id);
+    let (answer, claims) = judge(&records, mark_ms, timestamp_ms);
+    Ok(Whois {
+        id,
+        fleet: fleet.to_owned(),
+        layout,
+        timestamp_ms,
+        slot,
+        node,
+        answer,
+        claims,
+        kept: records,
+        mark_ms,
+    })
+}
+
+/// Which claim of `fleet` covered the slot of `id` at its millisecond,
+/// read from the coordinator at `url` in one short session of its own
+/// (the fleet's layout, the slot's history and mark). The ID is read in
+/// the fleet's recorded layout.
+///
+/// # Errors
+///
+/// [`FleetError::Coordinator`] when the coordinator cannot be reached or
+/// answers with an error, when no node ever claimed in the fleet (it has
+/// no layout record), or when this build lacks the backend.
+#[cfg_attr(
+    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
+    allow(unused_variables)
+)]
+pub async fn whois(
+    url: &CoordinatorUrl,
+    fleet: &FleetName,
+    id: SnowflakeId,
+) -> Result<Whois, FleetError> {
+    match url {
+        #[cfg(feature = "etcd")]
+        CoordinatorUrl::Etcd { endpoints, .. } => {
+            let backend = crate::etcd::EtcdBackend::new(endpoints.clone());
+            whois_with(&backend, fleet, id).await
+        }
+        #[cfg(feature = "zookeeper")]
+        CoordinatorUrl::ZooKeeper { hosts, chroot, .. } => {
+            let backend = crate::zookeeper::ZooKeeperBackend::new(hosts.clone(), chroot.clone());
+            whois_with(&backend, fleet, id).await
+        }
+        #[cfg(feature = "postgres")]
+        CoordinatorUrl::Postgres(target) => {
+            let backend = crate::postgres::PostgresBackend::new(super::PostgresUrl::clone(target));
+            whois_with(&backend, fleet, id).await
+        }
+        #[allow(unreachable_patterns)] // with every backend built in, no URL lacks support
+        other => Err(super::unsupported(other)),
+    }
+}
+
+#[cfg_attr(
+    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
+    allow(dead_code)
+)]
+async fn whois_with<B: Backend>(
+    backend: &B,
+    fleet: &FleetName,
+    id: SnowflakeId,
+) -> Result<Whois, FleetError> {
+    let failed = |message: String| FleetError::Coordinator {
+        coordinator: backend.url(),
+        message,
+    };
+    let cannot = |error: BackendError| {
+        failed(format!(
+            "cannot read the claim history of fleet {fleet}: {}",
+            error.reason()
+        ))
+    };
+    let paths = Paths::new(fleet.as_str());
+    let opened = backend
+        .open_session(READER_TTL, &[])
+        .await
+        .map_err(cannot)?;
+    let session = opened.session;
+    let read = async {
+        let Some(found) = backend.read(&session, &paths.layout()).await.map_err(cannot)? else {
+            return Err(failed(format!(
+                "fleet {fleet} has no layout record at {}: no node has claimed a slot in it (is the fleet name right?)",
+                paths.layout()
+            )));
+        };
+        let text = String::from_utf8_lossy(&found.value);
+        let layout: Layout = text.trim().parse().map_err(|_| {
+            failed(format!(
+                "the layout record at {} is {text:?}, which names no layout",
+                paths.layout()
+            ))
+        })?;
+        look_up(backend, &session, fleet.as_str(), layout, id)
+            .await
+            .map_err(cannot)
+    }
+    .await;
+    // The session holds nothing; ending it only saves the service work.
+    let _ = backend.release(&session, None).await;
+    read
+}
+
+impl<B: Backend> Shared<B> {
+    /// `whois` from inside the engine: in its own session if it has one
+    /// open, else in a short one; the ID read in this node's layout, which
+    /// is the fleet's.
+    pub(super) async fn whois(&self, id: SnowflakeId) -> Result<Whois, FleetError> {
+        let cannot = |error: BackendError| FleetError::Coordinator {
+            coordinator: self.url.clone(),
+            message: format!(
+                "cannot read the claim history of fleet {}: {}",
+                self.config.fleet(),
+                error.reason()
+            ),
+        };
+        let layout = self.config.layout;
+        let live = self.lock().session.clone();
+        let fleet = self.config.fleet();
+        let answer = match live {
+            Some(live) => {
+                tokio::time::timeout(
+                    READER_TTL,
+                    look_up(&self.backend, &live.session, fleet, layout, id),
+                )
+                .await
+            }
+            None => {
+                tokio::time::timeout(READER_TTL, async {
+                    let opened = self.backend.open_session(READER_TTL, &[]).await?;
+                    let answer = look_up(&self.backend, &opened.session, fleet, layout, id).await;
+                    let _ = self.backend.release(&opened.session, None).await;
+                    answer
+                })
+                .await
+            }
+        };
+        answer
+            .unwrap_or_else(|_| {
+                Err(BackendError::unavailable(format!(
+                    "no answer within {} ms",
+                    READER_TTL.as_millis()
+                )))
+            })
+            .map_err(cannot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::history::ClaimEnd;
+    use super::*;
+
+    fn record(generation: u64, start_ms: i64, floor_ms: Option<i64>) -> ClaimEntry {
+        serde_json::from_value(serde_json::json!({
+            "generation": generation,
+            "holder": format!("host=h{generation} pid={generation} listen=127.0.0.1:808{generation} started=1970-01-01T00:00:00.000Z"),
+            "version": "0.1.0",
+            "session": "lease 1",
+            "start_ms": start_ms,
+            "floor_ms": floor_ms,
+            "end_ms": null,
+            "last_ms": null,
+            "ended": null,
+        }))
+        .unwrap()
+    }
+
+    fn ended(
+        mut entry: ClaimEntry,
+        end: ClaimEnd,
+        end_ms: i64,
+        last_ms: Option<i64>,
+    ) -> ClaimEntry {
+        entry.ended = Some(end);
+        entry.end_ms = Some(end_ms);
+        entry.last_ms = last_ms;
+        entry
+    }
+
+    fn generations(claims: &[ClaimEntry]) -> Vec<u64> {
+        claims.iter().map(|claim| claim.generation).collect()
+    }
+
+    /// Released at mark 2000, taken over at floor 2000 from 3000 on by a
+    /// node whose claim is open with the mark at 5000.
+    #[test]
+    fn each_time_has_one_answer() {
+        let records = vec![
+            ended(
+                record(1, 1_000, None),
+                ClaimEnd::Release,
+                1_500,
+                Some(2_000),
+            ),
+            record(2, 3_000, Some(2_000)),
+        ];
+        let mark = Some(5_000);
+        let answer = |t| {
+            let (answer, claims) = judge(&records, mark, t);
+            (answer, generations(&claims))
+        };
+        assert_eq!(answer(999), (WhoisAnswer::NotCovered, vec![]));
+        assert_eq!(answer(1_000), (WhoisAnswer::Covered, vec![1]));
+        assert_eq!(answer(2_000), (WhoisAnswer::Covered, vec![1]));
+        // Between the release's last mark and the next claim's start.
+        assert_eq!(answer(2_500), (WhoisAnswer::NotCovered, vec![]));
+        assert_eq!(answer(3_000), (WhoisAnswer::Covered, vec![2]));
+        assert_eq!(answer(5_000), (WhoisAnswer::Covered, vec![2]));
+        // Past the mark: no ID can have gone out yet.
+        assert_eq!(answer(5_001), (WhoisAnswer::NotCovered, vec![]));
+    }
+
+    /// A claim is bounded by the floor the next one found when it did not
+    /// end by itself, and starts above its own floor.
+    #[test]
+    fn a_takeover_bounds_the_previous_claim_by_the_floor() {
+        let records = vec![
+            ended(
+                record(4, 1_000, Some(900)),
+                ClaimEnd::Takeover,
+                2_100,
+                Some(1_800),
+            ),
+            record(5, 1_200, Some(1_800)),
+        ];
+        assert_eq!(generations(&judge(&records, Some(4_000), 1_800).1), [4]);
+        assert_eq!(generations(&judge(&records, Some(4_000), 1_801).1), [5]);
+        // Before the oldest record kept, generations 1 to 3 were pruned.
+        assert_eq!(judge(&records, Some(4_000), 950).0, WhoisAnswer::Pruned);
+    }
+
+    /// A holder that kept issuing above the floor its successor found is a
+    /// conflict, with both claims named.
+    #[test]
+    fn two_claims_over_one_time_are_a_conflict() {
+        let records = vec![
+            ended(
+                record(1, 1_000, None),
+                ClaimEnd::Release,
+                3_000,
+                Some(3_500),
+            ),
+            record(2, 2_000, Some(2_500)),
+        ];
+        let (answer, claims) = judge(&records, Some(6_000), 3_000);
+        assert_eq!(answer, WhoisAnswer::Conflict);
+        assert_eq!(generations(&claims), [1, 2]);
+    }
+}

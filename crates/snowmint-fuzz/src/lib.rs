@@ -1,0 +1,47 @@
+//! The checks of snowmint's fuzz targets, as plain functions. libFuzzer
+//! drives them from `fuzz/` (`scripts/fuzz`, with cargo-fuzz); `cargo test`
+//! replays the committed seeds (`fuzz/seeds/<target>.hex`) and every input
+//! that once failed (`fuzz/regressions/<target>/`) through them, so that
+//! each test run covers what fuzzing found without a fuzzing toolchain.
+//!
+//! # Layout
+//!
+//! One module per target, each with `run(data: &[u8])`: the check of one
+//! input as libFuzzer hands it over. A target whose input has several
+//! parts also has `check`, which takes them already read.
+//!
+//! - [`id_text`]: IDs in every text encoding.
+//! - [`time_text`]: times (Unix ms, RFC 3339).
+//! - [`layout_spec`]: layout specifications (`T/D/M/S@EPOCH`).
+//! - [`http_query`]: any request through the HTTP API's real router.
+//! - [`config_file`]: any configuration file, with flags over it.
+//! - [`memcached`]: any bytes a memcached client sends, through the real
+//!   connection handler.
+//!
+//! A failure found by fuzzing becomes a regression: copy the input from
+//! `fuzz/artifacts/<target>/` to `fuzz/regressions/<target>/`, fix the
+//! code, and `cargo test -p snowmint-fuzz` keeps it fixed.
+
+pub mod config_file;
+pub mod http_query;
+pub mod id_text;
+pub mod layout_spec;
+pub mod memcached;
+pub mod time_text;
+
+#[cfg(test)]
+mod replay;
+
+/// A target's check of one raw input.
+pub type Check = fn(&[u8]);
+
+/// Every target: its name (its binary in `fuzz/`, its directories of
+/// inputs) and its check.
+pub const TARGETS: [(&str, Check); 6] = [
+    ("config_file", config_file::run),
+    ("http_query", http_query::run),
+    ("id_text", id_text::run),
+    ("layout_spec", layout_spec::run),
+    ("memcached", memcached::run),
+    ("time_text", time_text::run),
+];

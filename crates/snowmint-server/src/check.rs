@@ -1,0 +1,446 @@
+//! `snowmint serve --check`: what a node would do with a configuration,
+//! found without binding a port, claiming a slot or writing a file.
+//!
+//! It goes as far as a start can go without those: the settings are
+//! resolved by [`Config`] as for a start; a hostname's ordinal is read and
+//! checked against the layout; the state directory is looked at (not
+//! made); a fixed node's recorded high-water mark is read and held against
+//! the clock with the rule a start applies, so that a start that would
+//! refuse (a clock set back) is refused here with the same message.
+//!
+//! What only a start can find out is named, not tried: whether the ports
+//! are free, whether the coordinator answers and has a slot free, whether
+//! the state directory may be created, and whether another process holds
+//! the node's lock.
+
+use std::fmt;
+use std::net::SocketAddr;
+
+use snowmint::{Clock, Node};
+use snowmint_fleet::{FleetError, MarkFile, StaticSource, system_hostname};
+
+use crate::config::{Config, Identity, Origin, Setting};
+use crate::serve::{ServeError, naming_the_setting};
+
+/// What a node would do with a configuration: one line per concern, for
+/// people, and the identity's source for programs.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint_server::config::{Config, Layer, Setting};
+///
+/// let mut flags = Layer::flags();
+/// flags.set(Setting::MachineFromHostname, "true").set(Setting::Hostname, "ids-12");
+/// flags.set(Setting::StateDir, "/nonexistent/snowmint");
+/// let config = Config::resolve(&[flags], |_| None)?;
+/// let plan = snowmint_server::check(&config)?;
+/// assert_eq!(plan.source(), "hostname");
+/// assert!(plan.to_string().contains("slot 12 (datacenter 0, machine 12)"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    source: &'static str,
+    lines: Vec<(&'static str, String)>,
+    notes: Vec<String>,
+}
+
+impl Plan {
+    /// Where the node's identity comes from, as `/v1/node` names it:
+    /// `static`, `hostname`, `etcd`, `zookeeper` or `postgres`.
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+
+    /// Things worth knowing that do not stop a start (a loopback-only
+    /// listener, say).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (name, text) in &self.lines {
+            writeln!(f, "{name:<12} {text}")?;
+        }
+        for note in &self.notes {
+            writeln!(f, "note: {note}")?;
+        }
+        writeln!(
+            f,
+            "ok: this configuration starts (nothing was bound, claimed or written)"
+        )
+    }
+}
+
+/// Checks `config` as a start would, without binding, claiming or
+/// writing, and says what the node would do.
+///
+/// # Errors
+///
+/// The error a start would stop with, with the same message: a hostname
+/// without an ordinal, or one past the layout's slots; a state directory
+/// path that cannot be a directory; an unreadable state file; a fixed
+/// node's high-water mark further ahead of the clock than
+/// `mark_wait_max`.
+pub fn check(config: &Config) -> Result<Plan, ServeError> {
+    check_with_clock(config, crate::serve::clock(config).as_ref())
+}
+
+/// [`check`] against `clock`.
+pub fn check_with_clock(config: &Config, clock: &dyn Clock) -> Result<Plan, ServeError> {
+    let layout = config.layout;
+    let from = |setting| from(config, setting);
+    let mut notes = Vec::new();
+    let (source, identity, node) = identity(config)?;
+    let exists = snowmint_fleet::state_dir_exists(&config.state_dir)?;
+    let mut state = format!(
+        "{}{}: {}",
+        config.state_dir.display(),
+        from(Setting::StateDir),
+        if exists {
+            "exists"
+        } else {
+            "not there yet, a start creates it"
+        }
+    );
+    if let Some(node) = node {
+        state.push_str(&format!("; {}", mark_status(config, node, clock)?));
+    } else if let Some(slot) = snowmint_fleet::last_written_slot(&config.state_dir, layout) {
+        state.push_str(&format!("; slot {slot} was held last, and is tried first"));
+    }
+    let coordinator = match &config.identity {
+        Identity::Coordinator {
+            url,
+            config: claims,
+        } => format!(
+            "{url}{}, fleet {}{}, slots {}-{}{} ({} of them), claim_ttl {}{}",
+            from(Setting::Coordinator),
+            claims.fleet(),
+            from(Setting::Fleet),
+            claims.slots().first(),
+            claims.slots().last(),
+            from(Setting::Slots),
+            claims.slots().len(),
+            snowmint::value::format_duration(claims.ttl()),
+            from(Setting::ClaimTtl),
+        ),
+        _ => "none".to_owned(),
+    };
+    let layout_from = match from(Setting::Layout) {
+        text if text.is_empty() => from(Setting::Epoch),
+        text => text,
+    };
+    let mut lines = vec![
+        ("identity", identity),
+        ("layout", format!("{layout} {}{layout_from}", layout.spec())),
+        ("state dir", state),
+        ("coordinator", coordinator),
+    ];
+    let listeners = [
+        ("listen", Setting::Listen, Some(config.listen), "http://"),
+        ("grpc", Setting::GrpcListen, config.grpc_listen, "http://"),
+        (
+            "memcached",
+            Setting::MemcachedListen,
+            config.memcached_listen,
+            "",
+        ),
+    ];
+    for (name, setting, address, scheme) in listeners {
+        let text = match address {
+            Some(address) => {
+                if address.ip().is_loopback() {
+                    notes.push(format!(
+                        "{} {address} is loopback: only this host (or container) reaches it",
+                        setting.key()
+                    ));
+                }
+                let mut text = format!("{scheme}{address}{}", from(setting));
+                if setting == Setting::MemcachedListen {
+                    text.push_str(&format!(
+                        ", silent connections closed after {}{}",
+                        snowmint::value::format_duration(config.memcached_idle_timeout),
+                        from(Setting::MemcachedIdleTimeout)
+                    ));
+                }
+                text
+            }
+            None => "off".to_owned(),
+        };
+        lines.push((name, text));
+    }
+    let policy = match config.clock_policy.bound() {
+        Some(bound) => format!(
+            "{}{} up to {}{}",
+            config.clock_policy.name(),
+            from(Setting::ClockPolicy),
+            snowmint::value::format_duration(bound),
+            from(Setting::ClockMax)
+        ),
+        None => format!(
+            "{}{}",
+            config.clock_policy.name(),
+            from(Setting::ClockPolicy)
+        ),
+    };
+    lines.push((
+        "clock",
+        format!(
+            "clock_policy {policy}, mark_step {}{}, mark_wait_max {}{}",
+            snowmint::value::format_duration(config.mark_step),
+            from(Setting::MarkStep),
+            snowmint::value::format_duration(config.mark_wait_max),
+            from(Setting::MarkWaitMax),
+        ),
+    ));
+    lines.push((
+        "requests",
+        format!(
+            "request_timeout {}{}",
+            snowmint::value::format_duration(config.request_timeout),
+            from(Setting::RequestTimeout)
+        ),
+    ));
+    if ports_clash(config) {
+        notes.push("two listeners share an address: a start fails to bind the second".to_owned());
+    }
+    Ok(Plan {
+        source,
+        lines,
+        notes,
+    })
+}
+
+/// ` (from --flag)` after a value that was given; nothing after a default.
+fn from(config: &Config, setting: Setting) -> String {
+    match config.origin(setting) {
+        Origin::Default => String::new(),
+        _ => format!(" {}", config.origin_note(setting)),
+    }
+}
+
+/// The identity's source, its line, and the node when it is fixed now.
+fn identity(config: &Config) -> Result<(&'static str, String, Option<Node>), ServeError> {
+    let layout = config.layout;
+    Ok(match &config.identity {
+        Identity::Static(node) => {
+            // The same check a start makes first.
+            StaticSource::new(layout, *node)?;
+            let slot = layout.slot_of(*node).map_err(FleetError::from)?;
+            (
+                "static",
+                format!(
+                    "static: slot {slot} (datacenter {}{}, machine {}{})",
+                    node.datacenter,
+                    from(config, Setting::Datacenter),
+                    node.machine,
+                    from(config, Setting::Machine)
+                ),
+                Some(*node),
+            )
+        }
+        Identity::Hostname(name) => {
+            let (hostname, whose) = match name {
+                Some(name) => (name.clone(), from(config, Setting::Hostname)),
+                None => (system_hostname()?, " (this machine's)".to_owned()),
+            };
+            let ordinal = snowmint_fleet::hostname_ordinal(&hostname)?;
+            // Past the layout's slots: the same error as a start's.
+            StaticSource::from_hostname(layout, &hostname)?;
+            let node = layout.node_from_slot(ordinal).map_err(FleetError::from)?;
+            (
+                "hostname",
+                format!(
+                    "hostname: slot {ordinal} (datacenter {}, machine {}) of {hostname:?}{whose}",
+                    node.datacenter, node.machine
+                ),
+                Some(node),
+            )
+        }
+        Identity::Coordinator { url, .. } => {
+            let kind = url.kind();
+            (
+                kind,
+                format!("{kind}: a free slot, claimed once started (see coordinator)"),
+                None,
+            )
+        }
+    })
+}
+
+/// What a fixed node's state file says, with the start-up rule applied.
+fn mark_status(config: &Config, node: Node, clock: &dyn Clock) -> Result<String, ServeError> {
+    let file = MarkFile::for_node(&config.state_dir, node);
+    let Some(mark_ms) = file.read()? else {
+        return Ok("no state file for this node yet".to_owned());
+    };
+    let now_ms = clock.now_ms();
+    let wait = file
+        .startup_wait(mark_ms, now_ms, config.mark_wait_max)
+        .map_err(|error| naming_the_setting(config, error))?;
+    Ok(if wait.is_zero() {
+        format!(
+            "its high-water mark, {}, is behind the clock",
+            snowmint::format_time(mark_ms)
+        )
+    } else {
+        format!(
+            "its high-water mark, {}, is {} ms ahead of the clock: a start waits that out",
+            snowmint::format_time(mark_ms),
+            wait.as_millis()
+        )
+    })
+}
+
+/// Whether two listeners ask for the same port on overlapping addresses
+/// (port 0 picks a free one each time, so it never clashes).
+fn ports_clash(config: &Config) -> bool {
+    let bound: Vec<SocketAddr> = [
+        Some(config.listen),
+        config.grpc_listen,
+        config.memcached_listen,
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|address| address.port() != 0)
+    .collect();
+    let overlap = |a: &SocketAddr, b: &SocketAddr| {
+        a.port() == b.port()
+            && (a.ip() == b.ip() || a.ip().is_unspecified() || b.ip().is_unspecified())
+    };
+    bound
+        .iter()
+        .enumerate()
+        .any(|(i, a)| bound[i + 1..].iter().any(|b| overlap(a, b)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use snowmint::ManualClock;
+
+    use super::*;
+    use crate::config::Layer;
+
+    fn config(pairs: &[(Setting, &str)]) -> Config {
+        let mut flags = Layer::flags();
+        for (setting, value) in pairs {
+            flags.set(*setting, *value);
+        }
+        Config::resolve(&[flags], |_| None).unwrap()
+    }
+
+    /// Each source of identity is named as `/v1/node` names it, with the
+    /// node it gives; a coordinator's password is not shown.
+    #[test]
+    fn the_identity_source_is_named() {
+        let dir = std::env::temp_dir().join("snowmint-check-none");
+        let dir = dir.to_str().unwrap();
+        let fixed = check(&config(&[
+            (Setting::Datacenter, "3"),
+            (Setting::Machine, "7"),
+            (Setting::StateDir, dir),
+        ]))
+        .unwrap();
+        assert_eq!(fixed.source(), "static");
+        assert!(
+            fixed.to_string().contains(
+                "static: slot 103 (datacenter 3 (from --datacenter), machine 7 (from --machine))\n"
+            ),
+            "{fixed}"
+        );
+        let coordinated = check(&config(&[
+            (
+                Setting::Coordinator,
+                "postgres://ids:hunter2@db.internal/app",
+            ),
+            (Setting::Slots, "0-9"),
+            (Setting::StateDir, dir),
+        ]))
+        .unwrap();
+        assert_eq!(coordinated.source(), "postgres");
+        let text = coordinated.to_string();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(
+            text.contains("slots 0-9 (from --slots) (10 of them)"),
+            "{text}"
+        );
+        let etcd = check(&config(&[
+            (Setting::Coordinator, "etcd://10.0.0.1:2379"),
+            (Setting::StateDir, dir),
+        ]))
+        .unwrap();
+        assert_eq!(etcd.source(), "etcd");
+    }
+
+    /// A hostname without an ordinal, or one past the layout's slots, is
+    /// refused with the start's own message.
+    #[test]
+    fn a_hostname_without_a_usable_ordinal_is_refused_as_a_start_refuses_it() {
+        for hostname in ["ids", "ids-1024"] {
+            let config = config(&[
+                (Setting::MachineFromHostname, "true"),
+                (Setting::Hostname, hostname),
+            ]);
+            let checked = check(&config).unwrap_err().to_string();
+            let started = crate::slot_source(&config).err().unwrap().to_string();
+            assert_eq!(checked, started);
+            assert!(
+                checked.contains(&format!("hostname {hostname:?}")),
+                "{checked}"
+            );
+        }
+    }
+
+    /// A fixed node's mark too far ahead is refused with the start's
+    /// message, which names the setting that would let it wait; a small
+    /// gap is reported as a wait.
+    #[test]
+    fn a_mark_too_far_ahead_is_refused_naming_mark_wait_max() {
+        let dir = std::env::temp_dir().join(format!("snowmint-check-mark-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        MarkFile::for_node(&dir, Node::default())
+            .write(1_700_000_010_000)
+            .unwrap();
+        let config = config(&[(Setting::StateDir, dir.to_str().unwrap())]);
+        let far = check_with_clock(&config, &ManualClock::new(1_700_000_000_000))
+            .unwrap_err()
+            .to_string();
+        assert!(far.contains("refuses to start"), "{far}");
+        assert!(
+            far.ends_with("or raise --mark-wait-max (2s by default) above the gap"),
+            "{far}"
+        );
+        let near = check_with_clock(&config, &ManualClock::new(1_700_000_009_000))
+            .unwrap()
+            .to_string();
+        assert!(
+            near.contains("1001 ms ahead of the clock: a start waits that out"),
+            "{near}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(!Path::new(&dir).exists());
+    }
+
+    /// A loopback listener is pointed out; two listeners on one port too.
+    #[test]
+    fn loopback_and_clashing_listeners_are_noted() {
+        let plan = check(&config(&[
+            (Setting::Listen, "0.0.0.0:8080"),
+            (Setting::GrpcListen, "127.0.0.1:8080"),
+            (Setting::StateDir, "/nonexistent/snowmint"),
+        ]))
+        .unwrap();
+        let notes = plan.notes().join("\n");
+        assert!(
+            notes.contains("grpc_listen 127.0.0.1:8080 is loopback"),
+            "{notes}"
+        );
+        assert!(notes.contains("two listeners share an address"), "{notes}");
+        assert!(!notes.contains("listen 0.0.0.0"), "{notes}");
+    }
+}
