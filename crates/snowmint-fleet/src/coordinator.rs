@@ -161,7 +161,7 @@ pub use status::{ClaimRecord, ClaimState, CoordinatorStatus, PassedOver};
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
 pub use tls_files::TlsFiles;
 pub use url::{CoordinatorUrl, Login, PostgresUrl, SslMode};
-pub use whois::{Whois, WhoisAnswer, whois};
+pub use whois::{Whois, WhoisAnswer, whois, whois_with};
 
 use crate::{BoxFuture, FleetError, NodeState, SlotSource};
 use engine::{Inner, Shared};

@@ -72,6 +72,7 @@ pub use coordinator::{
     PostgresUrl, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer, connect,
     mask_user_part, parse_claim_ttl, parse_clock_check_every, parse_history_keep,
     parse_history_max_age, parse_max_clock_skew, read_holders, read_holders_with, whois,
+    whois_with,
 };
 /// etcd's messages and calls, for the tests' own etcd client (not a stable
 /// API).
