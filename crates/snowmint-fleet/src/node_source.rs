@@ -28,9 +28,11 @@ use crate::{
 /// assert_eq!(source.kind(), "static");
 /// let source = NodeSource::Hostname(Some("ids-12".into())).slot_source(Layout::TWITTER, &dir, None)?;
 /// assert_eq!(source.kind(), "hostname");
-/// let err = NodeSource::Static(Node { datacenter: 32, machine: 0 })
+/// let Err(err) = NodeSource::Static(Node { datacenter: 32, machine: 0 })
 ///     .slot_source(Layout::TWITTER, &dir, None)
-///     .unwrap_err();
+/// else {
+///     panic!("datacenter 32 is outside the Twitter layout");
+/// };
 /// assert_eq!(err.to_string(), "datacenter 32 is out of range (0..=31)");
 /// # Ok::<(), snowmint_fleet::FleetError>(())
 /// ```

@@ -19,7 +19,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_server::Health;
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 
-use super::{Stopping, shutting_down, stopped};
+use super::{END_WAIT, Stopping, shutting_down, stopped};
 use crate::state::AppState;
 
 /// The service name health checks ask about.
@@ -115,7 +115,7 @@ impl Health for HealthApi {
                 tokio::select! {
                     () = sender.closed() => return,
                     () = stopped(&mut stopping) => {
-                        let _ = sender.try_send(Err(shutting_down()));
+                        let _ = tokio::time::timeout(END_WAIT, sender.send(Err(shutting_down()))).await;
                         return;
                     }
                     () = tokio::time::sleep(WATCH_EVERY) => {}

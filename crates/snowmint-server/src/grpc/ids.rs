@@ -15,7 +15,7 @@ use tonic::{Request, Response, Status};
 
 use super::pb::id_service_server::IdService;
 use super::status::{api_error, bounded, from_core, refused, rejected};
-use super::{Stopping, pb, shutting_down, stopped};
+use super::{END_WAIT, Stopping, pb, shutting_down, stopped};
 use crate::body::{
     ClaimRecordBody, DecodedId, FencingState, IdRange, LayoutDescription, NodeDescription,
     WhoisBody,
@@ -119,9 +119,10 @@ impl IdService for IdApi {
                         Err(_) => return,
                     },
                     () = stopped(&mut stopping) => {
-                        // Best effort: a reader that does not read gets
+                        // After what is queued, when the reader takes it
+                        // within END_WAIT; a reader that does not read gets
                         // the end of the stream when its connection closes.
-                        let _ = sender.try_send(Err(shutting_down()));
+                        let _ = tokio::time::timeout(END_WAIT, sender.send(Err(shutting_down()))).await;
                         return;
                     }
                 };

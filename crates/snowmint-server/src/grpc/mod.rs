@@ -81,6 +81,11 @@ pub fn routes(state: AppState, stopping: Stopping) -> Routes {
     .add_service(v1alpha)
 }
 
+/// How long a stream that is shutting down waits for room in its queue
+/// for the `UNAVAILABLE` status that ends it (its reader may be a few
+/// batches behind).
+pub(crate) const END_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Whether the server is shutting down: streams watch it and end.
 pub type Stopping = watch::Receiver<bool>;
 

@@ -5,7 +5,9 @@
 
 mod api;
 mod claims;
+mod error_kinds;
 mod grpc;
+mod grpc_whois;
 mod openapi;
 mod page;
 mod readiness;
