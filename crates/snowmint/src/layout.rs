@@ -476,7 +476,7 @@ impl Layout {
 
     /// Reads the value of an ID field (datacenter, machine, sequence) from
     /// text, checking it against this layout's range; see
-    /// [`parse_bounded`](crate::parse_bounded) for the rules.
+    /// [`parse_bounded`](crate::value::parse_bounded) for the rules.
     ///
     /// # Examples
     ///

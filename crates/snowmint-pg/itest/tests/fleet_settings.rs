@@ -199,7 +199,7 @@ async fn the_coordinator_setting_is_for_superusers_only() {
         .await
         .expect("role");
     let (plain, connection) = tokio_postgres::connect(
-        &server.url("plain", "plain", "postgres"),
+        &server.login_url("plain", "plain", "postgres"),
         tokio_postgres::NoTls,
     )
     .await

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use common::described;
 use common::fleet::{NodeRow, claimed_server, etcd, etcd_url, node, postgres_url, ready};
+use snowmint_test_support::servers::CoordinatorServer;
 use snowmint_test_support::servers::postgres::PostgresServer;
 use tokio_postgres::Client;
 
