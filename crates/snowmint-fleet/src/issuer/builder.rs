@@ -457,21 +457,27 @@ fn default_holder() -> Holder {
 }
 
 /// Waits until `issuer` holds a claim it can issue under, at most `wait`;
-/// then the reason it does not. A clock behind the last ID (or outside
-/// the layout) is no reason to wait: the start-up rule of the mark has
-/// waited out what it should, and IDs are refused or waited for by the
-/// clock policy, with a retry-after.
+/// then the reason it does not. A clock behind by less than what is left
+/// of the wait is waited out: a slot taken over from a holder whose mark
+/// ran ahead of the clock (by up to its mark step) is ready once the
+/// clock passes that mark, and its first ID would be refused before.
+/// A clock further behind (or outside the layout) is no reason to wait:
+/// IDs are refused or waited for by the clock policy, with a retry-after.
 pub(super) async fn wait_until_ready(issuer: &Issuer, wait: Duration) -> Result<(), FleetError> {
     let until = Instant::now() + wait;
     let mut state = issuer.source().state();
     loop {
+        let left = until.saturating_duration_since(Instant::now());
         let refusal = match issuer.readiness().await {
+            Err(refusal @ Refusal::ClockBehind { .. }) if refusal.retry_after() < left => {
+                tokio::time::sleep(refusal.retry_after()).await;
+                continue;
+            }
             Ok(()) | Err(Refusal::ClockBehind { .. } | Refusal::ClockOutOfRange { .. }) => {
                 return Ok(());
             }
             Err(refusal) => refusal,
         };
-        let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
             if wait.is_zero() {
                 return Ok(());

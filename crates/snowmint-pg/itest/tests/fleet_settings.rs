@@ -93,7 +93,7 @@ async fn unreadable_values_are_named_and_the_server_serves_on() {
         (
             "snowmint.claim_ttl",
             "500ms",
-            "claim TTL 500ms is out of range (1s..=1h)",
+            "claim_ttl 500ms is out of range (1s..=1h)",
         ),
         ("snowmint.fleet", "a/b", "fleet name \"a/b\" is invalid"),
     ];
