@@ -79,7 +79,7 @@ parser wherever it comes from. Durations are a number and a unit (500ms, 2s, \
 
 impl Args for ServeArgs {
     fn augment_args(command: clap::Command) -> clap::Command {
-        let own = Setting::ALL.iter().filter(|s| !s.spec().global);
+        let own = Setting::ALL.iter().filter(|s| is_flag(s));
         let check = Arg::new(CHECK).long(CHECK).action(ArgAction::SetTrue).help(
             "Say what the node would do with these settings, and exit without binding a \
              port, claiming a slot or writing a file",
@@ -98,7 +98,7 @@ impl Args for ServeArgs {
 impl FromArgMatches for ServeArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<ServeArgs, clap::Error> {
         let mut flags = Layer::flags();
-        for &setting in Setting::ALL.iter().filter(|s| !s.spec().global) {
+        for &setting in Setting::ALL.iter().filter(|s| is_flag(s)) {
             let value = match setting.spec().form {
                 Form::Switch => matches.get_flag(setting.key()).then(|| "true".to_owned()),
                 Form::Value(_) | Form::Number(_) => {
@@ -119,6 +119,13 @@ impl FromArgMatches for ServeArgs {
         *self = ServeArgs::from_arg_matches(matches)?;
         Ok(())
     }
+}
+
+/// Whether `setting` is a flag of `serve` (the global ones belong to every
+/// command; a password is given by the environment or a file only).
+fn is_flag(setting: &Setting) -> bool {
+    let spec = setting.spec();
+    !spec.global && spec.flag
 }
 
 /// The command-line flag of `setting`, from its declaration. Its value is

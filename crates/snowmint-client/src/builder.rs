@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint::{Clock, Layout, SystemClock};
-use snowmint_fleet::{CoordinatorUrl, FleetName};
+use snowmint_fleet::{CoordinatorAccess, CoordinatorUrl, FleetName};
 
 use crate::client::{Client, Settings};
 use crate::{Error, discovery};
@@ -18,7 +18,11 @@ pub use snowmint_fleet::MAX_BATCH;
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     endpoints: Vec<String>,
-    discover: Option<(String, String)>,
+    /// The coordinator, read at once (its `Debug` and its errors hide a
+    /// password), and the fleet.
+    discover: Option<(Result<CoordinatorUrl, String>, String)>,
+    /// TLS and credentials for a secured coordinator.
+    coordinator_access: CoordinatorAccess,
     discover_every: Duration,
     settings: Settings,
 }
@@ -28,6 +32,7 @@ impl Default for ClientBuilder {
         ClientBuilder {
             endpoints: Vec::new(),
             discover: None,
+            coordinator_access: CoordinatorAccess::default(),
             discover_every: Duration::from_secs(1),
             settings: Settings {
                 max_age: Duration::from_millis(100),
@@ -60,8 +65,33 @@ impl ClientBuilder {
     /// `postgres://USER@HOST:PORT/DB`: its live slot rows), the gRPC
     /// address each node wrote into its key, and follows changes: nodes
     /// that claim a slot are added, nodes whose key is gone are dropped.
-    pub fn discover(mut self, coordinator: impl Into<String>, fleet: impl Into<String>) -> Self {
-        self.discover = Some((coordinator.into(), fleet.into()));
+    /// A secured coordinator takes [`coordinator_access`](Self::coordinator_access)
+    /// too; a password in the URL is never shown.
+    pub fn discover(mut self, coordinator: impl AsRef<str>, fleet: impl Into<String>) -> Self {
+        let url = CoordinatorUrl::from_str(coordinator.as_ref()).map_err(|e| e.to_string());
+        self.discover = Some((url, fleet.into()));
+        self
+    }
+
+    /// How discovery reaches a secured coordinator: TLS (the CA, and a
+    /// client certificate for mutual TLS) and the password of the URL's
+    /// user, as the fleet's nodes are given them (`--coordinator-ca`,
+    /// `--coordinator-cert`, `--coordinator-key`,
+    /// `--coordinator-password-file`).
+    ///
+    /// ```
+    /// use snowmint_client::{Client, CoordinatorAccess, CoordinatorTls, Secret};
+    ///
+    /// let access = CoordinatorAccess::default()
+    ///     .with_tls(CoordinatorTls::new("/etc/ids/etcd-ca.pem").with_identity("/etc/ids/app.pem", "/etc/ids/app-key.pem"))
+    ///     .with_password(Secret::new("from a secret store"));
+    /// let builder = Client::builder()
+    ///     .discover("etcd://ids-reader@10.0.0.9:2379", "ids")
+    ///     .coordinator_access(access);
+    /// assert!(!format!("{builder:?}").contains("from a secret store"));
+    /// ```
+    pub fn coordinator_access(mut self, access: CoordinatorAccess) -> Self {
+        self.coordinator_access = access;
         self
     }
 
@@ -157,19 +187,27 @@ impl ClientBuilder {
             ));
         }
         let discover = match &self.discover {
-            Some((url, fleet)) => Some((
-                CoordinatorUrl::from_str(url).map_err(|e| Error::Config(e.to_string()))?,
-                FleetName::from_str(fleet).map_err(|e| Error::Config(e.to_string()))?,
-            )),
+            Some((url, fleet)) => {
+                let url = url.clone().map_err(Error::Config)?;
+                self.coordinator_access
+                    .check(&url)
+                    .map_err(|e| Error::Config(e.to_string()))?;
+                Some((
+                    url,
+                    FleetName::from_str(fleet).map_err(|e| Error::Config(e.to_string()))?,
+                ))
+            }
             None => None,
         };
         let client = Client::new(self.settings.clone(), &self.endpoints)?;
         if let Some((url, fleet)) = discover {
-            let found = discovery::endpoints(&url, &fleet).await?;
+            let access = self.coordinator_access.clone();
+            let found = discovery::endpoints(&url, &access, &fleet).await?;
             client.set_discovered(&self.endpoints, &found);
             let task = tokio::spawn(discovery::follow(
                 Arc::downgrade(client.shared()),
                 url,
+                access,
                 fleet,
                 self.endpoints.clone(),
                 self.discover_every,

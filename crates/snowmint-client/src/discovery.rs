@@ -10,7 +10,7 @@
 use std::sync::Weak;
 use std::time::Duration;
 
-use snowmint_fleet::{CoordinatorUrl, FleetName};
+use snowmint_fleet::{CoordinatorAccess, CoordinatorUrl, FleetName};
 
 use crate::Error;
 use crate::client::Shared;
@@ -18,9 +18,10 @@ use crate::client::Shared;
 /// The gRPC endpoints of the nodes holding a slot of `fleet` now, by slot.
 pub(crate) async fn endpoints(
     url: &CoordinatorUrl,
+    access: &CoordinatorAccess,
     fleet: &FleetName,
 ) -> Result<Vec<String>, Error> {
-    let holders = snowmint_fleet::read_holders(url, fleet)
+    let holders = snowmint_fleet::read_holders_with(url, access, fleet)
         .await
         .map_err(|error| Error::Discovery(error.to_string()))?;
     Ok(holders
@@ -36,13 +37,14 @@ pub(crate) async fn endpoints(
 pub(crate) async fn follow(
     client: Weak<Shared>,
     url: CoordinatorUrl,
+    access: CoordinatorAccess,
     fleet: FleetName,
     fixed: Vec<String>,
     every: Duration,
 ) {
     loop {
         tokio::time::sleep(every).await;
-        let found = endpoints(&url, &fleet).await;
+        let found = endpoints(&url, &access, &fleet).await;
         let Some(shared) = client.upgrade() else {
             return;
         };

@@ -73,6 +73,9 @@ pub use blocking::BlockingClient;
 pub use builder::{ClientBuilder, MAX_BATCH};
 pub use client::Client;
 pub use error::Error;
+/// How discovery reaches a secured coordinator
+/// ([`ClientBuilder::coordinator_access`]).
+pub use snowmint_fleet::{CoordinatorAccess, CoordinatorTls, Secret};
 pub use stats::Stats;
 
 /// The types and the tonic client generated from

@@ -8,7 +8,13 @@
 //! ```
 //!
 //! Names on the command line (`etcd`, `zookeeper`, `postgres`) pick the
-//! backends; none: all three.
+//! backends; none: all three. The secured servers are measured when named:
+//! `etcd-tls` (etcd over mutual TLS), `zookeeper-tls` (ZooKeeper's secure
+//! port, mutual TLS), `zookeeper-digest` (digest authentication, ACLs):
+//!
+//! ```sh
+//! cargo bench -p snowmint-fleet --all-features --bench fleet -- etcd etcd-tls
+//! ```
 //!
 //! - Claim time: from starting an engine (connect, open a lease or session,
 //!   list the slots, create the slot key, read the high-water mark) to the
@@ -26,9 +32,11 @@ use snowmint::Layout;
 use snowmint_fleet::{Coordinator, CoordinatorConfig, NodeState, SlotRange, SlotSource};
 use snowmint_test_support::servers::CoordinatorServer;
 use snowmint_test_support::servers::etcd::EtcdServer;
+use snowmint_test_support::servers::etcd_tls::EtcdTlsServer;
 use snowmint_test_support::servers::postgres::PostgresServer;
 use snowmint_test_support::servers::proxy::Proxy;
 use snowmint_test_support::servers::zookeeper::ZooKeeperServer;
+use snowmint_test_support::servers::zookeeper_secure::{ZooKeeperDigestServer, ZooKeeperTlsServer};
 use snowmint_test_support::wait::within;
 
 /// The claim TTL (lease TTL, session timeout) measured with.
@@ -146,9 +154,10 @@ async fn main() {
     println!("| backend | what | runs | min | median | p90 | max |");
     println!("|---|---|---|---|---|---|---|");
     let names = ["etcd", "zookeeper", "postgres"];
+    let secured = ["etcd-tls", "zookeeper-tls", "zookeeper-digest"];
     let mut picked: Vec<String> = std::env::args()
         .skip(1)
-        .filter(|arg| names.contains(&arg.as_str()))
+        .filter(|arg| names.contains(&arg.as_str()) || secured.contains(&arg.as_str()))
         .collect();
     if picked.is_empty() {
         picked = names.map(str::to_owned).to_vec();
@@ -156,7 +165,10 @@ async fn main() {
     for name in picked {
         match name.as_str() {
             "etcd" => measure::<EtcdServer>().await,
+            "etcd-tls" => measure::<EtcdTlsServer>().await,
             "zookeeper" => measure::<ZooKeeperServer>().await,
+            "zookeeper-tls" => measure::<ZooKeeperTlsServer>().await,
+            "zookeeper-digest" => measure::<ZooKeeperDigestServer>().await,
             _ => measure::<PostgresServer>().await,
         }
     }

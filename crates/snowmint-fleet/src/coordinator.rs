@@ -105,7 +105,13 @@
 //!   and [`ConfigError`].
 //! - `url.rs`, `slots.rs`, `fleet_name.rs`: the one reading of a
 //!   [`CoordinatorUrl`], a [`SlotRange`] and a [`FleetName`].
+//! - `access.rs`: [`CoordinatorAccess`], how a node gets into a secured
+//!   coordinator ([`CoordinatorTls`], [`Credentials`]); `tls_files.rs`
+//!   reads and checks the TLS files.
+//! - `secret.rs`: [`Secret`], a password never shown, and
+//!   [`mask_user_part`] for URLs that cannot be read.
 
+mod access;
 mod backend;
 mod clock_check;
 mod config;
@@ -118,9 +124,12 @@ mod layout;
 mod mark;
 mod paths;
 mod pick;
+pub(crate) mod secret;
 mod slots;
 mod status;
 mod timing;
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+mod tls_files;
 mod url;
 mod whois;
 
@@ -130,6 +139,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use access::{CoordinatorAccess, CoordinatorTls, Credentials};
 pub use backend::{Backend, BackendError, Cause, GuardedWrite, Opened, Versioned};
 pub use clock_check::{
     ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, PEERS, PeerClock,
@@ -138,17 +148,20 @@ pub use clock_check::{
 pub use config::{
     ConfigError, CoordinatorConfig, Holder, MAX_FLEET_NAME, MAX_TTL, MIN_TTL, parse_claim_ttl,
 };
-pub use directory::read_holders;
+pub use directory::{read_holders, read_holders_with};
 pub use error::ClaimError;
 pub use fleet_name::FleetName;
 pub use history::{
     ClaimEnd, ClaimEntry, HistoryRetention, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, parse_history_keep,
     parse_history_max_age,
 };
+pub use secret::{HIDDEN, Secret, mask_user_part};
 pub use slots::SlotRange;
 pub use status::{ClaimRecord, ClaimState, CoordinatorStatus, PassedOver};
-pub use url::{CoordinatorUrl, PostgresUrl, SslMode};
-pub use whois::{Whois, WhoisAnswer, whois};
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+pub use tls_files::TlsFiles;
+pub use url::{CoordinatorUrl, Login, PostgresUrl, SslMode};
+pub use whois::{Whois, WhoisAnswer, whois, whois_with};
 
 use crate::{BoxFuture, FleetError, NodeState, SlotSource};
 use engine::{Inner, Shared};
@@ -168,7 +181,8 @@ pub(crate) fn unsupported(url: &CoordinatorUrl) -> FleetError {
 }
 
 /// Starts a claim engine for `url`, returned as the [`SlotSource`] the
-/// service reads.
+/// service reads, reaching the coordinator as [`CoordinatorConfig::access`]
+/// says (TLS, credentials).
 ///
 /// Returns at once: the node starts fenced ("starting") and the claim is
 /// made in the background; watch [`SlotSource::state`]. Must be called
@@ -177,7 +191,9 @@ pub(crate) fn unsupported(url: &CoordinatorUrl) -> FleetError {
 /// # Errors
 ///
 /// [`FleetError::Coordinator`] when this build lacks the backend (cargo
-/// features `etcd`, `zookeeper`, `postgres`) or there is no Tokio runtime.
+/// features `etcd`, `zookeeper`, `postgres`), the access settings do not
+/// fit the URL ([`CoordinatorAccess::check`]), or there is no Tokio
+/// runtime.
 #[cfg_attr(
     not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
     allow(unused_variables)
@@ -186,25 +202,92 @@ pub fn connect(
     url: &CoordinatorUrl,
     config: CoordinatorConfig,
 ) -> Result<Arc<dyn SlotSource>, FleetError> {
+    let access = config.access().clone();
     match url {
         #[cfg(feature = "etcd")]
-        CoordinatorUrl::Etcd { endpoints } => {
-            let backend = crate::etcd::EtcdBackend::new(endpoints.clone());
+        CoordinatorUrl::Etcd { endpoints, .. } => {
+            let backend = etcd_backend(url, endpoints, &access)?;
             Ok(Arc::new(Coordinator::start(backend, config)?))
         }
         #[cfg(feature = "zookeeper")]
-        CoordinatorUrl::ZooKeeper { hosts, chroot } => {
-            let backend = crate::zookeeper::ZooKeeperBackend::new(hosts.clone(), chroot.clone());
+        CoordinatorUrl::ZooKeeper { hosts, chroot, .. } => {
+            let backend = zookeeper_backend(url, hosts, chroot, &access)?;
             Ok(Arc::new(Coordinator::start(backend, config)?))
         }
         #[cfg(feature = "postgres")]
         CoordinatorUrl::Postgres(target) => {
-            let backend = crate::postgres::PostgresBackend::new(PostgresUrl::clone(target));
+            let backend = postgres_backend(url, target, &access)?;
             Ok(Arc::new(Coordinator::start(backend, config)?))
         }
         #[allow(unreachable_patterns)] // with every backend built in, no URL lacks support
         other => Err(unsupported(other)),
     }
+}
+
+/// The error for access settings that do not fit `url`.
+#[cfg_attr(
+    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
+    allow(dead_code)
+)]
+fn unfit(url: &CoordinatorUrl, error: ConfigError) -> FleetError {
+    FleetError::Coordinator {
+        coordinator: url.to_string(),
+        message: error.to_string(),
+    }
+}
+
+/// The etcd backend for `url`, with TLS and credentials as `access` says.
+#[cfg(feature = "etcd")]
+pub(crate) fn etcd_backend(
+    url: &CoordinatorUrl,
+    endpoints: &[String],
+    access: &CoordinatorAccess,
+) -> Result<crate::etcd::EtcdBackend, FleetError> {
+    access.check(url).map_err(|error| unfit(url, error))?;
+    let mut backend = crate::etcd::EtcdBackend::new(endpoints.to_vec());
+    if let Some(tls) = access.tls() {
+        backend = backend.with_tls(tls.clone());
+    }
+    if let Some(credentials) = access.credentials(url).map_err(|error| unfit(url, error))? {
+        backend = backend.with_credentials(credentials);
+    }
+    Ok(backend)
+}
+
+/// The ZooKeeper backend for `url`, with TLS, credentials and ACLs as
+/// `access` says.
+#[cfg(feature = "zookeeper")]
+pub(crate) fn zookeeper_backend(
+    url: &CoordinatorUrl,
+    hosts: &[String],
+    chroot: &Option<String>,
+    access: &CoordinatorAccess,
+) -> Result<crate::zookeeper::ZooKeeperBackend, FleetError> {
+    access.check(url).map_err(|error| unfit(url, error))?;
+    let mut backend = crate::zookeeper::ZooKeeperBackend::new(hosts.to_vec(), chroot.clone());
+    if let Some(tls) = access.tls() {
+        backend = backend.with_tls(tls.clone());
+    }
+    if let Some(credentials) = access.credentials(url).map_err(|error| unfit(url, error))? {
+        backend = backend.with_credentials(credentials, access.world_read());
+    }
+    Ok(backend)
+}
+
+/// The PostgreSQL backend for `url`, with the password given apart from
+/// the URL, if any.
+#[cfg(feature = "postgres")]
+pub(crate) fn postgres_backend(
+    url: &CoordinatorUrl,
+    target: &PostgresUrl,
+    access: &CoordinatorAccess,
+) -> Result<crate::postgres::PostgresBackend, FleetError> {
+    access.check(url).map_err(|error| unfit(url, error))?;
+    let mut backend = crate::postgres::PostgresBackend::new(target.clone());
+    if let Some(password) = access.password() {
+        backend = backend.with_password(password.clone());
+    }
+    Ok(backend)
 }
 
 /// A node's claim on a slot of a fleet, kept through a coordination service.

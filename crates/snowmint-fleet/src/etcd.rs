@@ -17,6 +17,16 @@
 //! - Clock: etcd has none a client can read, so the clock check uses the
 //!   peers' alone.
 //!
+//! With TLS ([`CoordinatorTls`], read anew for each session so that
+//! rotated files are picked up) the endpoints are spoken to over
+//! `https://`; with [`Credentials`] the session logs in (etcd's
+//! `Authenticate`) before its first request and sends the token with every
+//! request after (etcd's simple and JWT tokens are good on every member);
+//! a token etcd no longer takes (it expired: `--auth-token-ttl`) is
+//! renewed and the request sent again. A refusal names what the user lacks
+//! ([`Need`]): the role a node needs is readwrite on the fleet's prefix,
+//! `/snowmint/<fleet>/`.
+//!
 //! The wire protocol is etcd's v3 gRPC API, spoken through tonic with the
 //! code generated from `proto/etcd.proto` (the few messages and calls used
 //! here) and checked in as `etcd/api.rs`: building needs no `protoc`.
@@ -40,10 +50,14 @@ use std::time::Duration;
 
 use tokio::sync::{Mutex, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::transport::{Channel, Endpoint};
+use tonic::metadata::{AsciiMetadataValue, MetadataValue};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
-use crate::coordinator::{Backend, BackendError, CoordinatorUrl, GuardedWrite, Opened, Versioned};
-use crate::reason::io_cause;
+use crate::coordinator::{
+    Backend, BackendError, CoordinatorTls, CoordinatorUrl, Credentials, GuardedWrite, Login,
+    Opened, Versioned,
+};
+use crate::reason::{io_cause, tls_cause};
 
 /// etcd's messages and calls as this backend speaks them: the code
 /// generated from `proto/etcd.proto`, checked in (`tests/generated.rs`
@@ -54,14 +68,16 @@ use crate::reason::io_cause;
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 pub mod api;
 
+use api::auth_client::AuthClient;
 use api::compare::{CompareResult, CompareTarget, TargetUnion};
 use api::kv_client::KvClient;
 use api::lease_client::LeaseClient;
 use api::request_op::Request as Op;
 use api::response_op::Response as OpResponse;
 use api::{
-    Compare, KeyValue, LeaseGrantRequest, LeaseKeepAliveRequest, LeaseKeepAliveResponse,
-    LeaseRevokeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest, TxnResponse,
+    AuthenticateRequest, Compare, KeyValue, LeaseGrantRequest, LeaseKeepAliveRequest,
+    LeaseKeepAliveResponse, LeaseRevokeRequest, PutRequest, RangeRequest, RangeResponse, RequestOp,
+    TxnRequest, TxnResponse,
 };
 
 /// Claims slots through an etcd cluster (`etcd://HOST:PORT[,HOST:PORT...]`).
@@ -72,6 +88,17 @@ pub struct EtcdBackend {
     /// endpoints is the index, shared with the sessions: a new session
     /// starts on the member the last one had moved to.
     current: Arc<AtomicUsize>,
+    /// Who the node is and how it checks the servers.
+    context: Context,
+}
+
+/// What requests are made with, and failures explained with.
+#[derive(Debug, Clone, Default)]
+struct Context {
+    /// TLS, when a CA is given.
+    tls: Option<CoordinatorTls>,
+    /// The etcd user to log in as.
+    credentials: Option<Credentials>,
 }
 
 impl EtcdBackend {
@@ -83,40 +110,134 @@ impl EtcdBackend {
         EtcdBackend {
             endpoints,
             current: Arc::new(AtomicUsize::new(start as usize)),
+            context: Context::default(),
         }
     }
+
+    /// The same backend, speaking TLS to the endpoints (`https://`),
+    /// checked against `tls`'s CA and presenting its certificate if it has
+    /// one. The files are read for each new session.
+    pub fn with_tls(mut self, tls: CoordinatorTls) -> EtcdBackend {
+        self.context.tls = Some(tls);
+        self
+    }
+
+    /// The same backend, logging in as `credentials` (etcd's RBAC): the
+    /// user's role needs readwrite on the fleet's prefix
+    /// `/snowmint/<fleet>/`, and nothing else.
+    pub fn with_credentials(mut self, credentials: Credentials) -> EtcdBackend {
+        self.context.credentials = Some(credentials);
+        self
+    }
+}
+
+/// What a request needs the user to be allowed, for the message when etcd
+/// refuses it.
+#[derive(Debug, Clone, Copy)]
+enum Need<'a> {
+    /// Read the key, or the keys under the prefix.
+    Read(&'a str),
+    /// Read and write the key (a transaction that compares and puts).
+    ReadWrite(&'a str),
+    /// Grant, keep or revoke the lease (revoking deletes the keys attached
+    /// to it, which takes write on them).
+    Lease,
+}
+
+/// A login's token, sent as the `token` metadata of every request.
+type Token = AsciiMetadataValue;
+
+/// Where the session stands with etcd's authentication.
+#[derive(Clone)]
+enum LoginState {
+    /// No login yet (or the last token was refused).
+    Out,
+    /// Logged in: this token goes with every request.
+    In(Token),
+    /// No login needed: no credentials, or etcd's authentication is off.
+    Unneeded,
 }
 
 /// A connection per member, and which one is in use.
 struct Members {
     channels: Vec<Channel>,
     current: Arc<AtomicUsize>,
+    context: Context,
+    /// The session's login, shared by its requests on every member.
+    login: Mutex<LoginState>,
+    /// The fleet's prefix, `/snowmint/<fleet>/`, for messages.
+    prefix: Option<String>,
+    /// The endpoints, and the TLS files the channels were made with: a
+    /// failed connection is explained by a handshake of our own.
+    endpoints: Vec<String>,
+    tls_files: Option<crate::TlsFiles>,
 }
 
 impl Members {
-    /// Runs `request` on the member in use. If it cannot reach the member,
-    /// or is dropped before it ends (the engine's time limit), the session
-    /// moves on to the next member, unless another request moved it
-    /// already.
-    async fn call<T, F>(&self, request: impl FnOnce(Channel) -> F) -> Result<T, BackendError>
+    /// Runs `request` on the member in use, with the session's token
+    /// (logging in first if need be; once more if etcd no longer takes the
+    /// token). If it cannot reach the member, or is dropped before it ends
+    /// (the engine's time limit), the session moves on to the next member,
+    /// unless another request moved it already.
+    async fn call<T, F>(
+        &self,
+        need: Need<'_>,
+        request: impl Fn(Channel, Option<Token>) -> F,
+    ) -> Result<T, BackendError>
     where
         F: Future<Output = Result<T, tonic::Status>>,
     {
         let mut attempt = Attempt::new(self);
-        let result = request(attempt.channel()).await.map_err(classify);
+        let result = async {
+            let mut token = self.token(&attempt, None).await?;
+            let mut renewed = false;
+            loop {
+                match request(attempt.channel(), token.clone()).await {
+                    Err(status) if !renewed && token.is_some() && token_refused(&status) => {
+                        renewed = true;
+                        token = self.token(&attempt, token).await?;
+                    }
+                    done => return done.map_err(|status| self.classify(status, need)),
+                }
+            }
+        }
+        .await;
+        let result = match result {
+            Err(error) => Err(self.explain(attempt.at, error).await),
+            ok => ok,
+        };
         attempt.finished = !moves_on(&result);
         result
     }
 
-    /// A key-value call on the member in use.
-    async fn kv<T, F>(&self, call: impl FnOnce(KvClient<Channel>) -> F) -> Result<T, BackendError>
-    where
-        F: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
-    {
-        self.call(|channel| async move {
-            call(KvClient::new(channel))
-                .await
-                .map(tonic::Response::into_inner)
+    /// A read on the member in use.
+    async fn range(
+        &self,
+        need: Need<'_>,
+        range: RangeRequest,
+    ) -> Result<RangeResponse, BackendError> {
+        self.call(need, |channel, token| {
+            let message = request(range.clone(), token);
+            async move {
+                KvClient::new(channel)
+                    .range(message)
+                    .await
+                    .map(tonic::Response::into_inner)
+            }
+        })
+        .await
+    }
+
+    /// A transaction on the member in use.
+    async fn txn(&self, need: Need<'_>, txn: TxnRequest) -> Result<TxnResponse, BackendError> {
+        self.call(need, |channel, token| {
+            let message = request(txn.clone(), token);
+            async move {
+                KvClient::new(channel)
+                    .txn(message)
+                    .await
+                    .map(tonic::Response::into_inner)
+            }
         })
         .await
     }
@@ -124,16 +245,148 @@ impl Members {
     fn at(&self) -> usize {
         self.current.load(Ordering::Acquire)
     }
+
+    /// The token to send, logging in through the attempt's member when
+    /// there is none yet, or when `refused` is the one in use (unless
+    /// another request has renewed it meanwhile). `None`: no login needed.
+    async fn token(
+        &self,
+        attempt: &Attempt<'_>,
+        refused: Option<Token>,
+    ) -> Result<Option<Token>, BackendError> {
+        let Some(credentials) = &self.context.credentials else {
+            return Ok(None);
+        };
+        let mut login = self.login.lock().await;
+        match (&*login, &refused) {
+            (LoginState::Unneeded, _) => return Ok(None),
+            (LoginState::In(token), None) => return Ok(Some(token.clone())),
+            (LoginState::In(token), Some(refused)) if token != refused => {
+                return Ok(Some(token.clone()));
+            }
+            _ => {}
+        }
+        let ask = AuthenticateRequest {
+            name: credentials.user.clone(),
+            password: credentials.password.expose().to_owned(),
+        };
+        let answer = AuthClient::new(attempt.channel())
+            .authenticate(request(ask, None))
+            .await;
+        *login = match answer {
+            Ok(answer) => {
+                let token = MetadataValue::try_from(answer.into_inner().token).map_err(|_| {
+                    BackendError::unavailable("etcd's login token is not printable ASCII")
+                })?;
+                LoginState::In(token)
+            }
+            Err(status)
+                if status.code() == tonic::Code::FailedPrecondition
+                    && status.message().contains("authentication is not enabled") =>
+            {
+                tracing::warn!(
+                    user = %credentials.user,
+                    "etcd's authentication is off: the node goes on without logging in"
+                );
+                LoginState::Unneeded
+            }
+            Err(status) => {
+                *login = LoginState::Out;
+                return Err(self.classify(status, Need::Lease));
+            }
+        };
+        Ok(match &*login {
+            LoginState::In(token) => Some(token.clone()),
+            _ => None,
+        })
+    }
+
+    /// A connection failure over TLS whose cause tonic did not keep (a
+    /// refused client certificate is an alert read after the handshake,
+    /// which reaches us as a broken pipe or a closed stream as often as
+    /// not): one handshake of our own with the same files says whether
+    /// TLS failed, and why.
+    async fn explain(&self, at: usize, error: BackendError) -> BackendError {
+        let (BackendError::Unreachable { reason, .. }, Some(files), Some(tls)) =
+            (&error, &self.tls_files, &self.context.tls)
+        else {
+            return error;
+        };
+        if reason.starts_with("TLS handshake failed") {
+            return error;
+        }
+        let host = &self.endpoints[at % self.endpoints.len()];
+        match crate::tls_probe::tls_failure(host, files).await {
+            Some(failure) => match tls_cause(&failure, tls) {
+                Some(words) => BackendError::unreachable(words).with_source(error),
+                None => error,
+            },
+            None => error,
+        }
+    }
+
+    /// [`classify`], with etcd's refusals put in words that say who was
+    /// refused what.
+    fn classify(&self, status: tonic::Status, need: Need<'_>) -> BackendError {
+        match self.refusal(&status, need) {
+            Some(reason) => BackendError::unavailable(reason).with_source(status),
+            None => classify(status, &self.context),
+        }
+    }
+
+    /// What an authentication or permission error from etcd means here.
+    fn refusal(&self, status: &tonic::Status, need: Need<'_>) -> Option<String> {
+        let message = status.message();
+        let who = match &self.context.credentials {
+            Some(credentials) => format!("user {:?}", credentials.user),
+            None => "this node (which gives no user)".to_owned(),
+        };
+        let prefix = self.prefix.as_deref().unwrap_or("/snowmint/<fleet>/");
+        if message.contains("authentication failed") {
+            return Some(format!(
+                "{who} cannot log in: etcd says the user name or password is wrong"
+            ));
+        }
+        if message.contains("user name is empty") {
+            return Some(format!(
+                "etcd's authentication is on, and this node gives no user: write one into the URL (etcd://USER@HOST:PORT) and give its password, for a user whose role has readwrite on the prefix {prefix}"
+            ));
+        }
+        if status.code() != tonic::Code::PermissionDenied {
+            return None;
+        }
+        let what = match need {
+            Need::Read(key) => format!("may not read {key}"),
+            Need::ReadWrite(key) => format!("may not read and write {key}"),
+            Need::Lease => {
+                "may not revoke its lease (that takes write on the keys attached to it)".to_owned()
+            }
+        };
+        Some(format!(
+            "{who} {what} (etcd: permission denied); grant its role readwrite on the prefix {prefix}"
+        ))
+    }
+}
+
+/// Whether etcd refused the token itself (it expired, or the member's
+/// authentication store moved on since the login): a new login, and the
+/// request again, will do.
+fn token_refused(status: &tonic::Status) -> bool {
+    status.code() == tonic::Code::Unauthenticated
+        || status.message().contains("invalid auth token")
+        || status.message().contains("revision of auth store is old")
 }
 
 /// A request for etcd, which a member cut off from its quorum refuses at
-/// once (instead of waiting): etcd's `hasleader` metadata.
-fn request<T>(message: T) -> tonic::Request<T> {
+/// once (instead of waiting): etcd's `hasleader` metadata; with the login's
+/// token, if any.
+fn request<T>(message: T, token: Option<Token>) -> tonic::Request<T> {
     let mut request = tonic::Request::new(message);
-    request.metadata_mut().insert(
-        "hasleader",
-        tonic::metadata::MetadataValue::from_static("true"),
-    );
+    let metadata = request.metadata_mut();
+    metadata.insert("hasleader", MetadataValue::from_static("true"));
+    if let Some(token) = token {
+        metadata.insert("token", token);
+    }
     request
 }
 
@@ -264,14 +517,16 @@ struct Keeper {
 const GRPC_NOT_FOUND: i32 = 5;
 
 /// Sorts an error of a call into what the engine must know (is the lease
-/// gone? was the server reached?) and a few plain words for the message;
-/// the status itself stays behind as the source, for the log.
-fn classify(status: tonic::Status) -> BackendError {
+/// gone? was the server reached?) and a few plain words for the message (a
+/// failed TLS handshake in words that name the file to look at); the
+/// status itself stays behind as the source, for the log.
+fn classify(status: tonic::Status, context: &Context) -> BackendError {
     // A failed connection, in the system's words ("connection refused"),
     // else in the words of the deepest error tonic kept beneath the status
     // (down to the operating system's error).
     let failed_connection = std::error::Error::source(&status).map(|cause| {
-        io_cause(cause).unwrap_or_else(|| {
+        let tls = context.tls.as_ref().and_then(|tls| tls_cause(cause, tls));
+        tls.or_else(|| io_cause(cause)).unwrap_or_else(|| {
             let mut deepest = cause;
             while let Some(next) = deepest.source() {
                 deepest = next;
@@ -298,6 +553,10 @@ impl Backend for EtcdBackend {
     fn url(&self) -> String {
         CoordinatorUrl::Etcd {
             endpoints: self.endpoints.clone(),
+            login: self.context.credentials.as_ref().map(|credentials| Login {
+                user: credentials.user.clone(),
+                password: Some(credentials.password.clone()),
+            }),
         }
         .to_string()
     }
@@ -305,27 +564,55 @@ impl Backend for EtcdBackend {
     async fn open_session(
         &self,
         ttl: Duration,
-        _dirs: &[String],
+        dirs: &[String],
     ) -> Result<Opened<EtcdSession>, BackendError> {
+        let mut scheme = "http";
+        let mut tls_files = None;
+        let mut tls_config = None;
+        if let Some(tls) = &self.context.tls {
+            // Read for each session: a certificate rotated on disk is used
+            // from the next session on.
+            let files = tls.load().map_err(BackendError::unavailable)?;
+            let mut config =
+                ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&files.ca_pem));
+            if let Some((cert, key)) = &files.identity {
+                config = config.identity(Identity::from_pem(cert, key.expose()));
+            }
+            tls_files = Some(files);
+            tls_config = Some(config);
+            scheme = "https";
+        }
         // HTTP/2 pings find a dead connection within a third of the TTL, so
         // that the channel reconnects instead of waiting on it.
         let mut channels = Vec::with_capacity(self.endpoints.len());
         for host in &self.endpoints {
-            let endpoint = Endpoint::from_shared(format!("http://{host}"))
-                .map_err(|error| {
-                    BackendError::unavailable(format!("{host} is not a usable address"))
-                        .with_source(error)
-                })?
+            let unusable = |error| {
+                BackendError::unavailable(format!("{host} is not a usable address"))
+                    .with_source(error)
+            };
+            let mut endpoint = Endpoint::from_shared(format!("{scheme}://{host}"))
+                .map_err(unusable)?
                 .connect_timeout(ttl / 3)
                 .http2_keep_alive_interval(ttl / 3)
                 .keep_alive_timeout(ttl / 3)
                 .keep_alive_while_idle(true);
+            if let Some(config) = &tls_config {
+                endpoint = endpoint.tls_config(config.clone()).map_err(unusable)?;
+            }
             // Connecting is lazy: nothing is sent before the first request.
             channels.push(endpoint.connect_lazy());
         }
         let members = Members {
             channels,
             current: self.current.clone(),
+            context: self.context.clone(),
+            login: Mutex::new(match self.context.credentials {
+                Some(_) => LoginState::Out,
+                None => LoginState::Unneeded,
+            }),
+            prefix: dirs.first().map(|dir| fleet_prefix(dir)),
+            endpoints: self.endpoints.clone(),
+            tls_files,
         };
         // Leases count whole seconds: round up so the TTL is never shorter
         // than asked.
@@ -336,13 +623,13 @@ impl Backend for EtcdBackend {
         let share = ttl / u32::try_from(self.endpoints.len() + 1).unwrap_or(u32::MAX);
         let mut last = None;
         for _ in 0..self.endpoints.len() {
-            let grant = members.call(|channel| async move {
+            let grant = members.call(Need::Lease, |channel, token| async move {
                 let grant = LeaseGrantRequest {
                     ttl: seconds,
                     id: 0,
                 };
                 let granted = LeaseClient::new(channel)
-                    .lease_grant(request(grant))
+                    .lease_grant(request(grant, token))
                     .await?;
                 Ok(granted.into_inner())
             });
@@ -381,10 +668,7 @@ impl Backend for EtcdBackend {
             range_end: prefix_end(prefix.as_bytes()),
             keys_only: true,
         };
-        let listed = session
-            .members
-            .kv(|mut kv| async move { kv.range(request(range)).await })
-            .await?;
+        let listed = session.members.range(Need::Read(&prefix), range).await?;
         Ok(listed
             .kvs
             .iter()
@@ -406,10 +690,7 @@ impl Backend for EtcdBackend {
             success: vec![put(path, value, session.lease)],
             failure: Vec::new(),
         };
-        let done = session
-            .members
-            .kv(|mut kv| async move { kv.txn(request(txn)).await })
-            .await?;
+        let done = session.members.txn(Need::ReadWrite(path), txn).await?;
         Ok(done.succeeded)
     }
 
@@ -426,10 +707,7 @@ impl Backend for EtcdBackend {
                 request: Some(Op::RequestRange(get(path))),
             }],
         };
-        let done = session
-            .members
-            .kv(|mut kv| async move { kv.txn(request(txn)).await })
-            .await?;
+        let done = session.members.txn(Need::ReadWrite(path), txn).await?;
         if done.succeeded {
             return Ok(None);
         }
@@ -456,10 +734,7 @@ impl Backend for EtcdBackend {
         if let Some(key) = held {
             // The lease alone does not prove the key: an operator may have
             // deleted it, and someone else may hold it now.
-            let found = session
-                .members
-                .kv(|mut kv| async move { kv.range(request(get(key))).await })
-                .await?;
+            let found = session.members.range(Need::Read(key), get(key)).await?;
             if !found.kvs.iter().any(|kv| kv.lease == session.lease) {
                 return Err(BackendError::lost(format!(
                     "key {key} is no longer attached to lease {:x}",
@@ -475,10 +750,7 @@ impl Backend for EtcdBackend {
         session: &EtcdSession,
         path: &str,
     ) -> Result<Option<Versioned>, BackendError> {
-        let found = session
-            .members
-            .kv(|mut kv| async move { kv.range(request(get(path))).await })
-            .await?;
+        let found = session.members.range(Need::Read(path), get(path)).await?;
         Ok(found.kvs.into_iter().next().map(|kv| Versioned {
             value: kv.value,
             version: kv.mod_revision,
@@ -511,10 +783,7 @@ impl Backend for EtcdBackend {
                 request: Some(Op::RequestRange(get(guard))),
             }],
         };
-        let done = session
-            .members
-            .kv(|mut kv| async move { kv.txn(request(txn)).await })
-            .await?;
+        let done = session.members.txn(Need::ReadWrite(path), txn).await?;
         if done.succeeded {
             let revision = done.header.map_or(0, |header| header.revision);
             return Ok(GuardedWrite::Written { version: revision });
@@ -545,9 +814,9 @@ impl Backend for EtcdBackend {
         let lease = session.lease;
         match session
             .members
-            .call(|channel| async move {
+            .call(Need::Lease, |channel, token| async move {
                 LeaseClient::new(channel)
-                    .lease_revoke(request(LeaseRevokeRequest { id: lease }))
+                    .lease_revoke(request(LeaseRevokeRequest { id: lease }, token))
                     .await
             })
             .await
@@ -560,20 +829,46 @@ impl Backend for EtcdBackend {
 
 /// Sends one keep-alive for the session's lease on the attempt's member,
 /// on the stream already open there or a new one, and waits for its
-/// answer: the lease's TTL.
+/// answer: the lease's TTL. A stream whose token etcd no longer takes is
+/// opened anew after a new login, once.
 async fn renew_lease(
     session: &EtcdSession,
     attempt: &Attempt<'_>,
 ) -> Result<Duration, BackendError> {
+    let members = &session.members;
+    let mut token = members.token(attempt, None).await?;
+    let mut renewed = false;
+    loop {
+        match keep_alive_once(session, attempt, token.clone()).await {
+            Ok(done) => return done,
+            Err(status) if !renewed && token.is_some() && token_refused(&status) => {
+                renewed = true;
+                token = members.token(attempt, token).await?;
+            }
+            Err(status) => return Err(members.classify(status, Need::Lease)),
+        }
+    }
+}
+
+/// One keep-alive of [`renew_lease`], a new stream sending `token`; an
+/// error of etcd's as its status, to be classified by the caller.
+async fn keep_alive_once(
+    session: &EtcdSession,
+    attempt: &Attempt<'_>,
+    token: Option<Token>,
+) -> Result<Result<Duration, BackendError>, tonic::Status> {
+    let closed = || {
+        Ok(Err(BackendError::unavailable(
+            "the keep-alive stream closed",
+        )))
+    };
     let taken = session.keeper.lock().await.take();
     let ask = LeaseKeepAliveRequest { id: session.lease };
     let mut keeper = match taken {
         Some(keeper) if keeper.at == attempt.at => {
-            keeper
-                .sender
-                .send(ask)
-                .await
-                .map_err(|_| BackendError::unavailable("the keep-alive stream closed"))?;
+            if keeper.sender.send(ask).await.is_err() {
+                return closed();
+            }
             keeper
         }
         // None yet, or one on a member the session has moved away from:
@@ -581,14 +876,12 @@ async fn renew_lease(
         // answers the call once it has one).
         _ => {
             let (sender, requests) = mpsc::channel(1);
-            sender
-                .send(ask)
-                .await
-                .map_err(|_| BackendError::unavailable("the keep-alive stream closed"))?;
+            if sender.send(ask).await.is_err() {
+                return closed();
+            }
             let answers = LeaseClient::new(attempt.channel())
-                .lease_keep_alive(request(ReceiverStream::new(requests)))
-                .await
-                .map_err(classify)?
+                .lease_keep_alive(request(ReceiverStream::new(requests), token))
+                .await?
                 .into_inner();
             Keeper {
                 at: attempt.at,
@@ -597,20 +890,23 @@ async fn renew_lease(
             }
         }
     };
-    let answer = keeper
-        .answers
-        .message()
-        .await
-        .map_err(classify)?
-        .ok_or_else(|| BackendError::unavailable("the keep-alive stream closed"))?;
+    let Some(answer) = keeper.answers.message().await? else {
+        return closed();
+    };
     if answer.ttl <= 0 {
-        return Err(BackendError::lost(format!(
+        return Ok(Err(BackendError::lost(format!(
             "lease {:x} expired",
             session.lease
-        )));
+        ))));
     }
     *session.keeper.lock().await = Some(keeper);
-    Ok(Duration::from_secs(answer.ttl.unsigned_abs()))
+    Ok(Ok(Duration::from_secs(answer.ttl.unsigned_abs())))
+}
+
+/// The fleet's prefix, `/snowmint/<fleet>/`, of one of its directories.
+fn fleet_prefix(dir: &str) -> String {
+    let parts: Vec<&str> = dir.split('/').take(3).collect();
+    format!("{}/", parts.join("/"))
 }
 
 #[cfg(test)]
@@ -638,5 +934,11 @@ mod tests {
             format!("{details:?}").contains("ConnectionRefused"),
             "{details:?}"
         );
+    }
+
+    #[test]
+    fn the_fleet_prefix_is_the_first_two_components() {
+        assert_eq!(fleet_prefix("/snowmint/ids/slots"), "/snowmint/ids/");
+        assert_eq!(fleet_prefix("/snowmint/ids"), "/snowmint/ids/");
     }
 }

@@ -61,14 +61,18 @@ mod postgres;
 #[cfg(feature = "zookeeper")]
 mod zookeeper;
 
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+pub use coordinator::TlsFiles;
 pub use coordinator::{
     Backend, BackendError, Cause, ClaimEnd, ClaimEntry, ClaimError, ClaimRecord, ClaimState,
     ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, ConfigError, Coordinator,
-    CoordinatorConfig, CoordinatorStatus, CoordinatorUrl, FleetName, GuardedWrite,
-    HistoryRetention, Holder, MAX_FLEET_NAME, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL,
-    Opened, PEERS, PassedOver, PeerClock, PostgresUrl, SlotRange, SslMode, Versioned, Whois,
-    WhoisAnswer, connect, parse_claim_ttl, parse_clock_check_every, parse_history_keep,
-    parse_history_max_age, parse_max_clock_skew, read_holders, whois,
+    CoordinatorAccess, CoordinatorConfig, CoordinatorStatus, CoordinatorTls, CoordinatorUrl,
+    Credentials, FleetName, GuardedWrite, HIDDEN, HistoryRetention, Holder, Login, MAX_FLEET_NAME,
+    MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL, Opened, PEERS, PassedOver, PeerClock,
+    PostgresUrl, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer, connect,
+    mask_user_part, parse_claim_ttl, parse_clock_check_every, parse_history_keep,
+    parse_history_max_age, parse_max_clock_skew, read_holders, read_holders_with, whois,
+    whois_with,
 };
 /// etcd's messages and calls, for the tests' own etcd client (not a stable
 /// API).
@@ -102,6 +106,8 @@ mod state_dir;
 mod static_source;
 #[cfg(test)]
 mod testing;
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+mod tls_probe;
 
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
 pub use issuer::{

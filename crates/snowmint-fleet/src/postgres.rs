@@ -50,7 +50,9 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Row, Statement};
 
-use crate::coordinator::{Backend, BackendError, GuardedWrite, Opened, PostgresUrl, Versioned};
+use crate::coordinator::{
+    Backend, BackendError, GuardedWrite, Opened, PostgresUrl, Secret, Versioned,
+};
 use crate::reason::io_cause;
 use keys::Key;
 use link::{Conn, Link};
@@ -65,7 +67,16 @@ impl PostgresBackend {
     /// A backend for the database `url` names.
     pub fn new(url: PostgresUrl) -> PostgresBackend {
         PostgresBackend {
-            link: Link::new(url),
+            link: Link::new(url, None),
+        }
+    }
+
+    /// The same backend, logging in with `password` when the URL holds
+    /// none (before `PGPASSWORD` and password files are looked at).
+    pub fn with_password(self, password: Secret) -> PostgresBackend {
+        let url = self.link.url().clone();
+        PostgresBackend {
+            link: Link::new(url, Some(password)),
         }
     }
 

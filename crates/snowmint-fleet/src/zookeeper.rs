@@ -24,14 +24,38 @@
 //!   closes when its client is dropped.
 //! - Clock: an empty write to the fleet's `clock` znode, whose stat
 //!   carries the modification time the leader gave it.
+//!
+//! # Who may touch the znodes
+//!
+//! Without credentials every znode is open to all (`world:anyone:cdrwa`),
+//! as ZooKeeper's own default. With a user and password the session
+//! authenticates with the `digest` scheme, and every znode it creates
+//! carries an ACL (`ZnodeAcls`) that lets only that identity write or delete
+//! it: `auth::cdrwa`, which the server turns into the session's
+//! `digest:USER:HASH`, plus `world:anyone:r` with world read. The shared
+//! directories above the fleet (`/snowmint` and the chroot's components)
+//! also let anyone create in them (`world:anyone:c`), so that fleets with
+//! other identities can live beside each other. Deleting a znode takes
+//! `DELETE` on its parent, which only the fleet's identity has: another
+//! client can neither delete nor overwrite a slot or a mark.
+//!
+//! With TLS ([`CoordinatorTls`], read anew for each session) the servers
+//! are reached on their secure client port.
 
 use std::time::Duration;
 
-use zookeeper_client::{
-    Acls, CheckWriteError, Client, CreateMode, CreateOptions, Error, MultiWriteResult,
-};
+use zookeeper_client::{CheckWriteError, Client, Error, MultiWriteResult};
 
-use crate::coordinator::{Backend, BackendError, CoordinatorUrl, GuardedWrite, Opened, Versioned};
+use crate::coordinator::{
+    Backend, BackendError, CoordinatorTls, CoordinatorUrl, Credentials, GuardedWrite, Login,
+    Opened, Versioned,
+};
+use crate::reason::tls_cause;
+use acls::ZnodeAcls;
+use tls::{check_tls_name, tls_options};
+
+mod acls;
+mod tls;
 
 /// Claims slots through a ZooKeeper ensemble
 /// (`zk://HOST:PORT[,HOST:PORT...][/CHROOT]`).
@@ -39,23 +63,138 @@ use crate::coordinator::{Backend, BackendError, CoordinatorUrl, GuardedWrite, Op
 pub struct ZooKeeperBackend {
     hosts: Vec<String>,
     chroot: Option<String>,
+    /// TLS, when a CA is given.
+    tls: Option<CoordinatorTls>,
+    /// The `digest` identity the session authenticates as.
+    credentials: Option<Credentials>,
+    /// The ACLs of the znodes created.
+    acls: ZnodeAcls,
 }
 
 impl ZooKeeperBackend {
     /// A backend for the servers `HOST:PORT`, with every path under
     /// `chroot` if given (created when missing).
     pub fn new(hosts: Vec<String>, chroot: Option<String>) -> ZooKeeperBackend {
-        ZooKeeperBackend { hosts, chroot }
+        ZooKeeperBackend {
+            hosts,
+            chroot,
+            tls: None,
+            credentials: None,
+            acls: ZnodeAcls::open(),
+        }
     }
+
+    /// The same backend, over TLS to the servers' secure client port,
+    /// checked against `tls`'s CA and presenting its certificate if it has
+    /// one. The files are read for each new session.
+    pub fn with_tls(mut self, tls: CoordinatorTls) -> ZooKeeperBackend {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// The same backend, authenticating as `credentials` with the `digest`
+    /// scheme; the znodes it creates then let only that identity write or
+    /// delete them, and anyone read them if `world_read`.
+    pub fn with_credentials(
+        mut self,
+        credentials: Credentials,
+        world_read: bool,
+    ) -> ZooKeeperBackend {
+        self.credentials = Some(credentials);
+        self.acls = ZnodeAcls::owned_by_creator(world_read);
+        self
+    }
+
+    /// Connects (over TLS if set) and authenticates.
+    async fn connect(&self, ttl: Duration) -> Result<Client, BackendError> {
+        let mut connector = Client::connector()
+            .with_session_timeout(ttl)
+            .with_fail_eagerly();
+        if let Some(credentials) = &self.credentials {
+            let auth = format!("{}:{}", credentials.user, credentials.password.expose());
+            connector = connector.with_auth("digest", auth.as_bytes());
+        }
+        let cluster = self.hosts.join(",");
+        let connected = match &self.tls {
+            None => connector.connect(&cluster).await,
+            Some(tls) => {
+                // Read for each session: a certificate rotated on disk is
+                // used from the next session on.
+                let files = tls.load().map_err(BackendError::unavailable)?;
+                let options = tls_options(&files)?;
+                for host in &self.hosts {
+                    check_tls_name(host)?;
+                }
+                // The client builds its configuration on the process's
+                // default provider: make it the tree's one.
+                let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+                let connected = connector.with_tls(options).secure_connect(&cluster).await;
+                if let Err(error @ (Error::NoHosts | Error::ConnectionLoss | Error::Timeout)) =
+                    connected
+                {
+                    // The client keeps why each server failed to itself:
+                    // one handshake of ours finds out whether TLS did.
+                    for host in &self.hosts {
+                        if let Some(failure) = crate::tls_probe::tls_failure(host, &files).await
+                            && let Some(reason) = tls_cause(&failure, tls)
+                        {
+                            return Err(BackendError::unreachable(reason).with_source(error));
+                        }
+                    }
+                    return Err(classify(error));
+                }
+                connected
+            }
+        };
+        connected.map_err(|error| self.classify(error, Op::Connect))
+    }
+
+    /// [`classify`], with a refusal (`NoAuth`) put in words that say who
+    /// was refused what.
+    pub(crate) fn classify(&self, error: Error, op: Op<'_>) -> BackendError {
+        if !matches!(error, Error::NoAuth) {
+            let tls = self.tls.as_ref().and_then(|tls| tls_cause(&error, tls));
+            return match tls {
+                Some(reason) => BackendError::unreachable(reason).with_source(error),
+                None => classify(error),
+            };
+        }
+        let what = match op {
+            Op::Connect => "connect".to_owned(),
+            Op::Read(path) => format!("read {path}"),
+            Op::Create(path) => format!("create {path}"),
+            Op::Write(path) => format!("write {path}"),
+            Op::Delete(path) => format!("delete {path}"),
+        };
+        let reason = match &self.credentials {
+            Some(credentials) => format!(
+                "the digest identity of user {:?} may not {what} (ZooKeeper: not authorized): the znodes there belong to another identity; \
+                 with ZooKeeper's digest scheme a wrong password is another identity too",
+                credentials.user
+            ),
+            None => format!(
+                "this node, which gives no user, may not {what} (ZooKeeper: not authorized): the fleet's znodes belong to an identity; \
+                 give its user and password (zk://USER@HOST:PORT)"
+            ),
+        };
+        BackendError::unavailable(reason).with_source(error)
+    }
+}
+
+/// What a request does, for the message when ZooKeeper refuses it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Op<'a> {
+    Connect,
+    Read(&'a str),
+    Create(&'a str),
+    Write(&'a str),
+    Delete(&'a str),
 }
 
 /// A ZooKeeper session; it closes when dropped.
 pub struct ZooKeeperSession {
     client: Client,
 }
-
-const PERSISTENT: CreateOptions<'static> = CreateMode::Persistent.with_acls(Acls::anyone_all());
-const EPHEMERAL: CreateOptions<'static> = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
 
 /// Sorts a ZooKeeper client error into what the engine must know (is the
 /// session gone? was the server reached?) and a few plain words for the
@@ -92,6 +231,10 @@ impl Backend for ZooKeeperBackend {
         CoordinatorUrl::ZooKeeper {
             hosts: self.hosts.clone(),
             chroot: self.chroot.clone(),
+            login: self.credentials.as_ref().map(|credentials| Login {
+                user: credentials.user.clone(),
+                password: Some(credentials.password.clone()),
+            }),
         }
         .to_string()
     }
@@ -101,15 +244,17 @@ impl Backend for ZooKeeperBackend {
         ttl: Duration,
         dirs: &[String],
     ) -> Result<Opened<ZooKeeperSession>, BackendError> {
-        let client = Client::connector()
-            .with_session_timeout(ttl)
-            .with_fail_eagerly()
-            .connect(&self.hosts.join(","))
-            .await
-            .map_err(classify)?;
+        let client = self.connect(ttl).await?;
         let client = match &self.chroot {
             Some(root) => {
-                client.mkdir(root, &PERSISTENT).await.map_err(classify)?;
+                if client
+                    .check_stat(root)
+                    .await
+                    .map_err(|error| self.classify(error, Op::Read(root)))?
+                    .is_none()
+                {
+                    self.make_dirs(&client, root, "").await?;
+                }
                 client.chroot(root.clone()).map_err(|_| {
                     BackendError::unavailable(format!("chroot {root:?} is not a valid path"))
                 })?
@@ -119,8 +264,13 @@ impl Backend for ZooKeeperBackend {
         for dir in dirs {
             // A read first: in a running fleet the directories exist, and a
             // read costs the ensemble less than a create that fails.
-            if client.check_stat(dir).await.map_err(classify)?.is_none() {
-                client.mkdir(dir, &PERSISTENT).await.map_err(classify)?;
+            if client
+                .check_stat(dir)
+                .await
+                .map_err(|error| self.classify(error, Op::Read(dir)))?
+                .is_none()
+            {
+                self.make_dirs(&client, dir, "/snowmint").await?;
             }
         }
         Ok(Opened {
@@ -135,7 +285,11 @@ impl Backend for ZooKeeperBackend {
         session: &ZooKeeperSession,
         dir: &str,
     ) -> Result<Vec<String>, BackendError> {
-        session.client.list_children(dir).await.map_err(classify)
+        session
+            .client
+            .list_children(dir)
+            .await
+            .map_err(|error| self.classify(error, Op::Read(dir)))
     }
 
     async fn create_if_absent(
@@ -144,10 +298,14 @@ impl Backend for ZooKeeperBackend {
         path: &str,
         value: &[u8],
     ) -> Result<bool, BackendError> {
-        match session.client.create(path, value, &EPHEMERAL).await {
+        match session
+            .client
+            .create(path, value, &self.acls.ephemeral())
+            .await
+        {
             Ok(_) => Ok(true),
             Err(Error::NodeExists) => Ok(false),
-            Err(err) => Err(classify(err)),
+            Err(err) => Err(self.classify(err, Op::Create(path))),
         }
     }
 
@@ -157,7 +315,11 @@ impl Backend for ZooKeeperBackend {
         path: &str,
         value: &[u8],
     ) -> Result<Option<Vec<u8>>, BackendError> {
-        match session.client.create(path, value, &PERSISTENT).await {
+        match session
+            .client
+            .create(path, value, &self.acls.persistent())
+            .await
+        {
             Ok(_) => Ok(None),
             Err(Error::NodeExists) => match self.read(session, path).await? {
                 Some(found) => Ok(Some(found.value)),
@@ -165,7 +327,7 @@ impl Backend for ZooKeeperBackend {
                     "{path} was deleted while it was read"
                 ))),
             },
-            Err(err) => Err(classify(err)),
+            Err(err) => Err(self.classify(err, Op::Create(path))),
         }
     }
 
@@ -206,7 +368,7 @@ impl Backend for ZooKeeperBackend {
                 version: stat.version.into(),
             })),
             Err(Error::NoNode) => Ok(None),
-            Err(err) => Err(classify(err)),
+            Err(err) => Err(self.classify(err, Op::Read(path))),
         }
     }
 
@@ -224,6 +386,7 @@ impl Backend for ZooKeeperBackend {
             .client
             .new_check_writer(guard, None)
             .map_err(bad_path)?;
+        let persistent = self.acls.persistent();
         match expected {
             Some(version) => {
                 let Ok(version) = i32::try_from(version) else {
@@ -234,7 +397,7 @@ impl Backend for ZooKeeperBackend {
                     .map_err(bad_path)?;
             }
             None => writer
-                .add_create(path, value, &PERSISTENT)
+                .add_create(path, value, &persistent)
                 .map_err(bad_path)?,
         }
         match writer.commit().await {
@@ -258,6 +421,16 @@ impl Backend for ZooKeeperBackend {
                     _ => Ok(GuardedWrite::GuardLost),
                 }
             }
+            Err(CheckWriteError::OperationFailed {
+                source: source @ Error::NoAuth,
+                ..
+            }) => Err(self.classify(
+                source,
+                match expected {
+                    Some(_) => Op::Write(path),
+                    None => Op::Create(path),
+                },
+            )),
             Err(CheckWriteError::RequestFailed { source }) => Err(classify(source)),
             Err(other) => Err(BackendError::unavailable(other.to_string())),
         }
@@ -273,7 +446,11 @@ impl Backend for ZooKeeperBackend {
         // small transaction.
         let stat = match session.client.set_data(path, b"", None).await {
             Err(Error::NoNode) => {
-                match session.client.create(path, b"", &PERSISTENT).await {
+                match session
+                    .client
+                    .create(path, b"", &self.acls.persistent())
+                    .await
+                {
                     Ok(_) | Err(Error::NodeExists) => {}
                     Err(err) => return Err(classify(err)),
                 }
@@ -294,7 +471,7 @@ impl Backend for ZooKeeperBackend {
             Some(stat) if session.owns(&stat) => {
                 match session.client.delete(path, Some(stat.version)).await {
                     Ok(()) | Err(Error::NoNode) => Ok(()),
-                    Err(err) => Err(classify(err)),
+                    Err(err) => Err(self.classify(err, Op::Delete(path))),
                 }
             }
             _ => Ok(()),

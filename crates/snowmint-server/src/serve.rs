@@ -90,6 +90,27 @@ fn node_source(config: &Config, clock: Arc<dyn Clock>) -> Identity {
     }
 }
 
+/// The warning for a coordinator URL with a password given as a flag:
+/// every local user can read a process's command line
+/// (`/proc/PID/cmdline`, `ps`).
+pub fn password_on_command_line(config: &Config) -> Option<String> {
+    let Identity::Coordinator { url, .. } = &config.identity else {
+        return None;
+    };
+    (url.has_password() && *config.origin(Setting::Coordinator) == crate::config::Origin::Flag)
+        .then(|| {
+            let postgres = match url {
+                snowmint_fleet::CoordinatorUrl::Postgres(_) => ", PGPASSWORD or a libpq password file",
+                _ => "",
+            };
+            format!(
+                "the --coordinator URL holds a password, which every local user can read in this process's command line \
+                 (ps, /proc/{}/cmdline); give it through SNOWMINT_COORDINATOR_PASSWORD or --coordinator-password-file{postgres} instead",
+                std::process::id()
+            )
+        })
+}
+
 /// Who this process is, as written into the slot key it claims: an
 /// operator reading the coordinator can find the process from it.
 fn holder(listen: SocketAddr, grpc: Option<SocketAddr>) -> Holder {
@@ -310,6 +331,9 @@ pub async fn serve(
         source,
     })?;
     tracing::info!("{}", startup_line(&config, address));
+    if let Some(warning) = password_on_command_line(&config) {
+        tracing::warn!("{warning}");
+    }
     let grpc = match config.grpc_listen {
         Some(grpc_address) => {
             let bound = TcpListener::bind(grpc_address)

@@ -52,6 +52,11 @@
 //!   API on a loopback socket (`in_process::grpc`), on a claim the test
 //!   switches on and off.
 //!
+//! - `tls` (on with `etcd` and `zookeeper`): a certificate authority made
+//!   by the test (rcgen) and the certificates it signs, for the servers
+//!   secured as in production (`servers::etcd_tls`,
+//!   `servers::zookeeper_secure`).
+//!
 //! A missing server fails the test and says how to install it.
 
 pub mod binary;
@@ -66,3 +71,5 @@ pub mod wait;
 
 #[cfg(feature = "in-process")]
 pub mod in_process;
+#[cfg(feature = "tls")]
+pub mod tls;

@@ -8,6 +8,7 @@
 //! readers, they take text as it is (no trimming) and echo it, cut when
 //! long, in their messages.
 
+use super::access::CoordinatorAccess;
 use super::clock_check::{ClockCheck, PeerClock, PeerClockHandle};
 use super::fleet_name::FleetName;
 use super::history::HistoryRetention;
@@ -31,8 +32,8 @@ pub const MAX_FLEET_NAME: usize = 64;
 /// What the claim TTL is called in messages.
 const TTL_NAME: &str = "claim_ttl";
 
-pub(super) const URL_FORMS: &str = "etcd://HOST:PORT[,HOST:PORT...], \
-     zk://HOST:PORT[,HOST:PORT...][/CHROOT] or \
+pub(super) const URL_FORMS: &str = "etcd://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...], \
+     zk://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...][/CHROOT] or \
      postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=...]";
 
 /// A configuration value that cannot be used; the message names the value
@@ -68,6 +69,10 @@ pub enum ConfigError {
     /// [`MIN_TTL`]..=[`MAX_TTL`].
     #[error(transparent)]
     Ttl(snowmint::Error),
+    /// The coordinator's TLS files or credentials cannot be used (with
+    /// this URL, or at all). The message never holds a password.
+    #[error("{0}")]
+    Access(String),
     /// Another setting of the claim engine (the clock check, the claim
     /// history) is not a value of its kind, or out of range.
     #[error(transparent)]
@@ -194,6 +199,9 @@ pub struct CoordinatorConfig {
     pub(crate) layout: Layout,
     /// The slot to try first, if free: the one the node held before.
     pub(crate) preferred_slot: Option<u64>,
+    /// TLS and credentials for a secured coordinator (boxed: most nodes
+    /// have none, and the settings travel in larger values).
+    pub(crate) access: Box<CoordinatorAccess>,
     /// The clock, the claim history and the clock check (boxed: they are
     /// many, and a configuration travels inside others).
     pub(crate) ops: Box<Operations>,
@@ -278,6 +286,7 @@ impl CoordinatorConfig {
             holder,
             layout,
             preferred_slot: None,
+            access: Box::default(),
             ops: Box::new(Operations {
                 clock: EngineClock(Arc::new(SystemClock)),
                 history: HistoryRetention::default(),
@@ -338,6 +347,20 @@ impl CoordinatorConfig {
     /// How the node's clock is checked.
     pub fn clock_check(&self) -> ClockCheck {
         self.ops.clock_check
+    }
+
+    /// The same settings, reaching the coordinator as `access` says (TLS,
+    /// the password of the URL's user, ZooKeeper's world read).
+    pub fn with_access(self, access: CoordinatorAccess) -> CoordinatorConfig {
+        CoordinatorConfig {
+            access: Box::new(access),
+            ..self
+        }
+    }
+
+    /// How the coordinator is reached besides its URL.
+    pub fn access(&self) -> &CoordinatorAccess {
+        &self.access
     }
 
     /// The same settings, with `holder` written into the slot key: a

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::backend::Backend;
 use super::paths::Paths;
-use super::{CoordinatorUrl, FleetName, Holder};
+use super::{CoordinatorAccess, CoordinatorUrl, FleetName, Holder};
 use crate::FleetError;
 
 /// How long the short session of one reading lives if the reader dies
@@ -17,34 +17,52 @@ const READER_TTL: Duration = Duration::from_secs(5);
 /// they are now: one short session that lists the slot keys, reads each and
 /// ends. Keys whose value is not a holder this version can read are left
 /// out, and so are keys that vanish between the listing and the reading.
+/// For a secured coordinator, see [`read_holders_with`].
 ///
 /// # Errors
 ///
 /// [`FleetError::Coordinator`] when the coordinator cannot be reached or
 /// answers with an error, or this build lacks its backend (cargo features
 /// `etcd`, `zookeeper`, `postgres`).
-#[cfg_attr(
-    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
-    allow(unused_variables)
-)]
 pub async fn read_holders(
     url: &CoordinatorUrl,
     fleet: &FleetName,
 ) -> Result<BTreeMap<u64, Holder>, FleetError> {
+    read_holders_with(url, &CoordinatorAccess::default(), fleet).await
+}
+
+/// [`read_holders`] from a secured coordinator: TLS and credentials as
+/// `access` says (the same a node of the fleet is given). On ZooKeeper,
+/// a reader needs the fleet's credentials unless its nodes grant world
+/// read.
+///
+/// # Errors
+///
+/// As [`read_holders`]; also access settings that do not fit the URL
+/// ([`CoordinatorAccess::check`]).
+#[cfg_attr(
+    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
+    allow(unused_variables)
+)]
+pub async fn read_holders_with(
+    url: &CoordinatorUrl,
+    access: &CoordinatorAccess,
+    fleet: &FleetName,
+) -> Result<BTreeMap<u64, Holder>, FleetError> {
     match url {
         #[cfg(feature = "etcd")]
-        CoordinatorUrl::Etcd { endpoints } => {
-            let backend = crate::etcd::EtcdBackend::new(endpoints.clone());
+        CoordinatorUrl::Etcd { endpoints, .. } => {
+            let backend = super::etcd_backend(url, endpoints, access)?;
             read_with(&backend, fleet).await
         }
         #[cfg(feature = "zookeeper")]
-        CoordinatorUrl::ZooKeeper { hosts, chroot } => {
-            let backend = crate::zookeeper::ZooKeeperBackend::new(hosts.clone(), chroot.clone());
+        CoordinatorUrl::ZooKeeper { hosts, chroot, .. } => {
+            let backend = super::zookeeper_backend(url, hosts, chroot, access)?;
             read_with(&backend, fleet).await
         }
         #[cfg(feature = "postgres")]
         CoordinatorUrl::Postgres(target) => {
-            let backend = crate::postgres::PostgresBackend::new(super::PostgresUrl::clone(target));
+            let backend = super::postgres_backend(url, target, access)?;
             read_with(&backend, fleet).await
         }
         #[allow(unreachable_patterns)] // with every backend built in, no URL lacks support

@@ -24,7 +24,7 @@ use super::backend::Backend;
 use super::engine::Shared;
 use super::history::{ClaimEntry, SlotHistory};
 use super::paths::Paths;
-use super::{BackendError, CoordinatorUrl, FleetName};
+use super::{BackendError, CoordinatorAccess, CoordinatorUrl, FleetName};
 use crate::FleetError;
 
 /// How long the short session of one look-up lives if the reader dies
@@ -279,21 +279,41 @@ pub async fn whois(
     fleet: &FleetName,
     id: SnowflakeId,
 ) -> Result<Whois, FleetError> {
+    whois_with(url, &CoordinatorAccess::default(), fleet, id).await
+}
+
+/// [`whois`] on a secured coordinator: TLS and credentials as `access`
+/// says (the same a node of the fleet is given).
+///
+/// # Errors
+///
+/// As [`whois`]; also access settings that do not fit the URL
+/// ([`CoordinatorAccess::check`]).
+#[cfg_attr(
+    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
+    allow(unused_variables)
+)]
+pub async fn whois_with(
+    url: &CoordinatorUrl,
+    access: &CoordinatorAccess,
+    fleet: &FleetName,
+    id: SnowflakeId,
+) -> Result<Whois, FleetError> {
     match url {
         #[cfg(feature = "etcd")]
-        CoordinatorUrl::Etcd { endpoints } => {
-            let backend = crate::etcd::EtcdBackend::new(endpoints.clone());
-            whois_with(&backend, fleet, id).await
+        CoordinatorUrl::Etcd { endpoints, .. } => {
+            let backend = super::etcd_backend(url, endpoints, access)?;
+            whois_on(&backend, fleet, id).await
         }
         #[cfg(feature = "zookeeper")]
-        CoordinatorUrl::ZooKeeper { hosts, chroot } => {
-            let backend = crate::zookeeper::ZooKeeperBackend::new(hosts.clone(), chroot.clone());
-            whois_with(&backend, fleet, id).await
+        CoordinatorUrl::ZooKeeper { hosts, chroot, .. } => {
+            let backend = super::zookeeper_backend(url, hosts, chroot, access)?;
+            whois_on(&backend, fleet, id).await
         }
         #[cfg(feature = "postgres")]
         CoordinatorUrl::Postgres(target) => {
-            let backend = crate::postgres::PostgresBackend::new(super::PostgresUrl::clone(target));
-            whois_with(&backend, fleet, id).await
+            let backend = super::postgres_backend(url, target, access)?;
+            whois_on(&backend, fleet, id).await
         }
         #[allow(unreachable_patterns)] // with every backend built in, no URL lacks support
         other => Err(super::unsupported(other)),
@@ -304,7 +324,7 @@ pub async fn whois(
     not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
     allow(dead_code)
 )]
-async fn whois_with<B: Backend>(
+async fn whois_on<B: Backend>(
     backend: &B,
     fleet: &FleetName,
     id: SnowflakeId,

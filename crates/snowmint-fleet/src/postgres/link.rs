@@ -20,7 +20,7 @@ use tokio_postgres::Client;
 use super::password::password_for;
 use super::schema::{Statements, prepare};
 use super::{classify, tls};
-use crate::coordinator::{BackendError, PostgresUrl, SslMode};
+use crate::coordinator::{BackendError, PostgresUrl, Secret, SslMode};
 
 /// The first pause after a failed attempt to connect.
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
@@ -57,13 +57,16 @@ struct State {
 /// The node's connection.
 pub(super) struct Link {
     url: PostgresUrl,
+    /// The password given apart from the URL, if any.
+    password: Option<Secret>,
     state: Mutex<State>,
 }
 
 impl Link {
-    pub(super) fn new(url: PostgresUrl) -> Link {
+    pub(super) fn new(url: PostgresUrl, password: Option<Secret>) -> Link {
         Link {
             url,
+            password,
             state: Mutex::new(State::default()),
         }
     }
@@ -143,7 +146,9 @@ impl Link {
                 // A peer that vanished without a word is noticed.
                 .keepalives(true)
                 .keepalives_idle(Duration::from_secs(10));
-            if let Some(password) = password_for(url, host, *port) {
+            let password = password_for(url, self.password.as_ref(), host, *port)
+                .map_err(BackendError::unavailable)?;
+            if let Some(password) = password {
                 config.password(password);
             }
             match config.connect(tls.clone()).await {

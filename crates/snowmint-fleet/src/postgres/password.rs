@@ -1,32 +1,58 @@
-//! Where the password comes from, in libpq's order: the URL, then the
-//! `PGPASSWORD` environment variable, then a password file (`passfile=`
-//! in the URL, else `PGPASSFILE`, else `~/.pgpass`) in libpq's format,
-//! one `hostname:port:database:username:password` a line, `*` matching
-//! anything and `\` escaping `:` and `\`.
+//! Where the password comes from, in libpq's order: the URL, then (ahead
+//! of libpq's sources) the one given to snowmint apart from the URL
+//! (`--coordinator-password-file`, `SNOWMINT_COORDINATOR_PASSWORD`), then
+//! the `PGPASSWORD` environment variable, then a password file
+//! (`passfile=` in the URL, else `PGPASSFILE`, else `~/.pgpass`) in
+//! libpq's format, one `hostname:port:database:username:password` a line,
+//! `*` matching anything and `\` escaping `:` and `\`.
+//!
+//! A password file that its group or others may access is refused, as
+//! libpq refuses it: the node is not ready, and its reason says why.
 
 use std::path::PathBuf;
 
-use crate::coordinator::PostgresUrl;
+use crate::coordinator::{PostgresUrl, Secret, secret::check_private};
 
 /// The password to log in to `host`:`port` with, if any source has one.
-pub(super) fn password_for(url: &PostgresUrl, host: &str, port: u16) -> Option<String> {
+///
+/// # Errors
+///
+/// A sentence naming a password file that others may read.
+pub(super) fn password_for(
+    url: &PostgresUrl,
+    given: Option<&Secret>,
+    host: &str,
+    port: u16,
+) -> Result<Option<String>, String> {
     if let Some(password) = url.password() {
-        return Some(password.to_owned());
+        return Ok(Some(password.to_owned()));
+    }
+    if let Some(password) = given {
+        return Ok(Some(password.expose().to_owned()));
     }
     if let Some(password) = std::env::var_os("PGPASSWORD") {
-        return Some(password.to_string_lossy().into_owned());
+        return Ok(Some(password.to_string_lossy().into_owned()));
     }
     let file = match url.passfile() {
         Some(file) => PathBuf::from(file),
         None => match std::env::var_os("PGPASSFILE") {
             Some(file) => PathBuf::from(file),
-            None => PathBuf::from(std::env::var_os("HOME")?).join(".pgpass"),
+            None => match std::env::var_os("HOME") {
+                Some(home) => PathBuf::from(home).join(".pgpass"),
+                None => return Ok(None),
+            },
         },
     };
-    // A missing or unreadable file gives no password, as in libpq; the
-    // server's refusal then says what is wrong.
-    let text = std::fs::read_to_string(file).ok()?;
-    lookup(&text, host, port, url.dbname(), url.user())
+    // A missing file gives no password, as in libpq; the server's refusal
+    // then says what is wrong.
+    if !file.exists() {
+        return Ok(None);
+    }
+    check_private(&file)?;
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return Ok(None);
+    };
+    Ok(lookup(&text, host, port, url.dbname(), url.user()))
 }
 
 /// The password of the first line of a password file that matches.

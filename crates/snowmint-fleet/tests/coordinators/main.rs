@@ -11,6 +11,11 @@
 //! - `etcd.rs`, `zookeeper.rs`, `postgres.rs`: the scenarios on each
 //!   server (`cargo test -p snowmint-fleet --all-features --test
 //!   coordinators etcd::`), and the tests of what only that backend has.
+//! - `etcd_tls.rs`, `etcd_auth.rs`, `zookeeper_tls.rs`,
+//!   `zookeeper_auth.rs`: the same servers secured as in production (TLS,
+//!   etcd's users and roles, ZooKeeper's digest and ACLs): the scenarios
+//!   through them, and the refusals a node explains in one sentence
+//!   (`scenarios/refusals.rs`).
 
 /// Declares every scenario of [`scenarios`] as a test against one
 /// [`CoordinatorServer`](snowmint_test_support::servers::CoordinatorServer):
@@ -75,5 +80,9 @@ mod node;
 mod scenarios;
 
 mod etcd;
+mod etcd_auth;
+mod etcd_tls;
 mod postgres;
 mod zookeeper;
+mod zookeeper_auth;
+mod zookeeper_tls;

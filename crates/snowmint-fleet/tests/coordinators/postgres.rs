@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use snowmint::Layout;
 use snowmint_fleet::{
     ClaimState, Coordinator, CoordinatorConfig, CoordinatorUrl, NodeState, PostgresBackend,
-    SlotRange, SlotSource, postgres_schema,
+    PostgresUrl, Secret, SlotRange, SlotSource, postgres_schema,
 };
 use snowmint_test_support::net::free_port;
 use snowmint_test_support::servers::CoordinatorServer;
@@ -196,11 +196,27 @@ async fn a_password_file_logs_the_node_in_and_leases_count_on_the_databases_cloc
         ),
     )
     .unwrap();
+    // As libpq, a file its group or others may read is refused: the node
+    // says why and which file, and never what the file holds.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let url = format!(
         "{}?passfile={}",
         server.login_url(ADMIN_USER, "", "postgres"),
         file.display()
     );
+    let open = engine(&url, "passfile", "from-file");
+    let refused = reason(&open, "group or world access").await;
+    assert!(
+        refused.contains(&format!(
+            "the password file {} has group or world access (mode 0644)",
+            file.display()
+        )),
+        "{refused}"
+    );
+    assert!(!refused.contains(server.password()), "{refused}");
+    open.release().await;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let node = engine(&url, "passfile", "from-file");
     let states = node.state();
     let claim = eventually(
@@ -231,6 +247,25 @@ async fn a_password_file_logs_the_node_in_and_leases_count_on_the_databases_cloc
         "the lease ends {left} ms after the database's now, not within the TTL of {ttl_ms} ms"
     );
     node.release().await;
+}
+
+/// A password given apart from the URL (`--coordinator-password-file`,
+/// `SNOWMINT_COORDINATOR_PASSWORD`) logs the node in ahead of
+/// `PGPASSWORD` and password files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_given_apart_from_the_url_logs_the_node_in() {
+    let server = PostgresServer::start().await;
+    let url: CoordinatorUrl = server
+        .login_url(ADMIN_USER, "", "postgres")
+        .parse()
+        .unwrap();
+    let CoordinatorUrl::Postgres(target) = &url else {
+        unreachable!()
+    };
+    let backend = PostgresBackend::new(PostgresUrl::clone(target))
+        .with_password(Secret::new(server.password()));
+    let slot = crate::scenarios::refusals::claims(backend, "apart").await;
+    assert!(slot <= 3);
 }
 
 /// The README's DDL for PostgreSQL is the one nodes run.

@@ -8,6 +8,7 @@
 mod checks;
 mod guards;
 mod layout;
+pub mod refusals;
 
 pub use checks::check_run;
 pub use guards::{

@@ -79,13 +79,20 @@ impl Layer {
             path: path.to_owned(),
             message,
         };
-        let table: toml::Table = toml::from_str(text).map_err(|e| file_error(e.to_string()))?;
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| file_error(toml_error(&e, text)))?;
         let mut values = BTreeMap::new();
         for (key, value) in table {
             let setting = Setting::from_file_key(&key).ok_or_else(|| {
                 let known: Vec<_> = Setting::file_keys().collect();
+                let password = match key == Setting::CoordinatorPassword.key() {
+                    true => {
+                        "; a password cannot be written here (name a file only its owner may read with coordinator_password_file)"
+                    }
+                    false => "",
+                };
                 file_error(format!(
-                    "unknown key {:?} (known keys: {})",
+                    "unknown key {:?} (known keys: {}){password}",
                     snowmint::value::echo(&key),
                     known.join(", ")
                 ))
@@ -107,5 +114,21 @@ impl Layer {
             origin: Origin::File(path.to_owned()),
             values,
         })
+    }
+}
+
+/// What is wrong with a TOML text, said without quoting it: TOML's own
+/// message shows the line it stopped at, and that line may hold a
+/// password (a coordinator URL's). Line and column say where to look.
+fn toml_error(error: &toml::de::Error, text: &str) -> String {
+    let message = error.message().trim_end();
+    match error.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            format!("not valid TOML at line {line}, column {column}: {message}")
+        }
+        None => format!("not valid TOML: {message}"),
     }
 }

@@ -16,6 +16,8 @@
 //!
 //! Durations are a number and a unit (`500ms`, `2s`, `1.5s`, `1m`, `1h`).
 
+#[cfg(test)]
+mod access_tests;
 mod layer;
 mod resolve;
 mod setting;

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use snowmint::{ClockPolicy, Field, Layout, Node};
 use snowmint_fleet::{
-    ClockCheck, CoordinatorConfig, CoordinatorUrl, FleetName, HistoryRetention, SlotRange,
+    ClockCheck, CoordinatorAccess, CoordinatorConfig, CoordinatorTls, CoordinatorUrl, FleetName,
+    HistoryRetention, Secret, SlotRange,
 };
 
 use super::layer::Layer;
@@ -203,7 +204,7 @@ fn parse_address(name: &str, text: &str) -> Result<SocketAddr, String> {
     ))
 }
 
-fn parse_bool(text: &str) -> Result<bool, String> {
+fn parse_bool(name: &str, text: &str) -> Result<bool, String> {
     const TRUE: [&str; 4] = ["true", "1", "yes", "on"];
     const FALSE: [&str; 4] = ["false", "0", "no", "off"];
     let is = |names: [&str; 4]| names.iter().any(|n| n.eq_ignore_ascii_case(text));
@@ -213,10 +214,17 @@ fn parse_bool(text: &str) -> Result<bool, String> {
         Ok(false)
     } else {
         Err(format!(
-            "machine_from_hostname {:?} is not a boolean (expected true or false)",
+            "{name} {:?} is not a boolean (expected true or false)",
             snowmint::value::echo(text)
         ))
     }
+}
+
+fn parse_path(text: &str) -> Result<PathBuf, String> {
+    if text.is_empty() {
+        return Err("the file name is empty".into());
+    }
+    Ok(PathBuf::from(text))
 }
 
 /// The layout, with the epoch on top when one is given.
@@ -235,7 +243,9 @@ fn identity(l: &mut Lookup<'_>, layout: Layout) -> Result<Identity, ConfigError>
         layout.parse_field(Field::Datacenter, s)
     })?;
     let machine = l.required(Setting::Machine, |s| layout.parse_field(Field::Machine, s))?;
-    let from_hostname = l.required(Setting::MachineFromHostname, parse_bool)?;
+    let from_hostname = l.required(Setting::MachineFromHostname, |s| {
+        parse_bool(Setting::MachineFromHostname.key(), s)
+    })?;
     let hostname = l.get(Setting::Hostname, |s| {
         Ok::<_, std::convert::Infallible>(s.to_owned())
     })?;
@@ -304,7 +314,10 @@ fn coordinator(
         )?,
     };
     let Some(url) = url else {
-        let stray = l.given(&[
+        for setting in ACCESS {
+            l.text(setting);
+        }
+        let mut stray = l.given(&[
             Setting::Fleet,
             Setting::Slots,
             Setting::ClaimTtl,
@@ -313,6 +326,7 @@ fn coordinator(
             Setting::ClaimHistoryKeep,
             Setting::ClaimHistoryMaxAge,
         ]);
+        stray.extend(l.given(&ACCESS));
         if !stray.is_empty() {
             return Err(ConfigError::Conflict(format!(
                 "{} only applies with --coordinator",
@@ -335,7 +349,125 @@ fn coordinator(
     // The front end names its reader of peers' clocks once it runs.
     .with_clock_check(clock_check, None)
     .with_history(history);
-    Ok(Some((url, config)))
+    let access = access(l)?;
+    access.check(&url).map_err(|error| {
+        let given = l.given(&[
+            Setting::Coordinator,
+            Setting::CoordinatorCa,
+            Setting::CoordinatorPasswordFile,
+            Setting::CoordinatorPassword,
+            Setting::CoordinatorWorldRead,
+        ]);
+        ConfigError::Conflict(format!("{error} (from {})", given.join(" and ")))
+    })?;
+    if let Some(tls) = access.tls() {
+        check_tls(l, tls)?;
+    }
+    Ok(Some((url, config.with_access(access))))
+}
+
+/// The settings of how a node reaches a secured coordinator.
+const ACCESS: [Setting; 6] = [
+    Setting::CoordinatorCa,
+    Setting::CoordinatorCert,
+    Setting::CoordinatorKey,
+    Setting::CoordinatorPasswordFile,
+    Setting::CoordinatorPassword,
+    Setting::CoordinatorWorldRead,
+];
+
+/// How the node reaches a secured coordinator: TLS files (checked by
+/// `check_tls` once they are known to fit the URL), the password from a
+/// file (only its owner may read it) or the environment, and ZooKeeper's
+/// world read.
+fn access(l: &mut Lookup<'_>) -> Result<CoordinatorAccess, ConfigError> {
+    let ca = l.get(Setting::CoordinatorCa, parse_path)?;
+    let cert = l.get(Setting::CoordinatorCert, parse_path)?;
+    let key = l.get(Setting::CoordinatorKey, parse_path)?;
+    let from_file = l.get(Setting::CoordinatorPasswordFile, |s| {
+        Secret::from_file(&parse_path(s)?)
+    })?;
+    // Taken as it is: a password is never echoed, so never refused.
+    let from_env = l.get(Setting::CoordinatorPassword, |s| {
+        Ok::<_, std::convert::Infallible>(Secret::new(s))
+    })?;
+    let world_read = l
+        .get(Setting::CoordinatorWorldRead, |s| {
+            parse_bool(Setting::CoordinatorWorldRead.key(), s)
+        })?
+        .unwrap_or(false);
+    let mut access = CoordinatorAccess::default().with_world_read(world_read);
+    match (from_file, from_env) {
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::Conflict(format!(
+                "the coordinator password is given twice, by {} and by {}; give it once",
+                l.named(Setting::CoordinatorPasswordFile),
+                l.named(Setting::CoordinatorPassword)
+            )));
+        }
+        (Some(password), None) | (None, Some(password)) => {
+            access = access.with_password(password);
+        }
+        (None, None) => {}
+    }
+    match (ca, cert, key) {
+        (None, None, None) => {}
+        (None, _, _) => {
+            return Err(ConfigError::Conflict(format!(
+                "{} needs {}: TLS to the coordinator is on when a CA is given, and its certificate is checked against it",
+                l.given(&[Setting::CoordinatorCert, Setting::CoordinatorKey])
+                    .join(" and "),
+                Setting::CoordinatorCa.flag()
+            )));
+        }
+        (Some(_), Some(_), None) | (Some(_), None, Some(_)) => {
+            return Err(ConfigError::Conflict(format!(
+                "{} needs {} too: mutual TLS takes the node's certificate and its private key",
+                l.given(&[Setting::CoordinatorCert, Setting::CoordinatorKey])
+                    .join(" and "),
+                match l.is_set(Setting::CoordinatorCert) {
+                    true => Setting::CoordinatorKey.flag(),
+                    false => Setting::CoordinatorCert.flag(),
+                }
+            )));
+        }
+        (Some(ca), cert, key) => {
+            let mut tls = CoordinatorTls::new(ca);
+            if let (Some(cert), Some(key)) = (cert, key) {
+                tls = tls.with_identity(cert, key);
+            }
+            access = access.with_tls(tls);
+        }
+    }
+    Ok(access)
+}
+
+/// Refuses TLS files that cannot be used at all (but for their validity
+/// period, which each new session checks: a rotation may renew them),
+/// naming the setting that gave the file at fault.
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+fn check_tls(l: &Lookup<'_>, tls: &CoordinatorTls) -> Result<(), ConfigError> {
+    tls.check().map_err(|message| {
+        let setting = if message.contains(" client key ") {
+            Setting::CoordinatorKey
+        } else if message.contains(" client certificate ") {
+            Setting::CoordinatorCert
+        } else {
+            Setting::CoordinatorCa
+        };
+        ConfigError::Invalid {
+            setting,
+            origin: l.named(setting),
+            message,
+        }
+    })
+}
+
+/// Without etcd and ZooKeeper, no coordinator takes TLS files: the URL
+/// check says so.
+#[cfg(not(any(feature = "etcd", feature = "zookeeper")))]
+fn check_tls(_: &Lookup<'_>, _: &CoordinatorTls) -> Result<(), ConfigError> {
+    Ok(())
 }
 
 /// The clock policy, with `clock_max` as its bound.

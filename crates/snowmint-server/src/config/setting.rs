@@ -181,7 +181,10 @@ settings! {
     Coordinator = Spec::value("coordinator", "URL")
         .help(
             "Claim a slot from etcd://HOST:PORT,..., zk://HOST:PORT,.../CHROOT (the chroot is \
-             optional) or postgres://USER:PASSWORD@HOST:PORT/DB (password and port optional)",
+             optional) or postgres://USER@HOST:PORT/DB (port optional). etcd and ZooKeeper take \
+             a user too, etcd://USER@HOST:PORT. Give a password through \
+             SNOWMINT_COORDINATOR_PASSWORD or --coordinator-password-file, not in a URL on the \
+             command line, which every local user can read",
         )
         .unset("none");
     /// Fleet name under the coordinator.
@@ -202,6 +205,49 @@ settings! {
         )
         .default("10s")
         .durations(MIN_TTL, MAX_TTL);
+    /// The CA file TLS to etcd or ZooKeeper is checked against (TLS is on
+    /// when it is given).
+    CoordinatorCa = Spec::value("coordinator_ca", "FILE")
+        .help(
+            "Speak TLS to etcd or ZooKeeper, checking the servers' certificates against the \
+             authorities in this PEM file",
+        )
+        .unset("none: no TLS");
+    /// The node's certificate for mutual TLS to the coordinator.
+    CoordinatorCert = Spec::value("coordinator_cert", "FILE")
+        .help(
+            "This node's certificate (PEM) for mutual TLS to etcd or ZooKeeper; needs \
+             --coordinator-key and --coordinator-ca. The files are read again for each new \
+             connection",
+        )
+        .unset("none");
+    /// The private key of that certificate.
+    CoordinatorKey = Spec::value("coordinator_key", "FILE")
+        .help("The private key (PEM) of --coordinator-cert")
+        .unset("none");
+    /// A file holding the password of the coordinator URL's user.
+    CoordinatorPasswordFile = Spec::value("coordinator_password_file", "FILE")
+        .help(
+            "A file holding the password of the coordinator URL's user (etcd, ZooKeeper digest \
+             or PostgreSQL), mode 0600 or less; or give the password in \
+             SNOWMINT_COORDINATOR_PASSWORD",
+        )
+        .unset("none");
+    /// The password of the coordinator URL's user (environment only: a
+    /// flag would show it in process lists, and the file is not checked
+    /// for who may read it as a password file is).
+    CoordinatorPassword = Spec::value("coordinator_password", "PASSWORD")
+        .help("The password of the coordinator URL's user")
+        .unset("none (environment only: see Security)")
+        .env_only();
+    /// Let anyone read the znodes a ZooKeeper fleet with credentials
+    /// creates.
+    CoordinatorWorldRead = Spec::switch("coordinator_world_read")
+        .help(
+            "With a ZooKeeper user, let anyone read (never write) the znodes the fleet creates, \
+             so that clients without credentials can find the nodes",
+        )
+        .default("off");
     /// Largest skew allowed between this node's clock and the fleet's.
     MaxClockSkew = Spec::value("max_clock_skew", "DURATION")
         .help(
@@ -260,6 +306,9 @@ pub struct Spec {
     pub global: bool,
     /// Whether the TOML file may give it (`config` names the file itself).
     pub in_file: bool,
+    /// Whether it is a flag of the command line (a password is not: the
+    /// command line is every local user's to read).
+    pub flag: bool,
     /// Left out of `--help`, the README and the list of known keys: a knob
     /// for tests and operations.
     pub hidden: bool,
@@ -368,6 +417,7 @@ impl Spec {
             range: None,
             global: false,
             in_file: true,
+            flag: true,
             hidden: false,
         }
     }
@@ -430,6 +480,16 @@ impl Spec {
     pub const fn not_in_file(self) -> Spec {
         Spec {
             in_file: false,
+            ..self
+        }
+    }
+
+    /// Given by its environment variable alone: not a flag, not a key of
+    /// the TOML file.
+    pub const fn env_only(self) -> Spec {
+        Spec {
+            in_file: false,
+            flag: false,
             ..self
         }
     }

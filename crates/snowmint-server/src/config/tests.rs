@@ -391,6 +391,7 @@ fn declared_defaults_are_the_defaults_applied() {
             let base = match setting {
                 Setting::Fleet
                 | Setting::ClaimTtl
+                | Setting::CoordinatorWorldRead
                 | Setting::MaxClockSkew
                 | Setting::ClockCheckEvery
                 | Setting::ClaimHistoryKeep

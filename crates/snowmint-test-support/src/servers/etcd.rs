@@ -5,8 +5,11 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use snowmint_fleet::EtcdBackend;
+use snowmint_fleet::etcd_api::auth_client::AuthClient;
 use snowmint_fleet::etcd_api::kv_client::KvClient;
-use snowmint_fleet::etcd_api::{DeleteRangeRequest, PutRequest, RangeRequest};
+use snowmint_fleet::etcd_api::{
+    AuthenticateRequest, DeleteRangeRequest, KeyValue, PutRequest, RangeRequest,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tonic::transport::{Channel, Endpoint};
@@ -28,6 +31,194 @@ impl EtcdServer {
     async fn client(&self) -> Client {
         connect(&[self.process.addr()]).await
     }
+
+    /// [`CoordinatorServer::start`], with `extra` flags given to etcd
+    /// (such as `--auth-token-ttl 1`).
+    pub async fn start_with(extra: &[&str]) -> EtcdServer {
+        let extra: Vec<String> = extra.iter().map(|flag| (*flag).to_owned()).collect();
+        EtcdServer {
+            process: spawn("http", &extra).await,
+        }
+    }
+
+    /// Turns etcd's authentication (RBAC) on, with the user `root` (role
+    /// `root`) and each of `users`: a name, a password and, when given,
+    /// a permission (on a key or a prefix) in a role of its own. Set up
+    /// with etcdctl, as an operator would. The clients of
+    /// [`CoordinatorServer`]'s methods do not log in: call them before.
+    pub async fn enable_auth(
+        &self,
+        root_password: &str,
+        users: &[(&str, &str, Option<Permission>)],
+    ) {
+        let mut commands: Vec<Vec<String>> = vec![
+            vec!["user".into(), "add".into(), format!("root:{root_password}")],
+            vec![
+                "user".into(),
+                "grant-role".into(),
+                "root".into(),
+                "root".into(),
+            ],
+        ];
+        for (user, password, permission) in users {
+            commands.push(vec![
+                "user".into(),
+                "add".into(),
+                format!("{user}:{password}"),
+            ]);
+            if let Some(permission) = permission {
+                let role = format!("{user}-role");
+                commands.push(vec!["role".into(), "add".into(), role.clone()]);
+                let mut grant = vec![
+                    "role".into(),
+                    "grant-permission".into(),
+                    role.clone(),
+                    permission.kind.into(),
+                    permission.key.clone(),
+                ];
+                if permission.prefix {
+                    grant.push("--prefix=true".into());
+                }
+                commands.push(grant);
+                commands.push(vec![
+                    "user".into(),
+                    "grant-role".into(),
+                    (*user).to_owned(),
+                    role,
+                ]);
+            }
+        }
+        commands.push(vec!["auth".into(), "enable".into()]);
+        let endpoint = format!("http://{}", self.client_addr());
+        for command in commands {
+            etcdctl(&endpoint, command).await;
+        }
+    }
+
+    /// The keys and values under `prefix` (every key that starts with it),
+    /// read by the test's own client logged in as `user`.
+    pub async fn keys_as(&self, user: &str, password: &str, prefix: &str) -> Vec<(String, String)> {
+        let channel = Endpoint::from_shared(format!("http://{}", self.client_addr()))
+            .expect("a loopback address is a URL")
+            .connect_timeout(Duration::from_secs(20))
+            .connect_lazy();
+        let login = AuthenticateRequest {
+            name: user.to_owned(),
+            password: password.to_owned(),
+        };
+        let what = format!("a login to the test etcd as {user}");
+        let token = within(
+            &what,
+            Duration::from_secs(20),
+            AuthClient::new(channel.clone()).authenticate(login),
+        )
+        .await
+        .unwrap_or_else(|err| panic!("cannot log in to etcd as {user}: {err}"))
+        .into_inner()
+        .token;
+        let mut request = tonic::Request::new(RangeRequest {
+            key: prefix.as_bytes().to_vec(),
+            range_end: prefix_end(prefix),
+            keys_only: false,
+        });
+        request
+            .metadata_mut()
+            .insert("token", token.parse().expect("etcd's token is ASCII"));
+        let what = format!("a read of {prefix} from the test etcd as {user}");
+        let answer = within(
+            &what,
+            Duration::from_secs(20),
+            KvClient::new(channel).range(request),
+        )
+        .await
+        .unwrap_or_else(|err| panic!("cannot read {prefix} as {user}: {err}"));
+        key_values(answer.into_inner().kvs)
+    }
+}
+
+/// A right on a key or a prefix, granted to a role by
+/// [`EtcdServer::enable_auth`].
+#[derive(Debug, Clone)]
+pub struct Permission {
+    kind: &'static str,
+    key: String,
+    prefix: bool,
+}
+
+impl Permission {
+    /// Read `key`.
+    pub fn read(key: &str) -> Permission {
+        Permission {
+            kind: "read",
+            key: key.to_owned(),
+            prefix: false,
+        }
+    }
+
+    /// Read and write `key`.
+    pub fn read_write(key: &str) -> Permission {
+        Permission {
+            kind: "readwrite",
+            key: key.to_owned(),
+            prefix: false,
+        }
+    }
+
+    /// The same right on every key that starts with the key.
+    pub fn with_prefix(self) -> Permission {
+        Permission {
+            prefix: true,
+            ..self
+        }
+    }
+}
+
+/// Runs `etcdctl` (v3 API) against `endpoint`; panics with its output if
+/// it fails.
+async fn etcdctl(endpoint: &str, args: Vec<String>) {
+    let endpoint = endpoint.to_owned();
+    let shown = args.join(" ");
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .arg(format!("--endpoints={endpoint}"))
+            .args(&args)
+            .output()
+    })
+    .await
+    .expect("etcdctl's thread")
+    .unwrap_or_else(|err| {
+        panic!(
+            "cannot run etcdctl ({err}): apt-get install etcd-client (or put etcdctl 3.4+ on PATH)"
+        )
+    });
+    assert!(
+        output.status.success(),
+        "etcdctl {shown} failed: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The end of the range of every key that starts with `prefix`: the
+/// prefix with its last byte raised (`/` + 1 is `0`; a test's prefixes end
+/// in an ASCII character).
+fn prefix_end(prefix: &str) -> Vec<u8> {
+    let mut end = prefix.as_bytes().to_vec();
+    *end.last_mut().expect("a prefix is not empty") += 1;
+    end
+}
+
+/// Keys and values as text.
+fn key_values(kvs: Vec<KeyValue>) -> Vec<(String, String)> {
+    kvs.into_iter()
+        .map(|kv| {
+            (
+                String::from_utf8(kv.key).expect("a key is UTF-8"),
+                String::from_utf8(kv.value).expect("a value is UTF-8"),
+            )
+        })
+        .collect()
 }
 
 /// The test's own etcd client: the key-value calls of etcd's API, as
@@ -48,32 +239,16 @@ pub(crate) async fn connect(endpoints: &[SocketAddr]) -> Client {
 /// Reads `key`, or every key under `prefix` (ending in `/`) with
 /// `prefix: true`.
 async fn range(client: &mut Client, key: &str, prefix: bool) -> Vec<(String, String)> {
-    let mut range_end = Vec::new();
-    if prefix {
-        // Up to the prefix with its last byte raised: `/` + 1 is `0`.
-        range_end = key.as_bytes().to_vec();
-        *range_end.last_mut().expect("a prefix is not empty") += 1;
-    }
     let request = RangeRequest {
         key: key.as_bytes().to_vec(),
-        range_end,
+        range_end: if prefix { prefix_end(key) } else { Vec::new() },
         keys_only: false,
     };
     let what = format!("a read of {key} from the test etcd");
     let answer = within(&what, Duration::from_secs(20), client.range(request))
         .await
         .unwrap_or_else(|err| panic!("cannot read {key}: {err}"));
-    answer
-        .into_inner()
-        .kvs
-        .into_iter()
-        .map(|kv| {
-            (
-                String::from_utf8(kv.key).expect("a key is UTF-8"),
-                String::from_utf8(kv.value).expect("a value is UTF-8"),
-            )
-        })
-        .collect()
+    key_values(answer.into_inner().kvs)
 }
 
 /// Whether the etcd member serving clients on `port` says it is healthy
@@ -89,6 +264,47 @@ pub(crate) async fn healthy(port: u16) -> bool {
         && answer.contains(r#""health":"true""#)
 }
 
+/// Starts a single-member etcd in a directory of its own, its client URL
+/// with `scheme` (`http`, or `https` with TLS flags in `extra`), and waits
+/// until it is healthy: its metrics listener (always plain HTTP) answers
+/// `/health`.
+pub(crate) async fn spawn(scheme: &str, extra: &[String]) -> ServerProcess {
+    let dir = temp_dir("etcd");
+    let data = dir.path().join("data");
+    let (client_port, peer_port, metrics_port) = (free_port(), free_port(), free_port());
+    let client_url = format!("{scheme}://127.0.0.1:{client_port}");
+    let peer_url = format!("http://127.0.0.1:{peer_port}");
+    let mut args: Vec<String> = [
+        "--name",
+        "snowmint-test",
+        "--data-dir",
+        &data.display().to_string(),
+        "--listen-client-urls",
+        &client_url,
+        "--advertise-client-urls",
+        &client_url,
+        "--listen-peer-urls",
+        &peer_url,
+        "--initial-advertise-peer-urls",
+        &peer_url,
+        "--initial-cluster",
+        &format!("snowmint-test={peer_url}"),
+        "--listen-metrics-urls",
+        &format!("http://127.0.0.1:{metrics_port}"),
+        // A short election: the single member leads sooner.
+        "--heartbeat-interval",
+        "50",
+        "--election-timeout",
+        "500",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend_from_slice(extra);
+    let process = ServerProcess::spawn("etcd", "etcd", &args, dir, INSTALL, client_port);
+    process.wait_ready(move |_| healthy(metrics_port)).await;
+    process
+}
+
 impl CoordinatorServer for EtcdServer {
     type Backend = EtcdBackend;
 
@@ -96,36 +312,9 @@ impl CoordinatorServer for EtcdServer {
     const SESSION_KIND: &'static str = "lease";
 
     async fn start() -> EtcdServer {
-        let dir = temp_dir("etcd");
-        let (client_port, peer_port) = (free_port(), free_port());
-        let client_url = format!("http://127.0.0.1:{client_port}");
-        let peer_url = format!("http://127.0.0.1:{peer_port}");
-        let args: Vec<String> = [
-            "--name",
-            "snowmint-test",
-            "--data-dir",
-            &dir.path().join("data").display().to_string(),
-            "--listen-client-urls",
-            &client_url,
-            "--advertise-client-urls",
-            &client_url,
-            "--listen-peer-urls",
-            &peer_url,
-            "--initial-advertise-peer-urls",
-            &peer_url,
-            "--initial-cluster",
-            &format!("snowmint-test={peer_url}"),
-            // A short election: the single member leads sooner.
-            "--heartbeat-interval",
-            "50",
-            "--election-timeout",
-            "500",
-        ]
-        .map(String::from)
-        .to_vec();
-        let process =
-            ServerProcess::start("etcd", "etcd", &args, dir, INSTALL, client_port, healthy).await;
-        EtcdServer { process }
+        EtcdServer {
+            process: spawn("http", &[]).await,
+        }
     }
 
     fn backend(&self, addr: SocketAddr) -> EtcdBackend {

@@ -10,6 +10,10 @@
 //!   `postgres` (feature `postgres-server`; a `CoordinatorServer` with
 //!   `postgres`): the servers. A missing server fails the test and says
 //!   how to install it.
+//! - `etcd_tls`, `zookeeper_secure`: the same servers secured as in
+//!   production: etcd over mutual TLS (and, with `EtcdServer::enable_auth`,
+//!   etcd's users and roles); ZooKeeper with digest authentication, or
+//!   over mutual TLS.
 //! - [`proxy`]: the partition.
 //! - `replicated` (feature `etcd` or `zookeeper`): a 3-member etcd
 //!   cluster and a 3-server ZooKeeper ensemble, whose members a test can
@@ -17,6 +21,8 @@
 
 #[cfg(feature = "etcd")]
 pub mod etcd;
+#[cfg(feature = "etcd")]
+pub mod etcd_tls;
 #[cfg(feature = "postgres-server")]
 pub mod postgres;
 pub mod process;
@@ -25,6 +31,8 @@ pub mod proxy;
 pub mod replicated;
 #[cfg(feature = "zookeeper")]
 pub mod zookeeper;
+#[cfg(feature = "zookeeper")]
+pub mod zookeeper_secure;
 
 mod coordinator;
 pub use coordinator::CoordinatorServer;

@@ -21,6 +21,10 @@ pub(crate) const INSTALL: &str = "apt-get install zookeeper (it brings Java)";
 const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
 /// A logging backend for ZooKeeper's slf4j calls (Debian's libslf4j-java).
 const SLF4J_SIMPLE_JAR: &str = "/usr/share/java/slf4j-simple.jar";
+/// Netty's codecs, which ZooKeeper's Netty connection factory (the only
+/// one that serves TLS) needs and Debian's zookeeper.jar leaves off its
+/// class path (Debian's libnetty-java, a dependency of the package).
+pub(crate) const NETTY_CODEC_JAR: &str = "/usr/share/java/netty-codec.jar";
 /// ZooKeeper's tick: sessions may be as short as two ticks, and expire
 /// within a tick of their timeout.
 pub const TICK_MS: u64 = 200;
@@ -78,8 +82,10 @@ pub(crate) fn classpath() -> String {
         "ZooKeeper is not installed ({ZOOKEEPER_JAR} is missing); install it with: {INSTALL}"
     );
     let mut classpath = ZOOKEEPER_JAR.to_owned();
-    if Path::new(SLF4J_SIMPLE_JAR).exists() {
-        classpath = format!("{classpath}:{SLF4J_SIMPLE_JAR}");
+    for jar in [SLF4J_SIMPLE_JAR, NETTY_CODEC_JAR] {
+        if Path::new(jar).exists() {
+            classpath = format!("{classpath}:{jar}");
+        }
     }
     classpath
 }
@@ -101,6 +107,38 @@ pub(crate) fn java_args(config: &Path) -> Vec<String> {
     .to_vec()
 }
 
+/// Starts a standalone ZooKeeper in a directory of its own, with the
+/// lines of `extra` added to its configuration, and waits until it serves
+/// on its (plain) client port.
+pub(crate) async fn spawn(extra: &str) -> ServerProcess {
+    let dir = temp_dir("zookeeper");
+    let client_port = free_port();
+    let config = format!(
+        "tickTime={TICK_MS}\n\
+         dataDir={data}\n\
+         clientPort={client_port}\n\
+         clientPortAddress=127.0.0.1\n\
+         admin.enableServer=false\n\
+         4lw.commands.whitelist=srvr,mntr\n\
+         maxClientCnxns=0\n\
+         maxSessionTimeout=60000\n\
+         {extra}",
+        data = dir.path().join("data").display(),
+    );
+    let config_path = dir.path().join("zoo.cfg");
+    std::fs::write(&config_path, config).expect("cannot write zoo.cfg");
+    ServerProcess::start(
+        "ZooKeeper",
+        "java",
+        &java_args(&config_path),
+        dir,
+        INSTALL,
+        client_port,
+        serving,
+    )
+    .await
+}
+
 impl CoordinatorServer for ZooKeeperServer {
     type Backend = ZooKeeperBackend;
 
@@ -108,32 +146,9 @@ impl CoordinatorServer for ZooKeeperServer {
     const SESSION_KIND: &'static str = "session";
 
     async fn start() -> ZooKeeperServer {
-        let dir = temp_dir("zookeeper");
-        let client_port = free_port();
-        let config = format!(
-            "tickTime={TICK_MS}\n\
-             dataDir={data}\n\
-             clientPort={client_port}\n\
-             clientPortAddress=127.0.0.1\n\
-             admin.enableServer=false\n\
-             4lw.commands.whitelist=srvr,mntr\n\
-             maxClientCnxns=0\n\
-             maxSessionTimeout=60000\n",
-            data = dir.path().join("data").display(),
-        );
-        let config_path = dir.path().join("zoo.cfg");
-        std::fs::write(&config_path, config).expect("cannot write zoo.cfg");
-        let process = ServerProcess::start(
-            "ZooKeeper",
-            "java",
-            &java_args(&config_path),
-            dir,
-            INSTALL,
-            client_port,
-            serving,
-        )
-        .await;
-        ZooKeeperServer { process }
+        ZooKeeperServer {
+            process: spawn("").await,
+        }
     }
 
     fn backend(&self, addr: SocketAddr) -> ZooKeeperBackend {

@@ -4,12 +4,12 @@
 
 use std::fmt;
 
+use crate::coordinator::secret::HIDDEN;
+
 /// The port PostgreSQL listens on when the URL names none.
 pub const DEFAULT_PORT: u16 = 5432;
 /// The schema the tables live in when the URL names none.
 pub const DEFAULT_SCHEMA: &str = "snowmint";
-/// What a password reads as in every message, log line and status page.
-pub const HIDDEN: &str = "***";
 
 /// The query parameters a PostgreSQL coordinator URL takes.
 const PARAMS: &str = "sslmode, sslrootcert, schema, passfile, application_name";
@@ -262,7 +262,7 @@ fn check_schema(name: String) -> Result<String, String> {
 }
 
 /// Decodes `%XX` escapes, as libpq does in every part of a URL.
-fn decode(what: &str, text: &str) -> Result<String, String> {
+pub(super) fn decode(what: &str, text: &str) -> Result<String, String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = 0;
@@ -283,7 +283,7 @@ fn decode(what: &str, text: &str) -> Result<String, String> {
 }
 
 /// Encodes what a URL part cannot hold as it is.
-fn encode(text: &str) -> String {
+pub(super) fn encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
         if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
@@ -293,22 +293,6 @@ fn encode(text: &str) -> String {
         }
     }
     out
-}
-
-/// `text` with the password of a `postgres://` URL in it replaced by
-/// `***`, for messages about a URL that could not be read.
-pub(crate) fn hide_password(text: &str) -> String {
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return text.to_owned();
-    };
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let Some(at) = rest[..end].rfind('@') else {
-        return text.to_owned();
-    };
-    match rest[..at].split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:{HIDDEN}{}", &rest[at..]),
-        None => text.to_owned(),
-    }
 }
 
 impl fmt::Display for PostgresUrl {
@@ -399,15 +383,6 @@ mod tests {
             "postgres://ids:***@db:5432/app?application_name=web%201"
         );
         assert!(!format!("{url:?}").contains("hunter2"));
-        assert_eq!(
-            hide_password("postgres://ids:hunter2@db:99999/app"),
-            "postgres://ids:***@db:99999/app"
-        );
-        assert_eq!(
-            hide_password("postgres://ids@db/a:b"),
-            "postgres://ids@db/a:b"
-        );
-        assert_eq!(hide_password("etcd://a:1"), "etcd://a:1");
     }
 
     #[test]
