@@ -87,11 +87,32 @@ struct ServeSettings {
     /// [default: 1s].
     #[arg(long, value_name = "DURATION")]
     mark_step: Option<String>,
-    /// Longest time a request may take, and a connection may take to send
-    /// a request's head or sit idle [env: SNOWMINT_REQUEST_TIMEOUT]
-    /// [default: 10s].
+    /// Longest time a request may take; also the longest a connection may
+    /// take to send its first request (TLS handshake included) or a request
+    /// head, sit idle, leave an answer unread, or leave an HTTP/2 ping
+    /// unanswered [env: SNOWMINT_REQUEST_TIMEOUT] [default: 10s].
     #[arg(long, value_name = "DURATION")]
     request_timeout: Option<String>,
+    /// Client connections open at once, HTTP and gRPC together; never
+    /// more than the descriptor limit minus 32 kept for the state files
+    /// and the coordinator. At the cap, new connections wait in the
+    /// kernel's queue [env: SNOWMINT_MAX_CONNECTIONS] [default: 1024].
+    #[arg(long, value_name = "N")]
+    max_connections: Option<String>,
+    /// Calls in flight on one HTTP/2 connection (gRPC, and HTTP/2 over
+    /// TLS) [env: SNOWMINT_MAX_STREAMS] [default: 100].
+    #[arg(long, value_name = "N")]
+    max_streams: Option<String>,
+    /// gRPC calls in flight in the whole node, streams included; one more
+    /// is refused with UNAVAILABLE (snowmint-code overloaded) so that the
+    /// client asks another node [env: SNOWMINT_MAX_CALLS] [default: 1024].
+    #[arg(long, value_name = "N")]
+    max_calls: Option<String>,
+    /// How long a client connection may live before it is asked to close
+    /// (HTTP/2 GOAWAY), 1s to 24h [env: SNOWMINT_MAX_CONNECTION_AGE]
+    /// [default: 1h].
+    #[arg(long, value_name = "DURATION")]
+    max_connection_age: Option<String>,
     /// Claim a slot from etcd://HOST:PORT,..., zk://HOST:PORT,.../CHROOT
     /// (the chroot is optional) or postgres://USER:PASSWORD@HOST:PORT/DB
     /// (password and port optional) [env: SNOWMINT_COORDINATOR].
@@ -185,6 +206,10 @@ fn flags(args: ServeSettings, global: &Global) -> Layer {
         (Setting::MarkWaitMax, args.mark_wait_max),
         (Setting::MarkStep, args.mark_step),
         (Setting::RequestTimeout, args.request_timeout),
+        (Setting::MaxConnections, args.max_connections),
+        (Setting::MaxStreams, args.max_streams),
+        (Setting::MaxCalls, args.max_calls),
+        (Setting::MaxConnectionAge, args.max_connection_age),
         (Setting::Coordinator, args.coordinator),
         (Setting::Fleet, args.fleet),
         (Setting::Slots, args.slots),

@@ -29,8 +29,10 @@
 //! - `serve.rs`: [`start`], [`run`], [`run_with_grpc`], [`serve`]: from a
 //!   configuration to a running node and back down (graceful shutdown,
 //!   claim release).
-//! - `connections.rs`: accepting connections and serving HTTP/1.1 on them,
-//!   with a deadline on reading each request's head.
+//! - `net/`: [`Limits`]: accepting connections on both listeners and
+//!   holding each client to limits (a connection cap under the descriptor
+//!   limit, deadlines on first requests, request heads, idling, unread
+//!   answers and pings, a maximum age, streams and calls in flight).
 //! - The [`Issuer`] (re-exported from `snowmint_fleet`), which follows
 //!   the node's claim and issues IDs only when they are fenced and covered
 //!   by the high-water mark; [`Refusal`] when it may not; [`NodeReport`].
@@ -61,10 +63,10 @@
 mod api;
 pub mod body;
 pub mod config;
-mod connections;
 mod error;
 pub mod grpc;
 mod metrics;
+mod net;
 pub mod openapi;
 pub mod page;
 mod serve;
@@ -73,6 +75,7 @@ mod state;
 pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
 pub use error::ApiError;
 pub use metrics::Metrics;
+pub use net::{Limit, Limits, Listener};
 pub use serve::{
     ServeError, clock, run, run_with_grpc, serve, shutdown_signal, slot_source, start, startup_line,
 };

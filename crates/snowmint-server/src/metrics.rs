@@ -19,6 +19,9 @@
 //! | `snowmint_node_slot`, `snowmint_node_datacenter`, `snowmint_node_machine` | gauge | the claim (-1 without one) |
 //! | `snowmint_claim_generation` | gauge | the claim's generation (0 without one) |
 //! | `snowmint_high_water_mark_ms` | gauge | the recorded mark, Unix ms |
+//! | `snowmint_limit_reached_total{limit}` | counter | a limit held a client off: `connections` (accepting paused at the cap), `calls` (a gRPC call refused), `streams` (a connection reached its streams), `first_request_timeout`, `header_timeout`, `write_timeout`, `idle_timeout`, `keepalive_timeout`, `max_connection_age` (a connection closed) |
+//! | `snowmint_connections_open{listener}` | gauge | client connections open, `http` and `grpc` |
+//! | `snowmint_connections_max` | gauge | the connection cap in force (`--max-connections`, lowered to fit the descriptor limit) |
 //!
 //! A node that claims its slot from a coordinator (etcd, ZooKeeper) also
 //! has, from its first scrape on:
@@ -40,6 +43,8 @@ use metrics_exporter_prometheus::{
 use snowmint_fleet::{ClaimState, CoordinatorStatus};
 
 use snowmint_fleet::{Issuer, Refusal};
+
+use crate::net::{Limit, Listener};
 
 const IDS_ISSUED: &str = "snowmint_ids_issued_total";
 const BATCH_SIZE: &str = "snowmint_id_batch_size";
@@ -68,6 +73,9 @@ const HIGH_WATER_MARK: &str = "snowmint_high_water_mark_ms";
 const CLAIM_STATE: &str = "snowmint_claim_state";
 const CLAIM_TIME_TO_DEADLINE: &str = "snowmint_claim_time_to_deadline_ms";
 const CLAIM_CHANGES: &str = "snowmint_claim_changes_total";
+const LIMIT_REACHED: &str = "snowmint_limit_reached_total";
+const CONNECTIONS_OPEN: &str = "snowmint_connections_open";
+const CONNECTIONS_MAX: &str = "snowmint_connections_max";
 
 /// The service's metrics. Cheap to clone.
 #[derive(Clone)]
@@ -83,6 +91,11 @@ struct Inner {
     batch_size: Histogram,
     refused: Vec<(&'static str, Counter)>,
     grpc_requests: Vec<(&'static str, Counter)>,
+    /// By `Limit as usize`.
+    limits: Vec<Counter>,
+    /// By `Listener as usize`.
+    connections_open: Vec<Gauge>,
+    connections_max: Gauge,
     exhaustion_waits: Counter,
     clock_regressions: Counter,
     node_active: Gauge,
@@ -214,8 +227,41 @@ impl Metrics {
                 (method, recorder.register_counter(&key, &meta))
             })
             .collect();
+        recorder.describe_counter(
+            LIMIT_REACHED.into(),
+            None,
+            "Times a limit held a client off, by limit (see README, Limits).".into(),
+        );
+        let limits = Limit::ALL
+            .iter()
+            .map(|limit| {
+                let key = Key::from_parts(LIMIT_REACHED, vec![Label::new("limit", limit.name())]);
+                recorder.register_counter(&key, &meta)
+            })
+            .collect();
+        recorder.describe_gauge(
+            CONNECTIONS_OPEN.into(),
+            None,
+            "Client connections open, by listener.".into(),
+        );
+        let connections_open = Listener::ALL
+            .iter()
+            .map(|listener| {
+                let key = Key::from_parts(
+                    CONNECTIONS_OPEN,
+                    vec![Label::new("listener", listener.name())],
+                );
+                recorder.register_gauge(&key, &meta)
+            })
+            .collect();
         Metrics {
             inner: Arc::new(Inner {
+                connections_max: gauge(
+                    CONNECTIONS_MAX,
+                    "The connection cap in force (--max-connections, lowered to fit the descriptor limit).",
+                ),
+                limits,
+                connections_open,
                 ids_issued: counter(IDS_ISSUED, "IDs handed out."),
                 exhaustion_waits: counter(
                     EXHAUSTION_WAITS,
@@ -272,6 +318,17 @@ impl Metrics {
         if let Some((_, counter)) = self.inner.grpc_requests.iter().find(|(m, _)| *m == method) {
             counter.increment(1);
         }
+    }
+
+    /// Counts a limit that held a client off.
+    pub fn limit_reached(&self, limit: Limit) {
+        self.inner.limits[limit as usize].increment(1);
+    }
+
+    /// Records the connections open on `listener` and the cap in force.
+    pub(crate) fn connections(&self, listener: Listener, open: u64, cap: u64) {
+        self.inner.connections_open[listener as usize].set(open as f64);
+        self.inner.connections_max.set(cap as f64);
     }
 
     /// Reads the issuer's state into the gauges and renders the text format.

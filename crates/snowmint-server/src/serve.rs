@@ -23,6 +23,7 @@ use snowmint_fleet::{FleetError, Holder, SlotSource, StaticSource, system_hostna
 use tokio::net::TcpListener;
 
 use crate::config::{Config, Identity, Setting};
+use crate::net::Listener;
 use crate::state::AppState;
 use snowmint_fleet::{Issuer, IssuerOptions};
 
@@ -115,19 +116,18 @@ pub async fn start(config: &Config) -> Result<AppState, ServeError> {
     };
     let issuer = Issuer::start(source, options).await?;
     issuer.wait_out_mark(config.mark_wait_max).await?;
-    Ok(AppState::with_request_timeout(
-        issuer,
-        config.request_timeout,
-    ))
+    Ok(AppState::with_limits(issuer, config.limits))
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves; then stops
 /// accepting, lets requests in flight finish (each within the request
 /// timeout) and releases the node's claim.
 ///
-/// Each connection must deliver every request head within the request
-/// timeout, and is closed when idle that long, so that slow or silent
-/// clients cannot hold connections (and file descriptors) forever.
+/// Every connection is held to the limits of `state` ([`crate::net`]):
+/// a first request and each request head within the request timeout, no
+/// idling or unread answers longer than that, a cap on connections that
+/// keeps descriptors for the state files, so that slow, silent or
+/// greedy clients cannot hold connections (and descriptors) forever.
 pub async fn run(
     listener: TcpListener,
     state: AppState,
@@ -145,30 +145,20 @@ pub async fn run_with_grpc(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    // One shutdown, told to each front end.
-    let (stop, stopped) = tokio::sync::watch::channel(false);
+    // One shutdown, told to each front end: each stops accepting, asks
+    // its connections to close, ends its streams, and closes what is
+    // still open a request timeout later.
+    let (stop, stopping_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
         let _ = stop.send(true);
     });
-    let stopping = move || {
-        let mut stopped = stopped.clone();
-        async move {
-            // An error means the sender is gone, which it is only after
-            // sending.
-            let _ = stopped.wait_for(|stop| *stop).await;
-        }
-    };
-    let grpc_task = grpc.map(|listener| {
-        let (state, stopping) = (state.clone(), stopping());
-        tokio::spawn(async move {
-            if let Err(error) = crate::grpc::serve(listener, state, stopping).await {
-                tracing::error!(%error, "the gRPC server stopped");
-            }
-        })
-    });
-    let shutdown = stopping();
-    let app = crate::app(state.clone());
+    let front = crate::net::Front::new(
+        state.limits(),
+        1 + usize::from(grpc.is_some()),
+        state.metrics().clone(),
+        stopping_rx.clone(),
+    );
     // Histogram samples pile up between scrapes; drain them now and then.
     let metrics = state.metrics().clone();
     let upkeep = tokio::spawn(async move {
@@ -178,18 +168,13 @@ pub async fn run_with_grpc(
             metrics.run_upkeep();
         }
     });
-    crate::connections::serve(listener, app, state.request_timeout(), shutdown).await;
-    if let Some(mut task) = grpc_task {
-        // Its streams end at once; a client that stopped reading could
-        // still hold its connection open, so it gets the request timeout
-        // to go, like an HTTP request in flight.
-        if tokio::time::timeout(state.request_timeout(), &mut task)
-            .await
-            .is_err()
-        {
-            tracing::warn!("gRPC connections still open after the request timeout; closing them");
-            task.abort();
+    let http = front.serve(listener, Listener::Http, crate::app(state.clone()));
+    match grpc {
+        Some(grpc) => {
+            let grpc = crate::grpc::serve_on(&front, grpc, state.clone(), stopping_rx);
+            tokio::join!(http, grpc);
         }
+        None => http.await,
     }
     upkeep.abort();
     state.issuer().release().await;

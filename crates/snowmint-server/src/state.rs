@@ -3,7 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::{Semaphore, SemaphorePermit};
+
 use crate::metrics::Metrics;
+use crate::net::Limits;
 use snowmint_fleet::Issuer;
 
 /// The service's shared state: the issuer, the metrics and the limits.
@@ -17,8 +20,12 @@ pub struct AppState {
 struct Inner {
     issuer: Issuer,
     metrics: Metrics,
-    /// Longest time a request may take before it is answered with 503.
-    request_timeout: Duration,
+    /// What each client is allowed; its request timeout is the longest a
+    /// request may take before it is answered with 503.
+    limits: Limits,
+    /// The turn of batch requests at the generator (one permit, first come
+    /// first served): see [`AppState::batch_turn`].
+    batch_turn: Semaphore,
 }
 
 impl AppState {
@@ -27,13 +34,20 @@ impl AppState {
         AppState::with_request_timeout(issuer, Duration::from_secs(10))
     }
 
-    /// State for `issuer` with the given request timeout.
+    /// State for `issuer` with the given request timeout and the other
+    /// limits at their defaults.
     pub fn with_request_timeout(issuer: Issuer, request_timeout: Duration) -> AppState {
+        AppState::with_limits(issuer, Limits::new(request_timeout))
+    }
+
+    /// State for `issuer` with the given limits.
+    pub fn with_limits(issuer: Issuer, limits: Limits) -> AppState {
         AppState {
             inner: Arc::new(Inner {
                 issuer,
                 metrics: Metrics::new(),
-                request_timeout,
+                limits,
+                batch_turn: Semaphore::new(1),
             }),
         }
     }
@@ -50,6 +64,30 @@ impl AppState {
 
     /// The request timeout.
     pub fn request_timeout(&self) -> Duration {
-        self.inner.request_timeout
+        self.inner.limits.request_timeout
+    }
+
+    /// What each client is allowed.
+    pub fn limits(&self) -> Limits {
+        self.inner.limits
+    }
+
+    /// Waits for the turn of a batch of `count` IDs at the generator, for
+    /// `count > 1`; hold the permit while taking them.
+    ///
+    /// A batch can use up a millisecond's IDs, and the generator waits
+    /// for the next millisecond by spinning on the thread that asked: many
+    /// batches at once (streams, `/v1/ids`) would keep every thread of the
+    /// runtime spinning and starve everything else, a single `/v1/id`
+    /// included. One batch at a time, in order of arrival, leaves the
+    /// other threads free and shares the generator fairly among batches;
+    /// single IDs do not queue. The generator makes at most 4096 IDs per
+    /// millisecond whatever the order, so this costs batches nothing.
+    pub async fn batch_turn(&self, count: usize) -> Option<SemaphorePermit<'_>> {
+        if count <= 1 {
+            return None;
+        }
+        // Never closed.
+        self.inner.batch_turn.acquire().await.ok()
     }
 }

@@ -15,6 +15,9 @@
 //!   waited for and for how long.
 //! - [`temp`]: temporary directories ([`tempfile::TempDir`]).
 //! - [`net`]: free loopback ports, and waiting for one to listen.
+//! - [`hostile`]: clients that attack a node's resources (silent
+//!   connections, pipelined requests never read, unread gRPC streams), and
+//!   what the process under attack costs (RSS, descriptors, `prlimit`).
 //! - [`http`]: a blocking HTTP/1.1 client on one keep-alive connection.
 //! - [`schema`]: checks a JSON value against the OpenAPI document's schemas.
 //! - [`serve`]: the real `snowmint serve` binary as a child process.
@@ -50,6 +53,7 @@
 //!   nodes on a replicated coordinator under random faults, and its
 //!   checker.
 
+pub mod hostile;
 pub mod http;
 pub mod net;
 pub mod schema;

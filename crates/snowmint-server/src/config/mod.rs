@@ -25,7 +25,11 @@
 //! | `clock_max` | `2s` | the bound of `wait` and `borrow` |
 //! | `mark_wait_max` | `2s` | longest gap to the high-water mark waited out at start |
 //! | `mark_step` | `1s` | how far ahead of the clock the mark is reserved (at least `10ms`) |
-//! | `request_timeout` | `10s` | longest time a request may take; also the longest a connection may take to send a request head, or sit idle |
+//! | `request_timeout` | `10s` | longest time a request may take; also the longest a connection may take to send its first request or a request head, sit idle, leave an answer unread, or leave a ping unanswered |
+//! | `max_connections` | `1024` | client connections open at once, HTTP and gRPC together (fewer if the descriptor limit is lower) |
+//! | `max_streams` | `100` | calls in flight on one HTTP/2 connection |
+//! | `max_calls` | `1024` | gRPC calls in flight in the node, streams included |
+//! | `max_connection_age` | `1h` | how long a client connection may live, `1s..=24h` |
 //! | `coordinator`, `fleet`, `slots`, `claim_ttl` | none, `default`, all, `10s` | coordinated claims (etcd, ZooKeeper, PostgreSQL); the TTL in `1s..=1h` |
 //! | `clock_offset_ms` | `0` | test and operations knob: shifts this node's clock |
 
@@ -46,6 +50,8 @@ use std::time::Duration;
 
 use snowmint::{ClockPolicy, Layout, Node};
 use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl};
+
+use crate::net::Limits;
 
 pub use layer::Layer;
 use setting::Named;
@@ -88,9 +94,10 @@ pub struct Config {
     pub mark_wait_max: Duration,
     /// How far ahead of the clock the mark is reserved.
     pub mark_step: Duration,
-    /// Longest time a request may take; also the longest a connection may
-    /// take to send a request head, or sit idle between requests.
-    pub request_timeout: Duration,
+    /// What each client is allowed: the request timeout (the longest a
+    /// request may take, and the deadline of every connection's waits),
+    /// the connection cap, streams and calls in flight, connection age.
+    pub limits: Limits,
     /// Shift of this node's clock, in ms (tests and operations).
     pub clock_offset_ms: i64,
     /// Where each setting's value came from.

@@ -17,6 +17,7 @@ use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl, FleetName, SlotRange};
 use super::layer::Layer;
 use super::setting::{Named, Origin, Setting};
 use super::{Config, ConfigError, Identity, default_state_dir};
+use crate::net::Limits;
 
 /// Every duration setting is at most a day: far beyond any timeout or bound
 /// here.
@@ -125,11 +126,7 @@ impl Config {
             .unwrap_or_else(|| default_state_dir(&env));
         let clock_policy = clock_policy(&mut l)?;
         let (mark_wait_max, mark_step) = marks(&mut l)?;
-        let request_timeout = l.duration(
-            Setting::RequestTimeout,
-            Duration::from_millis(1)..=DAY,
-            Duration::from_secs(10),
-        )?;
+        let limits = limits(&mut l)?;
         let clock_offset_ms = l
             .get(Setting::ClockOffsetMs, |s| {
                 snowmint::parse_bounded_signed(Setting::ClockOffsetMs.key(), s, -YEAR_MS..=YEAR_MS)
@@ -144,7 +141,7 @@ impl Config {
             clock_policy,
             mark_wait_max,
             mark_step,
-            request_timeout,
+            limits,
             clock_offset_ms,
             origins: l.origins,
         })
@@ -272,6 +269,34 @@ fn coordinator(
     // Every part was checked above, each naming where it came from.
     .map_err(|error| ConfigError::Conflict(error.to_string()))?;
     Ok(Some((url, config)))
+}
+
+/// What each client is allowed (see [`Limits`]).
+fn limits(l: &mut Lookup<'_>) -> Result<Limits, ConfigError> {
+    let request_timeout = l.duration(
+        Setting::RequestTimeout,
+        Duration::from_millis(1)..=DAY,
+        Duration::from_secs(10),
+    )?;
+    let defaults = Limits::new(request_timeout);
+    let mut count = |setting: Setting, max: u64| {
+        l.get(setting, |s| snowmint::parse_bounded(setting.key(), s, 1..=max))
+    };
+    let max_connections = count(Setting::MaxConnections, 1 << 20)?;
+    let max_streams = count(Setting::MaxStreams, 1 << 16)?;
+    let max_calls = count(Setting::MaxCalls, 1 << 20)?;
+    let max_connection_age = l.duration(
+        Setting::MaxConnectionAge,
+        Duration::from_secs(1)..=DAY,
+        defaults.max_connection_age,
+    )?;
+    Ok(Limits {
+        max_connections: max_connections.unwrap_or(defaults.max_connections),
+        max_streams: max_streams.map_or(defaults.max_streams, |n| n as u32),
+        max_calls: max_calls.unwrap_or(defaults.max_calls),
+        max_connection_age,
+        request_timeout,
+    })
 }
 
 /// The clock policy, with `clock_max` as its bound.

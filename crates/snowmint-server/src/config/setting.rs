@@ -46,11 +46,19 @@ pub enum Setting {
     Slots,
     /// Lifetime of a coordinated claim.
     ClaimTtl,
+    /// Client connections open at once, HTTP and gRPC together.
+    MaxConnections,
+    /// Calls in flight on one HTTP/2 connection.
+    MaxStreams,
+    /// gRPC calls in flight in the node.
+    MaxCalls,
+    /// How long a client connection may live.
+    MaxConnectionAge,
 }
 
 impl Setting {
     /// Every setting.
-    pub const ALL: [Setting; 19] = [
+    pub const ALL: [Setting; 23] = [
         Setting::Listen,
         Setting::GrpcListen,
         Setting::Datacenter,
@@ -70,6 +78,10 @@ impl Setting {
         Setting::Fleet,
         Setting::Slots,
         Setting::ClaimTtl,
+        Setting::MaxConnections,
+        Setting::MaxStreams,
+        Setting::MaxCalls,
+        Setting::MaxConnectionAge,
     ];
 
     /// The key in the TOML file, such as `clock_max`.
@@ -94,6 +106,10 @@ impl Setting {
             Setting::Fleet => "fleet",
             Setting::Slots => "slots",
             Setting::ClaimTtl => "claim_ttl",
+            Setting::MaxConnections => "max_connections",
+            Setting::MaxStreams => "max_streams",
+            Setting::MaxCalls => "max_calls",
+            Setting::MaxConnectionAge => "max_connection_age",
         }
     }
 
