@@ -113,6 +113,32 @@ struct ServeSettings {
     /// [default: 1h].
     #[arg(long, value_name = "DURATION")]
     max_connection_age: Option<String>,
+    /// Serve HTTP and gRPC over TLS with this certificate chain (PEM: the
+    /// node's certificate, then intermediates); needs --tls-key. Both
+    /// files are read again when they change, and on SIGHUP
+    /// [env: SNOWMINT_TLS_CERT] [default: off].
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<String>,
+    /// The private key of --tls-cert (PEM: PKCS#8, RSA or EC)
+    /// [env: SNOWMINT_TLS_KEY].
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<String>,
+    /// Require client certificates signed by a CA of this PEM file (mTLS),
+    /// on both listeners; needs --tls-cert [env: SNOWMINT_TLS_CLIENT_CA].
+    #[arg(long, value_name = "FILE")]
+    tls_client_ca: Option<String>,
+    /// Require Authorization: Bearer TOKEN, a token of this file: one per
+    /// line, at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (then any
+    /// =), # starts a comment. Read again when it changes, and on SIGHUP
+    /// [env: SNOWMINT_AUTH_TOKEN_FILE] [default: off].
+    #[arg(long, value_name = "FILE")]
+    auth_token_file: Option<String>,
+    /// Which endpoints need a token: issue (/v1/id, /v1/ids, /v1/node and
+    /// gRPC NextIds, StreamIds, GetNode) or all (every endpoint but
+    /// /healthz, /readyz and gRPC health) [env: SNOWMINT_AUTH_SCOPE]
+    /// [default: issue].
+    #[arg(long, value_name = "SCOPE")]
+    auth_scope: Option<String>,
     /// Claim a slot from etcd://HOST:PORT,..., zk://HOST:PORT,.../CHROOT
     /// (the chroot is optional) or postgres://USER:PASSWORD@HOST:PORT/DB
     /// (password and port optional) [env: SNOWMINT_COORDINATOR].
@@ -166,8 +192,14 @@ pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
                     .context(format!("cannot listen on {}", config.listen)));
             }
         };
-        snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await?;
-        anyhow::Ok(())
+        match snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await {
+            // A TLS or token file that cannot be used is a setting that
+            // cannot be used: bad input, as a bad value is.
+            Err(error @ (ServeError::Tls(_) | ServeError::Tokens(_))) => {
+                Err(BadInput::new(error).into())
+            }
+            other => other.map_err(anyhow::Error::from),
+        }
     })?;
     Ok(ExitCode::SUCCESS)
 }
@@ -210,6 +242,11 @@ fn flags(args: ServeSettings, global: &Global) -> Layer {
         (Setting::MaxStreams, args.max_streams),
         (Setting::MaxCalls, args.max_calls),
         (Setting::MaxConnectionAge, args.max_connection_age),
+        (Setting::TlsCert, args.tls_cert),
+        (Setting::TlsKey, args.tls_key),
+        (Setting::TlsClientCa, args.tls_client_ca),
+        (Setting::AuthTokenFile, args.auth_token_file),
+        (Setting::AuthScope, args.auth_scope),
         (Setting::Coordinator, args.coordinator),
         (Setting::Fleet, args.fleet),
         (Setting::Slots, args.slots),

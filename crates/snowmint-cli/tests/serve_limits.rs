@@ -229,7 +229,12 @@ fn unread_grpc_streams_cannot_exhaust_memory_or_starve_other_clients() {
 /// deadline seldom gets to close them first: see the next test).
 #[test]
 fn pipelining_clients_that_never_read_are_disconnected() {
-    let (figures, metrics) = replay(Attack::Pipeline("/v1/id"), false, 150, "pipelined, unread HTTP");
+    let (figures, metrics) = replay(
+        Attack::Pipeline("/v1/id"),
+        false,
+        150,
+        "pipelined, unread HTTP",
+    );
     assert_served(&figures, &metrics, &["connections", "evicted"]);
 }
 
@@ -240,7 +245,11 @@ fn pipelining_clients_that_never_read_are_disconnected() {
 #[test]
 fn silent_grpc_connections_are_closed_and_capped() {
     let (figures, metrics) = replay(Attack::Silent, true, 150, "silent gRPC connections");
-    assert_served(&figures, &metrics, &["connections", "first_request_timeout"]);
+    assert_served(
+        &figures,
+        &metrics,
+        &["connections", "first_request_timeout"],
+    );
 }
 
 /// The sample `snowmint_limit_reached_total{limit="NAME"}` of `service`.
@@ -276,7 +285,11 @@ fn a_client_that_leaves_answers_unread_is_closed_by_the_write_deadline() {
     let reply = try_get(service.address, "/v1/id", PROBE_LIMIT);
     assert!(matches!(reply, Some((200, _))), "{reply:?}");
     assert!(horde.stop() > 0, "no attacker was disconnected");
-    assert_eq!(limit_count(&service, "evicted"), 0.0, "below the cap, nobody is evicted");
+    assert_eq!(
+        limit_count(&service, "evicted"),
+        0.0,
+        "below the cap, nobody is evicted"
+    );
 }
 
 /// The deadlines of a gRPC connection, each counted when it closes one:

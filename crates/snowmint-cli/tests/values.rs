@@ -477,10 +477,7 @@ fn table() -> Vec<Value> {
                 }),
             ],
             serve_with: &[],
-            bad: vec![
-                ("0", vec!["0", "1..=1048576"]),
-                ("many", vec!["\"many\""]),
-            ],
+            bad: vec![("0", vec!["0", "1..=1048576"]), ("many", vec!["\"many\""])],
             good: vec!["64", "100000"],
         },
         Value {

@@ -37,6 +37,9 @@
 //!   the node's claim and issues IDs only when they are fenced and covered
 //!   by the high-water mark; [`Refusal`] when it may not; [`NodeReport`].
 //!   The service is a front end over it.
+//! - `net/tls.rs`: [`Tls`], rustls on both listeners; `auth/`: [`auth`],
+//!   bearer tokens; `reload.rs`: both files read again when they change
+//!   or on SIGHUP.
 //! - `state.rs`: [`AppState`], what handlers share.
 //! - `api/`: [`app`] and [`routes`], the handlers, and reading their
 //!   parameters with the same parsers as the configuration's
@@ -61,6 +64,7 @@
 //!   refusals are 503 with `Retry-After`; no input makes a handler panic.
 
 mod api;
+pub mod auth;
 pub mod body;
 pub mod config;
 mod error;
@@ -69,13 +73,14 @@ mod metrics;
 mod net;
 pub mod openapi;
 pub mod page;
+mod reload;
 mod serve;
 mod state;
 
 pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
 pub use error::ApiError;
 pub use metrics::Metrics;
-pub use net::{Limit, Limits, Listener};
+pub use net::{Limit, Limits, Listener, Tls, TlsError, TlsFiles};
 pub use serve::{
     ServeError, clock, run, run_with_grpc, serve, shutdown_signal, slot_source, start, startup_line,
 };

@@ -21,6 +21,9 @@
 //! | `snowmint_high_water_mark_ms` | gauge | the recorded mark, Unix ms |
 //! | `snowmint_limit_reached_total{limit}` | counter | a limit held a client off: `connections` (accepting paused at the cap), `calls` (a gRPC call refused), `streams` (a connection reached its streams), `first_request_timeout`, `header_timeout`, `write_timeout`, `idle_timeout`, `keepalive_timeout`, `max_connection_age` (a connection closed) |
 //! | `snowmint_connections_open{listener}` | gauge | client connections open, `http` and `grpc` |
+//! | `snowmint_tls_handshake_failures_total{listener}` | counter | TLS handshakes that failed (a cleartext client, a client certificate refused, a client that does not trust the node's) |
+//! | `snowmint_reloads_total{file,result}` | counter | the `tls` files or the `tokens` file read again after a change or SIGHUP: `ok`, or `failed` (what was in force stayed) |
+//! | `snowmint_auth_refused_total{api,reason}` | counter | requests refused for their bearer token (`http`, `grpc`): `missing`, `malformed`, `unknown` |
 //! | `snowmint_connections_max` | gauge | the connection cap in force (`--max-connections`, lowered to fit the descriptor limit) |
 //!
 //! A node that claims its slot from a coordinator (etcd, ZooKeeper) also
@@ -44,6 +47,7 @@ use snowmint_fleet::{ClaimState, CoordinatorStatus};
 
 use snowmint_fleet::{Issuer, Refusal};
 
+use crate::auth::AuthFailure;
 use crate::net::{Limit, Listener};
 
 const IDS_ISSUED: &str = "snowmint_ids_issued_total";
@@ -76,6 +80,9 @@ const CLAIM_CHANGES: &str = "snowmint_claim_changes_total";
 const LIMIT_REACHED: &str = "snowmint_limit_reached_total";
 const CONNECTIONS_OPEN: &str = "snowmint_connections_open";
 const CONNECTIONS_MAX: &str = "snowmint_connections_max";
+const TLS_HANDSHAKE_FAILURES: &str = "snowmint_tls_handshake_failures_total";
+const RELOADS: &str = "snowmint_reloads_total";
+const AUTH_REFUSED: &str = "snowmint_auth_refused_total";
 
 /// The service's metrics. Cheap to clone.
 #[derive(Clone)]
@@ -96,6 +103,12 @@ struct Inner {
     /// By `Listener as usize`.
     connections_open: Vec<Gauge>,
     connections_max: Gauge,
+    /// By `Listener as usize`.
+    tls_handshake_failures: Vec<Counter>,
+    /// (file, ok, counter).
+    reloads: Vec<(&'static str, bool, Counter)>,
+    /// By `Listener as usize`, then `AuthFailure as usize`.
+    auth_refused: Vec<Vec<Counter>>,
     exhaustion_waits: Counter,
     clock_regressions: Counter,
     node_active: Gauge,
@@ -254,8 +267,66 @@ impl Metrics {
                 recorder.register_gauge(&key, &meta)
             })
             .collect();
+        recorder.describe_counter(
+            TLS_HANDSHAKE_FAILURES.into(),
+            None,
+            "TLS handshakes that failed, by listener.".into(),
+        );
+        let tls_handshake_failures = Listener::ALL
+            .iter()
+            .map(|listener| {
+                let key = Key::from_parts(
+                    TLS_HANDSHAKE_FAILURES,
+                    vec![Label::new("listener", listener.name())],
+                );
+                recorder.register_counter(&key, &meta)
+            })
+            .collect();
+        recorder.describe_counter(
+            RELOADS.into(),
+            None,
+            "TLS files and the token file read again after a change or SIGHUP, by file and result (failed: what was in force stayed).".into(),
+        );
+        let reloads = ["tls", "tokens"]
+            .into_iter()
+            .flat_map(|file| [(file, true), (file, false)])
+            .map(|(file, ok)| {
+                let result = if ok { "ok" } else { "failed" };
+                let key = Key::from_parts(
+                    RELOADS,
+                    vec![Label::new("file", file), Label::new("result", result)],
+                );
+                (file, ok, recorder.register_counter(&key, &meta))
+            })
+            .collect();
+        recorder.describe_counter(
+            AUTH_REFUSED.into(),
+            None,
+            "Requests refused for their bearer token, by API and reason (never by token).".into(),
+        );
+        let auth_refused = Listener::ALL
+            .iter()
+            .map(|listener| {
+                AuthFailure::ALL
+                    .iter()
+                    .map(|failure| {
+                        let key = Key::from_parts(
+                            AUTH_REFUSED,
+                            vec![
+                                Label::new("api", listener.name()),
+                                Label::new("reason", failure.name()),
+                            ],
+                        );
+                        recorder.register_counter(&key, &meta)
+                    })
+                    .collect()
+            })
+            .collect();
         Metrics {
             inner: Arc::new(Inner {
+                tls_handshake_failures,
+                reloads,
+                auth_refused,
                 connections_max: gauge(
                     CONNECTIONS_MAX,
                     "The connection cap in force (--max-connections, lowered to fit the descriptor limit).",
@@ -323,6 +394,28 @@ impl Metrics {
     /// Counts a limit that held a client off.
     pub fn limit_reached(&self, limit: Limit) {
         self.inner.limits[limit as usize].increment(1);
+    }
+
+    /// Counts a failed TLS handshake on `listener`.
+    pub(crate) fn tls_handshake_failed(&self, listener: Listener) {
+        self.inner.tls_handshake_failures[listener as usize].increment(1);
+    }
+
+    /// Counts a reload of `file` (`tls` or `tokens`).
+    pub(crate) fn reloaded(&self, file: &str, ok: bool) {
+        if let Some((_, _, counter)) = self
+            .inner
+            .reloads
+            .iter()
+            .find(|(f, o, _)| *f == file && *o == ok)
+        {
+            counter.increment(1);
+        }
+    }
+
+    /// Counts a request refused for its bearer token.
+    pub(crate) fn auth_refused(&self, api: Listener, failure: AuthFailure) {
+        self.inner.auth_refused[api as usize][failure as usize].increment(1);
     }
 
     /// Records the connections open on `listener` and the cap in force.

@@ -22,8 +22,9 @@ use snowmint::{Clock, OffsetClock, SystemClock};
 use snowmint_fleet::{FleetError, Holder, SlotSource, StaticSource, system_hostname};
 use tokio::net::TcpListener;
 
+use crate::auth::{Auth, TokenFileError, Tokens};
 use crate::config::{Config, Identity, Setting};
-use crate::net::Listener;
+use crate::net::{Listener, Tls, TlsError};
 use crate::state::AppState;
 use snowmint_fleet::{Issuer, IssuerOptions};
 
@@ -34,6 +35,13 @@ pub enum ServeError {
     /// Node identity or durability.
     #[error(transparent)]
     Fleet(#[from] FleetError),
+    /// A TLS file that cannot be used (bad input: exit code 2 for the
+    /// command line).
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// A token file that cannot be used (bad input, as TLS files).
+    #[error(transparent)]
+    Tokens(#[from] TokenFileError),
     /// Sockets, files. The message is the context alone: the I/O error is
     /// the source, which error reports print after it.
     #[error("{context}")]
@@ -100,10 +108,16 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
     Arc::new(OffsetClock::new(SystemClock, config.clock_offset_ms))
 }
 
-/// Sets the node up: state directory, slot source, issuer; then waits out a
-/// high-water mark slightly ahead of the clock, or refuses one too far
-/// ahead.
+/// Sets the node up: TLS and tokens (their files read first, so that a
+/// bad one stops the start before anything else), state directory, slot
+/// source, issuer; then waits out a high-water mark slightly ahead of the
+/// clock, or refuses one too far ahead.
 pub async fn start(config: &Config) -> Result<AppState, ServeError> {
+    let tls = config.tls.clone().map(Tls::load).transpose()?;
+    let auth = match &config.auth {
+        Some((file, scope)) => Some(Auth::new(Tokens::load(file)?, *scope)),
+        None => None,
+    };
     snowmint_fleet::create_state_dir(&config.state_dir)?;
     let source = slot_source(config)?;
     let clock = clock(config);
@@ -116,7 +130,7 @@ pub async fn start(config: &Config) -> Result<AppState, ServeError> {
     };
     let issuer = Issuer::start(source, options).await?;
     issuer.wait_out_mark(config.mark_wait_max).await?;
-    Ok(AppState::with_limits(issuer, config.limits))
+    Ok(AppState::secured(issuer, config.limits, tls, auth))
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves; then stops
@@ -155,10 +169,17 @@ pub async fn run_with_grpc(
     });
     let front = crate::net::Front::new(
         state.limits(),
+        state.tls().cloned(),
         1 + usize::from(grpc.is_some()),
         state.metrics().clone(),
         stopping_rx.clone(),
     );
+    // The TLS and token files, read again when they change or on SIGHUP.
+    let reloading = tokio::spawn(crate::reload::follow(
+        state.tls().cloned(),
+        state.auth().cloned(),
+        state.metrics().clone(),
+    ));
     // Histogram samples pile up between scrapes; drain them now and then.
     let metrics = state.metrics().clone();
     let upkeep = tokio::spawn(async move {
@@ -177,6 +198,7 @@ pub async fn run_with_grpc(
         None => http.await,
     }
     upkeep.abort();
+    reloading.abort();
     state.issuer().release().await;
     tracing::info!(
         source = state.issuer().source().kind(),
@@ -188,8 +210,8 @@ pub async fn run_with_grpc(
 /// Runs `snowmint serve` on an already bound `listener`: logs where and as
 /// whom it starts (its first log line), binds `config.grpc_listen` if set,
 /// starts the node, prints `gRPC listening on http://ADDR` (with gRPC) and
-/// then `listening on http://ADDR` to stdout once it answers, and runs
-/// until `shutdown`.
+/// then `listening on http://ADDR` to stdout once it answers (`https://`
+/// with TLS), and runs until `shutdown`.
 pub async fn serve(
     config: Config,
     listener: TcpListener,
@@ -226,12 +248,20 @@ pub async fn serve(
     let state = start(&config).await?;
     // Tests and scripts read the ports from here; a closed stdout is no
     // reason to stop serving.
+    let scheme = if state.tls().is_some() {
+        "https"
+    } else {
+        "http"
+    };
     if let Some((_, grpc_address)) = &grpc {
-        tracing::info!("gRPC listening on http://{grpc_address}");
-        let _ = writeln!(std::io::stdout(), "gRPC listening on http://{grpc_address}");
+        tracing::info!("gRPC listening on {scheme}://{grpc_address}");
+        let _ = writeln!(
+            std::io::stdout(),
+            "gRPC listening on {scheme}://{grpc_address}"
+        );
     }
-    tracing::info!("listening on http://{address}");
-    let _ = writeln!(std::io::stdout(), "listening on http://{address}");
+    tracing::info!("listening on {scheme}://{address}");
+    let _ = writeln!(std::io::stdout(), "listening on {scheme}://{address}");
     let _ = std::io::stdout().flush();
     run_with_grpc(listener, grpc.map(|(bound, _)| bound), state, shutdown).await
 }
@@ -267,8 +297,24 @@ pub fn startup_line(config: &Config, address: SocketAddr) -> String {
         0 => String::new(),
         ms => format!(", clock shifted by {ms} ms"),
     };
+    // File names only: the files are secrets, their names are not.
+    let tls = match &config.tls {
+        Some(files) => format!(
+            ", TLS with {}{}",
+            files.cert.display(),
+            match &files.client_ca {
+                Some(ca) => format!(" and client certificates of {}", ca.display()),
+                None => String::new(),
+            }
+        ),
+        None => String::new(),
+    };
+    let auth = match &config.auth {
+        Some((file, scope)) => format!(", bearer tokens of {} for scope {scope}", file.display()),
+        None => String::new(),
+    };
     format!(
-        "snowmint serve {} starting on {address} {identity}, state directory {} {}, layout {}, clock policy {policy}{offset}",
+        "snowmint serve {} starting on {address} {identity}, state directory {} {}, layout {}, clock policy {policy}{offset}{tls}{auth}",
         env!("CARGO_PKG_VERSION"),
         config.state_dir.display(),
         config.origin_note(Setting::StateDir),

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 
+use crate::auth::Auth;
 use crate::metrics::Metrics;
-use crate::net::Limits;
+use crate::net::{Limits, Tls};
 use snowmint_fleet::Issuer;
 
 /// The service's shared state: the issuer, the metrics and the limits.
@@ -23,6 +24,10 @@ struct Inner {
     /// What each client is allowed; its request timeout is the longest a
     /// request may take before it is answered with 503.
     limits: Limits,
+    /// TLS on both listeners, when on.
+    tls: Option<Arc<Tls>>,
+    /// Bearer tokens, when on.
+    auth: Option<Arc<Auth>>,
     /// The turn of batch requests at the generator (one permit, first come
     /// first served): see [`AppState::batch_turn`].
     batch_turn: Semaphore,
@@ -42,14 +47,37 @@ impl AppState {
 
     /// State for `issuer` with the given limits.
     pub fn with_limits(issuer: Issuer, limits: Limits) -> AppState {
+        AppState::secured(issuer, limits, None, None)
+    }
+
+    /// State for `issuer` with the given limits, and TLS and bearer
+    /// tokens when given.
+    pub fn secured(
+        issuer: Issuer,
+        limits: Limits,
+        tls: Option<Tls>,
+        auth: Option<Auth>,
+    ) -> AppState {
         AppState {
             inner: Arc::new(Inner {
                 issuer,
                 metrics: Metrics::new(),
                 limits,
+                tls: tls.map(Arc::new),
+                auth: auth.map(Arc::new),
                 batch_turn: Semaphore::new(1),
             }),
         }
+    }
+
+    /// TLS, when on.
+    pub fn tls(&self) -> Option<&Arc<Tls>> {
+        self.inner.tls.as_ref()
+    }
+
+    /// Bearer tokens, when on.
+    pub fn auth(&self) -> Option<&Arc<Auth>> {
+        self.inner.auth.as_ref()
     }
 
     /// The issuer.

@@ -171,7 +171,11 @@ pub fn unread_streams(streams: u32) -> Vec<u8> {
     let mut out = h2_preface();
     // StreamIdsRequest { batch: 4096 }.
     for n in 0..streams {
-        out.extend(grpc_call(2 * n + 1, "/snowmint.v1.IdService/StreamIds", &[0x08, 0x80, 0x20]));
+        out.extend(grpc_call(
+            2 * n + 1,
+            "/snowmint.v1.IdService/StreamIds",
+            &[0x08, 0x80, 0x20],
+        ));
     }
     out
 }
@@ -269,7 +273,10 @@ pub fn limit_descriptors(pid: u32, limit: u64) {
         .arg(format!("--pid={pid}"))
         .status()
         .expect("prlimit is missing: apt-get install util-linux");
-    assert!(status.success(), "prlimit --nofile={limit} --pid={pid} failed");
+    assert!(
+        status.success(),
+        "prlimit --nofile={limit} --pid={pid} failed"
+    );
 }
 
 /// Sends `GET target` on a new connection and reads the answer's status

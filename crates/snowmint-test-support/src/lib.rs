@@ -28,6 +28,9 @@
 //!   static node and requests sent to it without a socket.
 //! - `grpc` (feature `server`): the gRPC API in-process on a loopback
 //!   socket, on a claim the test switches on and off.
+//! - `certs` (feature `tls`): certificates made by the test (a CA, server
+//!   and client certificates with chosen serial numbers), and a TLS client
+//!   that reads the serial of the certificate a server presents.
 //! - `servers` (feature `fleet`): the `Cluster` a fleet test runs against,
 //!   the server process behind it, and a TCP proxy that cuts a node off.
 //!   The features `etcd` and `zookeeper` add the two servers (and turn on
@@ -61,6 +64,8 @@ pub mod serve;
 pub mod temp;
 pub mod wait;
 
+#[cfg(feature = "tls")]
+pub mod certs;
 #[cfg(feature = "fleet")]
 pub mod chaos;
 #[cfg(feature = "fleet")]

@@ -30,6 +30,10 @@
 //! | `max_streams` | `100` | calls in flight on one HTTP/2 connection |
 //! | `max_calls` | `1024` | gRPC calls in flight in the node, streams included |
 //! | `max_connection_age` | `1h` | how long a client connection may live, `1s..=24h` |
+//! | `tls_cert`, `tls_key` | none (cleartext) | TLS on both listeners: the certificate chain and its key, PEM files |
+//! | `tls_client_ca` | none | require client certificates signed by these CAs (mTLS), a PEM file |
+//! | `auth_token_file` | none (open) | bearer tokens, one per line, required by the endpoints of `auth_scope` |
+//! | `auth_scope` | `issue` | `issue` (the endpoints that issue IDs or describe the node) or `all` (all but `/healthz`, `/readyz`, gRPC health) |
 //! | `coordinator`, `fleet`, `slots`, `claim_ttl` | none, `default`, all, `10s` | coordinated claims (etcd, ZooKeeper, PostgreSQL); the TTL in `1s..=1h` |
 //! | `clock_offset_ms` | `0` | test and operations knob: shifts this node's clock |
 
@@ -51,7 +55,8 @@ use std::time::Duration;
 use snowmint::{ClockPolicy, Layout, Node};
 use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl};
 
-use crate::net::Limits;
+use crate::auth::AuthScope;
+use crate::net::{Limits, TlsFiles};
 
 pub use layer::Layer;
 use setting::Named;
@@ -98,6 +103,11 @@ pub struct Config {
     /// request may take, and the deadline of every connection's waits),
     /// the connection cap, streams and calls in flight, connection age.
     pub limits: Limits,
+    /// TLS on both listeners, when on (the files are read at start).
+    pub tls: Option<TlsFiles>,
+    /// The token file and the endpoints it guards, when on (read at
+    /// start).
+    pub auth: Option<(PathBuf, AuthScope)>,
     /// Shift of this node's clock, in ms (tests and operations).
     pub clock_offset_ms: i64,
     /// Where each setting's value came from.

@@ -17,7 +17,8 @@ use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl, FleetName, SlotRange};
 use super::layer::Layer;
 use super::setting::{Named, Origin, Setting};
 use super::{Config, ConfigError, Identity, default_state_dir};
-use crate::net::Limits;
+use crate::auth::AuthScope;
+use crate::net::{Limits, TlsFiles};
 
 /// Every duration setting is at most a day: far beyond any timeout or bound
 /// here.
@@ -127,6 +128,8 @@ impl Config {
         let clock_policy = clock_policy(&mut l)?;
         let (mark_wait_max, mark_step) = marks(&mut l)?;
         let limits = limits(&mut l)?;
+        let tls = tls(&mut l)?;
+        let auth = auth(&mut l)?;
         let clock_offset_ms = l
             .get(Setting::ClockOffsetMs, |s| {
                 snowmint::parse_bounded_signed(Setting::ClockOffsetMs.key(), s, -YEAR_MS..=YEAR_MS)
@@ -142,6 +145,8 @@ impl Config {
             mark_wait_max,
             mark_step,
             limits,
+            tls,
+            auth,
             clock_offset_ms,
             origins: l.origins,
         })
@@ -280,7 +285,9 @@ fn limits(l: &mut Lookup<'_>) -> Result<Limits, ConfigError> {
     )?;
     let defaults = Limits::new(request_timeout);
     let mut count = |setting: Setting, max: u64| {
-        l.get(setting, |s| snowmint::parse_bounded(setting.key(), s, 1..=max))
+        l.get(setting, |s| {
+            snowmint::parse_bounded(setting.key(), s, 1..=max)
+        })
     };
     let max_connections = count(Setting::MaxConnections, 1 << 20)?;
     let max_streams = count(Setting::MaxStreams, 1 << 16)?;
@@ -297,6 +304,52 @@ fn limits(l: &mut Lookup<'_>) -> Result<Limits, ConfigError> {
         max_connection_age,
         request_timeout,
     })
+}
+
+fn path(text: &str) -> Result<PathBuf, std::convert::Infallible> {
+    Ok(PathBuf::from(text))
+}
+
+/// The TLS files, when TLS is on: a certificate and its key together, and
+/// a client CA only with them. (The files are read at start, not here.)
+fn tls(l: &mut Lookup<'_>) -> Result<Option<TlsFiles>, ConfigError> {
+    let cert = l.get(Setting::TlsCert, path)?;
+    let key = l.get(Setting::TlsKey, path)?;
+    let client_ca = l.get(Setting::TlsClientCa, path)?;
+    match (cert, key) {
+        (Some(cert), Some(key)) => Ok(Some(TlsFiles {
+            cert,
+            key,
+            client_ca,
+        })),
+        (None, None) if client_ca.is_none() => Ok(None),
+        (None, None) => Err(ConfigError::Conflict(format!(
+            "{} only applies with --tls-cert and --tls-key (clients are checked only over TLS)",
+            l.named(Setting::TlsClientCa)
+        ))),
+        (Some(_), None) => Err(ConfigError::Conflict(format!(
+            "{} needs --tls-key too: the certificate's private key",
+            l.named(Setting::TlsCert)
+        ))),
+        (None, Some(_)) => Err(ConfigError::Conflict(format!(
+            "{} needs --tls-cert too: the key's certificate",
+            l.named(Setting::TlsKey)
+        ))),
+    }
+}
+
+/// The token file and the scope it guards.
+fn auth(l: &mut Lookup<'_>) -> Result<Option<(PathBuf, AuthScope)>, ConfigError> {
+    let file = l.get(Setting::AuthTokenFile, path)?;
+    let scope = l.get(Setting::AuthScope, str::parse::<AuthScope>)?;
+    match (file, scope) {
+        (Some(file), scope) => Ok(Some((file, scope.unwrap_or_default()))),
+        (None, None) => Ok(None),
+        (None, Some(_)) => Err(ConfigError::Conflict(format!(
+            "{} only applies with --auth-token-file",
+            l.named(Setting::AuthScope)
+        ))),
+    }
 }
 
 /// The clock policy, with `clock_max` as its bound.

@@ -54,11 +54,21 @@ pub enum Setting {
     MaxCalls,
     /// How long a client connection may live.
     MaxConnectionAge,
+    /// The TLS certificate chain (PEM).
+    TlsCert,
+    /// The TLS private key (PEM).
+    TlsKey,
+    /// The CAs client certificates must be signed by (mTLS).
+    TlsClientCa,
+    /// The file of bearer tokens.
+    AuthTokenFile,
+    /// Which endpoints need a token.
+    AuthScope,
 }
 
 impl Setting {
     /// Every setting.
-    pub const ALL: [Setting; 23] = [
+    pub const ALL: [Setting; 28] = [
         Setting::Listen,
         Setting::GrpcListen,
         Setting::Datacenter,
@@ -82,6 +92,11 @@ impl Setting {
         Setting::MaxStreams,
         Setting::MaxCalls,
         Setting::MaxConnectionAge,
+        Setting::TlsCert,
+        Setting::TlsKey,
+        Setting::TlsClientCa,
+        Setting::AuthTokenFile,
+        Setting::AuthScope,
     ];
 
     /// The key in the TOML file, such as `clock_max`.
@@ -110,6 +125,11 @@ impl Setting {
             Setting::MaxStreams => "max_streams",
             Setting::MaxCalls => "max_calls",
             Setting::MaxConnectionAge => "max_connection_age",
+            Setting::TlsCert => "tls_cert",
+            Setting::TlsKey => "tls_key",
+            Setting::TlsClientCa => "tls_client_ca",
+            Setting::AuthTokenFile => "auth_token_file",
+            Setting::AuthScope => "auth_scope",
         }
     }
 

@@ -1,5 +1,7 @@
 //! What every gRPC call passes before and after the services:
 //!
+//! - bearer tokens, on the methods the node's scope guards
+//!   ([`crate::auth`]): `UNAUTHENTICATED` without one the node accepts;
 //! - the node's cap on calls in flight (`--max-calls`, streams included):
 //!   one call more is refused at once with `UNAVAILABLE`,
 //!   `snowmint-code: overloaded` and `retry-after-ms`, so that a client
@@ -33,8 +35,9 @@ use tonic::{Code, Status};
 use tower::{Service, ServiceExt};
 
 use super::status::{CODE_KEY, RETRY_AFTER_KEY};
+use crate::auth::Auth;
 use crate::metrics::Metrics;
-use crate::net::{Connection, Limit};
+use crate::net::{Connection, Limit, Listener};
 
 type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
 
@@ -46,6 +49,7 @@ const OVERLOAD_RETRY_MS: u64 = 1000;
 #[derive(Debug, Clone)]
 pub(crate) struct Guard<S> {
     inner: S,
+    auth: Option<Arc<Auth>>,
     calls: Arc<Semaphore>,
     max_calls: u64,
     timeout: Duration,
@@ -53,12 +57,19 @@ pub(crate) struct Guard<S> {
 }
 
 impl<S> Guard<S> {
-    pub(crate) fn new(inner: S, max_calls: u64, timeout: Duration, metrics: Metrics) -> Guard<S> {
+    pub(crate) fn new(
+        inner: S,
+        auth: Option<Arc<Auth>>,
+        max_calls: u64,
+        timeout: Duration,
+        metrics: Metrics,
+    ) -> Guard<S> {
         let permits = usize::try_from(max_calls)
             .unwrap_or(usize::MAX)
             .min(Semaphore::MAX_PERMITS);
         Guard {
             inner,
+            auth,
             calls: Arc::new(Semaphore::new(permits)),
             max_calls,
             timeout,
@@ -86,6 +97,15 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
+        if let Some(auth) = &self.auth
+            && auth.guards_grpc(request.uri().path())
+            && let Err(failure) = auth.check(request.headers())
+        {
+            self.metrics.auth_refused(Listener::Grpc, failure);
+            tracing::debug!(reason = failure.name(), "refused (gRPC): bearer token");
+            let refused = Status::unauthenticated(failure.message()).into_http();
+            return Box::pin(async move { Ok(refused) });
+        }
         // This call is counted in its connection's activity already.
         let alone = request
             .extensions()
@@ -253,8 +273,13 @@ mod tests {
             blame_the_request(&mut headers);
             (
                 headers[Status::GRPC_STATUS].to_str().unwrap().to_owned(),
-                headers.get(CODE_KEY).map(|v| v.to_str().unwrap().to_owned()),
-                Status::from_header_map(&headers).unwrap().message().to_owned(),
+                headers
+                    .get(CODE_KEY)
+                    .map(|v| v.to_str().unwrap().to_owned()),
+                Status::from_header_map(&headers)
+                    .unwrap()
+                    .message()
+                    .to_owned(),
             )
         };
         assert_eq!(

@@ -75,12 +75,19 @@ impl Feed {
         // Subscribed under the lock: a task that is about to end for lack
         // of receivers either sees this one or has already said it ended.
         let (receiver, start) = {
-            let mut following = self.following.lock().unwrap_or_else(PoisonError::into_inner);
-            (self.status.subscribe(), !std::mem::replace(&mut *following, true))
+            let mut following = self
+                .following
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            (
+                self.status.subscribe(),
+                !std::mem::replace(&mut *following, true),
+            )
         };
         if start {
             // The first watcher gets the status now, not a tick later.
-            self.status.send_replace(status_of(state, Subject::Ids).await);
+            self.status
+                .send_replace(status_of(state, Subject::Ids).await);
             tokio::spawn(Arc::clone(self).follow(state.clone()));
         }
         receiver
@@ -97,16 +104,18 @@ impl Feed {
                 changed = claims.changed(), if claims_open => claims_open = changed.is_ok(),
             }
             {
-                let mut following = self.following.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut following = self
+                    .following
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
                 if self.status.receiver_count() == 0 {
                     *following = false;
                     return;
                 }
             }
             let now = status_of(&state, Subject::Ids).await;
-            self.status.send_if_modified(|status| {
-                std::mem::replace(status, now) != now
-            });
+            self.status
+                .send_if_modified(|status| std::mem::replace(status, now) != now);
         }
     }
 }

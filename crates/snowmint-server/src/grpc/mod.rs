@@ -109,7 +109,13 @@ pub async fn serve(
         shutdown.await;
         let _ = stop.send(true);
     });
-    let front = Front::new(state.limits(), 1, state.metrics().clone(), stopping.clone());
+    let front = Front::new(
+        state.limits(),
+        state.tls().cloned(),
+        1,
+        state.metrics().clone(),
+        stopping.clone(),
+    );
     serve_on(&front, listener, state, stopping).await;
 }
 
@@ -123,8 +129,10 @@ pub(crate) async fn serve_on(
 ) {
     let limits = state.limits();
     let metrics = state.metrics().clone();
+    let auth = state.auth().cloned();
     let service = guard::Guard::new(
         routes(state, stopping),
+        auth,
         limits.max_calls,
         // A unary call is answered within the request timeout, as HTTP's;
         // a stream's batches are not bound by it.

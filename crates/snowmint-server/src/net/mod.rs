@@ -10,6 +10,8 @@
 //! - `connection.rs`: one connection's life and deadlines (first request,
 //!   idle, keep-alive, age, shutdown), HTTP/1.1 or HTTP/2.
 //! - `io.rs`: the write deadline on the socket.
+//! - `tls.rs`: [`Tls`], rustls on both listeners, with certificates read
+//!   again when their files change.
 //!
 //! What a client costs at most: a connection holds its socket buffers, an
 //! HTTP/1.1 read buffer (hyper's, about 400 KiB at most) or, for HTTP/2,
@@ -34,9 +36,11 @@ mod connection;
 mod gate;
 mod io;
 pub(crate) mod limits;
+mod tls;
 
 pub(crate) use activity::Connection;
 pub use limits::{Limit, Limits, Listener};
+pub use tls::{Tls, TlsError, TlsFiles};
 
 use connection::Protocol;
 use gate::{Gate, Permit};
@@ -51,21 +55,25 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug, Clone)]
 pub(crate) struct Front {
     limits: Limits,
+    tls: Option<Arc<Tls>>,
     gate: Arc<Gate>,
     metrics: Metrics,
     stopping: watch::Receiver<bool>,
 }
 
 impl Front {
-    /// A front end with `limits` for `listeners` listeners (1 or 2), whose
-    /// connections are asked to close once `stopping` turns true.
+    /// A front end with `limits` for `listeners` listeners (1 or 2), with
+    /// TLS when given, whose connections are asked to close once
+    /// `stopping` turns true.
     pub(crate) fn new(
         limits: Limits,
+        tls: Option<Arc<Tls>>,
         listeners: usize,
         metrics: Metrics,
         stopping: watch::Receiver<bool>,
     ) -> Front {
         Front {
+            tls,
             gate: Gate::new(
                 limits.max_connections,
                 listeners > 1,
@@ -167,18 +175,56 @@ impl Front {
         let _ = stream.set_nodelay(true);
         let expired = Arc::new(AtomicBool::new(false));
         let io = Deadlined::new(stream, self.limits.request_timeout, Arc::clone(&expired));
-        let protocol = match kind {
-            Listener::Http => Protocol::Http1,
-            Listener::Grpc => Protocol::Http2,
-        };
+        let activity = permit.activity();
         let mut stopping = self.stopping.clone();
+        let Some(tls) = &self.tls else {
+            let protocol = match kind {
+                Listener::Http => Protocol::Http1,
+                Listener::Grpc => Protocol::Http2,
+            };
+            connection::serve(
+                io,
+                protocol,
+                service,
+                &self.limits,
+                &self.metrics,
+                activity,
+                &expired,
+                &mut stopping,
+            )
+            .await;
+            return;
+        };
+        // The handshake counts towards the first request's deadline.
+        let deadline = activity.origin + self.limits.request_timeout;
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls.config(kind));
+        let stream = match tokio::time::timeout_at(deadline, acceptor.accept(io)).await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(error)) => {
+                // A cleartext client, a client certificate refused, a
+                // client that does not trust ours: its own business, but
+                // counted, since a rise says something is misconfigured.
+                tracing::debug!(listener = kind.name(), %error, "TLS handshake failed");
+                self.metrics.tls_handshake_failed(kind);
+                return;
+            }
+            Err(_) => {
+                self.metrics.limit_reached(Limit::FirstRequestTimeout);
+                return;
+            }
+        };
+        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+        let protocol = match kind {
+            Listener::Http if !h2 => Protocol::Http1,
+            _ => Protocol::Http2,
+        };
         connection::serve(
-            io,
+            stream,
             protocol,
             service,
             &self.limits,
             &self.metrics,
-            permit.activity(),
+            activity,
             &expired,
             &mut stopping,
         )
