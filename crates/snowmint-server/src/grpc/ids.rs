@@ -118,9 +118,14 @@ impl IdService for IdApi {
                         Err(_) => return,
                     },
                     () = stopped(&mut stopping) => {
-                        // Best effort: a reader that does not read gets
-                        // the end of the stream when its connection closes.
-                        let _ = sender.try_send(Err(shutting_down()));
+                        // The status waits for room behind the batches
+                        // queued already (a reader that keeps reading
+                        // finds the queue full), but no longer than a
+                        // request may take: a reader that does not read
+                        // gets the end of the stream when its connection
+                        // closes.
+                        let grace = state.request_timeout();
+                        let _ = tokio::time::timeout(grace, sender.send(Err(shutting_down()))).await;
                         return;
                     }
                 };
