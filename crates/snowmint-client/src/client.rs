@@ -528,6 +528,15 @@ impl Shared {
                 Ok(Err(status)) if status.code() == Code::InvalidArgument => {
                     return Err(Error::InvalidArgument(status.message().to_owned()));
                 }
+                Ok(Err(status)) if status.code() == Code::Unauthenticated => {
+                    // The node answered: it is not failing, the client's
+                    // credentials are.
+                    node.succeeded();
+                    return Err(Error::Unauthenticated {
+                        endpoint: node.endpoint.clone(),
+                        message: status.message().to_owned(),
+                    });
+                }
                 Ok(Err(status)) => {
                     let retry_after = status
                         .metadata()
