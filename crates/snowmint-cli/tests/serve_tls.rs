@@ -454,3 +454,110 @@ fn a_bad_tls_file_at_start_exits_2_naming_it() {
         assert!(!stdout.contains("listening"), "{stdout}");
     }
 }
+
+/// README.md's secured client example ("Clients of a secured node"), word
+/// for word but for the addresses and files, which come in as variables.
+async fn readme_secured_client(
+    a: &str,
+    b: &str,
+    ca: &Path,
+    cert: &Path,
+    key: &Path,
+    token: &Path,
+) -> Result<u64, snowmint_client::Error> {
+    use snowmint_client::Client;
+
+    let client = Client::builder()
+        .endpoints([a, b])
+        .tls_ca_file(ca)
+        .tls_identity_files(cert, key)
+        .token_file(token)
+        .build()
+        .await?;
+    let id = client.next_id().await?;
+    Ok(id)
+}
+
+/// The README's example runs against a node that requires TLS, a client
+/// certificate and a token, and is the code above.
+#[test]
+fn the_readme_secured_client_example_runs_as_shown() {
+    let readme = include_str!("../../../README.md");
+    let section = readme
+        .find("### Clients of a secured node")
+        .expect("README.md has a section \"Clients of a secured node\"");
+    let block = &readme[section..];
+    let block = &block[block.find("```text\n").expect("a text block") + 8..];
+    let block = &block[..block.find("```").expect("the block ends")];
+    let shown = block
+        .replace(
+            "[\"https://ids-0.internal:9090\", \"https://ids-1.internal:9090\"]",
+            "[a, b]",
+        )
+        .replace("(\"/etc/snowmint/tls/ca.crt\")", "(ca)")
+        .replace(
+            "(\"/etc/snowmint/tls/client.crt\", \"/etc/snowmint/tls/client.key\")",
+            "(cert, key)",
+        )
+        .replace("(\"/etc/snowmint/client-token\")", "(token)");
+    let indented: String = shown.lines().map(|line| format!("    {line}\n")).collect();
+    assert!(
+        include_str!("serve_tls.rs").contains(&indented),
+        "README.md's example is not the code of readme_secured_client:\n{indented}"
+    );
+
+    let home = temp_dir("tls-readme");
+    let ca = TestCa::new("snowmint test CA");
+    let clients = TestCa::new("snowmint clients CA");
+    let files = files(home.path(), &ca, 1);
+    let tokens = home.path().join("tokens");
+    std::fs::write(
+        &tokens,
+        "# the fleet's clients\nreadme-token-0123456789abcdef\n",
+    )
+    .unwrap();
+    let client_token = home.path().join("client-token");
+    std::fs::write(&client_token, "readme-token-0123456789abcdef\n").unwrap();
+    let mut args = tls_args(&files);
+    args.extend([
+        "--tls-client-ca".into(),
+        clients
+            .write(home.path(), "clients.pem")
+            .display()
+            .to_string(),
+        "--auth-token-file".into(),
+        tokens.display().to_string(),
+    ]);
+    let service = start(home.path(), &args);
+    let (cert, key) = clients.client("app", 3).write(home.path(), "app");
+    let port = service.grpc.unwrap().port();
+    let (a, b) = (
+        format!("https://localhost:{port}"),
+        format!("https://127.0.0.1:{port}"),
+    );
+    let id = runtime()
+        .block_on(readme_secured_client(
+            &a,
+            &b,
+            &files.ca,
+            &cert,
+            &key,
+            &client_token,
+        ))
+        .unwrap();
+    assert!(id > 0);
+    // Without the token the same client is refused.
+    std::fs::write(&client_token, "another-token-0123456789abcdef\n").unwrap();
+    let refused = runtime().block_on(readme_secured_client(
+        &a,
+        &b,
+        &files.ca,
+        &cert,
+        &key,
+        &client_token,
+    ));
+    assert!(
+        matches!(refused, Err(snowmint_client::Error::Unauthenticated { .. })),
+        "{refused:?}"
+    );
+}
