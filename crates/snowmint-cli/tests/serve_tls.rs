@@ -561,3 +561,145 @@ fn the_readme_secured_client_example_runs_as_shown() {
         "{refused:?}"
     );
 }
+
+/// The TLS settings read from the environment and the TOML file as from
+/// the flags.
+#[test]
+fn the_tls_settings_come_from_the_environment_and_the_file_too() {
+    let home = temp_dir("tls-ways");
+    let ca = TestCa::new("snowmint test CA");
+    let clients = TestCa::new("snowmint clients CA");
+    let files = files(home.path(), &ca, 1);
+    let cacert = files.ca.to_str().unwrap();
+    let by_env = Service::start(
+        SNOWMINT,
+        home.path(),
+        &[],
+        &[
+            ("SNOWMINT_TLS_CERT", files.cert.to_str().unwrap()),
+            ("SNOWMINT_TLS_KEY", files.key.to_str().unwrap()),
+        ],
+    );
+    assert!(by_env.tls, "the node did not say https://");
+    let (code, body, error) = curl(&[
+        "--cacert",
+        cacert,
+        &format!("https://{}/v1/id", by_env.address),
+    ]);
+    assert_eq!(code, 0, "{error}");
+    assert!(body.contains("\"id\""), "{body}");
+    drop(by_env);
+
+    let client_ca = clients.write(home.path(), "clients.pem");
+    let config = home.path().join("snowmint.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "tls_cert = {:?}\ntls_key = {:?}\ntls_client_ca = {:?}\nstate_dir = {:?}\n",
+            files.cert.display().to_string(),
+            files.key.display().to_string(),
+            client_ca.display().to_string(),
+            home.path().join("state-toml").display().to_string(),
+        ),
+    )
+    .unwrap();
+    let by_file = Service::start(
+        SNOWMINT,
+        home.path(),
+        &["--config", config.to_str().unwrap()],
+        &[],
+    );
+    let url = format!("https://{}/healthz", by_file.address);
+    let without = curl(&["--cacert", cacert, &url]);
+    assert_ne!(
+        without.0, 0,
+        "served without a client certificate: {without:?}"
+    );
+    let (cert, key) = clients.client("app", 5).write(home.path(), "app");
+    let (code, _, error) = curl(&[
+        "--cacert",
+        cacert,
+        "--cert",
+        cert.to_str().unwrap(),
+        "--key",
+        key.to_str().unwrap(),
+        &url,
+    ]);
+    assert_eq!(code, 0, "{error}");
+}
+
+/// A client that speaks TLS dials the nodes it discovers on the
+/// coordinator over TLS too (their holder values say `grpc=ADDR`, with no
+/// scheme), and gets IDs from each; a client without the CA gets none.
+#[cfg(feature = "etcd")]
+#[test]
+fn discovered_nodes_are_dialled_over_tls() {
+    use snowmint_test_support::serve_fleet::Coordinator;
+    use snowmint_test_support::servers::Cluster;
+    use std::collections::BTreeSet;
+
+    let runtime = runtime();
+    let etcd = runtime.block_on(snowmint_test_support::servers::etcd::EtcdCluster::start());
+    let url = etcd.url();
+    let home = temp_dir("tls-discovery");
+    let ca = TestCa::new("snowmint test CA");
+    let files = files(home.path(), &ca, 1);
+    let node = |name: &str| {
+        let mut args = tls_args(&files);
+        args.extend([
+            "--coordinator".into(),
+            url.clone(),
+            "--fleet".into(),
+            "secure".into(),
+            "--state-dir".into(),
+            home.path()
+                .join(format!("state-{name}"))
+                .display()
+                .to_string(),
+        ]);
+        start(home.path(), &args)
+    };
+    let (a, b) = (node("a"), node("b"));
+    runtime.block_on(async {
+        let client = snowmint_client::Client::builder()
+            .discover(url.clone(), "secure")
+            .discover_every(Duration::from_millis(200))
+            .max_age(Duration::ZERO)
+            .tls_ca(ca.pem())
+            .build()
+            .await
+            .unwrap();
+        let want: BTreeSet<String> = [&a, &b]
+            .iter()
+            .map(|s| format!("https://{}", s.grpc.unwrap()))
+            .collect();
+        snowmint_test_support::wait::eventually("both nodes to be found", LIMIT, || async {
+            let known: BTreeSet<String> = client.endpoints().into_iter().collect();
+            (known == want).then_some(())
+        })
+        .await;
+        let slots = std::sync::Mutex::new(BTreeSet::new());
+        snowmint_test_support::wait::eventually("IDs from both nodes", LIMIT, || async {
+            let id = client.next_id().await.unwrap();
+            let mut slots = slots.lock().unwrap();
+            slots.insert((id >> 12) & 0x3ff);
+            (slots.len() == 2).then_some(())
+        })
+        .await;
+
+        let cleartext = snowmint_client::Client::builder()
+            .discover(url.clone(), "secure")
+            .max_age(Duration::ZERO)
+            .deadline(Duration::from_secs(2))
+            .build()
+            .await
+            .unwrap();
+        assert!(
+            matches!(
+                cleartext.next_id().await,
+                Err(snowmint_client::Error::Unavailable { .. })
+            ),
+            "a cleartext client got an ID from a TLS node"
+        );
+    });
+}
