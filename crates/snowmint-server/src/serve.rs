@@ -137,7 +137,7 @@ pub async fn start(config: &Config) -> Result<AppState, ServeError> {
 /// accepting, lets requests in flight finish (each within the request
 /// timeout) and releases the node's claim.
 ///
-/// Every connection is held to the limits of `state` ([`crate::net`]):
+/// Every connection is held to the limits of `state` (`net/`):
 /// a first request and each request head within the request timeout, no
 /// idling or unread answers longer than that, a cap on connections that
 /// keeps descriptors for the state files, so that slow, silent or

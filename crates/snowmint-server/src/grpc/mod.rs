@@ -98,7 +98,7 @@ pub(crate) async fn stopped(stopping: &mut Stopping) {
 
 /// Serves [`routes`] on `listener` until `shutdown` resolves, then ends
 /// the open streams and lets unary calls in flight finish; every
-/// connection is held to the limits of `state` ([`crate::net`]).
+/// connection is held to the limits of `state` (`net/`).
 pub async fn serve(
     listener: TcpListener,
     state: AppState,

@@ -21,7 +21,7 @@ pub const MAX_GRPC_REQUEST: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Open client connections, HTTP and gRPC together; fewer when the
-    /// descriptor limit minus [`DESCRIPTOR_RESERVE`] is lower.
+    /// descriptor limit minus `DESCRIPTOR_RESERVE` is lower.
     pub max_connections: u64,
     /// Calls (HTTP/2 streams) in flight on one HTTP/2 connection.
     pub max_streams: u32,
