@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 
 use snowmint_client::proto::StreamIdsRequest;
 use snowmint_client::proto::id_service_client::IdServiceClient;
-use snowmint_test_support::certs::TestCa;
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
 
 /// The format's ceiling for one node: 4096 IDs per millisecond.
@@ -162,6 +161,33 @@ fn grpc(binary: &str, dir: &Path, seconds: u64, rounds: usize) {
     );
 }
 
+/// A CA (`DIR/ca.pem`) and a node certificate for `127.0.0.1` and
+/// `localhost` signed by it (`DIR/node.crt`, `DIR/node.key`), ECDSA P-256.
+fn certs(dir: &Path) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    // Distinct names: a certificate whose subject is its issuer's reads
+    // as self-signed.
+    let name = |common_name: &str| {
+        let mut name = rcgen::DistinguishedName::new();
+        name.push(DnType::CommonName, common_name);
+        name
+    };
+    let ca_key = KeyPair::generate().expect("an ECDSA key");
+    let mut ca = CertificateParams::default();
+    ca.distinguished_name = name("snowmint bench CA");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_pem = ca.self_signed(&ca_key).expect("a CA certificate").pem();
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().expect("an ECDSA key");
+    let mut node = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+        .expect("valid names");
+    node.distinguished_name = name("snowmint bench node");
+    let node = node.signed_by(&key, &issuer).expect("a node certificate");
+    std::fs::write(dir.join("ca.pem"), ca_pem).expect("writing ca.pem");
+    std::fs::write(dir.join("node.crt"), node.pem()).expect("writing node.crt");
+    std::fs::write(dir.join("node.key"), key.serialize_pem()).expect("writing node.key");
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args
@@ -171,10 +197,7 @@ fn main() -> ExitCode {
         .as_slice()
     {
         ["certs", dir] => {
-            let dir = Path::new(dir);
-            let ca = TestCa::new("snowmint bench CA");
-            ca.write(dir, "ca.pem");
-            ca.server(1).write(dir, "node");
+            certs(Path::new(dir));
             ExitCode::SUCCESS
         }
         ["grpc", binary, dir, rest @ ..] => {

@@ -284,6 +284,13 @@ fn a_client_that_leaves_answers_unread_is_closed_by_the_write_deadline() {
     wait_for_limit(&service, "write_timeout");
     let reply = try_get(service.address, "/v1/id", PROBE_LIMIT);
     assert!(matches!(reply, Some((200, _))), "{reply:?}");
+    // The attacker sees its connection gone only at its next write, after
+    // the node counted the close: wait for that (a liveness bound).
+    snowmint_test_support::wait::wait_until(
+        "an attacker to find its connection closed",
+        Duration::from_secs(60),
+        || (horde.reopened() > 0).then_some(()),
+    );
     assert!(horde.stop() > 0, "no attacker was disconnected");
     assert_eq!(
         limit_count(&service, "evicted"),
