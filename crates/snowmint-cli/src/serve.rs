@@ -179,8 +179,14 @@ pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
                     .context(format!("cannot listen on {}", config.listen)));
             }
         };
-        snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await?;
-        anyhow::Ok(())
+        match snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await {
+            // A TLS or token file that cannot be used is a setting that
+            // cannot be used: bad input, as a bad value is.
+            Err(error @ (ServeError::Tls(_) | ServeError::Tokens(_))) => {
+                Err(Failure::bad_input(error).into())
+            }
+            other => other.map_err(anyhow::Error::from),
+        }
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -70,7 +70,13 @@ fn short(package: &str) -> String {
 fn actual(manifest: &str) -> BTreeMap<String, BTreeSet<String>> {
     let root = repository().canonicalize().unwrap();
     let output = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .arg("--manifest-path")
         .arg(root.join(manifest))
         .output()

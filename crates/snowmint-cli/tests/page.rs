@@ -305,6 +305,44 @@ async fn generates_ten_distinct_increasing_ids() {
     page.close().await;
 }
 
+/// Beside bearer tokens (scope `issue`), the calculator works as before,
+/// since its endpoints stay open; generating, which issues IDs, says why
+/// it cannot, in the page's language.
+#[tokio::test]
+async fn the_calculator_works_beside_tokens_and_generating_says_why_not() {
+    let page = Browser::open(
+        "tokens",
+        Options {
+            tokens: true,
+            ..Options::default()
+        },
+    )
+    .await;
+    page.fill("#decode-id", EXAMPLE_ID).await;
+    page.wait_text("#decode-sequence", "4095").await;
+    assert_eq!(page.text("#decode-hex").await, EXAMPLE_HEX);
+    page.fill("#generate-count", "10").await;
+    page.click("#generate-form button[type=submit]").await;
+    page.wait_text(
+        "#generate-count-error",
+        "this endpoint needs a bearer token: send Authorization: Bearer <token>",
+    )
+    .await;
+    assert_eq!(
+        page.js("return document.querySelectorAll('#generate-list li').length")
+            .await,
+        Value::from(0)
+    );
+    page.screenshot("generate-refused").await;
+    page.choose("#lang", "es").await;
+    page.wait_text(
+        "#generate-count-error",
+        "Este nodo pide un token (Authorization: Bearer) para emitir IDs, y esta página no lo envía.",
+    )
+    .await;
+    page.close().await;
+}
+
 /// The layout selector applies to every part: the facts, decoding, and
 /// the time window; and it is remembered.
 #[tokio::test]

@@ -467,6 +467,74 @@ fn table() -> Vec<Value> {
             good: vec!["30s", "1.5s"],
         },
         Value {
+            name: "max_connections",
+            ways: vec![
+                ServeFlag("--max-connections"),
+                ServeEnv("SNOWMINT_MAX_CONNECTIONS"),
+                ServeFile("max_connections"),
+                Api("parse_bounded", |v| {
+                    api(snowmint::value::parse_bounded(
+                        "max_connections",
+                        v,
+                        1..=1 << 20,
+                    ))
+                }),
+            ],
+            serve_with: &[],
+            bad: vec![("0", vec!["0", "1..=1048576"]), ("many", vec!["\"many\""])],
+            good: vec!["64", "100000"],
+        },
+        Value {
+            name: "max_streams",
+            ways: vec![
+                ServeFlag("--max-streams"),
+                ServeEnv("SNOWMINT_MAX_STREAMS"),
+                ServeFile("max_streams"),
+                Api("parse_bounded", |v| {
+                    api(snowmint::value::parse_bounded(
+                        "max_streams",
+                        v,
+                        1..=1 << 16,
+                    ))
+                }),
+            ],
+            serve_with: &[],
+            bad: vec![("65537", vec!["65537", "1..=65536"])],
+            good: vec!["1", "1000"],
+        },
+        Value {
+            name: "max_calls",
+            ways: vec![
+                ServeFlag("--max-calls"),
+                ServeEnv("SNOWMINT_MAX_CALLS"),
+                ServeFile("max_calls"),
+                Api("parse_bounded", |v| {
+                    api(snowmint::value::parse_bounded("max_calls", v, 1..=1 << 20))
+                }),
+            ],
+            serve_with: &[],
+            bad: vec![("-1", vec!["-1", "1..=1048576"])],
+            good: vec!["256"],
+        },
+        Value {
+            name: "max_connection_age",
+            ways: vec![
+                ServeFlag("--max-connection-age"),
+                ServeEnv("SNOWMINT_MAX_CONNECTION_AGE"),
+                ServeFile("max_connection_age"),
+                Api("parse_duration", |v| {
+                    api(snowmint::value::parse_duration(
+                        "max_connection_age",
+                        v,
+                        Duration::from_secs(1)..=DAY,
+                    ))
+                }),
+            ],
+            serve_with: &[],
+            bad: vec![("500ms", vec!["500ms", "1s..=24h"])],
+            good: vec!["30m", "24h"],
+        },
+        Value {
             name: "slots",
             ways: vec![
                 ServeFlag("--slots"),
@@ -1078,6 +1146,14 @@ fn durations() {
 }
 
 #[test]
+fn limits() {
+    check("max_connections", 0);
+    check("max_streams", 0);
+    check("max_calls", 0);
+    check("max_connection_age", 0);
+}
+
+#[test]
 fn slots() {
     check("slots", 0);
 }
@@ -1138,6 +1214,10 @@ fn every_value_is_checked() {
         "mark_step",
         "mark_wait_max",
         "request_timeout",
+        "max_connections",
+        "max_streams",
+        "max_calls",
+        "max_connection_age",
         "slots",
         "fleet name",
         "coordinator URL",

@@ -7,7 +7,11 @@ use std::time::Duration;
 use snowmint::{Clock, Layout, SystemClock};
 use snowmint_fleet::{CoordinatorAccess, CoordinatorUrl, FleetName};
 
+use std::path::PathBuf;
+
 use crate::client::{Client, Settings};
+use crate::nodes::Connect;
+use crate::secure::{Bearer, Pem, TlsOptions, Token, token_from_file};
 use crate::{Error, discovery};
 
 /// The largest batch one call asks a node for (the API's limit, the
@@ -25,6 +29,15 @@ pub struct ClientBuilder {
     coordinator_access: CoordinatorAccess,
     discover_every: Duration,
     settings: Settings,
+    tls: Option<TlsOptions>,
+    token: Option<TokenSource>,
+}
+
+/// Where the token comes from.
+#[derive(Debug, Clone)]
+enum TokenSource {
+    Given(Token),
+    File(PathBuf),
 }
 
 impl Default for ClientBuilder {
@@ -43,6 +56,8 @@ impl Default for ClientBuilder {
                 layout: None,
                 clock: Arc::new(SystemClock),
             },
+            tls: None,
+            token: None,
         }
     }
 }
@@ -151,6 +166,69 @@ impl ClientBuilder {
         self
     }
 
+    /// Speaks TLS to every node, trusting the CAs of `ca_pem` (PEM): the
+    /// CA that signed the nodes' certificates (`snowmint serve
+    /// --tls-cert`). Endpoints given as `http://` are dialled as
+    /// `https://`, and so are discovered ones: with TLS the client never
+    /// speaks cleartext. The node's certificate must name the endpoint's
+    /// host, or the name given to [`tls_domain`](Self::tls_domain).
+    pub fn tls_ca(mut self, ca_pem: impl Into<Vec<u8>>) -> Self {
+        self.tls.get_or_insert_default().ca = Some(Pem::Bytes(ca_pem.into()));
+        self
+    }
+
+    /// [`tls_ca`](Self::tls_ca), read from a PEM file when the client is
+    /// built.
+    pub fn tls_ca_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.get_or_insert_default().ca = Some(Pem::File(path.into()));
+        self
+    }
+
+    /// Presents this client certificate and key (PEM) to the nodes, for
+    /// nodes that require one (`snowmint serve --tls-client-ca`). Needs
+    /// [`tls_ca`](Self::tls_ca).
+    pub fn tls_identity(
+        mut self,
+        cert_pem: impl Into<Vec<u8>>,
+        key_pem: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.tls.get_or_insert_default().identity =
+            Some((Pem::Bytes(cert_pem.into()), Pem::Bytes(key_pem.into())));
+        self
+    }
+
+    /// [`tls_identity`](Self::tls_identity), read from PEM files when the
+    /// client is built.
+    pub fn tls_identity_files(mut self, cert: impl Into<PathBuf>, key: impl Into<PathBuf>) -> Self {
+        self.tls.get_or_insert_default().identity =
+            Some((Pem::File(cert.into()), Pem::File(key.into())));
+        self
+    }
+
+    /// The name the nodes' certificates are checked against, instead of
+    /// each endpoint's host (for nodes reached by addresses their
+    /// certificates do not name).
+    pub fn tls_domain(mut self, name: impl Into<String>) -> Self {
+        self.tls.get_or_insert_default().domain = Some(name.into());
+        self
+    }
+
+    /// Sends `authorization: Bearer <token>` with every call, for nodes
+    /// that require a token (`snowmint serve --auth-token-file`). The
+    /// token is never shown (`Debug` and errors leave it out).
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(TokenSource::Given(Token(token.into())));
+        self
+    }
+
+    /// [`token`](Self::token), read when the client is built from the
+    /// first line of `path` that is not blank or a `#` comment (a file in
+    /// the format of the node's token file).
+    pub fn token_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.token = Some(TokenSource::File(path.into()));
+        self
+    }
+
     /// The client. With discovery, reads the slot keys once before it
     /// returns (a coordinator that cannot be read is an error), then
     /// follows them in the background. Must be called inside a Tokio
@@ -159,7 +237,8 @@ impl ClientBuilder {
     /// # Errors
     ///
     /// [`Error::Config`] for settings out of range, an endpoint that is not
-    /// a URL, or neither endpoints nor discovery;
+    /// a URL, neither endpoints nor discovery, a TLS file or token that
+    /// cannot be read or used (named, never quoted);
     /// [`Error::Discovery`] when the coordinator cannot be read.
     pub async fn build(self) -> Result<Client, Error> {
         let s = &self.settings;
@@ -199,7 +278,16 @@ impl ClientBuilder {
             }
             None => None,
         };
-        let client = Client::new(self.settings.clone(), &self.endpoints)?;
+        let token = match &self.token {
+            Some(TokenSource::Given(token)) => Some(token.clone()),
+            Some(TokenSource::File(path)) => Some(token_from_file(path)?),
+            None => None,
+        };
+        let how = Connect {
+            tls: self.tls.as_ref().map(TlsOptions::build).transpose()?,
+            bearer: Bearer::new(token.as_ref())?,
+        };
+        let client = Client::new(self.settings.clone(), &self.endpoints, how)?;
         if let Some((url, fleet)) = discover {
             let access = self.coordinator_access.clone();
             let found = discovery::endpoints(&url, &access, &fleet).await?;

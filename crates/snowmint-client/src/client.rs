@@ -8,12 +8,10 @@ use std::time::{Duration, Instant};
 
 use snowmint::{Clock, Layout, SnowflakeId};
 use tokio::task::AbortHandle;
-use tonic::transport::Channel;
 use tonic::{Code, Request, Response, Status};
 
 use crate::builder::{ClientBuilder, MAX_BATCH};
-use crate::nodes::{Nodes, Pick};
-use crate::proto::id_service_client::IdServiceClient;
+use crate::nodes::{Connect, Nodes, Pick, Stub};
 use crate::proto::{GetNodeRequest, NextIdsRequest};
 use crate::{Error, Stats};
 
@@ -216,8 +214,12 @@ impl Client {
         ClientBuilder::default()
     }
 
-    pub(crate) fn new(settings: Settings, endpoints: &[String]) -> Result<Client, Error> {
-        let nodes = Nodes::new(endpoints, settings.call_timeout)?;
+    pub(crate) fn new(
+        settings: Settings,
+        endpoints: &[String],
+        how: Connect,
+    ) -> Result<Client, Error> {
+        let nodes = Nodes::new(endpoints, settings.call_timeout, how)?;
         let layout = OnceLock::new();
         if let Some(given) = settings.layout {
             let _ = layout.set(given);
@@ -488,7 +490,7 @@ impl Shared {
     /// that back off, until `deadline`.
     async fn attempt<T, F, Fut>(&self, deadline: Instant, mut call: F) -> Result<T, Error>
     where
-        F: FnMut(IdServiceClient<Channel>, Duration) -> Fut,
+        F: FnMut(Stub, Duration) -> Fut,
         Fut: Future<Output = Result<Response<T>, Status>>,
     {
         let mut attempts: Vec<String> = Vec::new();
@@ -525,6 +527,15 @@ impl Shared {
                 }
                 Ok(Err(status)) if status.code() == Code::InvalidArgument => {
                     return Err(Error::InvalidArgument(status.message().to_owned()));
+                }
+                Ok(Err(status)) if status.code() == Code::Unauthenticated => {
+                    // The node answered: it is not failing, the client's
+                    // credentials are.
+                    node.succeeded();
+                    return Err(Error::Unauthenticated {
+                        endpoint: node.endpoint.clone(),
+                        message: status.message().to_owned(),
+                    });
                 }
                 Ok(Err(status)) => {
                     let retry_after = status

@@ -24,6 +24,17 @@ pub enum Error {
     /// its value and the range.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A node refused the client's credentials (`UNAUTHENTICATED`): no
+    /// token, or one it does not accept. Not retried on other nodes: a
+    /// fleet shares its token files, so the others would refuse it too.
+    /// The message is the node's, which never quotes the token.
+    #[error("{endpoint} refused this client's token: {message}")]
+    Unauthenticated {
+        /// The node that refused.
+        endpoint: String,
+        /// What it said.
+        message: String,
+    },
     /// The builder's settings cannot be used.
     #[error("{0}")]
     Config(String),

@@ -24,6 +24,10 @@
 //! - **Discovery.** Instead of a list of endpoints, the client can read the
 //!   nodes' gRPC addresses from the fleet's slot keys on the coordinator
 //!   (etcd, ZooKeeper or PostgreSQL), and follows them as nodes come and go.
+//! - **Security.** TLS to the nodes with the fleet's CA
+//!   ([`ClientBuilder::tls_ca`]), a client certificate for nodes that
+//!   require one ([`ClientBuilder::tls_identity`]), and a bearer token
+//!   ([`ClientBuilder::token`]); keys and tokens are never shown.
 //!
 //! IDs are unique across nodes, because each node holds its own slot, and
 //! strictly increasing from any one node. **Order across nodes is not
@@ -55,6 +59,7 @@
 //! - `client.rs`: [`Client`]: the buffer, the staleness rule, failover.
 //! - `nodes.rs`: the node set, round robin and backoff.
 //! - `discovery.rs`: the nodes from the coordinator's slot keys.
+//! - `secure.rs`: TLS (the CA, a client certificate) and the bearer token.
 //! - `blocking.rs`: [`BlockingClient`], for code that is not async.
 //! - `stats.rs`: [`Stats`], the counters.
 //! - [`proto`]: the messages and the raw tonic stub of
@@ -67,6 +72,7 @@ mod client;
 mod discovery;
 mod error;
 mod nodes;
+mod secure;
 mod stats;
 
 pub use blocking::BlockingClient;

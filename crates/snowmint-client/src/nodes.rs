@@ -17,10 +17,33 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use tonic::transport::{Channel, Endpoint};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 
 use crate::Error;
 use crate::proto::id_service_client::IdServiceClient;
+use crate::secure::Bearer;
+
+/// The stub every call goes through: a channel, with the token (if any)
+/// put on each call.
+pub(crate) type Stub = IdServiceClient<InterceptedService<Channel, Bearer>>;
+
+/// How to reach a node: over TLS (when configured) and with a token.
+#[derive(Clone, Default)]
+pub(crate) struct Connect {
+    pub(crate) tls: Option<ClientTlsConfig>,
+    pub(crate) bearer: Bearer,
+}
+
+impl std::fmt::Debug for Connect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // tonic's TLS configuration would show the client key.
+        f.debug_struct("Connect")
+            .field("tls", &self.tls.is_some())
+            .field("bearer", &self.bearer)
+            .finish()
+    }
+}
 
 /// The first backoff of a failed node.
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
@@ -28,11 +51,12 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 /// One node: its address, connection and health as this client saw it.
 #[derive(Debug)]
 pub(crate) struct Node {
-    /// `http://HOST:PORT`, as given or discovered.
+    /// `http://HOST:PORT`, as given or discovered (`https://` when the
+    /// client speaks TLS).
     pub(crate) endpoint: String,
     /// A lazily connected channel: it connects on first use and again
     /// after the node went away.
-    pub(crate) client: IdServiceClient<Channel>,
+    pub(crate) client: Stub,
     health: Mutex<Health>,
 }
 
@@ -49,19 +73,33 @@ struct Health {
 }
 
 impl Node {
-    fn connect(endpoint: &str, call_timeout: Duration) -> Result<Node, Error> {
-        let channel = Endpoint::from_shared(endpoint.to_owned())
-            .map_err(|error| {
+    fn connect(endpoint: &str, call_timeout: Duration, how: &Connect) -> Result<Node, Error> {
+        // With TLS every node is dialled over TLS (tonic would speak
+        // cleartext to an http:// endpoint).
+        let url = match (&how.tls, endpoint.strip_prefix("http://")) {
+            (Some(_), Some(rest)) => format!("https://{rest}"),
+            _ => endpoint.to_owned(),
+        };
+        let mut builder = Endpoint::from_shared(url.clone()).map_err(|error| {
+            Error::Config(format!(
+                "endpoint {endpoint:?} is not a URL such as http://127.0.0.1:9090 ({error})"
+            ))
+        })?;
+        if let Some(tls) = &how.tls {
+            builder = builder.tls_config(tls.clone()).map_err(|_| {
+                // tonic's message would say no more than this.
                 Error::Config(format!(
-                    "endpoint {endpoint:?} is not a URL such as http://127.0.0.1:9090 ({error})"
+                    "endpoint {endpoint:?}: the TLS settings cannot be used with it"
                 ))
-            })?
+            })?;
+        }
+        let channel = builder
             .connect_timeout(call_timeout)
             .tcp_nodelay(true)
             .connect_lazy();
         Ok(Node {
-            endpoint: endpoint.to_owned(),
-            client: IdServiceClient::new(channel),
+            endpoint: url,
+            client: IdServiceClient::with_interceptor(channel, how.bearer.clone()),
             health: Mutex::new(Health::default()),
         })
     }
@@ -123,6 +161,8 @@ pub(crate) struct Nodes {
     list: RwLock<Arc<Vec<Arc<Node>>>>,
     next: AtomicUsize,
     call_timeout: Duration,
+    /// How every node, given or discovered, is reached.
+    how: Connect,
 }
 
 /// What [`Nodes::pick`] found.
@@ -136,15 +176,20 @@ pub(crate) enum Pick {
 }
 
 impl Nodes {
-    pub(crate) fn new(endpoints: &[String], call_timeout: Duration) -> Result<Nodes, Error> {
+    pub(crate) fn new(
+        endpoints: &[String],
+        call_timeout: Duration,
+        how: Connect,
+    ) -> Result<Nodes, Error> {
         let list = endpoints
             .iter()
-            .map(|e| Node::connect(e, call_timeout).map(Arc::new))
+            .map(|e| Node::connect(e, call_timeout, &how).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Nodes {
             list: RwLock::new(Arc::new(list)),
             next: AtomicUsize::new(0),
             call_timeout,
+            how,
         })
     }
 
@@ -186,14 +231,22 @@ impl Nodes {
         }
     }
 
+    /// The URL `endpoint` is dialled at (`https://` with TLS).
+    fn dialled(&self, endpoint: &str) -> String {
+        match (&self.how.tls, endpoint.strip_prefix("http://")) {
+            (Some(_), Some(rest)) => format!("https://{rest}"),
+            _ => endpoint.to_owned(),
+        }
+    }
+
     /// Replaces the set with `endpoints`, keeping the nodes that stay.
     pub(crate) fn replace(&self, endpoints: &[String]) {
         let old = self.snapshot();
         let mut list = Vec::with_capacity(endpoints.len());
         for endpoint in endpoints {
-            match old.iter().find(|n| &n.endpoint == endpoint) {
+            match old.iter().find(|n| n.endpoint == self.dialled(endpoint)) {
                 Some(node) => list.push(Arc::clone(node)),
-                None => match Node::connect(endpoint, self.call_timeout) {
+                None => match Node::connect(endpoint, self.call_timeout, &self.how) {
                     Ok(node) => list.push(Arc::new(node)),
                     Err(error) => tracing::warn!(%error, "skipping a discovered node"),
                 },

@@ -47,7 +47,7 @@ pub fn check(input: (&str, Vec<(u8, String)>)) {
         }
     };
     assert!(config.mark_step <= config.mark_wait_max);
-    assert!(!config.request_timeout.is_zero());
+    assert!(!config.limits.request_timeout.is_zero());
     assert!(config.clock_offset_ms.unsigned_abs() <= 366 * 86_400_000);
     assert!(config.layout.last_instant_ms() >= config.layout.epoch_ms());
     match &config.identity {

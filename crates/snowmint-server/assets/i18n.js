@@ -196,6 +196,7 @@ const ERRORS_ES = {
   not_ready: (e) => `Este nodo aún no está listo para emitir IDs.${retry(e)}`,
   clock_out_of_range: (e) => `El reloj de este nodo está fuera de lo que el formato puede representar.${retry(e)}`,
   timeout: (e) => `La petición tardó demasiado.${retry(e)}`,
+  unauthenticated: () => 'Este nodo pide un token (Authorization: Bearer) para emitir IDs, y esta página no lo envía.',
   network: () => WORDS.es['error.network'],
   answer: (e) => WORDS.es['error.answer'].replace('{status}', e.status),
 };

@@ -200,7 +200,7 @@ pub fn check_with_clock(config: &Config, clock: &dyn Clock) -> Result<Plan, Serv
         "requests",
         format!(
             "request_timeout {}{}",
-            snowmint::value::format_duration(config.request_timeout),
+            snowmint::value::format_duration(config.limits.request_timeout),
             from(Setting::RequestTimeout)
         ),
     ));

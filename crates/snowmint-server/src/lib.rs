@@ -31,12 +31,17 @@
 //!   claim release).
 //! - `check.rs`: [`check`], what a configuration would make a node do
 //!   (`snowmint serve --check`), found without binding or claiming.
-//! - `connections.rs`: accepting connections and serving HTTP/1.1 on them,
-//!   with a deadline on reading each request's head.
+//! - `net/`: [`Limits`]: accepting connections on both listeners and
+//!   holding each client to limits (a connection cap under the descriptor
+//!   limit, deadlines on first requests, request heads, idling, unread
+//!   answers and pings, a maximum age, streams and calls in flight).
 //! - The [`Issuer`] (re-exported from `snowmint_fleet`), which follows
 //!   the node's claim and issues IDs only when they are fenced and covered
 //!   by the high-water mark; [`Refusal`] when it may not; [`NodeReport`].
 //!   The service is a front end over it.
+//! - `net/tls.rs`: [`Tls`], rustls on both listeners; `auth/`: [`auth`],
+//!   bearer tokens; `reload.rs`: both files read again when they change
+//!   or on SIGHUP.
 //! - `state.rs`: [`AppState`], what handlers share.
 //! - `api/`: [`app`] and [`routes`], the handlers, and reading their
 //!   parameters with the same parsers as the configuration's
@@ -67,18 +72,20 @@
 //!   refusals are 503 with `Retry-After`; no input makes a handler panic.
 
 mod api;
+pub mod auth;
 pub mod body;
 mod check;
 pub mod config;
-mod connections;
 mod error;
 pub mod grpc;
 mod inputs;
 pub mod memcached;
 mod metrics;
+mod net;
 pub mod openapi;
 pub mod page;
 pub mod peer_clock;
+mod reload;
 mod serve;
 mod state;
 
@@ -86,6 +93,7 @@ pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
 pub use check::{Plan, check, check_with_clock};
 pub use error::ApiError;
 pub use metrics::Metrics;
+pub use net::{Limit, Limits, Listener, Tls, TlsError, TlsFiles};
 pub use serve::{
     FrontEnds, ServeError, clock, run, run_front_ends, run_with_grpc, serve, shutdown_signal,
     slot_source, start, startup_line,

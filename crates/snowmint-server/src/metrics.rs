@@ -21,6 +21,12 @@
 //! | `snowmint_high_water_mark_ms` | gauge | the recorded mark, Unix ms |
 //! | `snowmint_high_water_mark_ahead_ms` | gauge | how far the recorded mark is ahead of the node's clock (negative: the next ID waits for a write; NaN without a mark) |
 //! | `snowmint_mark_write_failing` | gauge | 1 while the high-water mark cannot be written (the node refuses IDs), else 0 |
+//! | `snowmint_limit_reached_total{limit}` | counter | a limit held a client off: `connections` (accepting paused at the cap), `calls` (a gRPC call refused), `streams` (a connection reached its streams), `first_request_timeout`, `header_timeout`, `write_timeout`, `idle_timeout`, `keepalive_timeout`, `max_connection_age` (a connection closed) |
+//! | `snowmint_connections_open{listener}` | gauge | client connections open, `http` and `grpc` |
+//! | `snowmint_tls_handshake_failures_total{listener}` | counter | TLS handshakes that failed (a cleartext client, a client certificate refused, a client that does not trust the node's) |
+//! | `snowmint_reloads_total{file,result}` | counter | the `tls` files or the `tokens` file read again after a change or SIGHUP: `ok`, or `failed` (what was in force stayed) |
+//! | `snowmint_auth_refused_total{api,reason}` | counter | requests refused for their bearer token (`http`, `grpc`): `missing`, `malformed`, `unknown` |
+//! | `snowmint_connections_max` | gauge | the connection cap in force (`--max-connections`, lowered to fit the descriptor limit) |
 //!
 //! A node that claims its slot from a coordinator (etcd, ZooKeeper) also
 //! has, from its first scrape on:
@@ -48,6 +54,9 @@ use metrics_exporter_prometheus::{
 use snowmint_fleet::{ClaimState, ClockSource, CoordinatorStatus};
 
 use snowmint_fleet::{Issuer, Refusal};
+
+use crate::auth::AuthFailure;
+use crate::net::{Limit, Listener};
 
 const IDS_ISSUED: &str = "snowmint_ids_issued_total";
 const BATCH_SIZE: &str = "snowmint_id_batch_size";
@@ -85,6 +94,12 @@ const CLOCK_SKEWED: &str = "snowmint_clock_skewed";
 const CLAIM_STATE: &str = "snowmint_claim_state";
 const CLAIM_TIME_TO_DEADLINE: &str = "snowmint_claim_time_to_deadline_ms";
 const CLAIM_CHANGES: &str = "snowmint_claim_changes_total";
+const LIMIT_REACHED: &str = "snowmint_limit_reached_total";
+const CONNECTIONS_OPEN: &str = "snowmint_connections_open";
+const CONNECTIONS_MAX: &str = "snowmint_connections_max";
+const TLS_HANDSHAKE_FAILURES: &str = "snowmint_tls_handshake_failures_total";
+const RELOADS: &str = "snowmint_reloads_total";
+const AUTH_REFUSED: &str = "snowmint_auth_refused_total";
 
 /// The service's metrics. Cheap to clone.
 #[derive(Clone)]
@@ -100,6 +115,17 @@ struct Inner {
     batch_size: Histogram,
     refused: Vec<(&'static str, Counter)>,
     grpc_requests: Vec<(&'static str, Counter)>,
+    /// By `Limit as usize`.
+    limits: Vec<Counter>,
+    /// By `Listener as usize`.
+    connections_open: Vec<Gauge>,
+    connections_max: Gauge,
+    /// By `Listener as usize`.
+    tls_handshake_failures: Vec<Counter>,
+    /// (file, ok, counter).
+    reloads: Vec<(&'static str, bool, Counter)>,
+    /// By `Listener as usize`, then `AuthFailure as usize`.
+    auth_refused: Vec<Vec<Counter>>,
     exhaustion_waits: Counter,
     clock_regressions: Counter,
     node_active: Gauge,
@@ -307,8 +333,99 @@ impl Metrics {
                 (method, recorder.register_counter(&key, &meta))
             })
             .collect();
+        recorder.describe_counter(
+            LIMIT_REACHED.into(),
+            None,
+            "Times a limit held a client off, by limit (see README, Limits).".into(),
+        );
+        let limits = Limit::ALL
+            .iter()
+            .map(|limit| {
+                let key = Key::from_parts(LIMIT_REACHED, vec![Label::new("limit", limit.name())]);
+                recorder.register_counter(&key, &meta)
+            })
+            .collect();
+        recorder.describe_gauge(
+            CONNECTIONS_OPEN.into(),
+            None,
+            "Client connections open, by listener.".into(),
+        );
+        let connections_open = Listener::ALL
+            .iter()
+            .map(|listener| {
+                let key = Key::from_parts(
+                    CONNECTIONS_OPEN,
+                    vec![Label::new("listener", listener.name())],
+                );
+                recorder.register_gauge(&key, &meta)
+            })
+            .collect();
+        recorder.describe_counter(
+            TLS_HANDSHAKE_FAILURES.into(),
+            None,
+            "TLS handshakes that failed, by listener.".into(),
+        );
+        let tls_handshake_failures = Listener::ALL
+            .iter()
+            .map(|listener| {
+                let key = Key::from_parts(
+                    TLS_HANDSHAKE_FAILURES,
+                    vec![Label::new("listener", listener.name())],
+                );
+                recorder.register_counter(&key, &meta)
+            })
+            .collect();
+        recorder.describe_counter(
+            RELOADS.into(),
+            None,
+            "TLS files and the token file read again after a change or SIGHUP, by file and result (failed: what was in force stayed).".into(),
+        );
+        let reloads = ["tls", "tokens"]
+            .into_iter()
+            .flat_map(|file| [(file, true), (file, false)])
+            .map(|(file, ok)| {
+                let result = if ok { "ok" } else { "failed" };
+                let key = Key::from_parts(
+                    RELOADS,
+                    vec![Label::new("file", file), Label::new("result", result)],
+                );
+                (file, ok, recorder.register_counter(&key, &meta))
+            })
+            .collect();
+        recorder.describe_counter(
+            AUTH_REFUSED.into(),
+            None,
+            "Requests refused for their bearer token, by API and reason (never by token).".into(),
+        );
+        let auth_refused = Listener::ALL
+            .iter()
+            .map(|listener| {
+                AuthFailure::ALL
+                    .iter()
+                    .map(|failure| {
+                        let key = Key::from_parts(
+                            AUTH_REFUSED,
+                            vec![
+                                Label::new("api", listener.name()),
+                                Label::new("reason", failure.name()),
+                            ],
+                        );
+                        recorder.register_counter(&key, &meta)
+                    })
+                    .collect()
+            })
+            .collect();
         Metrics {
             inner: Arc::new(Inner {
+                tls_handshake_failures,
+                reloads,
+                auth_refused,
+                connections_max: gauge(
+                    CONNECTIONS_MAX,
+                    "The connection cap in force (--max-connections, lowered to fit the descriptor limit).",
+                ),
+                limits,
+                connections_open,
                 ids_issued: counter(IDS_ISSUED, "IDs handed out."),
                 exhaustion_waits: counter(
                     EXHAUSTION_WAITS,
@@ -373,6 +490,39 @@ impl Metrics {
         if let Some((_, counter)) = self.inner.grpc_requests.iter().find(|(m, _)| *m == method) {
             counter.increment(1);
         }
+    }
+
+    /// Counts a limit that held a client off.
+    pub fn limit_reached(&self, limit: Limit) {
+        self.inner.limits[limit as usize].increment(1);
+    }
+
+    /// Counts a failed TLS handshake on `listener`.
+    pub(crate) fn tls_handshake_failed(&self, listener: Listener) {
+        self.inner.tls_handshake_failures[listener as usize].increment(1);
+    }
+
+    /// Counts a reload of `file` (`tls` or `tokens`).
+    pub(crate) fn reloaded(&self, file: &str, ok: bool) {
+        if let Some((_, _, counter)) = self
+            .inner
+            .reloads
+            .iter()
+            .find(|(f, o, _)| *f == file && *o == ok)
+        {
+            counter.increment(1);
+        }
+    }
+
+    /// Counts a request refused for its bearer token.
+    pub(crate) fn auth_refused(&self, api: Listener, failure: AuthFailure) {
+        self.inner.auth_refused[api as usize][failure as usize].increment(1);
+    }
+
+    /// Records the connections open on `listener` and the cap in force.
+    pub(crate) fn connections(&self, listener: Listener, open: u64, cap: u64) {
+        self.inner.connections_open[listener as usize].set(open as f64);
+        self.inner.connections_max.set(cap as f64);
     }
 
     /// Reads the issuer's state into the gauges and renders the text format.

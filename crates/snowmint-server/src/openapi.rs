@@ -8,6 +8,11 @@
 //! the document lists exactly the routes of [`routes`], and that every
 //! answer matches its schema.
 //!
+//! With a token file the node serves the document of its scope
+//! ([`document_for`]): the operations the scope guards carry the
+//! `bearerAuth` security requirement and a 401 answer. The scheme itself
+//! is declared in every document.
+//!
 //! [`routes`]: crate::routes
 
 use std::sync::LazyLock;
@@ -19,6 +24,7 @@ use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::{IntoParams, Modify, OpenApi, PartialSchema, ToResponse, ToSchema};
 
 use crate::api;
+use crate::auth::AuthScope;
 use crate::body::ErrorBody;
 
 /// The document: header, tags, every operation (the schemas they use are
@@ -54,13 +60,20 @@ use crate::body::ErrorBody;
     ),
     components(
         schemas(ErrorBody),
-        responses(BadRequest, NotFound, UriTooLong, Unavailable),
+        responses(BadRequest, NotFound, UriTooLong, Unavailable, Unauthorized),
     ),
-    modifiers(&ListParameters),
+    modifiers(&ListParameters, &BearerScheme),
 )]
 struct ApiDoc;
 
 static TEXT: LazyLock<String> = LazyLock::new(|| document().to_string());
+static TEXT_ISSUE: LazyLock<String> =
+    LazyLock::new(|| document_for(Some(AuthScope::Issue)).to_string());
+static TEXT_ALL: LazyLock<String> =
+    LazyLock::new(|| document_for(Some(AuthScope::All)).to_string());
+
+/// The name of the security scheme in the document.
+pub const BEARER_SCHEME: &str = "bearerAuth";
 
 /// The document, as JSON.
 ///
@@ -79,9 +92,88 @@ pub fn document() -> Value {
     })
 }
 
-/// The document as served.
+/// The document of a node whose tokens guard `scope` (`None`: a node
+/// without tokens): every operation the scope guards requires
+/// [`BEARER_SCHEME`] and may answer 401.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint_server::auth::AuthScope;
+/// use snowmint_server::openapi::document_for;
+///
+/// let document = document_for(Some(AuthScope::Issue));
+/// assert_eq!(document["paths"]["/v1/id"]["get"]["security"][0]["bearerAuth"], serde_json::json!([]));
+/// assert!(document["paths"]["/v1/layout"]["get"]["security"].is_null());
+/// assert!(document["paths"]["/healthz"]["get"]["responses"]["401"].is_null());
+/// ```
+pub fn document_for(scope: Option<AuthScope>) -> Value {
+    let mut document = document();
+    let Some(scope) = scope else {
+        return document;
+    };
+    if let Some(paths) = document["paths"].as_object_mut() {
+        for (route, item) in paths {
+            if !scope.guards_http(route) {
+                continue;
+            }
+            let Some(item) = item.as_object_mut() else {
+                continue;
+            };
+            for operation in item.values_mut().filter_map(Value::as_object_mut) {
+                operation.insert(
+                    "security".to_owned(),
+                    serde_json::json!([{ BEARER_SCHEME: [] }]),
+                );
+                if let Some(responses) = operation
+                    .get_mut("responses")
+                    .and_then(Value::as_object_mut)
+                {
+                    responses.insert(
+                        "401".to_owned(),
+                        serde_json::json!({ "$ref": "#/components/responses/Unauthorized" }),
+                    );
+                }
+            }
+        }
+    }
+    document
+}
+
+/// The document as served by a node without tokens.
 pub fn document_text() -> &'static str {
     &TEXT
+}
+
+/// The document as served by a node whose tokens guard `scope`.
+pub fn document_text_for(scope: Option<AuthScope>) -> &'static str {
+    match scope {
+        None => &TEXT,
+        Some(AuthScope::Issue) => &TEXT_ISSUE,
+        Some(AuthScope::All) => &TEXT_ALL,
+    }
+}
+
+/// Declares the bearer scheme, used by the operations a node's tokens
+/// guard ([`document_for`]).
+struct BearerScheme;
+
+impl Modify for BearerScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            BEARER_SCHEME,
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "A token of the node's token file (--auth-token-file), as `Authorization: Bearer <token>`. Required by /v1/id, /v1/ids and /v1/node with --auth-scope issue (the default), by every endpoint but /healthz and /readyz with --auth-scope all, by none without a token file.",
+                    ))
+                    .build(),
+            ),
+        );
+    }
 }
 
 /// Writes `"parameters": []` into operations that take none, so that
@@ -108,6 +200,15 @@ pub(crate) struct BadRequest(ErrorBody);
 #[derive(ToResponse)]
 #[expect(dead_code, reason = "describes ApiError's 404 answers; never built")]
 pub(crate) struct NotFound(ErrorBody);
+
+/// No bearer token this node accepts: missing, malformed (not one
+/// `Authorization: Bearer <token>`) or unknown.
+#[derive(ToResponse)]
+#[response(headers(
+    ("WWW-Authenticate" = String, description = "`Bearer realm=\"snowmint\"`, with `error=\"invalid_token\"` for an unknown token and `error=\"invalid_request\"` for a malformed header.")
+))]
+#[expect(dead_code, reason = "describes the 401 answers; never built")]
+pub(crate) struct Unauthorized(ErrorBody);
 
 /// The request target is longer than 8192 bytes.
 #[derive(ToResponse)]

@@ -23,7 +23,9 @@ use snowmint::{Clock, OffsetClock, SystemClock};
 use snowmint_fleet::{FleetError, Holder, IssuerBuilder, SlotSource, system_hostname};
 use tokio::net::TcpListener;
 
+use crate::auth::{Auth, TokenFileError, Tokens};
 use crate::config::{Config, Identity, Origin, Setting};
+use crate::net::{Listener, Tls, TlsError};
 use crate::state::AppState;
 
 /// Why the service could not start or stopped with an error.
@@ -43,6 +45,13 @@ pub enum ServeError {
         /// `SNOWMINT_MARK_WAIT_MAX (now 5s)`.
         setting: String,
     },
+    /// A TLS file that cannot be used (bad input: exit code 2 for the
+    /// command line).
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// A token file that cannot be used (bad input, as TLS files).
+    #[error(transparent)]
+    Tokens(#[from] TokenFileError),
     /// Sockets, files. The message is the context alone: the I/O error is
     /// the source, which error reports print after it.
     #[error("{context}")]
@@ -131,11 +140,17 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
     Arc::new(OffsetClock::new(SystemClock, config.clock_offset_ms))
 }
 
-/// Sets the node up: state directory, slot source, issuer; then waits out a
-/// high-water mark slightly ahead of the clock, or refuses one too far
-/// ahead. The fleet's [`IssuerBuilder`] does all of it, as for every
-/// program that mints IDs.
+/// Sets the node up: TLS and tokens (their files read first, so that a
+/// bad one stops the start before anything else), state directory, slot
+/// source, issuer; then waits out a high-water mark slightly ahead of the
+/// clock, or refuses one too far ahead. The fleet's [`IssuerBuilder`]
+/// does the issuer's part, as for every program that mints IDs.
 pub async fn start(config: &Config) -> Result<AppState, ServeError> {
+    let tls = config.tls.clone().map(Tls::load).transpose()?;
+    let auth = match &config.auth {
+        Some((file, scope)) => Some(Auth::new(Tokens::load(file)?, *scope)),
+        None => None,
+    };
     let clock = clock(config);
     let issuer = IssuerBuilder::new()
         .source(node_source(config, Arc::clone(&clock)))
@@ -149,10 +164,7 @@ pub async fn start(config: &Config) -> Result<AppState, ServeError> {
         .start_issuer()
         .await
         .map_err(|error| naming_the_setting(config, error))?;
-    Ok(AppState::with_request_timeout(
-        issuer,
-        config.request_timeout,
-    ))
+    Ok(AppState::secured(issuer, config.limits, tls, auth))
 }
 
 /// A start-up error, with the setting that would change it named when
@@ -179,9 +191,11 @@ pub(crate) fn naming_the_setting(config: &Config, error: FleetError) -> ServeErr
 /// accepting, lets requests in flight finish (each within the request
 /// timeout) and releases the node's claim.
 ///
-/// Each connection must deliver every request head within the request
-/// timeout, and is closed when idle that long, so that slow or silent
-/// clients cannot hold connections (and file descriptors) forever.
+/// Every connection is held to the limits of `state` (`net/`):
+/// a first request and each request head within the request timeout, no
+/// idling or unread answers longer than that, a cap on connections that
+/// keeps descriptors for the state files, so that slow, silent or
+/// greedy clients cannot hold connections (and descriptors) forever.
 pub async fn run(
     listener: TcpListener,
     state: AppState,
@@ -246,28 +260,25 @@ pub async fn run_front_ends(
         memcached,
         memcached_idle_timeout,
     } = front_ends;
-    // One shutdown, told to each front end.
-    let (stop, stopped) = tokio::sync::watch::channel(false);
+    // One shutdown, told to each front end: each stops accepting, asks
+    // its connections to close, ends its streams, and closes what is
+    // still open a request timeout later.
+    let (stop, stopping_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
         let _ = stop.send(true);
     });
-    let stopping = move || {
-        let mut stopped = stopped.clone();
-        async move {
-            // An error means the sender is gone, which it is only after
-            // sending.
-            let _ = stopped.wait_for(|stop| *stop).await;
+    let stopping = {
+        let stopping_rx = stopping_rx.clone();
+        move || {
+            let mut stopped = stopping_rx.clone();
+            async move {
+                // An error means the sender is gone, which it is only
+                // after sending.
+                let _ = stopped.wait_for(|stop| *stop).await;
+            }
         }
     };
-    let grpc_task = grpc.map(|listener| {
-        let (state, stopping) = (state.clone(), stopping());
-        tokio::spawn(async move {
-            if let Err(error) = crate::grpc::serve(listener, state, stopping).await {
-                tracing::error!(%error, "the gRPC server stopped");
-            }
-        })
-    });
     let memcached_task = memcached.map(|listener| {
         let (state, stopping) = (state.clone(), stopping());
         tokio::spawn(crate::memcached::serve(
@@ -277,8 +288,19 @@ pub async fn run_front_ends(
             stopping,
         ))
     });
-    let shutdown = stopping();
-    let app = crate::app(state.clone());
+    let front = crate::net::Front::new(
+        state.limits(),
+        state.tls().cloned(),
+        1 + usize::from(grpc.is_some()),
+        state.metrics().clone(),
+        stopping_rx.clone(),
+    );
+    // The TLS and token files, read again when they change or on SIGHUP.
+    let reloading = tokio::spawn(crate::reload::follow(
+        state.tls().cloned(),
+        state.auth().cloned(),
+        state.metrics().clone(),
+    ));
     // Histogram samples pile up between scrapes; drain them now and then.
     let metrics = state.metrics().clone();
     let upkeep = tokio::spawn(async move {
@@ -288,24 +310,20 @@ pub async fn run_front_ends(
             metrics.run_upkeep();
         }
     });
-    crate::connections::serve(listener, app, state.request_timeout(), shutdown).await;
-    if let Some(mut task) = grpc_task {
-        // Its streams end at once; a client that stopped reading could
-        // still hold its connection open, so it gets the request timeout
-        // to go, like an HTTP request in flight.
-        if tokio::time::timeout(state.request_timeout(), &mut task)
-            .await
-            .is_err()
-        {
-            tracing::warn!("gRPC connections still open after the request timeout; closing them");
-            task.abort();
+    let http = front.serve(listener, Listener::Http, crate::app(state.clone()));
+    match grpc {
+        Some(grpc) => {
+            let grpc = crate::grpc::serve_on(&front, grpc, state.clone(), stopping_rx);
+            tokio::join!(http, grpc);
         }
+        None => http.await,
     }
     if let Some(task) = memcached_task {
         // It waits for its own connections, within the request timeout.
         let _ = task.await;
     }
     upkeep.abort();
+    reloading.abort();
     state.issuer().release().await;
     tracing::info!(
         source = state.issuer().source().kind(),
@@ -319,8 +337,8 @@ pub async fn run_front_ends(
 /// `config.memcached_listen` if set, starts the node, prints
 /// `gRPC listening on http://ADDR` (with gRPC),
 /// `memcached listening on ADDR` (with memcached) and then
-/// `listening on http://ADDR` to stdout once it answers, and runs until
-/// `shutdown`.
+/// `listening on http://ADDR` to stdout once it answers (`https://` with
+/// TLS), and runs until `shutdown`.
 pub async fn serve(
     config: Config,
     listener: TcpListener,
@@ -376,9 +394,17 @@ pub async fn serve(
     let state = start(&config).await?;
     // Tests and scripts read the ports from here; a closed stdout is no
     // reason to stop serving.
+    let scheme = if state.tls().is_some() {
+        "https"
+    } else {
+        "http"
+    };
     if let Some((_, grpc_address)) = &grpc {
-        tracing::info!("gRPC listening on http://{grpc_address}");
-        let _ = writeln!(std::io::stdout(), "gRPC listening on http://{grpc_address}");
+        tracing::info!("gRPC listening on {scheme}://{grpc_address}");
+        let _ = writeln!(
+            std::io::stdout(),
+            "gRPC listening on {scheme}://{grpc_address}"
+        );
     }
     if let Some((_, memcached_address)) = &memcached {
         tracing::info!("memcached listening on {memcached_address}");
@@ -387,8 +413,8 @@ pub async fn serve(
             "memcached listening on {memcached_address}"
         );
     }
-    tracing::info!("listening on http://{address}");
-    let _ = writeln!(std::io::stdout(), "listening on http://{address}");
+    tracing::info!("listening on {scheme}://{address}");
+    let _ = writeln!(std::io::stdout(), "listening on {scheme}://{address}");
     let _ = std::io::stdout().flush();
     let front_ends = FrontEnds {
         http: listener,
@@ -430,8 +456,24 @@ pub fn startup_line(config: &Config, address: SocketAddr) -> String {
         0 => String::new(),
         ms => format!(", clock shifted by {ms} ms"),
     };
+    // File names only: the files are secrets, their names are not.
+    let tls = match &config.tls {
+        Some(files) => format!(
+            ", TLS with {}{}",
+            files.cert.display(),
+            match &files.client_ca {
+                Some(ca) => format!(" and client certificates of {}", ca.display()),
+                None => String::new(),
+            }
+        ),
+        None => String::new(),
+    };
+    let auth = match &config.auth {
+        Some((file, scope)) => format!(", bearer tokens of {} for scope {scope}", file.display()),
+        None => String::new(),
+    };
     format!(
-        "snowmint serve {} starting on {address} {identity}, state directory {} {}, layout {}, clock policy {policy}{offset}",
+        "snowmint serve {} starting on {address} {identity}, state directory {} {}, layout {}, clock policy {policy}{offset}{tls}{auth}",
         env!("CARGO_PKG_VERSION"),
         config.state_dir.display(),
         config.origin_note(Setting::StateDir),

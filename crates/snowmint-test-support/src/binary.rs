@@ -44,6 +44,8 @@ pub struct Service {
     pub address: SocketAddr,
     /// Where its gRPC API listens, when started with `--grpc-listen`.
     pub grpc: Option<SocketAddr>,
+    /// Whether it serves TLS (it said `https://`).
+    pub tls: bool,
     /// The file its standard error goes to.
     stderr: PathBuf,
 }
@@ -51,7 +53,7 @@ pub struct Service {
 impl Service {
     /// Starts `binary` with `--listen 127.0.0.1:0` added and waits for its
     /// `listening on http://ADDR` line (after `gRPC listening on
-    /// http://ADDR`, when `args` ask for gRPC).
+    /// http://ADDR`, when `args` ask for gRPC; `https://` with TLS).
     pub fn start(binary: &str, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Service {
         let stderr = home.join(format!(
             "stderr-{}.log",
@@ -71,21 +73,30 @@ impl Service {
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut grpc = None;
+            let url = |line: &str, prefix: &str| {
+                let rest = line.strip_prefix(prefix)?;
+                let (tls, address) = match rest.strip_prefix("https://") {
+                    Some(address) => (true, address),
+                    None => (false, rest.strip_prefix("http://")?),
+                };
+                Some((address.parse::<SocketAddr>().unwrap(), tls))
+            };
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(address) = line.strip_prefix("gRPC listening on http://") {
-                    grpc = Some(address.parse::<SocketAddr>().unwrap());
-                } else if let Some(address) = line.strip_prefix("listening on http://") {
-                    let _ = sender.send((address.parse::<SocketAddr>().unwrap(), grpc));
+                if let Some((address, _)) = url(&line, "gRPC listening on ") {
+                    grpc = Some(address);
+                } else if let Some((address, tls)) = url(&line, "listening on ") {
+                    let _ = sender.send((address, grpc, tls));
                 }
             }
         });
         let deadline = Deadline::after(START_LIMIT, "snowmint serve to say where it listens");
         loop {
-            if let Ok((address, grpc)) = receiver.recv_timeout(Duration::from_millis(50)) {
+            if let Ok((address, grpc, tls)) = receiver.recv_timeout(Duration::from_millis(50)) {
                 return Service {
                     child,
                     address,
                     grpc,
+                    tls,
                     stderr,
                 };
             }

@@ -65,10 +65,20 @@ impl Connection {
 
     /// Sends `GET target` and reads the whole response.
     pub fn get(&mut self, target: &str) -> io::Result<Response> {
-        write!(
-            self.writer,
-            "GET {target} HTTP/1.1\r\nHost: test\r\nAccept: application/json\r\n\r\n"
-        )?;
+        self.get_with(target, &[])
+    }
+
+    /// Sends `GET target` with `headers` added (each as `(name, value)`,
+    /// sent as they are, repeated names included) and reads the whole
+    /// response.
+    pub fn get_with(&mut self, target: &str, headers: &[(&str, &str)]) -> io::Result<Response> {
+        let mut request =
+            format!("GET {target} HTTP/1.1\r\nHost: test\r\nAccept: application/json\r\n");
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        self.writer.write_all(request.as_bytes())?;
         self.writer.flush()?;
         self.read_response()
     }

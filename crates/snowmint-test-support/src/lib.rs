@@ -21,6 +21,9 @@
 //!   waited for and for how long.
 //! - [`temp`]: temporary directories ([`tempfile::TempDir`]).
 //! - [`net`]: free loopback ports, and waiting for one to listen.
+//! - [`hostile`]: clients that attack a node's resources (silent
+//!   connections, pipelined requests never read, unread gRPC streams), and
+//!   what the process under attack costs (RSS, descriptors, `prlimit`).
 //! - [`http`]: a blocking HTTP/1.1 client on one keep-alive connection.
 //! - [`schema`]: checks a JSON value against the OpenAPI document's schemas.
 //! - [`binary`]: the real `snowmint serve` binary as a child process.
@@ -55,12 +58,16 @@
 //! - `tls` (on with `etcd` and `zookeeper`): a certificate authority made
 //!   by the test (rcgen) and the certificates it signs, for the servers
 //!   secured as in production (`servers::etcd_tls`,
-//!   `servers::zookeeper_secure`).
+//!   `servers::zookeeper_secure`); also `certs`, certificates for the
+//!   node's own listeners (a CA, server and client certificates with
+//!   chosen serial numbers) and a TLS client that reads the serial of the
+//!   certificate a server presents.
 //!
 //! A missing server fails the test and says how to install it.
 
 pub mod binary;
 pub mod faketime;
+pub mod hostile;
 pub mod http;
 pub mod net;
 pub mod python;
@@ -69,6 +76,8 @@ pub mod servers;
 pub mod temp;
 pub mod wait;
 
+#[cfg(feature = "tls")]
+pub mod certs;
 #[cfg(feature = "in-process")]
 pub mod in_process;
 #[cfg(feature = "tls")]

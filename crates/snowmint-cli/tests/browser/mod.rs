@@ -43,6 +43,9 @@ pub struct Options {
     pub time_zone: &'static str,
     /// Width and height of the window.
     pub window: (u32, u32),
+    /// Whether the service requires bearer tokens (`--auth-token-file`,
+    /// scope `issue`), which the page does not send.
+    pub tokens: bool,
 }
 
 impl Default for Options {
@@ -51,6 +54,7 @@ impl Default for Options {
             languages: "en-US,en",
             time_zone: "Europe/Madrid",
             window: (1280, 900),
+            tokens: false,
         }
     }
 }
@@ -73,20 +77,24 @@ impl Browser {
     /// the page. `name` names the test's screenshots.
     pub async fn open(name: &str, options: Options) -> Browser {
         let home = temp_dir(&format!("page-{name}"));
-        let state_dir = home.path().join("state");
-        let service = Service::start(
-            env!("CARGO_BIN_EXE_snowmint"),
-            home.path(),
-            &[
-                "--state-dir",
-                &state_dir.display().to_string(),
-                "--datacenter",
-                &DATACENTER.to_string(),
-                "--machine",
-                &MACHINE.to_string(),
-            ],
-            &[],
-        );
+        let state_dir = home.path().join("state").display().to_string();
+        let tokens = home.path().join("tokens");
+        std::fs::write(&tokens, "page-test-token-0123456789\n").unwrap();
+        let tokens = tokens.display().to_string();
+        let datacenter = DATACENTER.to_string();
+        let machine = MACHINE.to_string();
+        let mut args = vec![
+            "--state-dir",
+            &state_dir,
+            "--datacenter",
+            &datacenter,
+            "--machine",
+            &machine,
+        ];
+        if options.tokens {
+            args.extend(["--auth-token-file", &tokens]);
+        }
+        let service = Service::start(env!("CARGO_BIN_EXE_snowmint"), home.path(), &args, &[]);
         let chromium = find_program(&["/usr/bin/chromium", "chromium"]);
         let chromedriver = find_program(&["/usr/bin/chromedriver", "chromedriver"]);
         let profile = temp_dir(&format!("page-{name}-chromium"));

@@ -84,11 +84,13 @@ pub async fn next_ids(
         .allow(&["count"])?
         .bounded("count", 1, MAX_BATCH.into())? as usize;
     let mut ids = Vec::with_capacity(count);
+    let turn = state.batch_turn(count).await;
     state
         .issuer()
         .next_ids(count, &mut ids)
         .await
         .map_err(|refusal| refused(&state, refusal))?;
+    drop(turn);
     state.metrics().issued(count as u64);
     state.metrics().batch(count);
     Ok(if text {

@@ -15,9 +15,9 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::error_handling::HandleErrorLayer;
-use axum::extract::Request;
-use axum::http::header::CONTENT_LENGTH;
-use axum::http::{Method, StatusCode, Uri};
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::header::{CONTENT_LENGTH, WWW_AUTHENTICATE};
+use axum::http::{HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
@@ -25,6 +25,7 @@ use tower::ServiceBuilder;
 use tower::timeout::TimeoutLayer;
 
 use crate::error::ApiError;
+use crate::net::Listener;
 use crate::state::AppState;
 
 pub(crate) mod calc;
@@ -61,8 +62,9 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
 }
 
 /// The service as a [`Router`]: every route, the calculator page's files
-/// ([`crate::page`]), JSON 404 and 405 answers, the request timeout
-/// (answered with 503) and the size limits (413, 414).
+/// ([`crate::page`]), bearer tokens on the routes they guard (401), JSON
+/// 404 and 405 answers, the request timeout (answered with 503) and the
+/// size limits (413, 414).
 pub fn app(state: AppState) -> Router {
     let timeout = state.request_timeout();
     let router = routes()
@@ -72,6 +74,9 @@ pub fn app(state: AppState) -> Router {
         });
     router
         .merge(crate::page::router())
+        // After routing, so that the route as matched decides (not the
+        // path as sent, which may be spelled in other ways).
+        .route_layer(middleware::from_fn_with_state(state.clone(), authorize))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(
@@ -92,6 +97,42 @@ pub fn app(state: AppState) -> Router {
         )
         .layer(middleware::from_fn(guard))
         .with_state(state)
+}
+
+/// The bearer token, on the routes the node's scope guards (see
+/// [`crate::auth`]): 401 with `WWW-Authenticate: Bearer` without one that
+/// the node accepts.
+async fn authorize(
+    State(state): State<AppState>,
+    route: Option<MatchedPath>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(auth) = state.auth() else {
+        return next.run(request).await;
+    };
+    let guarded = route.is_none_or(|route| auth.guards_http(route.as_str()));
+    if !guarded {
+        return next.run(request).await;
+    }
+    match auth.check(request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(failure) => {
+            state.metrics().auth_refused(Listener::Http, failure);
+            tracing::debug!(reason = failure.name(), "refused: bearer token");
+            let mut response = ApiError::status(
+                StatusCode::UNAUTHORIZED,
+                "unauthenticated",
+                failure.message(),
+            )
+            .into_response();
+            response.headers_mut().insert(
+                WWW_AUTHENTICATE,
+                HeaderValue::from_static(failure.challenge()),
+            );
+            response
+        }
+    }
 }
 
 /// Size limits, and a debug log line per request.

@@ -118,10 +118,11 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         (status = 414, response = UriTooLong),
     ),
 )]
-pub async fn openapi() -> Response {
+pub async fn openapi(State(state): State<AppState>) -> Response {
+    let scope = state.auth().map(|auth| auth.scope());
     (
         [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        crate::openapi::document_text(),
+        crate::openapi::document_text_for(scope),
     )
         .into_response()
 }

@@ -23,7 +23,7 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorDetails {
-    /// Machine-readable: invalid_parameter, out_of_range, missing_parameter, unknown_parameter, invalid_query, invalid_layout, empty_window, not_found, method_not_allowed, uri_too_long, payload_too_large, no_claim, clock_behind, mark_unwritable, not_ready, clock_out_of_range, timeout, no_coordinator, coordinator_unavailable, busy; would_block only from an embedded issuer, never from the service.
+    /// Machine-readable: invalid_parameter, out_of_range, missing_parameter, unknown_parameter, invalid_query, invalid_layout, empty_window, not_found, method_not_allowed, uri_too_long, payload_too_large, no_claim, clock_behind, mark_unwritable, not_ready, clock_out_of_range, timeout, no_coordinator, coordinator_unavailable, busy, unauthenticated; would_block only from an embedded issuer, never from the service.
     #[schema(examples("out_of_range"))]
     pub code: &'static str,
     /// For people: what was wrong, and what is valid.

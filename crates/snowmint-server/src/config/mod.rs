@@ -31,6 +31,9 @@ use std::time::Duration;
 
 use snowmint::{ClockPolicy, Layout, Node};
 
+use crate::auth::AuthScope;
+use crate::net::{Limits, TlsFiles};
+
 pub use layer::Layer;
 use setting::Named;
 pub use setting::{DefaultValue, Form, Origin, Range, Setting, Spec};
@@ -65,9 +68,15 @@ pub struct Config {
     pub mark_wait_max: Duration,
     /// How far ahead of the clock the mark is reserved.
     pub mark_step: Duration,
-    /// Longest time a request may take; also the longest a connection may
-    /// take to send a request head, or sit idle between requests.
-    pub request_timeout: Duration,
+    /// What each client is allowed: the request timeout (the longest a
+    /// request may take, and the deadline of every connection's waits),
+    /// the connection cap, streams and calls in flight, connection age.
+    pub limits: Limits,
+    /// TLS on both listeners, when on (the files are read at start).
+    pub tls: Option<TlsFiles>,
+    /// The token file and the endpoints it guards, when on (read at
+    /// start).
+    pub auth: Option<(PathBuf, AuthScope)>,
     /// Shift of this node's clock, in ms (tests and operations).
     pub clock_offset_ms: i64,
     /// What the binary logs, as a `tracing` filter (`info`, `debug`); the

@@ -20,6 +20,8 @@ use snowmint_fleet::{
 use super::layer::Layer;
 use super::setting::{DefaultValue, Named, Origin, Setting};
 use super::{Config, ConfigError, Identity, default_state_dir};
+use crate::auth::AuthScope;
+use crate::net::{Limits, TlsFiles};
 
 /// The merged layers, looked up with precedence.
 struct Lookup<'a> {
@@ -145,7 +147,9 @@ impl Config {
             .unwrap_or_else(|| default_state_dir(&env));
         let clock_policy = clock_policy(&mut l)?;
         let (mark_wait_max, mark_step) = marks(&mut l)?;
-        let request_timeout = l.duration(Setting::RequestTimeout)?;
+        let limits = limits(&mut l)?;
+        let tls = tls(&mut l)?;
+        let auth = auth(&mut l)?;
         let clock_offset_ms = l.integer(Setting::ClockOffsetMs)?;
         let log = l.required(Setting::Log, |s| {
             Ok::<_, std::convert::Infallible>(s.to_owned())
@@ -161,7 +165,9 @@ impl Config {
             clock_policy,
             mark_wait_max,
             mark_step,
-            request_timeout,
+            limits,
+            tls,
+            auth,
             clock_offset_ms,
             log,
             origins: l.origins,
@@ -468,6 +474,68 @@ fn check_tls(l: &Lookup<'_>, tls: &CoordinatorTls) -> Result<(), ConfigError> {
 #[cfg(not(any(feature = "etcd", feature = "zookeeper")))]
 fn check_tls(_: &Lookup<'_>, _: &CoordinatorTls) -> Result<(), ConfigError> {
     Ok(())
+}
+
+/// What each client is allowed (see [`Limits`]).
+fn limits(l: &mut Lookup<'_>) -> Result<Limits, ConfigError> {
+    let request_timeout = l.duration(Setting::RequestTimeout)?;
+    let count = |l: &mut Lookup<'_>, setting: Setting| -> Result<u64, ConfigError> {
+        // Declared with a range of positive counts.
+        Ok(l.integer(setting)?.unsigned_abs())
+    };
+    Ok(Limits {
+        max_connections: count(l, Setting::MaxConnections)?,
+        max_streams: count(l, Setting::MaxStreams)? as u32,
+        max_calls: count(l, Setting::MaxCalls)?,
+        max_connection_age: l.duration(Setting::MaxConnectionAge)?,
+        request_timeout,
+    })
+}
+
+fn path(text: &str) -> Result<PathBuf, std::convert::Infallible> {
+    Ok(PathBuf::from(text))
+}
+
+/// The TLS files, when TLS is on: a certificate and its key together, and
+/// a client CA only with them. (The files are read at start, not here.)
+fn tls(l: &mut Lookup<'_>) -> Result<Option<TlsFiles>, ConfigError> {
+    let cert = l.get(Setting::TlsCert, path)?;
+    let key = l.get(Setting::TlsKey, path)?;
+    let client_ca = l.get(Setting::TlsClientCa, path)?;
+    match (cert, key) {
+        (Some(cert), Some(key)) => Ok(Some(TlsFiles {
+            cert,
+            key,
+            client_ca,
+        })),
+        (None, None) if client_ca.is_none() => Ok(None),
+        (None, None) => Err(ConfigError::Conflict(format!(
+            "{} only applies with --tls-cert and --tls-key (clients are checked only over TLS)",
+            l.named(Setting::TlsClientCa)
+        ))),
+        (Some(_), None) => Err(ConfigError::Conflict(format!(
+            "{} needs --tls-key too: the certificate's private key",
+            l.named(Setting::TlsCert)
+        ))),
+        (None, Some(_)) => Err(ConfigError::Conflict(format!(
+            "{} needs --tls-cert too: the key's certificate",
+            l.named(Setting::TlsKey)
+        ))),
+    }
+}
+
+/// The token file and the scope it guards.
+fn auth(l: &mut Lookup<'_>) -> Result<Option<(PathBuf, AuthScope)>, ConfigError> {
+    let file = l.get(Setting::AuthTokenFile, path)?;
+    let scope = l.required(Setting::AuthScope, str::parse::<AuthScope>)?;
+    match file {
+        Some(file) => Ok(Some((file, scope))),
+        None if l.is_set(Setting::AuthScope) => Err(ConfigError::Conflict(format!(
+            "{} only applies with --auth-token-file",
+            l.named(Setting::AuthScope)
+        ))),
+        None => Ok(None),
+    }
 }
 
 /// The clock policy, with `clock_max` as its bound.

@@ -172,11 +172,75 @@ settings! {
     /// Longest time a request may take.
     RequestTimeout = Spec::value("request_timeout", "DURATION")
         .help(
-            "Longest time a request may take, and a connection may take to send a request's \
-             head or sit idle",
+            "Longest time a request may take; also the longest a connection may take to send \
+             its first request (TLS handshake included) or a request head, sit idle, leave an \
+             answer unread, or leave an HTTP/2 ping unanswered",
         )
         .default("10s")
         .durations(Duration::from_millis(1), DAY);
+    /// Client connections open at once, HTTP and gRPC together.
+    MaxConnections = Spec::number("max_connections", "N")
+        .help(
+            "Client connections open at once, HTTP and gRPC together; never more than the \
+             descriptor limit minus 32 kept for the state files and the coordinator. At the cap, \
+             new connections wait in the kernel's queue",
+        )
+        .default("1024")
+        .integers(1, 1 << 20);
+    /// Calls in flight on one HTTP/2 connection.
+    MaxStreams = Spec::number("max_streams", "N")
+        .help("Calls in flight on one HTTP/2 connection (gRPC, and HTTP/2 over TLS)")
+        .default("100")
+        .integers(1, 1 << 16);
+    /// gRPC calls in flight in the node.
+    MaxCalls = Spec::number("max_calls", "N")
+        .help(
+            "gRPC calls in flight in the whole node, streams included; one more is refused with \
+             UNAVAILABLE (snowmint-code overloaded) so that the client asks another node",
+        )
+        .default("1024")
+        .integers(1, 1 << 20);
+    /// How long a client connection may live.
+    MaxConnectionAge = Spec::value("max_connection_age", "DURATION")
+        .help("How long a client connection may live before it is asked to close (HTTP/2 GOAWAY)")
+        .default("1h")
+        .durations(Duration::from_secs(1), DAY);
+    /// The TLS certificate chain (PEM).
+    TlsCert = Spec::value("tls_cert", "FILE")
+        .help(
+            "Serve HTTP and gRPC over TLS with this certificate chain (PEM: the node's \
+             certificate, then intermediates); needs --tls-key. Both files are read again when \
+             they change, and on SIGHUP",
+        )
+        .unset("off: cleartext");
+    /// The TLS private key (PEM).
+    TlsKey = Spec::value("tls_key", "FILE")
+        .help("The private key of --tls-cert (PEM: PKCS#8, RSA or EC)")
+        .unset("none");
+    /// The CAs client certificates must be signed by (mTLS).
+    TlsClientCa = Spec::value("tls_client_ca", "FILE")
+        .help(
+            "Require client certificates signed by a CA of this PEM file (mTLS), on both \
+             listeners; needs --tls-cert",
+        )
+        .unset("none");
+    /// The file of bearer tokens.
+    AuthTokenFile = Spec::value("auth_token_file", "FILE")
+        .help(
+            "Require Authorization: Bearer TOKEN, a token of this file: one per line, at least 16 \
+             characters of A-Z a-z 0-9 - . _ ~ + / (then any =), # starts a comment. Read again \
+             when it changes, and on SIGHUP",
+        )
+        .unset("off: no token needed");
+    /// Which endpoints need a token.
+    AuthScope = Spec::value("auth_scope", "SCOPE")
+        .help(
+            "Which endpoints need a token: issue (/v1/id, /v1/ids, /v1/node and gRPC NextIds, \
+             StreamIds, GetNode) or all (every endpoint but /healthz, /readyz and gRPC health); \
+             needs --auth-token-file",
+        )
+        .default("issue")
+        .described("issue or all");
     /// Coordination service URL.
     Coordinator = Spec::value("coordinator", "URL")
         .help(

@@ -7,12 +7,17 @@
 //!   answers, as `/healthz`.
 //! - Any other name: `NOT_FOUND`.
 //!
-//! `Watch` sends the status at once and then each change, checking ten
-//! times a second and whenever the node's claim changes.
+//! `Watch` sends the status at once and then each change. One task per
+//! server follows readiness for all watches (whenever the node's claim
+//! changes, and ten times a second for what else can change it: the clock,
+//! the disk), and only while someone watches; each watch waits on the
+//! channel it publishes to, so a watch costs nothing between changes
+//! however many there are.
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -25,8 +30,8 @@ use crate::state::AppState;
 /// The service name health checks ask about.
 pub const SERVICE_NAME: &str = "snowmint.v1.IdService";
 
-/// How often `Watch` looks at readiness between claim changes (the clock
-/// and the disk can change it without a claim change).
+/// How often readiness is looked at between claim changes while someone
+/// watches (the clock and the disk can change it without a claim change).
 const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 /// The health service of a node.
@@ -35,13 +40,83 @@ pub struct HealthApi {
     state: AppState,
     /// Ends the watches at shutdown.
     stopping: Stopping,
+    /// Readiness as the watches see it.
+    feed: Arc<Feed>,
 }
 
 impl HealthApi {
     /// The health service over `state`; its watches end when `stopping`
     /// turns true.
     pub fn new(state: AppState, stopping: Stopping) -> HealthApi {
-        HealthApi { state, stopping }
+        HealthApi {
+            state,
+            stopping,
+            feed: Arc::new(Feed {
+                status: watch::Sender::new(ServingStatus::Unknown),
+                following: Mutex::new(false),
+            }),
+        }
+    }
+}
+
+/// The node's readiness, published to every watch by one task that runs
+/// while anyone watches.
+#[derive(Debug)]
+struct Feed {
+    status: watch::Sender<ServingStatus>,
+    /// Whether the task runs; taken with the subscription, so that a
+    /// subscriber never misses a task that is just ending.
+    following: Mutex<bool>,
+}
+
+impl Feed {
+    /// A receiver of readiness, starting the task if none runs.
+    async fn subscribe(self: &Arc<Feed>, state: &AppState) -> watch::Receiver<ServingStatus> {
+        // Subscribed under the lock: a task that is about to end for lack
+        // of receivers either sees this one or has already said it ended.
+        let (receiver, start) = {
+            let mut following = self
+                .following
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            (
+                self.status.subscribe(),
+                !std::mem::replace(&mut *following, true),
+            )
+        };
+        if start {
+            // The first watcher gets the status now, not a tick later.
+            self.status
+                .send_replace(status_of(state, Subject::Ids).await);
+            tokio::spawn(Arc::clone(self).follow(state.clone()));
+        }
+        receiver
+    }
+
+    /// Publishes readiness on every claim change and every
+    /// [`WATCH_EVERY`], until nobody watches.
+    async fn follow(self: Arc<Feed>, state: AppState) {
+        let mut claims = state.issuer().source().state();
+        let mut claims_open = true;
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(WATCH_EVERY) => {}
+                changed = claims.changed(), if claims_open => claims_open = changed.is_ok(),
+            }
+            {
+                let mut following = self
+                    .following
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if self.status.receiver_count() == 0 {
+                    *following = false;
+                    return;
+                }
+            }
+            let now = status_of(&state, Subject::Ids).await;
+            self.status
+                .send_if_modified(|status| std::mem::replace(status, now) != now);
+        }
     }
 }
 
@@ -99,32 +174,37 @@ impl Health for HealthApi {
     ) -> Result<Response<Self::WatchStream>, Status> {
         let subject = subject(request.get_ref())?;
         let (sender, receiver) = mpsc::channel(1);
-        let state = self.state.clone();
         let mut stopping = self.stopping.clone();
+        let mut status = match subject {
+            Subject::Ids => Some(self.feed.subscribe(&self.state).await),
+            Subject::Server => None,
+        };
         tokio::spawn(async move {
-            let mut claims = state.issuer().source().state();
             let mut last = None;
             loop {
-                let now = status_of(&state, subject).await;
+                let now = status
+                    .as_mut()
+                    .map_or(ServingStatus::Serving, |s| *s.borrow_and_update());
                 if last != Some(now) {
                     if sender.send(Ok(response(now))).await.is_err() {
                         return;
                     }
                     last = Some(now);
                 }
+                let changed = async {
+                    match status.as_mut() {
+                        Some(status) => status.changed().await.is_ok(),
+                        // The server's own status never changes.
+                        None => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
                     () = sender.closed() => return,
                     () = stopped(&mut stopping) => {
                         let _ = tokio::time::timeout(END_WAIT, sender.send(Err(shutting_down()))).await;
                         return;
                     }
-                    () = tokio::time::sleep(WATCH_EVERY) => {}
-                    changed = claims.changed() => {
-                        if changed.is_err() {
-                            // The source is gone: only the poll is left.
-                            tokio::time::sleep(WATCH_EVERY).await;
-                        }
-                    }
+                    open = changed => if !open { return },
                 }
             }
         });

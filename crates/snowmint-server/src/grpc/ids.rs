@@ -47,11 +47,13 @@ impl IdApi {
 /// `count` new IDs, counted in the metrics, or the refusal as a status.
 async fn issue(state: &AppState, count: usize) -> Result<pb::IdBatch, Status> {
     let mut ids = Vec::with_capacity(count);
+    let turn = state.batch_turn(count).await;
     state
         .issuer()
         .next_ids(count, &mut ids)
         .await
         .map_err(|refusal| refused(state, refusal))?;
+    drop(turn);
     state.metrics().issued(count as u64);
     Ok(pb::IdBatch {
         ids: ids.into_iter().map(SnowflakeId::as_u64).collect(),

@@ -13,6 +13,9 @@
 //!   may issue.
 //! - `status.rs`: errors as gRPC statuses (`INVALID_ARGUMENT`,
 //!   `UNAVAILABLE` with `retry-after-ms`).
+//! - `guard.rs`: what every call passes: the node's cap on calls in
+//!   flight, the deadline, and `INVALID_ARGUMENT` for requests that cannot
+//!   be decoded.
 //!
 //! The contract is `proto/snowmint/v1/snowmint.proto`, compiled by
 //! `build.rs` and carried in the binary for reflection.
@@ -22,10 +25,11 @@ use std::future::Future;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::service::Routes;
-use tonic::transport::server::TcpIncoming;
 
+use crate::net::{Front, Listener};
 use crate::state::AppState;
 
+mod guard;
 mod health;
 mod ids;
 mod status;
@@ -70,13 +74,15 @@ pub fn routes(state: AppState, stopping: Stopping) -> Routes {
     let v1alpha = reflection(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .expect("the embedded descriptor sets are valid");
-    Routes::new(pb::id_service_server::IdServiceServer::new(IdApi::new(
-        state.clone(),
-        stopping.clone(),
-    )))
-    .add_service(tonic_health::pb::health_server::HealthServer::new(
-        HealthApi::new(state, stopping),
-    ))
+    let limit = crate::net::limits::MAX_GRPC_REQUEST;
+    Routes::new(
+        pb::id_service_server::IdServiceServer::new(IdApi::new(state.clone(), stopping.clone()))
+            .max_decoding_message_size(limit),
+    )
+    .add_service(
+        tonic_health::pb::health_server::HealthServer::new(HealthApi::new(state, stopping))
+            .max_decoding_message_size(limit),
+    )
     .add_service(v1)
     .add_service(v1alpha)
 }
@@ -97,28 +103,47 @@ pub(crate) async fn stopped(stopping: &mut Stopping) {
 }
 
 /// Serves [`routes`] on `listener` until `shutdown` resolves, then ends
-/// the open streams and lets unary calls in flight finish.
+/// the open streams and lets unary calls in flight finish; every
+/// connection is held to the limits of `state` (`net/`).
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), tonic::transport::Error> {
-    let timeout = state.request_timeout();
+) {
     let (stop, stopping) = watch::channel(false);
-    let shutdown = async move {
+    tokio::spawn(async move {
         shutdown.await;
         let _ = stop.send(true);
-    };
-    tonic::transport::Server::builder()
+    });
+    let front = Front::new(
+        state.limits(),
+        state.tls().cloned(),
+        1,
+        state.metrics().clone(),
+        stopping.clone(),
+    );
+    serve_on(&front, listener, state, stopping).await;
+}
+
+/// Serves [`routes`] on `listener` through `front` (shared with the HTTP
+/// listener) until `stopping` turns true.
+pub(crate) async fn serve_on(
+    front: &Front,
+    listener: TcpListener,
+    state: AppState,
+    stopping: Stopping,
+) {
+    let limits = state.limits();
+    let metrics = state.metrics().clone();
+    let auth = state.auth().cloned();
+    let service = guard::Guard::new(
+        routes(state, stopping),
+        auth,
+        limits.max_calls,
         // A unary call is answered within the request timeout, as HTTP's;
         // a stream's batches are not bound by it.
-        .timeout(timeout)
-        .add_routes(routes(state, stopping))
-        // No Nagle: the tail of a batch must not wait for the ACK of its
-        // head (a delayed ACK costs 40 ms a batch).
-        .serve_with_incoming_shutdown(
-            TcpIncoming::from(listener).with_nodelay(Some(true)),
-            shutdown,
-        )
-        .await
+        limits.request_timeout,
+        metrics,
+    );
+    front.serve(listener, Listener::Grpc, service).await;
 }

@@ -651,8 +651,5 @@ async fn shutdown_ends_open_streams() {
         matches!(&watch_end, Some(Err(status)) if status.code() == Code::Unavailable),
         "{watch_end:?}"
     );
-    within("the server to stop", LIMIT, server)
-        .await
-        .unwrap()
-        .unwrap();
+    within("the server to stop", LIMIT, server).await.unwrap();
 }

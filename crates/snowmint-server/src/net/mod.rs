@@ -1,0 +1,258 @@
+//! The node's front door: accepting connections on the HTTP and gRPC
+//! listeners and holding every client to limits, so that no client,
+//! however it behaves, can take the node down or starve the others
+//! (docs/ARCHITECTURE.md §3, invariant 6).
+//!
+//! - `limits.rs`: [`Limits`], the settings, and the names of each limit
+//!   in `snowmint_limit_reached_total`.
+//! - `gate.rs`: the connection cap shared by both listeners, kept under
+//!   the descriptor limit, with accept backpressure.
+//! - `connection.rs`: one connection's life and deadlines (first request,
+//!   idle, keep-alive, age, shutdown), HTTP/1.1 or HTTP/2.
+//! - `io.rs`: the write deadline on the socket.
+//! - `tls.rs`: [`Tls`], rustls on both listeners, with certificates read
+//!   again when their files change.
+//!
+//! What a client costs at most: a connection holds its socket buffers, an
+//! HTTP/1.1 read buffer (hyper's, about 400 KiB at most) or, for HTTP/2,
+//! [`H2_SEND_BUFFER`](limits::H2_SEND_BUFFER) per stream; a gRPC call in
+//! flight also holds its queue (two batches, `grpc/ids.rs`). Connections
+//! are capped, streams per connection and gRPC calls per node too, so
+//! memory is bounded by the limits, whatever the number of clients.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use axum::body::Body as AxumBody;
+use http::{Request, Response};
+use http_body::Body;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tower::Service;
+
+mod activity;
+mod connection;
+mod gate;
+mod io;
+pub(crate) mod limits;
+mod tls;
+
+pub(crate) use activity::Connection;
+pub use limits::{Limit, Limits, Listener};
+pub use tls::{Tls, TlsError, TlsFiles};
+
+use connection::Protocol;
+use gate::{Gate, Permit};
+use io::Deadlined;
+
+use crate::metrics::Metrics;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What both listeners of a node share: the limits, the connection cap,
+/// the metrics, and the shutdown.
+#[derive(Debug, Clone)]
+pub(crate) struct Front {
+    limits: Limits,
+    tls: Option<Arc<Tls>>,
+    gate: Arc<Gate>,
+    metrics: Metrics,
+    stopping: watch::Receiver<bool>,
+}
+
+impl Front {
+    /// A front end with `limits` for `listeners` listeners (1 or 2), with
+    /// TLS when given, whose connections are asked to close once
+    /// `stopping` turns true.
+    pub(crate) fn new(
+        limits: Limits,
+        tls: Option<Arc<Tls>>,
+        listeners: usize,
+        metrics: Metrics,
+        stopping: watch::Receiver<bool>,
+    ) -> Front {
+        Front {
+            tls,
+            gate: Gate::new(
+                limits.max_connections,
+                listeners > 1,
+                limits.request_timeout,
+                metrics.clone(),
+            ),
+            limits,
+            metrics,
+            stopping,
+        }
+    }
+
+    /// Accepts connections on `listener` and serves `service` on each,
+    /// until `stopping` turns true; then closes the listener (new
+    /// connections are refused) and returns once every connection of it
+    /// has closed: gently, each within a request timeout.
+    pub(crate) async fn serve<S, B>(&self, listener: TcpListener, kind: Listener, service: S)
+    where
+        S: Service<Request<AxumBody>, Response = Response<B>> + Clone + Send + 'static,
+        S::Future: Send,
+        S::Error: Into<BoxError>,
+        B: Body + Unpin + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let mut stopping = self.stopping.clone();
+        // Each connection holds a receiver; all of them dropped means all
+        // connections closed.
+        let (open, _) = watch::channel(());
+        let mut failing = false;
+        loop {
+            let accepted = tokio::select! {
+                accepted = self.accept(&listener, kind, &mut failing) => accepted,
+                () = stopped(&mut stopping) => break,
+            };
+            let (stream, permit) = accepted;
+            let front = self.clone();
+            let service = service.clone();
+            let alive = open.subscribe();
+            tokio::spawn(async move {
+                front.connection(stream, kind, service, permit).await;
+                drop(alive);
+            });
+        }
+        drop(listener);
+        tracing::info!(
+            listener = kind.name(),
+            "shutting down: no new connections; finishing requests in flight"
+        );
+        open.closed().await;
+    }
+
+    /// The next connection, once the cap lets one in. At the cap, a
+    /// client that is waiting is accepted (one at a time, from the
+    /// descriptors in reserve) and room is made for it (see `gate.rs`).
+    async fn accept(
+        &self,
+        listener: &TcpListener,
+        kind: Listener,
+        failing: &mut bool,
+    ) -> (TcpStream, Permit) {
+        loop {
+            let accepted = if self.gate.has_room(kind) {
+                listener.accept().await
+            } else {
+                tokio::select! {
+                    () = self.gate.room_for(kind) => listener.accept().await,
+                    accepted = listener.accept() => accepted,
+                }
+            };
+            match accepted {
+                Ok((stream, _)) => {
+                    if std::mem::take(failing) {
+                        tracing::info!(listener = kind.name(), "accepting connections again");
+                    }
+                    let permit = match self.gate.try_admit(kind) {
+                        Some(permit) => permit,
+                        None => self.gate.admit_waiting(kind).await,
+                    };
+                    return (stream, permit);
+                }
+                Err(error) => *failing = pause_after(&error, *failing).await,
+            }
+        }
+    }
+
+    /// Serves one connection to its end.
+    async fn connection<S, B>(&self, stream: TcpStream, kind: Listener, service: S, permit: Permit)
+    where
+        S: Service<Request<AxumBody>, Response = Response<B>> + Clone + Send + 'static,
+        S::Future: Send,
+        S::Error: Into<BoxError>,
+        B: Body + Unpin + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        // No Nagle: the tail of an answer must not wait for the ACK of its
+        // head (a delayed ACK costs 40 ms).
+        let _ = stream.set_nodelay(true);
+        let expired = Arc::new(AtomicBool::new(false));
+        let io = Deadlined::new(stream, self.limits.request_timeout, Arc::clone(&expired));
+        let activity = permit.activity();
+        let mut stopping = self.stopping.clone();
+        let Some(tls) = &self.tls else {
+            let protocol = match kind {
+                Listener::Http => Protocol::Http1,
+                Listener::Grpc => Protocol::Http2,
+            };
+            connection::serve(
+                io,
+                protocol,
+                service,
+                &self.limits,
+                &self.metrics,
+                activity,
+                &expired,
+                &mut stopping,
+            )
+            .await;
+            return;
+        };
+        // The handshake counts towards the first request's deadline.
+        let deadline = activity.origin + self.limits.request_timeout;
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls.config(kind));
+        let stream = match tokio::time::timeout_at(deadline, acceptor.accept(io)).await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(error)) => {
+                // A cleartext client, a client certificate refused, a
+                // client that does not trust ours: its own business, but
+                // counted, since a rise says something is misconfigured.
+                tracing::debug!(listener = kind.name(), %error, "TLS handshake failed");
+                self.metrics.tls_handshake_failed(kind);
+                return;
+            }
+            Err(_) => {
+                self.metrics.limit_reached(Limit::FirstRequestTimeout);
+                return;
+            }
+        };
+        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+        let protocol = match kind {
+            Listener::Http if !h2 => Protocol::Http1,
+            _ => Protocol::Http2,
+        };
+        connection::serve(
+            stream,
+            protocol,
+            service,
+            &self.limits,
+            &self.metrics,
+            activity,
+            &expired,
+            &mut stopping,
+        )
+        .await;
+        drop(permit);
+    }
+}
+
+/// Waits until `stopping` turns true (or its sender is gone).
+async fn stopped(stopping: &mut watch::Receiver<bool>) {
+    let _ = stopping.wait_for(|stop| *stop).await;
+}
+
+/// After a failed accept: nothing for errors of the one connection (it is
+/// gone), a pause for errors of the process, such as running out of file
+/// descriptors, which only closing connections can cure. Returns whether
+/// accepting is failing; logs when it starts to.
+async fn pause_after(error: &std::io::Error, failing: bool) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if matches!(
+        error.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    ) {
+        return failing;
+    }
+    if !failing {
+        tracing::warn!(%error, "cannot accept connections; trying again every 100 ms");
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    true
+}
