@@ -396,6 +396,9 @@ fn declared_defaults_are_the_defaults_applied() {
                 | Setting::ClockCheckEvery
                 | Setting::ClaimHistoryKeep
                 | Setting::ClaimHistoryMaxAge => vec![coordinated()],
+                // The scope applies only with a token file (read at the
+                // start, not here).
+                Setting::AuthScope => vec![file("auth_token_file = \"/run/tokens\"")],
                 _ => vec![],
             };
             let none = without_origins(Config::resolve(&base, |_| None).unwrap());
