@@ -195,7 +195,7 @@ fn a_grpc_address_that_cannot_be_used_stops_the_start() {
     assert!(stdout.is_empty(), "{stdout}");
     assert!(
         stderr.contains(
-            "grpc_listen \"9090\" is not an address (expected IP:PORT such as 127.0.0.1:8080) (from --grpc-listen)"
+            "grpc_listen \"9090\" is not an address (expected IP:PORT such as 127.0.0.1:8080, or localhost:PORT) (from --grpc-listen)"
         ),
         "{stderr}"
     );
