@@ -4,8 +4,9 @@
 //! The IDs are read and decoded in steps of [`STEP`], from a list item by
 //! item, from a buffer a slice of its bytes at a time. The output is one
 //! block of memory holding the four columns one after the other (widest
-//! first, so that each column is aligned to its item size), and each
-//! column is a `memoryview` of its part cast to its format, which
+//! first, so that each column is aligned to its item size): a NumPy
+//! `uint8` array when the program has imported NumPy (huge pages: see
+//! [`numpy_bytes`]), else a `bytearray`. Each column is a `memoryview` of its part cast to its format, which
 //! `numpy.asarray`, `numpy.frombuffer` and `memoryview.tolist` read as they
 //! are; or, with `out=`, the caller's own buffers.
 //!
@@ -383,11 +384,13 @@ pub fn decode_many_with(
 
 /// Decodes `ids` in `layout` (see `snowmint.decode_many`).
 ///
-/// New columns go one after the other into one new `bytearray`, written
-/// in place: a step at a time, the IDs are read (with the interpreter
-/// lock) and decoded (without it: the array is not yet seen by any other
-/// thread). With `out=`, each step is decoded into a scratch block of the
-/// buffers' widths and copied into them by slice assignment.
+/// New columns go one after the other into one new block of memory. A
+/// step at a time, the IDs are read (with the interpreter lock) and
+/// decoded (without it) into memory no other thread sees yet: the block
+/// itself when it is a new `bytearray`, or a new `bytes` of the step's
+/// items, copied into the columns by slice assignment, when the block is
+/// NumPy's or the caller's (`out=`), which this stable-ABI build cannot
+/// borrow as Rust memory.
 pub fn decode_many(
     py: Python<'_>,
     layout: &Layout,
@@ -435,24 +438,44 @@ fn decode_new(
         offsets[k] = at;
         at += len * widths[k].bytes;
     }
-    let memory = PyByteArray::new_with(py, size, |out| {
-        let mut raw = Vec::with_capacity(len.min(STEP));
-        let mut start = 0;
-        while start < len {
-            let count = STEP.min(len - start);
-            let bytes = source.read(py, start, count, &mut raw)?;
-            let input = match &bytes {
-                Some(bytes) => Input::Bytes(bytes.as_bytes()),
-                None => Input::Words(&raw),
+    let view = match numpy_bytes(py, size)? {
+        Some(memory) => {
+            let view = PyMemoryView::from(&memory)?;
+            let target = |k: usize| Target {
+                view: view.clone(),
+                offset: offsets[k],
             };
-            let columns = split_columns(out, &offsets, &widths, start, count);
-            py.detach(|| decode_all(layout, input, columns, widths))
-                .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))?;
-            start += count;
+            decode_steps(
+                py,
+                layout,
+                source,
+                len,
+                widths,
+                [target(0), target(1), target(2), target(3)],
+            )?;
+            view
         }
-        Ok(())
-    })?;
-    let view = PyMemoryView::from(memory.as_any())?;
+        None => {
+            let memory = PyByteArray::new_with(py, size, |out| {
+                let mut raw = Vec::with_capacity(len.min(STEP));
+                let mut start = 0;
+                while start < len {
+                    let count = STEP.min(len - start);
+                    let bytes = source.read(py, start, count, &mut raw)?;
+                    let input = match &bytes {
+                        Some(bytes) => Input::Bytes(bytes.as_bytes()),
+                        None => Input::Words(&raw),
+                    };
+                    let columns = split_columns(out, &offsets, &widths, start, count);
+                    py.detach(|| decode_all(layout, input, columns, widths))
+                        .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))?;
+                    start += count;
+                }
+                Ok(())
+            })?;
+            PyMemoryView::from(memory.as_any())?
+        }
+    };
     let column = |k: usize| -> PyResult<Py<PyAny>> {
         let end = offsets[k] + len * widths[k].bytes;
         let part = PySlice::new(py, offsets[k] as isize, end as isize, 1);
@@ -468,6 +491,27 @@ fn decode_new(
         machine: column(2)?,
         sequence: column(3)?,
     })
+}
+
+/// `size` bytes of new memory from NumPy, if the program has imported it
+/// (it is never imported here): a `uint8` array, uninitialised.
+///
+/// Most of the time of a large decode is the kernel handing out fresh
+/// memory, a page fault per 4 KiB page. NumPy asks the kernel for
+/// transparent huge pages for its large arrays, which takes 512 times
+/// fewer faults; a `bytearray` cannot ask, and this build cannot ask
+/// without `unsafe`. With NumPy loaded, a caller of `decode_many` most
+/// likely hands the columns to it anyway.
+fn numpy_bytes<'py>(py: Python<'py>, size: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let modules = py.import("sys")?.getattr("modules")?;
+    // `sys.modules["numpy"] = None` is how a program blocks the import.
+    let Some(numpy) = modules.get_item("numpy").ok().filter(|m| !m.is_none()) else {
+        return Ok(None);
+    };
+    let Ok(empty) = numpy.getattr("empty") else {
+        return Ok(None);
+    };
+    Ok(Some(empty.call1((size, "uint8"))?))
 }
 
 /// The parts of the four columns, laid out at `offsets` in `out`, that
@@ -496,6 +540,13 @@ fn split_columns<'a>(
     parts
 }
 
+/// Where one column goes: a byte view (format `B`) of memory this module
+/// can only write by slice assignment, and the column's first byte in it.
+struct Target<'py> {
+    view: Bound<'py, PyMemoryView>,
+    offset: usize,
+}
+
 fn decode_into(
     py: Python<'_>,
     layout: &Layout,
@@ -518,8 +569,45 @@ fn decode_into(
             )));
         }
     }
+    // `read_out` took contiguous buffers only, which cast to bytes.
+    let target = |k: usize| -> PyResult<Target<'_>> {
+        Ok(Target {
+            view: views[k].call_method1("cast", ("B",))?.cast_into()?,
+            offset: 0,
+        })
+    };
+    decode_steps(
+        py,
+        layout,
+        source,
+        len,
+        widths,
+        [target(0)?, target(1)?, target(2)?, target(3)?],
+    )?;
+    let column = |k: usize| -> PyResult<Py<PyAny>> {
+        let part = PySlice::new(py, 0, len as isize, 1);
+        Ok(views[k].get_item(part)?.unbind())
+    };
+    Ok(Columns {
+        len,
+        timestamp_ms: column(0)?,
+        datacenter: column(1)?,
+        machine: column(2)?,
+        sequence: column(3)?,
+    })
+}
+
+/// Decodes the IDs of `source` a step at a time into a new `bytes` of the
+/// step's four column parts, and copies each part into its `targets`.
+fn decode_steps(
+    py: Python<'_>,
+    layout: &Layout,
+    source: &Source<'_>,
+    len: usize,
+    widths: Widths,
+    targets: [Target<'_>; 4],
+) -> PyResult<()> {
     let row: usize = widths.iter().map(|w| w.bytes).sum();
-    let mut scratch = vec![0u8; STEP.min(len.max(1)) * row];
     let mut raw = Vec::with_capacity(len.min(STEP));
     let mut start = 0;
     while start < len {
@@ -535,32 +623,29 @@ fn decode_into(
             offsets[k] = at;
             at += count * widths[k].bytes;
         }
-        let columns = split_columns(&mut scratch[..at], &offsets, &widths, 0, count);
-        py.detach(|| decode_all(layout, input, columns, widths))
-            .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))?;
-        for (k, view) in views.iter().enumerate() {
-            let bytes = PyBytes::new(
-                py,
-                &scratch[offsets[k]..offsets[k] + count * widths[k].bytes],
-            );
-            let typed = PyMemoryView::from(bytes.as_any())?
-                .call_method1("cast", (view.getattr("format")?,))?;
-            let part = PySlice::new(py, start as isize, (start + count) as isize, 1);
-            view.set_item(part, typed)?;
+        let mut failed = None;
+        let step = PyBytes::new_with(py, count * row, |out| {
+            let columns = split_columns(out, &offsets, &widths, 0, count);
+            // The new `bytes` is not seen by any other thread yet.
+            failed = py
+                .detach(|| decode_all(layout, input, columns, widths))
+                .err();
+            Ok(())
+        })?;
+        if let Some((index, bits)) = failed {
+            return Err(source.not_an_id(py, start + index, bits));
+        }
+        let step = PyMemoryView::from(step.as_any())?;
+        for (k, target) in targets.iter().enumerate() {
+            let size = count * widths[k].bytes;
+            let from = PySlice::new(py, offsets[k] as isize, (offsets[k] + size) as isize, 1);
+            let to = target.offset + start * widths[k].bytes;
+            let to = PySlice::new(py, to as isize, (to + size) as isize, 1);
+            target.view.set_item(to, step.get_item(from)?)?;
         }
         start += count;
     }
-    let column = |k: usize| -> PyResult<Py<PyAny>> {
-        let part = PySlice::new(py, 0, len as isize, 1);
-        Ok(views[k].get_item(part)?.unbind())
-    };
-    Ok(Columns {
-        len,
-        timestamp_ms: column(0)?,
-        datacenter: column(1)?,
-        machine: column(2)?,
-        sequence: column(3)?,
-    })
+    Ok(())
 }
 
 /// One step's IDs: words read and converted, or the native-order bytes of

@@ -154,6 +154,52 @@ def test_from_numpy(ids):
     assert_agrees(snowmint.decode_many(every_third), ids[::3], Layout.TWITTER)
 
 
+def test_with_numpy_loaded_the_columns_are_numpy_memory(ids):
+    """With NumPy imported, new columns live in one NumPy array (which the
+    kernel backs with huge pages): written a step at a time, every step
+    lands in its place, and a bad ID in a later step is reported at its
+    own index."""
+    np = numpy_or_skip()
+    columns = snowmint.decode_many(np.array(ids, dtype=np.int64))
+    for name in ("timestamp_ms", "datacenter", "machine", "sequence"):
+        assert isinstance(getattr(columns, name).obj, np.ndarray), name
+    assert_agrees(columns, ids, Layout.TWITTER)
+    wide = snowmint.decode_many(np.array(ids[:100_000], dtype=np.int64), int64=True)
+    assert_agrees(wide, ids[:100_000], Layout.TWITTER, int64=True)
+    bad = np.array(ids[:100_000], dtype=np.int64)
+    bad[70_001] = -5
+    with pytest.raises(OutOfRangeError) as caught:
+        snowmint.decode_many(bad)
+    assert (caught.value.value, caught.value.index) == (-5, 70_001)
+
+
+def test_without_numpy_the_columns_are_a_bytearray():
+    """Without NumPy, new columns live in one bytearray, decoded in place;
+    checked in a child interpreter that cannot import NumPy, on IDs across
+    several steps."""
+    import subprocess
+
+    script = (
+        "import sys, random; sys.modules['numpy'] = None\n"
+        "import snowmint\n"
+        "rng = random.Random(5)\n"
+        "ids = [rng.randrange(2**63) for _ in range(100_000)]\n"
+        "c = snowmint.decode_many(ids)\n"
+        "assert type(c.timestamp_ms.obj) is bytearray, type(c.timestamp_ms.obj)\n"
+        "parts = [snowmint.Layout.TWITTER.decode(i) for i in ids]\n"
+        "assert c.timestamp_ms.tolist() == [p.timestamp_ms for p in parts]\n"
+        "assert c.datacenter.tolist() == [p.datacenter for p in parts]\n"
+        "assert c.machine.tolist() == [p.machine for p in parts]\n"
+        "assert c.sequence.tolist() == [p.sequence for p in parts]\n"
+        "print('agree')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "agree"
+
+
 def test_columns_reach_numpy_without_a_copy():
     np = numpy_or_skip()
     columns = snowmint.decode_many([1724551110457221119, 175928847299117063])
