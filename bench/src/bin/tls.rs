@@ -5,6 +5,7 @@
 //! bench/tls.sh                                      # builds, runs this and wrk
 //! target/release/tls certs DIR                      # ca.pem, node.crt, node.key in DIR
 //! target/release/tls grpc SNOWMINT DIR [SECONDS] [ROUNDS]
+//! target/release/tls builds BEFORE AFTER [SECONDS] [ROUNDS]   # bench/limits.sh
 //! ```
 //!
 //! `grpc` starts two `snowmint serve --grpc-listen` nodes of the release
@@ -14,7 +15,8 @@
 //! times `SECONDS` each (default 3 x 5 s), in one client process with a
 //! runtime of one worker thread. The ratio TLS : cleartext is taken in
 //! each round (same minute, same load on the machine) and its median
-//! reported. Nothing here is a test.
+//! reported. `builds` does the same with two cleartext nodes of two
+//! builds (before and after a change). Nothing here is a test.
 
 use std::path::Path;
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -123,40 +125,63 @@ fn grpc(binary: &str, dir: &Path, seconds: u64, rounds: usize) {
     let ca = std::fs::read_to_string(dir.join("ca.pem")).expect("DIR/ca.pem (tls certs DIR)");
     let plain = start(binary, 1, None);
     let secure = start(binary, 2, Some(dir));
+    compare(
+        ("cleartext", &plain, None),
+        ("TLS", &secure, Some(&ca)),
+        seconds,
+        rounds,
+    );
+}
+
+/// Two builds side by side, both in cleartext: what a change to the
+/// node costs a stream.
+fn builds(before: &str, after: &str, seconds: u64, rounds: usize) {
+    let old = start(before, 1, None);
+    let new = start(after, 2, None);
+    compare(
+        ("before", &old, None),
+        ("after", &new, None),
+        seconds,
+        rounds,
+    );
+}
+
+/// Reads one `StreamIds` from node `a`, then from node `b`, `rounds`
+/// times, and prints each round's IDs/s and ratio b : a, and the medians.
+fn compare(
+    (a_name, a, a_ca): (&str, &Node, Option<&str>),
+    (b_name, b, b_ca): (&str, &Node, Option<&str>),
+    seconds: u64,
+    rounds: usize,
+) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
     let mut ratios = Vec::new();
-    let (mut plains, mut secures) = (Vec::new(), Vec::new());
-    println!("StreamIds (batch 4096), IDs/s per round: cleartext, TLS; TLS : cleartext");
+    let (mut a_runs, mut b_runs) = (Vec::new(), Vec::new());
+    println!("StreamIds (batch 4096), IDs/s per round: {a_name}, {b_name}; {b_name} : {a_name}");
     for round in 1..=rounds {
-        let (clear, tls) = runtime.block_on(async {
-            let clear = stream(&plain.grpc, None, seconds).await;
-            let tls = stream(&secure.grpc, Some(&ca), seconds).await;
-            (clear, tls)
+        let (x, y) = runtime.block_on(async {
+            let x = stream(&a.grpc, a_ca, seconds).await;
+            let y = stream(&b.grpc, b_ca, seconds).await;
+            (x, y)
         });
-        println!(
-            "round {round}: {clear:.0} {tls:.0}; {:.1}%",
-            100.0 * tls / clear
-        );
-        ratios.push(tls / clear);
-        plains.push(clear);
-        secures.push(tls);
+        println!("round {round}: {x:.0} {y:.0}; {:.1}%", 100.0 * y / x);
+        ratios.push(y / x);
+        a_runs.push(x);
+        b_runs.push(y);
     }
-    let (clear, tls) = (median(plains), median(secures));
+    let (x, y) = (median(a_runs), median(b_runs));
     println!();
     println!("| StreamIds, one node | IDs/s (median round) | of 4,096,000 |");
     println!("|---|---|---|");
-    println!(
-        "| cleartext | {clear:.0} | {:.1}% |",
-        100.0 * clear / CEILING
-    );
-    println!("| TLS | {tls:.0} | {:.1}% |", 100.0 * tls / CEILING);
+    println!("| {a_name} | {x:.0} | {:.1}% |", 100.0 * x / CEILING);
+    println!("| {b_name} | {y:.0} | {:.1}% |", 100.0 * y / CEILING);
     println!();
     println!(
-        "TLS : cleartext = {:.1}% (median of the per-round ratios)",
+        "{b_name} : {a_name} = {:.1}% (median of the per-round ratios)",
         100.0 * median(ratios)
     );
 }
@@ -206,8 +231,16 @@ fn main() -> ExitCode {
             grpc(binary, Path::new(dir), seconds, rounds);
             ExitCode::SUCCESS
         }
+        ["builds", before, after, rest @ ..] => {
+            let seconds = rest.first().map_or(5, |s| s.parse().expect("SECONDS"));
+            let rounds = rest.get(1).map_or(3, |s| s.parse().expect("ROUNDS"));
+            builds(before, after, seconds, rounds);
+            ExitCode::SUCCESS
+        }
         _ => {
-            eprintln!("usage: tls certs DIR | tls grpc SNOWMINT DIR [SECONDS] [ROUNDS]");
+            eprintln!(
+                "usage: tls certs DIR | tls grpc SNOWMINT DIR [SECONDS] [ROUNDS] | tls builds BEFORE AFTER [SECONDS] [ROUNDS]"
+            );
             ExitCode::from(2)
         }
     }
