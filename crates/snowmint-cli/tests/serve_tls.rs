@@ -543,8 +543,8 @@ fn the_readme_secured_client_example_runs_as_shown() {
             &a,
             &b,
             &files.ca,
-            &cert,
-            &key,
+            cert,
+            key,
             &client_token,
         ))
         .unwrap();
@@ -555,8 +555,8 @@ fn the_readme_secured_client_example_runs_as_shown() {
         &a,
         &b,
         &files.ca,
-        &cert,
-        &key,
+        cert,
+        key,
         &client_token,
     ));
     assert!(
