@@ -107,7 +107,7 @@ pub fn snowmint() -> Generator {
     .expect("node 1/1 fits the Twitter layout")
 }
 
-/// The [`Spec`] of [`snowmint`].
+/// The [`Spec`] of [`snowmint()`].
 pub const SNOWMINT: Spec = Spec {
     name: "snowmint `Generator`",
     thread_safe: true,
@@ -164,7 +164,7 @@ pub fn snowflake_me() -> snowflake_me::Snowflake {
         .expect("node 1/1 fits the default layout")
 }
 
-/// The [`Spec`] of [`snowflake_me`].
+/// The [`Spec`] of [`snowflake_me()`].
 pub const SNOWFLAKE_ME: Spec = Spec {
     name: "snowflake_me `Snowflake`",
     thread_safe: true,
@@ -256,7 +256,7 @@ pub fn snowflaked() -> snowflaked::sync::Generator {
         .build()
 }
 
-/// The [`Spec`] of [`snowflaked`].
+/// The [`Spec`] of [`snowflaked()`].
 pub const SNOWFLAKED: Spec = Spec {
     name: "snowflaked `sync::Generator`",
     thread_safe: true,
@@ -285,7 +285,7 @@ pub fn sonyflake() -> sonyflake::Sonyflake {
         .expect("machine 33 is valid")
 }
 
-/// The [`Spec`] of [`sonyflake`]: 10 ms units and an 8-bit sequence, so its
+/// The [`Spec`] of [`sonyflake()`]: 10 ms units and an 8-bit sequence, so its
 /// own ceiling is 25,600 IDs/s.
 pub const SONYFLAKE: Spec = Spec {
     name: "sonyflake `Sonyflake`",

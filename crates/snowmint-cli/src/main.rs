@@ -8,6 +8,8 @@
 //! - `values.rs`: reading numbers, instants, layouts and encodings from
 //!   arguments, with the core's parsers.
 //! - `records.rs`: the fast writer of decoded IDs (text, JSON, TSV, CSV).
+//! - `settings.rs`: flags made from the service's setting declarations
+//!   (all of `serve`'s, and the coordinator's for `whois`).
 
 use std::process::ExitCode;
 
@@ -28,6 +30,7 @@ mod probe;
 mod range;
 mod records;
 mod serve;
+mod settings;
 mod values;
 mod whois;
 

@@ -13,11 +13,12 @@ use anyhow::Context;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use snowmint_fleet::{FleetError, MarkFile, NodeLock};
 use snowmint_server::ServeError;
-use snowmint_server::config::{Config, Form, Identity, Layer, Setting};
+use snowmint_server::config::{Config, Identity, Layer, Setting};
 use tracing_subscriber::EnvFilter;
 
 use crate::Global;
 use crate::failure::Failure;
+use crate::settings;
 
 /// Arguments of `snowmint serve`: one flag per [`Setting`] of the
 /// service, made from its declaration (see `snowmint_server::config`'s
@@ -86,7 +87,7 @@ impl Args for ServeArgs {
         );
         command
             .arg(check)
-            .args(own.map(|&setting| flag(setting)))
+            .args(own.map(|&setting| settings::flag(setting)))
             .after_help(AFTER_HELP)
     }
 
@@ -97,20 +98,9 @@ impl Args for ServeArgs {
 
 impl FromArgMatches for ServeArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<ServeArgs, clap::Error> {
-        let mut flags = Layer::flags();
-        for &setting in Setting::ALL.iter().filter(|s| is_flag(s)) {
-            let value = match setting.spec().form {
-                Form::Switch => matches.get_flag(setting.key()).then(|| "true".to_owned()),
-                Form::Value(_) | Form::Number(_) => {
-                    matches.get_one::<String>(setting.key()).cloned()
-                }
-            };
-            if let Some(value) = value {
-                flags.set(setting, value);
-            }
-        }
+        let own = Setting::ALL.iter().copied().filter(is_flag);
         Ok(ServeArgs {
-            flags,
+            flags: settings::typed(matches, own),
             check: matches.get_flag(CHECK),
         })
     }
@@ -126,22 +116,6 @@ impl FromArgMatches for ServeArgs {
 fn is_flag(setting: &Setting) -> bool {
     let spec = setting.spec();
     !spec.global && spec.flag
-}
-
-/// The command-line flag of `setting`, from its declaration. Its value is
-/// kept as text: the configuration reads and checks it, with the
-/// environment's and the file's.
-fn flag(setting: Setting) -> Arg {
-    let spec = setting.spec();
-    let arg = Arg::new(setting.key())
-        .long(setting.long())
-        .help(setting.help_line())
-        .hide(spec.hidden);
-    match spec.form {
-        Form::Switch => arg.action(ArgAction::SetTrue),
-        Form::Value(name) => arg.value_name(name),
-        Form::Number(name) => arg.value_name(name).allow_negative_numbers(true),
-    }
 }
 
 /// Runs `snowmint serve`. A setting that cannot be used is bad input

@@ -1,23 +1,33 @@
 //! `snowmint whois`: which process of a fleet issued an ID, read from the
 //! fleet's claim history on its coordinator.
 //!
+//! The coordinator is reached as the fleet's nodes reach it: the flags of
+//! the settings a node is given for it (`--coordinator`, `--fleet`, the
+//! coordinator's TLS files and password), made from their declarations
+//! and read, with the same environment variables, by the configuration's
+//! own parsers and checks (`snowmint_server::config::FleetAccess`), so
+//! that a mistake reads as it does at a node's start.
+//!
 //! Exit codes: 0 when one claim covered the ID, 3 when none did, 4 when
 //! the records that could say were pruned, 5 when two or more did (which
 //! must never happen, and is also said on standard error); 2 for bad
-//! input, 1 when the coordinator cannot be read.
+//! input (settings that cannot be used among it), 1 when the coordinator
+//! cannot be read (or refuses the TLS files or the login).
 
 use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::Args;
+use clap::{ArgMatches, Args, FromArgMatches};
 use snowmint::{Encoding, SnowflakeId, format_time};
-use snowmint_fleet::{CoordinatorUrl, FleetName, Whois, WhoisAnswer};
+use snowmint_fleet::{Whois, WhoisAnswer};
 use snowmint_server::body::{ClaimRecordBody, WhoisBody};
+use snowmint_server::config::{FleetAccess, Layer, Setting};
 
 use crate::Global;
 use crate::failure::Failure;
+use crate::settings;
 use crate::values::{EncodingParser, Format};
 
 /// Exit code: no claim covered the ID.
@@ -42,53 +52,123 @@ example:
 The answer is one of: covered (exit 0), not covered: no node of the fleet
 issued it (exit 3), pruned: the records that could say are gone (exit 4),
 or conflict: two claims covered it, which must never happen (exit 5).
-A node answers the same at GET /v1/whois/{id}.")]
+A node answers the same at GET /v1/whois/{id}.
+
+A secured coordinator takes the settings the fleet's nodes are given, as
+flags or as the same environment variables; say, etcd over mutual TLS,
+with a user whose password is in the environment:
+
+  export SNOWMINT_COORDINATOR_PASSWORD='...'
+  snowmint whois 1724551110457221119 --fleet ids \\
+      --coordinator etcd://ids@10.0.0.5:2379 \\
+      --coordinator-ca /etc/snowmint/etcd-ca.pem \\
+      --coordinator-cert /etc/snowmint/node.pem \\
+      --coordinator-key /etc/snowmint/node-key.pem
+
+whois only reads: an etcd user whose role may read /snowmint/FLEET/ is
+enough. On ZooKeeper it needs the fleet's user and password, unless the
+nodes run with --coordinator-world-read. A password is never shown; one
+written into the URL on the command line is readable by every local user,
+and draws a warning.")]
 pub struct WhoisArgs {
     /// The ID to look up.
     #[arg(value_name = "ID", allow_negative_numbers = true)]
     id: String,
-    /// The fleet's coordinator: etcd://HOST:PORT,..., zk://HOST:PORT,.../CHROOT
-    /// or postgres://USER:PASSWORD@HOST:PORT/DB [env: SNOWMINT_COORDINATOR].
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "SNOWMINT_COORDINATOR",
-        hide_env = true
-    )]
-    coordinator: String,
-    /// The fleet's name [env: SNOWMINT_FLEET] [default: default].
-    #[arg(long, value_name = "NAME", env = "SNOWMINT_FLEET", hide_env = true)]
-    fleet: Option<String>,
     /// The encoding the ID is written in.
     #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
     input: Encoding,
     /// Text for people, or JSON (the body of GET /v1/whois/{id}).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+    #[command(flatten)]
+    coordinator: CoordinatorFlags,
+}
+
+/// The fleet's coordinator and how to reach it: the flags of
+/// [`FleetAccess::SETTINGS`], as typed (the configuration reads them, and
+/// the environment).
+#[derive(Debug)]
+struct CoordinatorFlags {
+    flags: Layer,
+}
+
+/// What `--coordinator` says in `whois --help`: the setting's own help is
+/// a node's (it claims a slot there).
+const COORDINATOR_HELP: &str = "The fleet's coordinator: etcd://HOST:PORT,..., \
+     zk://HOST:PORT,.../CHROOT or postgres://USER@HOST:PORT/DB; a user, if it wants one, \
+     in the URL (etcd://USER@HOST:PORT), and the password apart from it \
+     [env: SNOWMINT_COORDINATOR]";
+
+/// The flags of the settings that are flags (a password is given by the
+/// environment or a file only).
+fn flag_settings() -> impl Iterator<Item = Setting> {
+    FleetAccess::SETTINGS
+        .iter()
+        .copied()
+        .filter(|setting| setting.spec().flag)
+}
+
+impl Args for CoordinatorFlags {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        command.args(flag_settings().map(|setting| {
+            let flag = settings::flag(setting).help_heading("Coordinator");
+            match setting {
+                // Required, from the command line or the environment (clap
+                // looks only to see that one gives it; the configuration
+                // reads it, and says which did).
+                Setting::Coordinator => flag
+                    .help(COORDINATOR_HELP)
+                    .env(setting.env())
+                    .hide_env(true)
+                    .required(true),
+                _ => flag,
+            }
+        }))
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        CoordinatorFlags::augment_args(command)
+    }
+}
+
+impl FromArgMatches for CoordinatorFlags {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<CoordinatorFlags, clap::Error> {
+        Ok(CoordinatorFlags {
+            flags: settings::typed(matches, flag_settings()),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = CoordinatorFlags::from_arg_matches(matches)?;
+        Ok(())
+    }
 }
 
 /// Runs `snowmint whois`.
 pub fn run(args: WhoisArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let id = SnowflakeId::parse(args.input, &args.id).map_err(Failure::from)?;
-    let url: CoordinatorUrl = args.coordinator.parse().map_err(Failure::bad_input)?;
-    let fleet: FleetName = args
-        .fleet
-        .as_deref()
-        .unwrap_or("default")
-        .parse()
-        .map_err(Failure::bad_input)?;
+    let fleet = FleetAccess::load(args.coordinator.flags).map_err(Failure::bad_input)?;
+    if let Some(warning) = fleet.password_on_command_line() {
+        eprintln!("warning: {warning}");
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let whois = runtime.block_on(snowmint_fleet::whois(&url, &fleet, id))?;
+    let whois = runtime.block_on(snowmint_fleet::whois_with(
+        &fleet.url,
+        &fleet.access,
+        &fleet.fleet,
+        id,
+    ))?;
     // The ID is read in the fleet's layout; a layout typed on the command
     // line that is not the fleet's is a mistake worth saying.
     if global.layout_flag().is_some() || global.epoch_flag().is_some() {
         let asked = global.layout()?;
         if asked.spec() != whois.layout.spec() {
             return Err(Failure::bad_input(format!(
-                "fleet {fleet} issues IDs in layout {}, not {}; whois reads the ID in the fleet's layout (leave --layout out)",
+                "fleet {} issues IDs in layout {}, not {}; whois reads the ID in the fleet's layout (leave --layout out)",
+                fleet.fleet,
                 whois.layout.spec(),
                 asked.spec()
             ))

@@ -6,10 +6,21 @@
 //! refused in words), ZooKeeper with digest authentication. In every case
 //! the password appears nowhere: not in the log at level trace, not in
 //! `/v1/node`, `/metrics` or `/readyz`.
+//!
+//! `snowmint whois` reaches the same servers with the nodes' settings: it
+//! names the node that issued an ID over mutual TLS, over mutual TLS with
+//! a user (its password from a file or the environment, or a read-only
+//! user's), and on ZooKeeper with the fleet's credentials; without the CA
+//! or the certificate, with a wrong password, a password file others may
+//! read or no credentials, it fails with an exit code and a message that
+//! says what is wrong, and never shows a password.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use snowmint_test_support::binary::Service;
 use snowmint_test_support::servers::CoordinatorServer;
@@ -27,6 +38,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 const ROOT_PASSWORD: &str = "Root-Pw-0451";
 const IDS_PASSWORD: &str = "Ids-Pw-7713";
 const WRONG_PASSWORD: &str = "Wrong-Pw-2290";
+const READER_PASSWORD: &str = "Reader-Pw-3386";
 
 /// A node of `fleet` on `url`, with `args` and `env` added.
 fn node(home: &TempDir, url: &str, fleet: &str, args: &[&str], env: &[(&str, &str)]) -> Service {
@@ -99,8 +111,79 @@ fn path(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
+/// What a run of `snowmint whois` ended with.
+struct Answer {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Answer {
+    /// The JSON answer of a run that named a holder.
+    fn covered(&self) -> Value {
+        assert_eq!(self.code, 0, "{}{}", self.stdout, self.stderr);
+        let answer: Value = serde_json::from_str(&self.stdout).unwrap();
+        assert_eq!(answer["answer"], "covered", "{answer}");
+        answer
+    }
+
+    /// Fails if any of `secrets` shows in what the run printed.
+    fn shows_none_of(&self, secrets: &[&str]) {
+        for secret in secrets {
+            assert!(
+                !self.stdout.contains(secret) && !self.stderr.contains(secret),
+                "whois shows the password {secret}:\n{}{}",
+                self.stdout,
+                self.stderr
+            );
+        }
+    }
+}
+
+/// `snowmint whois ID --format json --coordinator URL --fleet FLEET` with
+/// `args` and `env` added, and none of this process's `SNOWMINT_*`
+/// variables.
+fn whois(url: &str, fleet: &str, id: &str, args: &[&str], env: &[(&str, &str)]) -> Answer {
+    let mut command = Command::new(BINARY);
+    command
+        .args(["whois", id, "--format", "json", "--coordinator", url])
+        .args(["--fleet", fleet])
+        .args(args);
+    for (name, _) in std::env::vars() {
+        if name.starts_with("SNOWMINT_") {
+            command.env_remove(name);
+        }
+    }
+    let output = command.envs(env.iter().copied()).output().unwrap();
+    Answer {
+        code: output.status.code().unwrap(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// A new ID from `service`.
+fn an_id(service: &Service) -> String {
+    service.json("/v1/id")["id"].as_str().unwrap().to_owned()
+}
+
+/// Fails unless `answer` names the claim of the process `pid`.
+fn names(answer: &Value, pid: u32) {
+    let holders: Vec<&Value> = answer["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|claim| &claim["pid"])
+        .collect();
+    assert_eq!(holders, [&Value::from(pid)], "{answer}");
+}
+
 /// Nodes claim and serve over mutual TLS, given the files by flags or by
-/// the environment; SIGTERM frees the slot.
+/// the environment; SIGTERM frees the slot. `whois`, given the same files
+/// the same ways, names the node that issued each ID. Then, with RBAC
+/// turned on as well, a node logs in as a user over mutual TLS, and
+/// `whois` (as that user, or as a user who may only read) names it; see
+/// [`whois_refusals_over_mutual_tls_with_a_user`] for what it refuses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_over_mutual_tls_nodes_claim_and_serve() {
     let cluster = EtcdTlsServer::start().await;
@@ -136,23 +219,217 @@ async fn etcd_over_mutual_tls_nodes_claim_and_serve() {
             ("SNOWMINT_COORDINATOR_KEY", key),
         ],
     );
+    let mut ids = Vec::new();
     for service in [&by_flags, &by_env] {
         ready(service, 200);
-        let id = service.json("/v1/id");
-        assert!(id["id"].as_str().is_some(), "{id}");
+        ids.push(an_id(service));
         let node = service.json("/v1/node");
         assert_eq!(node["coordinator"]["state"], "held", "{node}");
         assert_eq!(node["coordinator"]["url"], url.as_str());
     }
     let held = cluster.slot_holders("tls").await;
     assert_eq!(held.len(), 2, "{held:?}");
+    let (by_flags_pid, by_env_pid) = (by_flags.pid(), by_env.pid());
     let (status, _) = by_flags.terminate();
     assert!(status.success(), "{status}");
     assert_eq!(cluster.slot_holders("tls").await.len(), 1);
+
+    let tls_flags = [
+        "--coordinator-ca",
+        ca,
+        "--coordinator-cert",
+        cert,
+        "--coordinator-key",
+        key,
+    ];
+    let tls_env = [
+        ("SNOWMINT_COORDINATOR_CA", ca),
+        ("SNOWMINT_COORDINATOR_CERT", cert),
+        ("SNOWMINT_COORDINATOR_KEY", key),
+    ];
+    let ended = whois(&url, "tls", &ids[0], &tls_flags, &[]).covered();
+    names(&ended, by_flags_pid);
+    assert_eq!(ended["claims"][0]["ended"], "release", "{ended}");
+    names(
+        &whois(&url, "tls", &ids[1], &[], &tls_env).covered(),
+        by_env_pid,
+    );
+    drop(by_env);
+
+    // RBAC on top of mutual TLS: `ids` may read and write the fleet's
+    // prefix, `reader` may only read it.
+    let prefix = || Permission::read_write("/snowmint/ids/").with_prefix();
+    let read_only = Permission::read("/snowmint/ids/").with_prefix();
+    cluster
+        .enable_auth(
+            ROOT_PASSWORD,
+            &[
+                ("ids", IDS_PASSWORD, Some(prefix())),
+                ("reader", READER_PASSWORD, Some(read_only)),
+            ],
+        )
+        .await;
+    let as_ids = format!("etcd://ids@{}", cluster.client_addr());
+    let secured = node(
+        &home,
+        &as_ids,
+        "ids",
+        &tls_flags,
+        &[("SNOWMINT_COORDINATOR_PASSWORD", IDS_PASSWORD)],
+    );
+    ready(&secured, 200);
+    let id = an_id(&secured);
+    let file = password_file(home.path(), "ids", IDS_PASSWORD);
+    let as_user = [&tls_flags[..], &["--coordinator-password-file", &file]].concat();
+    let answer = whois(&as_ids, "ids", &id, &as_user, &[]);
+    names(&answer.covered(), secured.pid());
+    answer.shows_none_of(&[IDS_PASSWORD]);
+    let as_reader = format!("etcd://reader@{}", cluster.client_addr());
+    let answer = whois(
+        &as_reader,
+        "ids",
+        &id,
+        &[],
+        &[
+            tls_env[0],
+            tls_env[1],
+            tls_env[2],
+            ("SNOWMINT_COORDINATOR_PASSWORD", READER_PASSWORD),
+        ],
+    );
+    names(&answer.covered(), secured.pid());
+    answer.shows_none_of(&[READER_PASSWORD]);
+    assert_never_shown(&secured, IDS_PASSWORD);
 }
 
-/// A wrong CA, no client certificate, an expired one: a running node that
-/// is not ready, whose reason says which, and that keeps answering.
+/// What `whois` refuses on etcd over mutual TLS with RBAC, each with its
+/// exit code and a sentence that says what is wrong, and never the
+/// password: no CA (cleartext to a TLS port), a CA but no certificate, a
+/// wrong password, a password file others may read, a user with no
+/// password; a password in the URL on the command line works, with a
+/// warning. `--help` shows no password from the environment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whois_refusals_over_mutual_tls_with_a_user() {
+    let cluster = EtcdTlsServer::start().await;
+    cluster
+        .enable_auth(
+            ROOT_PASSWORD,
+            &[(
+                "ids",
+                IDS_PASSWORD,
+                Some(Permission::read_write("/snowmint/ids/").with_prefix()),
+            )],
+        )
+        .await;
+    let home = temp_dir("etcd-tls-whois");
+    let url = format!("etcd://ids@{}", cluster.client_addr());
+    let (ca, cert, key) = (
+        path(cluster.ca.ca_file()),
+        path(&cluster.node.cert),
+        path(&cluster.node.key),
+    );
+    let tls = [
+        "--coordinator-ca",
+        ca,
+        "--coordinator-cert",
+        cert,
+        "--coordinator-key",
+        key,
+    ];
+    let password = [("SNOWMINT_COORDINATOR_PASSWORD", IDS_PASSWORD)];
+    let secured = node(&home, &url, "ids", &tls, &password);
+    ready(&secured, 200);
+    let id = an_id(&secured);
+    let secrets = [IDS_PASSWORD, WRONG_PASSWORD];
+
+    let plain = whois(&url, "ids", &id, &[], &password);
+    assert_eq!(plain.code, 1, "{}", plain.stderr);
+    assert_eq!(
+        plain.stderr.trim_end(),
+        format!(
+            "error: coordinator etcd://ids:***@{}: cannot read the claim history of fleet ids: \
+             the server speaks TLS, and this connection to it is cleartext: give the CA that signed \
+             its certificate (TLS to the coordinator is on when a CA is given)",
+            cluster.client_addr()
+        ),
+    );
+    plain.shows_none_of(&secrets);
+
+    let no_cert = whois(&url, "ids", &id, &["--coordinator-ca", ca], &password);
+    assert_eq!(no_cert.code, 1, "{}", no_cert.stderr);
+    assert!(
+        no_cert.stderr.contains("TLS handshake failed")
+            && no_cert.stderr.contains("none is configured"),
+        "{}",
+        no_cert.stderr
+    );
+    no_cert.shows_none_of(&secrets);
+
+    let wrong = password_file(home.path(), "wrong", WRONG_PASSWORD);
+    let with_wrong = [&tls[..], &["--coordinator-password-file", &wrong]].concat();
+    let refused = whois(&url, "ids", &id, &with_wrong, &[]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("user \"ids\" cannot log in: etcd says the user name or password is wrong"),
+        "{}",
+        refused.stderr
+    );
+    refused.shows_none_of(&secrets);
+
+    let open = password_file(home.path(), "open", IDS_PASSWORD);
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let with_open = [&tls[..], &["--coordinator-password-file", &open]].concat();
+    let refused = whois(&url, "ids", &id, &with_open, &[]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.starts_with(&format!(
+            "error: the password file {open} has group or world access (mode 0644)"
+        )) && refused
+            .stderr
+            .contains("(from --coordinator-password-file)"),
+        "{}",
+        refused.stderr
+    );
+    refused.shows_none_of(&secrets);
+
+    let refused = whois(&url, "ids", &id, &tls, &[]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("the coordinator URL names the user \"ids\" but no password"),
+        "{}",
+        refused.stderr
+    );
+
+    let in_url = format!("etcd://ids:{IDS_PASSWORD}@{}", cluster.client_addr());
+    let careless = whois(&in_url, "ids", &id, &tls, &[]);
+    names(&careless.covered(), secured.pid());
+    assert!(
+        careless.stderr.starts_with(
+            "warning: the --coordinator URL holds a password, which every local user can read"
+        ),
+        "{}",
+        careless.stderr
+    );
+    careless.shows_none_of(&secrets);
+
+    let help = Command::new(BINARY)
+        .args(["whois", "--help"])
+        .env("SNOWMINT_COORDINATOR", &in_url)
+        .env("SNOWMINT_COORDINATOR_PASSWORD", IDS_PASSWORD)
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains("--coordinator-password-file"), "{help}");
+    assert!(!help.contains(IDS_PASSWORD), "{help}");
+}
+
+/// A wrong CA, no client certificate, an expired one, no CA at all
+/// (cleartext): a running node that is not ready, whose reason says which,
+/// and that keeps answering.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_over_mutual_tls_refusals_leave_a_node_not_ready() {
     let cluster = EtcdTlsServer::start().await;
@@ -165,7 +442,7 @@ async fn etcd_over_mutual_tls_refusals_leave_a_node_not_ready() {
         path(&cluster.node.cert),
         path(&cluster.node.key),
     );
-    let cases: [(&str, Vec<&str>, String); 3] = [
+    let cases: [(&str, Vec<&str>, String); 4] = [
         (
             "wrong-ca",
             vec![
@@ -200,6 +477,11 @@ async fn etcd_over_mutual_tls_refusals_leave_a_node_not_ready() {
                 "the coordinator client certificate {} expired at",
                 expired.cert.display()
             ),
+        ),
+        (
+            "cleartext",
+            vec![],
+            "the server speaks TLS, and this connection to it is cleartext: give the CA".to_owned(),
         ),
     ];
     for (fleet, args, says) in cases {
@@ -301,4 +583,33 @@ async fn zookeeper_with_digest_auth_serves_and_never_shows_the_password() {
     );
     assert_never_shown(&service, FLEET_PASSWORD);
     assert_eq!(cluster.slot_holders("zk").await.len(), 1);
+
+    // whois reads the fleet's znodes as the fleet's identity; without
+    // credentials, or with a wrong password (another identity), it may
+    // not read them, and says so.
+    let id = an_id(&service);
+    let answer = whois(
+        &url,
+        "zk",
+        &id,
+        &["--coordinator-password-file", &file],
+        &[],
+    );
+    names(&answer.covered(), service.pid());
+    answer.shows_none_of(&[FLEET_PASSWORD]);
+    let anonymous = format!("zk://{}", cluster.client_addr());
+    let wrong = password_file(home.path(), "wrong", WRONG_PASSWORD);
+    for (url, args) in [
+        (&anonymous, vec![]),
+        (&url, vec!["--coordinator-password-file", wrong.as_str()]),
+    ] {
+        let refused = whois(url, "zk", &id, &args, &[]);
+        assert_eq!(refused.code, 1, "{}", refused.stderr);
+        assert!(
+            refused.stderr.contains("may not read /snowmint/zk/layout"),
+            "{}",
+            refused.stderr
+        );
+        refused.shows_none_of(&[FLEET_PASSWORD, WRONG_PASSWORD]);
+    }
 }

@@ -15,8 +15,8 @@ use std::time::Duration;
 use snowmint_client::proto::id_service_client::IdServiceClient;
 use snowmint_client::proto::{NextIdsRequest, StreamIdsRequest};
 use snowmint_test_support::binary::{Service, run_to_end};
-use snowmint_test_support::certs::{Issued, TestCa, presented_serial, serial_bytes};
 use snowmint_test_support::temp::temp_dir;
+use snowmint_test_support::tls::{Issued, TestCa, presented_serial, serial_bytes};
 use snowmint_test_support::wait::wait_until;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
@@ -24,19 +24,21 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// A node's TLS files in `dir`, signed by `ca`, with serial `serial`.
+/// A node's TLS files, signed by `ca`, and the certificate's serial.
 struct Files {
     cert: PathBuf,
     key: PathBuf,
     ca: PathBuf,
+    serial: u64,
 }
 
-fn files(dir: &Path, ca: &TestCa, serial: u64) -> Files {
-    let (cert, key) = ca.server(serial).write(dir, "node");
+fn files(ca: &TestCa) -> Files {
+    let node = ca.server("node");
     Files {
-        cert,
-        key,
-        ca: ca.write(dir, "ca.pem"),
+        cert: node.cert,
+        key: node.key,
+        ca: ca.ca_file().to_owned(),
+        serial: node.serial,
     }
 }
 
@@ -124,7 +126,7 @@ fn metric(service: &Service, ca: &Path, series: &str) -> f64 {
 fn http_and_grpc_are_served_over_tls() {
     let home = temp_dir("tls-serve");
     let ca = TestCa::new("snowmint test CA");
-    let files = files(home.path(), &ca, 1);
+    let files = files(&ca);
     let service = start(home.path(), &tls_args(&files));
     assert!(service.tls, "the node did not say https://");
     let cacert = files.ca.to_str().unwrap();
@@ -172,7 +174,7 @@ fn http_and_grpc_are_served_over_tls() {
 fn a_cleartext_client_fails_the_handshake_and_others_are_unaffected() {
     let home = temp_dir("tls-cleartext");
     let ca = TestCa::new("snowmint test CA");
-    let files = files(home.path(), &ca, 1);
+    let files = files(&ca);
     let service = start(home.path(), &tls_args(&files));
     let grpc = service.grpc.unwrap();
     let runtime = runtime();
@@ -219,18 +221,18 @@ fn mtls_refuses_a_missing_or_foreign_client_certificate() {
     let ca = TestCa::new("snowmint test CA");
     let clients = TestCa::new("snowmint clients CA");
     let stranger = TestCa::new("someone else's CA");
-    let files = files(home.path(), &ca, 1);
-    let client_ca = clients.write(home.path(), "clients.pem");
+    let files = files(&ca);
+    let client_ca = clients.ca_file();
     let mut args = tls_args(&files);
     args.extend(["--tls-client-ca".into(), client_ca.display().to_string()]);
     let service = start(home.path(), &args);
     let cacert = files.ca.to_str().unwrap();
     let url = format!("https://{}/v1/id", service.address);
 
-    let member = clients.client("member", 7);
-    let outsider = stranger.client("outsider", 8);
-    let (member_cert, member_key) = member.write(home.path(), "member");
-    let (outsider_cert, outsider_key) = outsider.write(home.path(), "outsider");
+    let member = clients.client("member");
+    let outsider = stranger.client("outsider");
+    let (member_cert, member_key) = (&member.cert, &member.key);
+    let (outsider_cert, outsider_key) = (&outsider.cert, &outsider.key);
     let with = |cert: &Path, key: &Path| {
         curl(&[
             "--cacert",
@@ -244,12 +246,12 @@ fn mtls_refuses_a_missing_or_foreign_client_certificate() {
     };
     let none = curl(&["--cacert", cacert, &url]);
     assert_ne!(none.0, 0, "served without a client certificate: {none:?}");
-    let foreign = with(&outsider_cert, &outsider_key);
+    let foreign = with(outsider_cert, outsider_key);
     assert_ne!(
         foreign.0, 0,
         "served with a foreign client certificate: {foreign:?}"
     );
-    let (code, body, error) = with(&member_cert, &member_key);
+    let (code, body, error) = with(member_cert, member_key);
     assert_eq!(code, 0, "{error}");
     assert!(body.contains("\"id\""), "{body}");
 
@@ -267,7 +269,7 @@ fn mtls_refuses_a_missing_or_foreign_client_certificate() {
         let client = snowmint_client::Client::builder()
             .endpoints([format!("https://{grpc}")])
             .tls_ca(ca.pem())
-            .tls_identity_files(&member_cert, &member_key)
+            .tls_identity_files(member_cert, member_key)
             .build()
             .await
             .unwrap();
@@ -283,12 +285,12 @@ fn mtls_refuses_a_missing_or_foreign_client_certificate() {
 fn rotated_certificates_reach_new_handshakes_and_open_streams_survive() {
     let home = temp_dir("tls-rotate");
     let ca = TestCa::new("snowmint test CA");
-    let files = files(home.path(), &ca, 1);
+    let files = files(&ca);
     let service = start(home.path(), &tls_args(&files));
     let grpc = service.grpc.unwrap();
     let serial = |address| presented_serial(address, ca.pem(), None).unwrap();
-    assert_eq!(serial(service.address), serial_bytes(1));
-    assert_eq!(serial(grpc), serial_bytes(1));
+    assert_eq!(serial(service.address), serial_bytes(files.serial));
+    assert_eq!(serial(grpc), serial_bytes(files.serial));
 
     let runtime = runtime();
     let mut stream = runtime.block_on(async {
@@ -305,13 +307,16 @@ fn rotated_certificates_reach_new_handshakes_and_open_streams_survive() {
         stream
     });
 
-    ca.server(2).replace(&files.cert, &files.key);
-    wait_until("new handshakes to present serial 2", LIMIT, || {
-        (serial(service.address) == serial_bytes(2)).then_some(())
+    let renewed = ca.server("node-renewed");
+    assert_ne!(renewed.serial, files.serial);
+    renewed.replace(&files.cert, &files.key);
+    let new = serial_bytes(renewed.serial);
+    wait_until("new handshakes to present the new serial", LIMIT, || {
+        (serial(service.address) == new).then_some(())
     });
-    assert_eq!(serial(grpc), serial_bytes(2));
+    assert_eq!(serial(grpc), new);
     let last = runtime.block_on(async {
-        // The stream opened under serial 1 goes on.
+        // The stream opened under the first certificate goes on.
         let mut last = 0;
         for _ in 0..20 {
             let batch = stream.message().await.unwrap().unwrap();
@@ -341,7 +346,7 @@ fn rotated_certificates_reach_new_handshakes_and_open_streams_survive() {
         (reloads("ok") > before).then_some(())
     });
 
-    // A corrupt certificate: refused at the reload, serial 2 stays.
+    // A corrupt certificate: refused at the reload, the new one stays.
     std::fs::write(
         &files.cert,
         "-----BEGIN CERTIFICATE-----\nnot base64 at all!\n",
@@ -350,8 +355,8 @@ fn rotated_certificates_reach_new_handshakes_and_open_streams_survive() {
     wait_until("the corrupt file to be refused", LIMIT, || {
         (reloads("failed") >= 1.0).then_some(())
     });
-    assert_eq!(serial(service.address), serial_bytes(2));
-    assert_eq!(serial(grpc), serial_bytes(2));
+    assert_eq!(serial(service.address), new);
+    assert_eq!(serial(grpc), new);
     let log = service.log();
     assert!(
         log.contains(&format!("TLS certificate {}", files.cert.display()))
@@ -369,8 +374,8 @@ fn rotated_certificates_reach_new_handshakes_and_open_streams_survive() {
 fn a_bad_tls_file_at_start_exits_2_naming_it() {
     let home = temp_dir("tls-bad");
     let ca = TestCa::new("snowmint test CA");
-    let files = files(home.path(), &ca, 1);
-    let other = ca.server(9).write(home.path(), "other");
+    let files = files(&ca);
+    let other = ca.server("other");
     let broken_key = home.path().join("broken.key");
     std::fs::write(
         &broken_key,
@@ -415,11 +420,11 @@ fn a_bad_tls_file_at_start_exits_2_naming_it() {
                 "--tls-cert".into(),
                 path(&files.cert),
                 "--tls-key".into(),
-                path(&other.1),
+                path(&other.key),
             ],
             format!(
                 "TLS key {} does not belong to the certificate {}",
-                other.1.display(),
+                other.key.display(),
                 files.cert.display()
             ),
         ),
@@ -509,7 +514,7 @@ fn the_readme_secured_client_example_runs_as_shown() {
     let home = temp_dir("tls-readme");
     let ca = TestCa::new("snowmint test CA");
     let clients = TestCa::new("snowmint clients CA");
-    let files = files(home.path(), &ca, 1);
+    let files = files(&ca);
     let tokens = home.path().join("tokens");
     std::fs::write(
         &tokens,
@@ -521,15 +526,13 @@ fn the_readme_secured_client_example_runs_as_shown() {
     let mut args = tls_args(&files);
     args.extend([
         "--tls-client-ca".into(),
-        clients
-            .write(home.path(), "clients.pem")
-            .display()
-            .to_string(),
+        clients.ca_file().display().to_string(),
         "--auth-token-file".into(),
         tokens.display().to_string(),
     ]);
     let service = start(home.path(), &args);
-    let (cert, key) = clients.client("app", 3).write(home.path(), "app");
+    let app = clients.client("app");
+    let (cert, key) = (&app.cert, &app.key);
     let port = service.grpc.unwrap().port();
     let (a, b) = (
         format!("https://localhost:{port}"),
@@ -540,8 +543,8 @@ fn the_readme_secured_client_example_runs_as_shown() {
             &a,
             &b,
             &files.ca,
-            &cert,
-            &key,
+            cert,
+            key,
             &client_token,
         ))
         .unwrap();
@@ -552,8 +555,8 @@ fn the_readme_secured_client_example_runs_as_shown() {
         &a,
         &b,
         &files.ca,
-        &cert,
-        &key,
+        cert,
+        key,
         &client_token,
     ));
     assert!(
@@ -569,7 +572,7 @@ fn the_tls_settings_come_from_the_environment_and_the_file_too() {
     let home = temp_dir("tls-ways");
     let ca = TestCa::new("snowmint test CA");
     let clients = TestCa::new("snowmint clients CA");
-    let files = files(home.path(), &ca, 1);
+    let files = files(&ca);
     let cacert = files.ca.to_str().unwrap();
     let by_env = Service::start(
         SNOWMINT,
@@ -590,7 +593,7 @@ fn the_tls_settings_come_from_the_environment_and_the_file_too() {
     assert!(body.contains("\"id\""), "{body}");
     drop(by_env);
 
-    let client_ca = clients.write(home.path(), "clients.pem");
+    let client_ca = clients.ca_file();
     let config = home.path().join("snowmint.toml");
     std::fs::write(
         &config,
@@ -615,7 +618,8 @@ fn the_tls_settings_come_from_the_environment_and_the_file_too() {
         without.0, 0,
         "served without a client certificate: {without:?}"
     );
-    let (cert, key) = clients.client("app", 5).write(home.path(), "app");
+    let app = clients.client("app");
+    let (cert, key) = (&app.cert, &app.key);
     let (code, _, error) = curl(&[
         "--cacert",
         cacert,
@@ -642,7 +646,7 @@ fn discovered_nodes_are_dialled_over_tls() {
     let url = etcd.url();
     let home = temp_dir("tls-discovery");
     let ca = TestCa::new("snowmint test CA");
-    let files = files(home.path(), &ca, 1);
+    let files = files(&ca);
     let node = |name: &str| {
         let mut args = tls_args(&files);
         args.extend([

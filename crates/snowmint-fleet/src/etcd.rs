@@ -301,21 +301,34 @@ impl Members {
         })
     }
 
-    /// A connection failure over TLS whose cause tonic did not keep (a
+    /// A connection failure whose cause tonic did not keep. Over TLS (a
     /// refused client certificate is an alert read after the handshake,
     /// which reaches us as a broken pipe or a closed stream as often as
-    /// not): one handshake of our own with the same files says whether
-    /// TLS failed, and why.
+    /// not), one handshake of our own with the same files says whether
+    /// TLS failed, and why. In cleartext, a connection the server closed
+    /// at once is what a server that speaks only TLS does: one handshake
+    /// of ours says whether it does.
     async fn explain(&self, at: usize, error: BackendError) -> BackendError {
-        let (BackendError::Unreachable { reason, .. }, Some(files), Some(tls)) =
-            (&error, &self.tls_files, &self.context.tls)
-        else {
+        let BackendError::Unreachable { reason, .. } = &error else {
+            return error;
+        };
+        let host = &self.endpoints[at % self.endpoints.len()];
+        let (Some(files), Some(tls)) = (&self.tls_files, &self.context.tls) else {
+            let closed = ["broken pipe", "reset", "closed"]
+                .iter()
+                .any(|words| reason.contains(words));
+            if closed && crate::tls_probe::speaks_tls(host).await {
+                return BackendError::unreachable(
+                    "the server speaks TLS, and this connection to it is cleartext: give the CA \
+                     that signed its certificate (TLS to the coordinator is on when a CA is given)",
+                )
+                .with_source(error);
+            }
             return error;
         };
         if reason.starts_with("TLS handshake failed") {
             return error;
         }
-        let host = &self.endpoints[at % self.endpoints.len()];
         match crate::tls_probe::tls_failure(host, files).await {
             Some(failure) => match tls_cause(&failure, tls) {
                 Some(words) => BackendError::unreachable(words).with_source(error),

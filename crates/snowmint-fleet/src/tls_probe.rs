@@ -6,6 +6,10 @@
 //! blocking pool), waits briefly after the handshake for the alert with
 //! which a TLS 1.3 server refuses a client certificate, and returns the
 //! rustls error it met, if any.
+//!
+//! A client that speaks cleartext to a server that speaks only TLS meets
+//! a connection closed at once, in no words that say why: one handshake
+//! of ours ([`speaks_tls`]) finds out whether the server answers in TLS.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -33,8 +37,36 @@ pub(crate) async fn tls_failure(host: &str, files: &TlsFiles) -> Option<rustls::
         .flatten()
 }
 
+/// Whether the server at `host` (`HOST:PORT`) answers a TLS handshake.
+/// The handshake trusts no authority, so a server that speaks TLS fails
+/// it at its certificate, which it sends in its first answer; one that
+/// does not fails it otherwise, or never answers (within a step).
+#[cfg(feature = "etcd")]
+pub(crate) async fn speaks_tls(host: &str) -> bool {
+    let host = host.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let config = ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::aws_lc_rs::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .ok()?
+        .with_root_certificates(RootCertStore::empty())
+        .with_no_client_auth();
+        handshake(&host, config)
+    })
+    .await
+    .ok()
+    .flatten()
+    .is_some_and(|error| matches!(error, rustls::Error::InvalidCertificate(_)))
+}
+
 fn probe(host: &str, files: &TlsFiles) -> Option<rustls::Error> {
-    let config = config(files)?;
+    handshake(host, config(files)?)
+}
+
+/// The rustls error one TLS connection to `host` with `config` meets, if
+/// any (see [`tls_failure`]).
+fn handshake(host: &str, config: ClientConfig) -> Option<rustls::Error> {
     let name = host.rsplit_once(':').map_or(host, |(name, _)| name);
     let name = name
         .strip_prefix('[')

@@ -107,17 +107,7 @@ pub fn password_on_command_line(config: &Config) -> Option<String> {
         return None;
     };
     (url.has_password() && *config.origin(Setting::Coordinator) == crate::config::Origin::Flag)
-        .then(|| {
-            let postgres = match url {
-                snowmint_fleet::CoordinatorUrl::Postgres(_) => ", PGPASSWORD or a libpq password file",
-                _ => "",
-            };
-            format!(
-                "the --coordinator URL holds a password, which every local user can read in this process's command line \
-                 (ps, /proc/{}/cmdline); give it through SNOWMINT_COORDINATOR_PASSWORD or --coordinator-password-file{postgres} instead",
-                std::process::id()
-            )
-        })
+        .then(|| crate::config::password_warning(url))
 }
 
 /// Who this process is, as written into the slot key it claims: an

@@ -56,12 +56,11 @@
 //!   switches on and off.
 //!
 //! - `tls` (on with `etcd` and `zookeeper`): a certificate authority made
-//!   by the test (rcgen) and the certificates it signs, for the servers
-//!   secured as in production (`servers::etcd_tls`,
-//!   `servers::zookeeper_secure`); also `certs`, certificates for the
-//!   node's own listeners (a CA, server and client certificates with
-//!   chosen serial numbers) and a TLS client that reads the serial of the
-//!   certificate a server presents.
+//!   by the test (rcgen) and the certificates it signs, as PEM and as
+//!   files, for every server a test secures: the coordinators as in
+//!   production (`servers::etcd_tls`, `servers::zookeeper_secure`,
+//!   PostgreSQL's `ssl`) and the node's own listeners; and a TLS client
+//!   that reads the serial number of the certificate a server presents.
 //!
 //! A missing server fails the test and says how to install it.
 
@@ -76,8 +75,6 @@ pub mod servers;
 pub mod temp;
 pub mod wait;
 
-#[cfg(feature = "tls")]
-pub mod certs;
 #[cfg(feature = "in-process")]
 pub mod in_process;
 #[cfg(feature = "tls")]

@@ -13,6 +13,7 @@ use snowmint_test_support::net::free_port;
 use snowmint_test_support::servers::CoordinatorServer;
 use snowmint_test_support::servers::postgres::{ADMIN_USER, PostgresServer, give_to_server};
 use snowmint_test_support::temp::temp_dir;
+use snowmint_test_support::tls::TestCa;
 use snowmint_test_support::wait::eventually;
 
 every_scenario!(PostgresServer);
@@ -280,20 +281,6 @@ fn the_readme_shows_the_tables_nodes_create() {
     );
 }
 
-/// Runs `openssl` with `args` in `dir`, or fails saying how to get it.
-fn openssl(dir: &std::path::Path, args: &[&str]) {
-    let output = std::process::Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap_or_else(|err| panic!("cannot run openssl ({err}); apt-get install openssl"));
-    assert!(
-        output.status.success(),
-        "openssl {args:?} failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
 /// Waits until `node` holds a claim, or panics with its last reason.
 async fn claims(node: &Coordinator<PostgresBackend>, what: &str) {
     let states = node.state();
@@ -310,91 +297,22 @@ async fn claims(node: &Coordinator<PostgresBackend>, what: &str) {
 /// the host; a certificate that fails the check is refused, in words.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_follows_sslmode() {
-    let dir = temp_dir("pg-tls");
-    let path = dir.path();
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-    ];
-    openssl(
-        path,
-        &[
-            &["req", "-x509"][..],
-            &ec,
-            &[
-                "-days",
-                "2",
-                "-subj",
-                "/CN=snowmint test CA",
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.crt",
-            ],
-        ]
-        .concat(),
-    );
-    openssl(
-        path,
-        &[
-            &["req"][..],
-            &ec,
-            &[
-                "-subj",
-                "/CN=127.0.0.1",
-                "-keyout",
-                "server.key",
-                "-out",
-                "server.csr",
-            ],
-        ]
-        .concat(),
-    );
-    std::fs::write(
-        path.join("server.ext"),
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-    )
-    .unwrap();
-    openssl(
-        path,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "2",
-            "-extfile",
-            "server.ext",
-            "-out",
-            "server.crt",
-        ],
-    );
-    for file in ["server.crt", "server.key"] {
-        give_to_server(&path.join(file));
+    // The certificate names 127.0.0.1 only (see verify-full below). The
+    // server reads its files as its own user, and refuses a key that
+    // others may read.
+    let authority = TestCa::new("snowmint test CA");
+    let certificate = authority.server_for("postgres", &["127.0.0.1"]);
+    for path in [&certificate.cert, &certificate.key] {
+        give_to_server(path);
     }
-    give_to_server(path);
+    give_to_server(authority.dir());
     let server = PostgresServer::builder()
         .setting("ssl", "on")
-        .setting(
-            "ssl_cert_file",
-            &path.join("server.crt").display().to_string(),
-        )
-        .setting(
-            "ssl_key_file",
-            &path.join("server.key").display().to_string(),
-        )
+        .setting("ssl_cert_file", &certificate.cert.display().to_string())
+        .setting("ssl_key_file", &certificate.key.display().to_string())
         .start()
         .await;
-    let ca = path.join("ca.crt").display().to_string();
+    let ca = authority.ca_file().display().to_string();
     let at = |host: &str, params: &str| {
         format!(
             "postgres://{ADMIN_USER}:{}@{host}:{}/postgres?{params}",

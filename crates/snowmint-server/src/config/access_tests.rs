@@ -238,3 +238,108 @@ fn access_settings_need_a_coordinator_they_fit() {
         .is_ok()
     );
 }
+
+/// A reader of the fleet (`snowmint whois`) reads the coordinator's
+/// settings as a node does: the same access from the same layers, and,
+/// for each mistake, the very message a node's start stops with.
+#[test]
+fn a_reader_of_the_fleet_reads_them_as_a_node_does() {
+    let dir = temp_dir("reader");
+    let private = password_file(dir.path(), 0o600);
+    let open = password_file(dir.path(), 0o644);
+    let not_pem = dir.path().join("ca.pem");
+    std::fs::write(&not_pem, "not a certificate\n").unwrap();
+    let not_pem = not_pem.to_str().unwrap();
+    let etcd = (Setting::Coordinator, "etcd://ids@127.0.0.1:2379");
+    let unreadable = format!("etcd://ids:{SECRET}@h");
+    let in_url = format!("etcd://ids:{SECRET}@127.0.0.1:2379");
+    let reader = |layers: &[Layer]| FleetAccess::resolve(layers);
+
+    let both = [
+        flags(&[etcd, (Setting::Fleet, "ids")]),
+        env(&[("SNOWMINT_COORDINATOR_PASSWORD", SECRET)]),
+    ];
+    let read = reader(&both).unwrap();
+    let node = resolve(&both).unwrap();
+    let Identity::Coordinator { url, config } = &node.identity else {
+        panic!("{:?}", node.identity);
+    };
+    assert_eq!((&read.url, read.fleet.as_str()), (url, "ids"));
+    assert_eq!(&read.access, config.access());
+    assert!(!format!("{read:?}").contains(SECRET));
+    assert_eq!(read.password_on_command_line(), None);
+
+    for layers in [
+        vec![flags(&[etcd, (Setting::CoordinatorPasswordFile, &open)])],
+        vec![
+            flags(&[etcd, (Setting::CoordinatorPasswordFile, &private)]),
+            env(&[("SNOWMINT_COORDINATOR_PASSWORD", SECRET)]),
+        ],
+        vec![flags(&[etcd])],
+        vec![flags(&[
+            (Setting::Coordinator, "etcd://127.0.0.1:2379"),
+            (Setting::CoordinatorCert, "/c.pem"),
+        ])],
+        vec![
+            flags(&[(Setting::Coordinator, "etcd://127.0.0.1:2379")]),
+            env(&[("SNOWMINT_COORDINATOR_CA", not_pem)]),
+        ],
+        vec![flags(&[
+            (Setting::Coordinator, "postgres://ids@db/app"),
+            (Setting::CoordinatorCa, "/ca.pem"),
+        ])],
+        vec![flags(&[etcd, (Setting::Fleet, "a/b")])],
+        vec![flags(&[(Setting::Coordinator, unreadable.as_str())])],
+    ] {
+        let as_reader = reader(&layers).unwrap_err().to_string();
+        assert_eq!(as_reader, error(&layers), "{layers:?}");
+        assert!(!as_reader.contains(SECRET), "{as_reader}");
+    }
+
+    // World read says how a node creates its znodes: a reader, which
+    // creates none, does not read it (a reader run with a node's
+    // environment is not refused for it).
+    let world = [flags(&[
+        (Setting::Coordinator, "zk://127.0.0.1:2181"),
+        (Setting::CoordinatorWorldRead, "true"),
+    ])];
+    assert!(!reader(&world).unwrap().access.world_read());
+
+    let err = reader(&[flags(&[(Setting::Fleet, "ids")])])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "no coordinator is given: --coordinator URL (or SNOWMINT_COORDINATOR) names the fleet's"
+    );
+
+    // A password in the URL, as a flag: the node's warning; from the
+    // environment: none.
+    let read = reader(&[flags(&[(Setting::Coordinator, in_url.as_str())])]).unwrap();
+    let warning = read.password_on_command_line().unwrap();
+    assert!(
+        warning.starts_with("the --coordinator URL holds a password"),
+        "{warning}"
+    );
+    assert!(!warning.contains(SECRET), "{warning}");
+    let read = reader(&[env(&[("SNOWMINT_COORDINATOR", in_url.as_str())])]).unwrap();
+    assert_eq!(read.password_on_command_line(), None);
+}
+
+/// A layer's `Debug` shows no password: not the environment's, not one
+/// in a coordinator URL.
+#[test]
+fn a_layer_shows_no_password() {
+    let url = format!("etcd://ids:{SECRET}@h:1");
+    let layers = [
+        flags(&[(Setting::Coordinator, url.as_str())]),
+        env(&[
+            ("SNOWMINT_COORDINATOR_PASSWORD", SECRET),
+            ("SNOWMINT_FLEET", "ids"),
+        ]),
+    ];
+    let shown = format!("{layers:?}");
+    assert!(!shown.contains(SECRET), "{shown}");
+    assert!(shown.contains("etcd://***@h:1"), "{shown}");
+    assert!(shown.contains("\"ids\""), "{shown}");
+}

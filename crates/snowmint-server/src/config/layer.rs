@@ -5,7 +5,10 @@
 //! reads every value, whichever layer it came from, with the same parser.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::Path;
+
+use snowmint_fleet::{HIDDEN, mask_user_part};
 
 use super::ConfigError;
 use super::setting::{Origin, Setting};
@@ -24,10 +27,34 @@ use super::setting::{Origin, Setting};
 /// assert_eq!(config.node(), Some(snowmint::Node { datacenter: 0, machine: 5 }));
 /// # Ok::<(), snowmint_server::config::ConfigError>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Layer {
     pub(super) origin: Origin,
     pub(super) values: BTreeMap<Setting, String>,
+}
+
+/// Shows the values as given, but for a password: the environment's is
+/// `***`, and a coordinator URL's user part too, since either may end up
+/// in a debug log or a panic message.
+impl fmt::Debug for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown: BTreeMap<Setting, String> = self
+            .values
+            .iter()
+            .map(|(&setting, text)| {
+                let text = match setting {
+                    Setting::CoordinatorPassword => HIDDEN.to_owned(),
+                    Setting::Coordinator => mask_user_part(text),
+                    _ => text.clone(),
+                };
+                (setting, text)
+            })
+            .collect();
+        f.debug_struct("Layer")
+            .field("origin", &self.origin)
+            .field("values", &shown)
+            .finish()
+    }
 }
 
 impl Layer {

@@ -30,6 +30,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use snowmint::{ClockPolicy, Layout, Node};
+use snowmint_fleet::{CoordinatorAccess, CoordinatorUrl, FleetName};
 
 use crate::auth::AuthScope;
 use crate::net::{Limits, TlsFiles};
@@ -158,6 +159,113 @@ impl Config {
             origin => format!("(from {})", Named(setting, origin)),
         }
     }
+}
+
+/// How a command that reads a fleet from outside it (`snowmint whois`)
+/// reaches the fleet's coordinator: the settings a node of the fleet is
+/// given for it (`--coordinator`, `--fleet`, the coordinator's TLS files
+/// and password), read by the same parsers and checked by the same rules,
+/// so that a reader is set up as the nodes are, and told the same when a
+/// setting cannot be used. World read is not among them: it says how a
+/// node creates its znodes, and a reader creates none.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint_server::config::{FleetAccess, Layer, Setting};
+///
+/// let mut flags = Layer::flags();
+/// flags.set(Setting::Coordinator, "etcd://ids@10.0.0.1:2379");
+/// let env = |name: &str| (name == "SNOWMINT_COORDINATOR_PASSWORD").then(|| "s3cret".to_owned());
+/// let fleet = FleetAccess::load_with(flags, env)?;
+/// assert_eq!(fleet.fleet.as_str(), "default");
+/// let credentials = fleet.access.credentials(&fleet.url)?.unwrap();
+/// assert_eq!(credentials.password.expose(), "s3cret");
+/// assert!(!format!("{fleet:?}").contains("s3cret"));
+///
+/// // A certificate with no CA to check the servers' against: refused, as a
+/// // node refuses it.
+/// let mut flags = Layer::flags();
+/// flags.set(Setting::Coordinator, "etcd://10.0.0.1:2379");
+/// flags.set(Setting::CoordinatorCert, "/etc/snowmint/reader.pem");
+/// let error = FleetAccess::load_with(flags, |_| None).unwrap_err();
+/// assert!(error.to_string().starts_with("--coordinator-cert needs --coordinator-ca"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct FleetAccess {
+    /// The coordinator.
+    pub url: CoordinatorUrl,
+    /// The fleet.
+    pub fleet: FleetName,
+    /// TLS and the password, as a node of the fleet is given them.
+    pub access: CoordinatorAccess,
+    /// Where each setting's value came from.
+    pub origins: BTreeMap<Setting, Origin>,
+}
+
+impl FleetAccess {
+    /// The settings it reads, in the order `--help` shows them: a command
+    /// takes the flags of those that are flags (the password is given by
+    /// the environment or a file only).
+    pub const SETTINGS: &'static [Setting] = &[
+        Setting::Coordinator,
+        Setting::Fleet,
+        Setting::CoordinatorCa,
+        Setting::CoordinatorCert,
+        Setting::CoordinatorKey,
+        Setting::CoordinatorPasswordFile,
+        Setting::CoordinatorPassword,
+    ];
+
+    /// Reads `flags`, then the process environment (no configuration
+    /// file: a command that reads a fleet takes no `--config`).
+    pub fn load(flags: Layer) -> Result<FleetAccess, ConfigError> {
+        FleetAccess::load_with(flags, |name| std::env::var(name).ok())
+    }
+
+    /// [`FleetAccess::load`] with an explicit environment.
+    pub fn load_with(
+        flags: Layer,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<FleetAccess, ConfigError> {
+        FleetAccess::resolve(&[flags, Layer::from_env(env)])
+    }
+
+    /// Resolves `layers` (highest precedence first) as
+    /// [`Config::resolve`] resolves a node's coordinator settings.
+    ///
+    /// # Errors
+    ///
+    /// A value that does not parse, settings that do not go together or
+    /// do not fit the coordinator, TLS files that cannot be used, a
+    /// password file others may read, and no coordinator at all; each
+    /// names where its value came from, and none shows a password.
+    pub fn resolve(layers: &[Layer]) -> Result<FleetAccess, ConfigError> {
+        resolve::fleet_access(layers)
+    }
+
+    /// The warning for a coordinator URL that holds a password and was
+    /// given as a flag, the one a node logs at start.
+    pub fn password_on_command_line(&self) -> Option<String> {
+        let given_as_flag = self.origins.get(&Setting::Coordinator) == Some(&Origin::Flag);
+        (given_as_flag && self.url.has_password()).then(|| password_warning(&self.url))
+    }
+}
+
+/// What a process whose command line holds the coordinator URL's password
+/// is told: every local user can read a process's command line
+/// (`/proc/PID/cmdline`, `ps`).
+pub(crate) fn password_warning(url: &CoordinatorUrl) -> String {
+    let postgres = match url {
+        CoordinatorUrl::Postgres(_) => ", PGPASSWORD or a libpq password file",
+        _ => "",
+    };
+    format!(
+        "the --coordinator URL holds a password, which every local user can read in this process's command line \
+         (ps, /proc/{}/cmdline); give it through SNOWMINT_COORDINATOR_PASSWORD or --coordinator-password-file{postgres} instead",
+        std::process::id()
+    )
 }
 
 /// The state directory used when none is configured (the fleet's, shared

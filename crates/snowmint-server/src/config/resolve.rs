@@ -19,7 +19,7 @@ use snowmint_fleet::{
 
 use super::layer::Layer;
 use super::setting::{DefaultValue, Named, Origin, Setting};
-use super::{Config, ConfigError, Identity, default_state_dir};
+use super::{Config, ConfigError, FleetAccess, Identity, default_state_dir};
 use crate::auth::AuthScope;
 use crate::net::{Limits, TlsFiles};
 
@@ -356,20 +356,72 @@ fn coordinator(
     .with_clock_check(clock_check, None)
     .with_history(history);
     let access = access(l)?;
-    access.check(&url).map_err(|error| {
-        let given = l.given(&[
+    let world_read = l
+        .get(Setting::CoordinatorWorldRead, |s| {
+            parse_bool(Setting::CoordinatorWorldRead.key(), s)
+        })?
+        .unwrap_or(false);
+    let access = fits(l, &url, access.with_world_read(world_read))?;
+    Ok(Some((url, config.with_access(access))))
+}
+
+/// The coordinator a command that reads a fleet from outside it reaches
+/// (see [`FleetAccess`]): the URL, the fleet, and the access settings a
+/// node reads, but for world read, which only says how a node creates its
+/// znodes.
+pub(super) fn fleet_access(layers: &[Layer]) -> Result<FleetAccess, ConfigError> {
+    let mut l = Lookup {
+        layers,
+        origins: BTreeMap::new(),
+    };
+    let url = l.get(Setting::Coordinator, str::parse::<CoordinatorUrl>)?;
+    let fleet = l.required(Setting::Fleet, str::parse::<FleetName>)?;
+    let access = access(&mut l)?;
+    let Some(url) = url else {
+        return Err(ConfigError::Conflict(format!(
+            "no coordinator is given: {} URL (or {}) names the fleet's",
+            Setting::Coordinator.flag(),
+            Setting::Coordinator.env()
+        )));
+    };
+    let access = fits(&l, &url, access)?;
+    Ok(FleetAccess {
+        url,
+        fleet,
+        access,
+        origins: l.origins,
+    })
+}
+
+/// `access` once it is known to fit `url` (credentials given once and with
+/// a user, TLS files only for etcd and ZooKeeper) and its TLS files can be
+/// used, the error naming the settings at fault.
+fn fits(
+    l: &Lookup<'_>,
+    url: &CoordinatorUrl,
+    access: CoordinatorAccess,
+) -> Result<CoordinatorAccess, ConfigError> {
+    access.check(url).map_err(|error| {
+        // A reader of the fleet does not look world read up.
+        let looked_up: Vec<Setting> = [
             Setting::Coordinator,
             Setting::CoordinatorCa,
             Setting::CoordinatorPasswordFile,
             Setting::CoordinatorPassword,
             Setting::CoordinatorWorldRead,
-        ]);
-        ConfigError::Conflict(format!("{error} (from {})", given.join(" and ")))
+        ]
+        .into_iter()
+        .filter(|setting| l.origins.contains_key(setting))
+        .collect();
+        ConfigError::Conflict(format!(
+            "{error} (from {})",
+            l.given(&looked_up).join(" and ")
+        ))
     })?;
     if let Some(tls) = access.tls() {
         check_tls(l, tls)?;
     }
-    Ok(Some((url, config.with_access(access))))
+    Ok(access)
 }
 
 /// The settings of how a node reaches a secured coordinator.
@@ -382,10 +434,10 @@ const ACCESS: [Setting; 6] = [
     Setting::CoordinatorWorldRead,
 ];
 
-/// How the node reaches a secured coordinator: TLS files (checked by
-/// `check_tls` once they are known to fit the URL), the password from a
-/// file (only its owner may read it) or the environment, and ZooKeeper's
-/// world read.
+/// How a node, or a reader of its fleet, reaches a secured coordinator:
+/// TLS files (checked by `fits` once they are known to fit the URL), and
+/// the password from a file (only its owner may read it) or the
+/// environment. (A node reads ZooKeeper's world read beside it.)
 fn access(l: &mut Lookup<'_>) -> Result<CoordinatorAccess, ConfigError> {
     let ca = l.get(Setting::CoordinatorCa, parse_path)?;
     let cert = l.get(Setting::CoordinatorCert, parse_path)?;
@@ -397,12 +449,7 @@ fn access(l: &mut Lookup<'_>) -> Result<CoordinatorAccess, ConfigError> {
     let from_env = l.get(Setting::CoordinatorPassword, |s| {
         Ok::<_, std::convert::Infallible>(Secret::new(s))
     })?;
-    let world_read = l
-        .get(Setting::CoordinatorWorldRead, |s| {
-            parse_bool(Setting::CoordinatorWorldRead.key(), s)
-        })?
-        .unwrap_or(false);
-    let mut access = CoordinatorAccess::default().with_world_read(world_read);
+    let mut access = CoordinatorAccess::default();
     match (from_file, from_env) {
         (Some(_), Some(_)) => {
             return Err(ConfigError::Conflict(format!(

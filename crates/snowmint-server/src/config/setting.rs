@@ -280,7 +280,7 @@ settings! {
     /// The node's certificate for mutual TLS to the coordinator.
     CoordinatorCert = Spec::value("coordinator_cert", "FILE")
         .help(
-            "This node's certificate (PEM) for mutual TLS to etcd or ZooKeeper; needs \
+            "The certificate (PEM) to present for mutual TLS to etcd or ZooKeeper; needs \
              --coordinator-key and --coordinator-ca. The files are read again for each new \
              connection",
         )

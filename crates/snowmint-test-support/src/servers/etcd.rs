@@ -51,48 +51,8 @@ impl EtcdServer {
         root_password: &str,
         users: &[(&str, &str, Option<Permission>)],
     ) {
-        let mut commands: Vec<Vec<String>> = vec![
-            vec!["user".into(), "add".into(), format!("root:{root_password}")],
-            vec![
-                "user".into(),
-                "grant-role".into(),
-                "root".into(),
-                "root".into(),
-            ],
-        ];
-        for (user, password, permission) in users {
-            commands.push(vec![
-                "user".into(),
-                "add".into(),
-                format!("{user}:{password}"),
-            ]);
-            if let Some(permission) = permission {
-                let role = format!("{user}-role");
-                commands.push(vec!["role".into(), "add".into(), role.clone()]);
-                let mut grant = vec![
-                    "role".into(),
-                    "grant-permission".into(),
-                    role.clone(),
-                    permission.kind.into(),
-                    permission.key.clone(),
-                ];
-                if permission.prefix {
-                    grant.push("--prefix=true".into());
-                }
-                commands.push(grant);
-                commands.push(vec![
-                    "user".into(),
-                    "grant-role".into(),
-                    (*user).to_owned(),
-                    role,
-                ]);
-            }
-        }
-        commands.push(vec!["auth".into(), "enable".into()]);
-        let endpoint = format!("http://{}", self.client_addr());
-        for command in commands {
-            etcdctl(&endpoint, command).await;
-        }
+        let endpoint = format!("--endpoints=http://{}", self.client_addr());
+        enable_auth(&[endpoint], root_password, users).await;
     }
 
     /// The keys and values under `prefix` (every key that starts with it),
@@ -173,15 +133,67 @@ impl Permission {
     }
 }
 
-/// Runs `etcdctl` (v3 API) against `endpoint`; panics with its output if
-/// it fails.
-async fn etcdctl(endpoint: &str, args: Vec<String>) {
-    let endpoint = endpoint.to_owned();
+/// Turns authentication on in the etcd that etcdctl reaches with
+/// `connection` (its `--endpoints`, and TLS flags): the user `root` (role
+/// `root`) with `root_password`, and each of `users` with a permission in
+/// a role of its own (see [`EtcdServer::enable_auth`]).
+pub(crate) async fn enable_auth(
+    connection: &[String],
+    root_password: &str,
+    users: &[(&str, &str, Option<Permission>)],
+) {
+    let mut commands: Vec<Vec<String>> = vec![
+        vec!["user".into(), "add".into(), format!("root:{root_password}")],
+        vec![
+            "user".into(),
+            "grant-role".into(),
+            "root".into(),
+            "root".into(),
+        ],
+    ];
+    for (user, password, permission) in users {
+        commands.push(vec![
+            "user".into(),
+            "add".into(),
+            format!("{user}:{password}"),
+        ]);
+        if let Some(permission) = permission {
+            let role = format!("{user}-role");
+            commands.push(vec!["role".into(), "add".into(), role.clone()]);
+            let mut grant = vec![
+                "role".into(),
+                "grant-permission".into(),
+                role.clone(),
+                permission.kind.into(),
+                permission.key.clone(),
+            ];
+            if permission.prefix {
+                grant.push("--prefix=true".into());
+            }
+            commands.push(grant);
+            commands.push(vec![
+                "user".into(),
+                "grant-role".into(),
+                (*user).to_owned(),
+                role,
+            ]);
+        }
+    }
+    commands.push(vec!["auth".into(), "enable".into()]);
+    for command in commands {
+        etcdctl(connection, command).await;
+    }
+}
+
+/// Runs `etcdctl` (v3 API) with `connection` (`--endpoints`, and TLS
+/// flags) and `args`; panics with its output if it fails.
+async fn etcdctl(connection: &[String], args: Vec<String>) {
+    let connection = connection.to_vec();
     let shown = args.join(" ");
     let output = tokio::task::spawn_blocking(move || {
         std::process::Command::new("etcdctl")
             .env("ETCDCTL_API", "3")
-            .arg(format!("--endpoints={endpoint}"))
+            .args(&connection)
             .args(&args)
             .output()
     })

@@ -13,7 +13,7 @@ use snowmint_fleet::{CoordinatorTls, EtcdBackend};
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
 
 use super::CoordinatorServer;
-use super::etcd::{Client, slot_holders, spawn, stored_mark};
+use super::etcd::{Client, Permission, enable_auth, slot_holders, spawn, stored_mark};
 use super::process::ServerProcess;
 use crate::tls::{Issued, TestCa};
 
@@ -25,7 +25,9 @@ pub struct EtcdTlsServer {
     pub ca: TestCa,
     /// The certificate the nodes present.
     pub node: Issued,
-    /// The certificate the test's own client presents.
+    /// The certificate the test's own client presents, named `root`: with
+    /// RBAC on, etcd takes a client certificate's common name as the user
+    /// of a request that carries no token, so the client stays root.
     admin: Issued,
 }
 
@@ -33,6 +35,26 @@ impl EtcdTlsServer {
     /// The TLS files a node is given: the CA and its own certificate.
     pub fn node_tls(&self) -> CoordinatorTls {
         CoordinatorTls::new(self.ca.ca_file()).with_identity(&self.node.cert, &self.node.key)
+    }
+
+    /// Turns etcd's authentication (RBAC) on, as
+    /// [`EtcdServer::enable_auth`](super::etcd::EtcdServer::enable_auth)
+    /// does (etcdctl over mutual TLS). Nodes then log in with a user and
+    /// password on top of their certificate; the test's own client goes
+    /// on as root.
+    pub async fn enable_auth(
+        &self,
+        root_password: &str,
+        users: &[(&str, &str, Option<Permission>)],
+    ) {
+        let path = |path: &std::path::Path| path.display().to_string();
+        let connection = [
+            format!("--endpoints=https://{}", self.client_addr()),
+            format!("--cacert={}", path(self.ca.ca_file())),
+            format!("--cert={}", path(&self.admin.cert)),
+            format!("--key={}", path(&self.admin.key)),
+        ];
+        enable_auth(&connection, root_password, users).await;
     }
 
     /// The test's own client, over mutual TLS; it connects at the first
@@ -64,7 +86,7 @@ impl CoordinatorServer for EtcdTlsServer {
         let ca = TestCa::new("etcd-ca");
         let server = ca.server("etcd-server");
         let node = ca.client("snowmint-node");
-        let admin = ca.client("test-admin");
+        let admin = ca.client("root");
         let path = |path: &std::path::Path| path.display().to_string();
         let extra = vec![
             "--cert-file".to_owned(),
