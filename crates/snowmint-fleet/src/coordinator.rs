@@ -164,9 +164,7 @@ pub use url::{CoordinatorUrl, Login, PostgresUrl, SslMode};
 pub use whois::{Whois, WhoisAnswer, whois, whois_with};
 
 use crate::{BoxFuture, FleetError, NodeState, SlotSource};
-use engine::{Inner, Shared};
-use mark::MarkCache;
-use paths::Paths;
+use engine::Shared;
 use timing::Timing;
 
 /// The error for a coordinator whose backend this build leaves out.
@@ -307,26 +305,12 @@ impl<B: Backend> Coordinator<B> {
     ///
     /// [`FleetError::Coordinator`] when called outside a Tokio runtime.
     pub fn start(backend: B, config: CoordinatorConfig) -> Result<Coordinator<B>, FleetError> {
-        let url = backend.url();
         let runtime =
             tokio::runtime::Handle::try_current().map_err(|_| FleetError::Coordinator {
-                coordinator: url.clone(),
+                coordinator: backend.url(),
                 message: "the claim engine must be started inside a Tokio runtime".into(),
             })?;
-        let (state, _) = watch::channel(NodeState::Fenced {
-            reason: format!("starting: claiming a slot from {url}"),
-        });
-        let shared = Arc::new(Shared {
-            paths: Paths::new(config.fleet()),
-            backend,
-            config,
-            url,
-            state,
-            inner: Mutex::new(Inner::new()),
-            marks: tokio::sync::Mutex::new(MarkCache::default()),
-            guard_lost: tokio::sync::Notify::new(),
-            pass_over_wanted: tokio::sync::Notify::new(),
-        });
+        let shared = Arc::new(Shared::new(backend, config));
         let task = runtime.spawn(shared.clone().run());
         Ok(Coordinator {
             shared,
