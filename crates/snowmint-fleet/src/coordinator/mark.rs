@@ -15,6 +15,8 @@
 //! (The node's own state file is [`MarkFile`](crate::MarkFile); this is
 //! the copy under `/snowmint/<fleet>/hwm/<slot>` that outlives holders.)
 
+use std::convert::Infallible;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,6 +31,16 @@ const MARK_ATTEMPTS: usize = 4;
 
 /// A claim that may still be used, with the session that holds it.
 type UsableClaim<S> = (Arc<Live<S>>, Held);
+
+/// How a guarded write of the mark ended, when the coordinator answered.
+enum MarkWrite<T> {
+    /// Written: `mark` is stored, at `version`.
+    Written { mark: i64, version: i64 },
+    /// Not written: after a conflict, the writer stopped with this.
+    Stopped(T),
+    /// Not written: the slot key is no longer this session's.
+    GuardLost,
+}
 
 /// The last mark stored for a claim, and the version a compare-and-set
 /// must name to replace it.
@@ -86,6 +98,57 @@ impl<B: Backend> Shared<B> {
         }
     }
 
+    /// Writes `mark` as the mark of `slot`, only if it is still at
+    /// version `expected` (`None`: absent) and the slot key is still this
+    /// session's. On a conflict (another writer moved the mark, and the
+    /// backend found the slot key still this session's) it reads the mark
+    /// again and asks `on_conflict`: `Continue` with the next (mark,
+    /// version) to write, or `Break` to stop, the mark read being enough.
+    /// Each step (write or read) waits at most `limit()`, asked anew
+    /// before it.
+    ///
+    /// Every write of the slot's mark goes through here, so that each
+    /// writer differs only in what it writes, how long it waits and what
+    /// a conflict means to it.
+    async fn write_mark<T>(
+        &self,
+        live: &Live<B::Session>,
+        slot: u64,
+        limit: impl Fn() -> Duration,
+        (mut mark, mut expected): (i64, Option<i64>),
+        mut on_conflict: impl FnMut(Option<(i64, i64)>) -> ControlFlow<T, (i64, Option<i64>)>,
+    ) -> Result<MarkWrite<T>, ClaimError> {
+        let guard = self.paths.slot(slot);
+        let path = self.paths.mark(slot);
+        for _ in 0..MARK_ATTEMPTS {
+            let value = mark.to_string();
+            let write = self.backend.write_guarded(
+                &live.session,
+                &guard,
+                &path,
+                value.as_bytes(),
+                expected,
+            );
+            match self.step(limit(), write).await? {
+                GuardedWrite::Written { version } => {
+                    return Ok(MarkWrite::Written { mark, version });
+                }
+                GuardedWrite::GuardLost => return Ok(MarkWrite::GuardLost),
+                GuardedWrite::Conflict => {
+                    let stored = self.read_mark(live, slot, limit()).await?;
+                    match on_conflict(stored) {
+                        ControlFlow::Continue(next) => (mark, expected) = next,
+                        ControlFlow::Break(stopped) => return Ok(MarkWrite::Stopped(stopped)),
+                    }
+                }
+            }
+        }
+        Err(ClaimError::MarkContended {
+            path,
+            attempts: MARK_ATTEMPTS,
+        })
+    }
+
     /// Makes the mark that a new claim read its own, before the claim is
     /// published: writes `stored` back at the version read (or, with no
     /// mark yet, creates one of 0, which covers nothing), so that a write
@@ -102,33 +165,32 @@ impl<B: Backend> Shared<B> {
         mut stored: Option<(i64, i64)>,
         limit: Duration,
     ) -> Result<(Option<i64>, Option<(i64, i64)>), ClaimError> {
-        let guard = self.paths.slot(slot);
-        let path = self.paths.mark(slot);
-        for _ in 0..MARK_ATTEMPTS {
-            let (mark, expected) = match stored {
+        /// What writing `stored` back writes, at which version.
+        fn back(stored: Option<(i64, i64)>) -> (i64, Option<i64>) {
+            match stored {
                 Some((mark, version)) => (mark, Some(version)),
                 None => (0, None),
-            };
-            let value = mark.to_string();
-            let write = self.backend.write_guarded(
-                &live.session,
-                &guard,
-                &path,
-                value.as_bytes(),
-                expected,
-            );
-            match self.step(limit, write).await? {
-                GuardedWrite::Written { version } => {
-                    return Ok((stored.map(|(mark, _)| mark), Some((mark, version))));
-                }
-                GuardedWrite::GuardLost => return Err(self.guard_lost_error(slot)),
-                GuardedWrite::Conflict => stored = self.read_mark(live, slot, limit).await?,
             }
         }
-        Err(ClaimError::MarkContended {
-            path,
-            attempts: MARK_ATTEMPTS,
-        })
+        let written = self
+            .write_mark(
+                live,
+                slot,
+                || limit,
+                back(stored),
+                |read| {
+                    stored = read;
+                    ControlFlow::<Infallible, _>::Continue(back(read))
+                },
+            )
+            .await?;
+        match written {
+            MarkWrite::Written { mark, version } => {
+                Ok((stored.map(|(mark, _)| mark), Some((mark, version))))
+            }
+            MarkWrite::GuardLost => Err(self.guard_lost_error(slot)),
+            MarkWrite::Stopped(never) => match never {},
+        }
     }
 
     /// The session and claim of `generation`, if it may still be used.
@@ -156,58 +218,45 @@ impl<B: Backend> Shared<B> {
         if marks.covers(generation, mark_ms) {
             return Ok(());
         }
-        let guard = self.paths.slot(held.slot);
-        let path = self.paths.mark(held.slot);
-        let value = mark_ms.to_string();
-        let mut expected = marks.version;
-        for _ in 0..MARK_ATTEMPTS {
-            let left = held.deadline.saturating_duration_since(Instant::now());
-            let write = self.backend.write_guarded(
-                &live.session,
-                &guard,
-                &path,
-                value.as_bytes(),
-                expected,
-            );
-            match self.step(left, write).await? {
-                GuardedWrite::Written { version } => {
-                    *marks = MarkCache::read(generation, Some((mark_ms, version)));
-                    return Ok(());
+        // No step may outlast the claim.
+        let left = || held.deadline.saturating_duration_since(Instant::now());
+        let written = self
+            .write_mark(&live, held.slot, left, (mark_ms, marks.version), |stored| {
+                // The slot key was found still this session's, so the mark
+                // read may count as cover.
+                *marks = MarkCache::read(generation, stored);
+                if marks.covers(generation, mark_ms) {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue((mark_ms, marks.version))
                 }
-                GuardedWrite::GuardLost => {
-                    // The claim ends now, not at the next keep-alive: no
-                    // other request may pass the claim check meanwhile.
-                    // Holding `marks`, no new claim can be published in
-                    // between, so this ends the claim of `generation`.
-                    let error = self.guard_lost_error(held.slot);
-                    if self
-                        .lock()
-                        .claim
-                        .is_some_and(|current| current.generation == generation)
-                    {
-                        self.lose(&error);
-                    }
-                    self.guard_lost.notify_one();
-                    return Err(FleetError::Fenced {
-                        reason: format!("{error}; retrying"),
-                    });
+            })
+            .await?;
+        match written {
+            MarkWrite::Written { mark, version } => {
+                *marks = MarkCache::read(generation, Some((mark, version)));
+                Ok(())
+            }
+            MarkWrite::Stopped(()) => Ok(()),
+            MarkWrite::GuardLost => {
+                // The claim ends now, not at the next keep-alive: no
+                // other request may pass the claim check meanwhile.
+                // Holding `marks`, no new claim can be published in
+                // between, so this ends the claim of `generation`.
+                let error = self.guard_lost_error(held.slot);
+                if self
+                    .lock()
+                    .claim
+                    .is_some_and(|current| current.generation == generation)
+                {
+                    self.lose(&error);
                 }
-                GuardedWrite::Conflict => {
-                    let left = held.deadline.saturating_duration_since(Instant::now());
-                    let stored = self.read_mark(&live, held.slot, left).await?;
-                    *marks = MarkCache::read(generation, stored);
-                    if marks.covers(generation, mark_ms) {
-                        return Ok(());
-                    }
-                    expected = marks.version;
-                }
+                self.guard_lost.notify_one();
+                Err(FleetError::Fenced {
+                    reason: format!("{error}; retrying"),
+                })
             }
         }
-        Err(ClaimError::MarkContended {
-            path,
-            attempts: MARK_ATTEMPTS,
-        }
-        .into())
     }
 }
 
