@@ -87,8 +87,9 @@
 //!   over) and the state it shares with the handle.
 //! - `pick.rs`: which free slot to try (preferred, then pseudo-random).
 //! - `layout.rs`: the fleet's layout record.
-//! - `mark.rs`: the slot's shared high-water mark (read, write back,
-//!   compare-and-set).
+//! - `mark.rs`: the slot's shared high-water mark: read, and written by
+//!   one guarded compare-and-set loop, for the write back at claim time
+//!   and for the reservations.
 //! - `history.rs`: the claim history ([`ClaimEntry`], [`HistoryRetention`])
 //!   and its rules; `whois.rs`: [`whois`], which claim covered an ID.
 //! - `clock_check.rs`: the clock check ([`ClockCheck`], [`PeerClock`],

@@ -531,9 +531,9 @@ mod tests {
         assert_eq!(writes(&shared), 3);
     }
 
-    /// A reservation that finds the slot key gone, or another session's,
-    /// ends the claim before it returns: fenced for that reason, the loss
-    /// counted, the engine woken; nothing is written.
+    /// A reservation that finds the slot key gone, or made anew by someone
+    /// else, ends the claim before it returns: fenced for that reason, the
+    /// loss counted, the engine woken; nothing is written.
     #[tokio::test]
     async fn a_reservation_that_finds_the_key_lost_ends_the_claim() {
         let gone = |store: &mut Store| store.delete(KEY);
