@@ -87,8 +87,9 @@
 //!   over) and the state it shares with the handle.
 //! - `pick.rs`: which free slot to try (preferred, then pseudo-random).
 //! - `layout.rs`: the fleet's layout record.
-//! - `mark.rs`: the slot's shared high-water mark (read, write back,
-//!   compare-and-set).
+//! - `mark.rs`: the slot's shared high-water mark: read, and written by
+//!   one guarded compare-and-set loop, for the write back at claim time
+//!   and for the reservations.
 //! - `history.rs`: the claim history ([`ClaimEntry`], [`HistoryRetention`])
 //!   and its rules; `whois.rs`: [`whois`], which claim covered an ID.
 //! - `clock_check.rs`: the clock check ([`ClockCheck`], [`PeerClock`],
@@ -99,6 +100,10 @@
 //! - `error.rs`: [`ClaimError`].
 //! - `backend.rs`: [`Backend`], the primitives a service must offer, and
 //!   [`BackendError`].
+//! - `dispatch.rs`: the one match from a [`CoordinatorUrl`] to its
+//!   backend, built with the access settings, for [`connect`],
+//!   [`read_holders`] and [`whois`]; a backend this build leaves out is
+//!   refused there.
 //! - `directory.rs`: [`read_holders`], a fleet's slot keys read from
 //!   outside it (how clients find the nodes).
 //! - `config.rs`: [`CoordinatorConfig`], [`Holder`], the claim TTL's bounds
@@ -116,6 +121,7 @@ mod backend;
 mod clock_check;
 mod config;
 mod directory;
+mod dispatch;
 mod engine;
 mod error;
 mod fleet_name;
@@ -164,21 +170,9 @@ pub use url::{CoordinatorUrl, Login, PostgresUrl, SslMode};
 pub use whois::{Whois, WhoisAnswer, whois, whois_with};
 
 use crate::{BoxFuture, FleetError, NodeState, SlotSource};
-use engine::{Inner, Shared};
-use mark::MarkCache;
-use paths::Paths;
+use dispatch::{UseBackend, with_backend};
+use engine::Shared;
 use timing::Timing;
-
-/// The error for a coordinator whose backend this build leaves out.
-pub(crate) fn unsupported(url: &CoordinatorUrl) -> FleetError {
-    FleetError::Coordinator {
-        coordinator: url.to_string(),
-        message: format!(
-            "this build has no {kind} support (build with the cargo feature `{kind}`)",
-            kind = url.kind()
-        ),
-    }
-}
 
 /// Starts a claim engine for `url`, returned as the [`SlotSource`] the
 /// service reads, reaching the coordinator as [`CoordinatorConfig::access`]
@@ -194,100 +188,23 @@ pub(crate) fn unsupported(url: &CoordinatorUrl) -> FleetError {
 /// features `etcd`, `zookeeper`, `postgres`), the access settings do not
 /// fit the URL ([`CoordinatorAccess::check`]), or there is no Tokio
 /// runtime.
-#[cfg_attr(
-    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
-    allow(unused_variables)
-)]
 pub fn connect(
     url: &CoordinatorUrl,
     config: CoordinatorConfig,
 ) -> Result<Arc<dyn SlotSource>, FleetError> {
+    /// Starts the engine on whichever backend the URL names.
+    struct Start(CoordinatorConfig);
+
+    impl UseBackend for Start {
+        type Output = Result<Arc<dyn SlotSource>, FleetError>;
+
+        fn with<B: Backend>(self, backend: B) -> Self::Output {
+            Ok(Arc::new(Coordinator::start(backend, self.0)?))
+        }
+    }
+
     let access = config.access().clone();
-    match url {
-        #[cfg(feature = "etcd")]
-        CoordinatorUrl::Etcd { endpoints, .. } => {
-            let backend = etcd_backend(url, endpoints, &access)?;
-            Ok(Arc::new(Coordinator::start(backend, config)?))
-        }
-        #[cfg(feature = "zookeeper")]
-        CoordinatorUrl::ZooKeeper { hosts, chroot, .. } => {
-            let backend = zookeeper_backend(url, hosts, chroot, &access)?;
-            Ok(Arc::new(Coordinator::start(backend, config)?))
-        }
-        #[cfg(feature = "postgres")]
-        CoordinatorUrl::Postgres(target) => {
-            let backend = postgres_backend(url, target, &access)?;
-            Ok(Arc::new(Coordinator::start(backend, config)?))
-        }
-        #[allow(unreachable_patterns)] // with every backend built in, no URL lacks support
-        other => Err(unsupported(other)),
-    }
-}
-
-/// The error for access settings that do not fit `url`.
-#[cfg_attr(
-    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
-    allow(dead_code)
-)]
-fn unfit(url: &CoordinatorUrl, error: ConfigError) -> FleetError {
-    FleetError::Coordinator {
-        coordinator: url.to_string(),
-        message: error.to_string(),
-    }
-}
-
-/// The etcd backend for `url`, with TLS and credentials as `access` says.
-#[cfg(feature = "etcd")]
-pub(crate) fn etcd_backend(
-    url: &CoordinatorUrl,
-    endpoints: &[String],
-    access: &CoordinatorAccess,
-) -> Result<crate::etcd::EtcdBackend, FleetError> {
-    access.check(url).map_err(|error| unfit(url, error))?;
-    let mut backend = crate::etcd::EtcdBackend::new(endpoints.to_vec());
-    if let Some(tls) = access.tls() {
-        backend = backend.with_tls(tls.clone());
-    }
-    if let Some(credentials) = access.credentials(url).map_err(|error| unfit(url, error))? {
-        backend = backend.with_credentials(credentials);
-    }
-    Ok(backend)
-}
-
-/// The ZooKeeper backend for `url`, with TLS, credentials and ACLs as
-/// `access` says.
-#[cfg(feature = "zookeeper")]
-pub(crate) fn zookeeper_backend(
-    url: &CoordinatorUrl,
-    hosts: &[String],
-    chroot: &Option<String>,
-    access: &CoordinatorAccess,
-) -> Result<crate::zookeeper::ZooKeeperBackend, FleetError> {
-    access.check(url).map_err(|error| unfit(url, error))?;
-    let mut backend = crate::zookeeper::ZooKeeperBackend::new(hosts.to_vec(), chroot.clone());
-    if let Some(tls) = access.tls() {
-        backend = backend.with_tls(tls.clone());
-    }
-    if let Some(credentials) = access.credentials(url).map_err(|error| unfit(url, error))? {
-        backend = backend.with_credentials(credentials, access.world_read());
-    }
-    Ok(backend)
-}
-
-/// The PostgreSQL backend for `url`, with the password given apart from
-/// the URL, if any.
-#[cfg(feature = "postgres")]
-pub(crate) fn postgres_backend(
-    url: &CoordinatorUrl,
-    target: &PostgresUrl,
-    access: &CoordinatorAccess,
-) -> Result<crate::postgres::PostgresBackend, FleetError> {
-    access.check(url).map_err(|error| unfit(url, error))?;
-    let mut backend = crate::postgres::PostgresBackend::new(target.clone());
-    if let Some(password) = access.password() {
-        backend = backend.with_password(password.clone());
-    }
-    Ok(backend)
+    with_backend(url, &access, Start(config))?
 }
 
 /// A node's claim on a slot of a fleet, kept through a coordination service.
@@ -307,26 +224,12 @@ impl<B: Backend> Coordinator<B> {
     ///
     /// [`FleetError::Coordinator`] when called outside a Tokio runtime.
     pub fn start(backend: B, config: CoordinatorConfig) -> Result<Coordinator<B>, FleetError> {
-        let url = backend.url();
         let runtime =
             tokio::runtime::Handle::try_current().map_err(|_| FleetError::Coordinator {
-                coordinator: url.clone(),
+                coordinator: backend.url(),
                 message: "the claim engine must be started inside a Tokio runtime".into(),
             })?;
-        let (state, _) = watch::channel(NodeState::Fenced {
-            reason: format!("starting: claiming a slot from {url}"),
-        });
-        let shared = Arc::new(Shared {
-            paths: Paths::new(config.fleet()),
-            backend,
-            config,
-            url,
-            state,
-            inner: Mutex::new(Inner::new()),
-            marks: tokio::sync::Mutex::new(MarkCache::default()),
-            guard_lost: tokio::sync::Notify::new(),
-            pass_over_wanted: tokio::sync::Notify::new(),
-        });
+        let shared = Arc::new(Shared::new(backend, config));
         let task = runtime.spawn(shared.clone().run());
         Ok(Coordinator {
             shared,

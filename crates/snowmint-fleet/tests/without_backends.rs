@@ -11,8 +11,8 @@
 use snowmint::Layout;
 use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl, FleetName, SlotRange};
 
-/// Neither `connect` nor `read_holders` starts anything for `url`; both
-/// fail with `expected`, and the text never holds `secret`.
+/// None of `connect`, `read_holders` and `whois` starts anything for
+/// `url`; each fails with `expected`, and the text never holds `secret`.
 // With every backend built in, no test calls it.
 #[cfg_attr(
     all(feature = "etcd", feature = "zookeeper", feature = "postgres"),
@@ -35,6 +35,11 @@ async fn refused(url: &str, expected: &str, secret: &str) {
     let fleet: FleetName = "fleet".parse().unwrap();
     let read = snowmint_fleet::read_holders(&url, &fleet).await;
     let error = read.expect_err("slot keys read without the backend");
+    assert_eq!(error.to_string(), expected);
+
+    let id = snowmint::SnowflakeId::from_u64(1 << 40).unwrap();
+    let judged = snowmint_fleet::whois(&url, &fleet, id).await;
+    let error = judged.expect_err("an ID judged without the backend");
     assert_eq!(error.to_string(), expected);
     if !secret.is_empty() {
         assert!(!expected.contains(secret), "{expected}");

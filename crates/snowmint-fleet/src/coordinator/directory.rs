@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::backend::Backend;
+use super::dispatch::{UseBackend, with_backend};
 use super::paths::Paths;
 use super::{CoordinatorAccess, CoordinatorUrl, FleetName, Holder};
-use crate::FleetError;
+use crate::{BoxFuture, FleetError};
 
 /// How long the short session of one reading lives if the reader dies
 /// before ending it.
@@ -40,40 +41,25 @@ pub async fn read_holders(
 ///
 /// As [`read_holders`]; also access settings that do not fit the URL
 /// ([`CoordinatorAccess::check`]).
-#[cfg_attr(
-    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
-    allow(unused_variables)
-)]
 pub async fn read_holders_with(
     url: &CoordinatorUrl,
     access: &CoordinatorAccess,
     fleet: &FleetName,
 ) -> Result<BTreeMap<u64, Holder>, FleetError> {
-    match url {
-        #[cfg(feature = "etcd")]
-        CoordinatorUrl::Etcd { endpoints, .. } => {
-            let backend = super::etcd_backend(url, endpoints, access)?;
-            read_with(&backend, fleet).await
-        }
-        #[cfg(feature = "zookeeper")]
-        CoordinatorUrl::ZooKeeper { hosts, chroot, .. } => {
-            let backend = super::zookeeper_backend(url, hosts, chroot, access)?;
-            read_with(&backend, fleet).await
-        }
-        #[cfg(feature = "postgres")]
-        CoordinatorUrl::Postgres(target) => {
-            let backend = super::postgres_backend(url, target, access)?;
-            read_with(&backend, fleet).await
-        }
-        #[allow(unreachable_patterns)] // with every backend built in, no URL lacks support
-        other => Err(super::unsupported(other)),
+    with_backend(url, access, ReadHolders(fleet))?.await
+}
+
+/// Reads the slot keys of a fleet with whichever backend the URL names.
+struct ReadHolders<'a>(&'a FleetName);
+
+impl<'a> UseBackend for ReadHolders<'a> {
+    type Output = BoxFuture<'a, Result<BTreeMap<u64, Holder>, FleetError>>;
+
+    fn with<B: Backend>(self, backend: B) -> Self::Output {
+        Box::pin(async move { read_with(&backend, self.0).await })
     }
 }
 
-#[cfg_attr(
-    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
-    allow(dead_code)
-)]
 async fn read_with<B: Backend>(
     backend: &B,
     fleet: &FleetName,

@@ -177,6 +177,25 @@ impl Held {
 }
 
 impl<B: Backend> Shared<B> {
+    /// Nothing claimed yet: fenced ("starting"), no session open.
+    pub(super) fn new(backend: B, config: CoordinatorConfig) -> Shared<B> {
+        let url = backend.url();
+        let (state, _) = watch::channel(NodeState::Fenced {
+            reason: format!("starting: claiming a slot from {url}"),
+        });
+        Shared {
+            paths: Paths::new(config.fleet()),
+            backend,
+            config,
+            url,
+            state,
+            inner: Mutex::new(Inner::new()),
+            marks: tokio::sync::Mutex::new(MarkCache::default()),
+            guard_lost: Notify::new(),
+            pass_over_wanted: Notify::new(),
+        }
+    }
+
     pub(super) fn lock(&self) -> MutexGuard<'_, Inner<B::Session>> {
         // A panic elsewhere cannot leave Inner half-updated: every change is
         // a plain field assignment.

@@ -15,6 +15,8 @@
 //! (The node's own state file is [`MarkFile`](crate::MarkFile); this is
 //! the copy under `/snowmint/<fleet>/hwm/<slot>` that outlives holders.)
 
+use std::convert::Infallible;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,6 +31,16 @@ const MARK_ATTEMPTS: usize = 4;
 
 /// A claim that may still be used, with the session that holds it.
 type UsableClaim<S> = (Arc<Live<S>>, Held);
+
+/// How a guarded write of the mark ended, when the coordinator answered.
+enum MarkWrite<T> {
+    /// Written: `mark` is stored, at `version`.
+    Written { mark: i64, version: i64 },
+    /// Not written: after a conflict, the writer stopped with this.
+    Stopped(T),
+    /// Not written: the slot key is no longer this session's.
+    GuardLost,
+}
 
 /// The last mark stored for a claim, and the version a compare-and-set
 /// must name to replace it.
@@ -86,6 +98,57 @@ impl<B: Backend> Shared<B> {
         }
     }
 
+    /// Writes `mark` as the mark of `slot`, only if it is still at
+    /// version `expected` (`None`: absent) and the slot key is still this
+    /// session's. On a conflict (another writer moved the mark, and the
+    /// backend found the slot key still this session's) it reads the mark
+    /// again and asks `on_conflict`: `Continue` with the next (mark,
+    /// version) to write, or `Break` to stop, the mark read being enough.
+    /// Each step (write or read) waits at most `limit()`, asked anew
+    /// before it.
+    ///
+    /// Every write of the slot's mark goes through here, so that each
+    /// writer differs only in what it writes, how long it waits and what
+    /// a conflict means to it.
+    async fn write_mark<T>(
+        &self,
+        live: &Live<B::Session>,
+        slot: u64,
+        limit: impl Fn() -> Duration,
+        (mut mark, mut expected): (i64, Option<i64>),
+        mut on_conflict: impl FnMut(Option<(i64, i64)>) -> ControlFlow<T, (i64, Option<i64>)>,
+    ) -> Result<MarkWrite<T>, ClaimError> {
+        let guard = self.paths.slot(slot);
+        let path = self.paths.mark(slot);
+        for _ in 0..MARK_ATTEMPTS {
+            let value = mark.to_string();
+            let write = self.backend.write_guarded(
+                &live.session,
+                &guard,
+                &path,
+                value.as_bytes(),
+                expected,
+            );
+            match self.step(limit(), write).await? {
+                GuardedWrite::Written { version } => {
+                    return Ok(MarkWrite::Written { mark, version });
+                }
+                GuardedWrite::GuardLost => return Ok(MarkWrite::GuardLost),
+                GuardedWrite::Conflict => {
+                    let stored = self.read_mark(live, slot, limit()).await?;
+                    match on_conflict(stored) {
+                        ControlFlow::Continue(next) => (mark, expected) = next,
+                        ControlFlow::Break(stopped) => return Ok(MarkWrite::Stopped(stopped)),
+                    }
+                }
+            }
+        }
+        Err(ClaimError::MarkContended {
+            path,
+            attempts: MARK_ATTEMPTS,
+        })
+    }
+
     /// Makes the mark that a new claim read its own, before the claim is
     /// published: writes `stored` back at the version read (or, with no
     /// mark yet, creates one of 0, which covers nothing), so that a write
@@ -102,33 +165,32 @@ impl<B: Backend> Shared<B> {
         mut stored: Option<(i64, i64)>,
         limit: Duration,
     ) -> Result<(Option<i64>, Option<(i64, i64)>), ClaimError> {
-        let guard = self.paths.slot(slot);
-        let path = self.paths.mark(slot);
-        for _ in 0..MARK_ATTEMPTS {
-            let (mark, expected) = match stored {
+        /// What writing `stored` back writes, at which version.
+        fn back(stored: Option<(i64, i64)>) -> (i64, Option<i64>) {
+            match stored {
                 Some((mark, version)) => (mark, Some(version)),
                 None => (0, None),
-            };
-            let value = mark.to_string();
-            let write = self.backend.write_guarded(
-                &live.session,
-                &guard,
-                &path,
-                value.as_bytes(),
-                expected,
-            );
-            match self.step(limit, write).await? {
-                GuardedWrite::Written { version } => {
-                    return Ok((stored.map(|(mark, _)| mark), Some((mark, version))));
-                }
-                GuardedWrite::GuardLost => return Err(self.guard_lost_error(slot)),
-                GuardedWrite::Conflict => stored = self.read_mark(live, slot, limit).await?,
             }
         }
-        Err(ClaimError::MarkContended {
-            path,
-            attempts: MARK_ATTEMPTS,
-        })
+        let written = self
+            .write_mark(
+                live,
+                slot,
+                || limit,
+                back(stored),
+                |read| {
+                    stored = read;
+                    ControlFlow::<Infallible, _>::Continue(back(read))
+                },
+            )
+            .await?;
+        match written {
+            MarkWrite::Written { mark, version } => {
+                Ok((stored.map(|(mark, _)| mark), Some((mark, version))))
+            }
+            MarkWrite::GuardLost => Err(self.guard_lost_error(slot)),
+            MarkWrite::Stopped(never) => match never {},
+        }
     }
 
     /// The session and claim of `generation`, if it may still be used.
@@ -156,57 +218,402 @@ impl<B: Backend> Shared<B> {
         if marks.covers(generation, mark_ms) {
             return Ok(());
         }
-        let guard = self.paths.slot(held.slot);
-        let path = self.paths.mark(held.slot);
-        let value = mark_ms.to_string();
-        let mut expected = marks.version;
-        for _ in 0..MARK_ATTEMPTS {
-            let left = held.deadline.saturating_duration_since(Instant::now());
-            let write = self.backend.write_guarded(
-                &live.session,
-                &guard,
-                &path,
-                value.as_bytes(),
-                expected,
-            );
-            match self.step(left, write).await? {
-                GuardedWrite::Written { version } => {
-                    *marks = MarkCache::read(generation, Some((mark_ms, version)));
-                    return Ok(());
+        // No step may outlast the claim.
+        let left = || held.deadline.saturating_duration_since(Instant::now());
+        let written = self
+            .write_mark(&live, held.slot, left, (mark_ms, marks.version), |stored| {
+                // The slot key was found still this session's, so the mark
+                // read may count as cover.
+                *marks = MarkCache::read(generation, stored);
+                if marks.covers(generation, mark_ms) {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue((mark_ms, marks.version))
                 }
-                GuardedWrite::GuardLost => {
-                    // The claim ends now, not at the next keep-alive: no
-                    // other request may pass the claim check meanwhile.
-                    // Holding `marks`, no new claim can be published in
-                    // between, so this ends the claim of `generation`.
-                    let error = self.guard_lost_error(held.slot);
-                    if self
-                        .lock()
-                        .claim
-                        .is_some_and(|current| current.generation == generation)
-                    {
-                        self.lose(&error);
-                    }
-                    self.guard_lost.notify_one();
-                    return Err(FleetError::Fenced {
-                        reason: format!("{error}; retrying"),
-                    });
+            })
+            .await?;
+        match written {
+            MarkWrite::Written { mark, version } => {
+                *marks = MarkCache::read(generation, Some((mark, version)));
+                Ok(())
+            }
+            MarkWrite::Stopped(()) => Ok(()),
+            MarkWrite::GuardLost => {
+                // The claim ends now, not at the next keep-alive: no
+                // other request may pass the claim check meanwhile.
+                // Holding `marks`, no new claim can be published in
+                // between, so this ends the claim of `generation`.
+                let error = self.guard_lost_error(held.slot);
+                if self
+                    .lock()
+                    .claim
+                    .is_some_and(|current| current.generation == generation)
+                {
+                    self.lose(&error);
                 }
-                GuardedWrite::Conflict => {
-                    let left = held.deadline.saturating_duration_since(Instant::now());
-                    let stored = self.read_mark(&live, held.slot, left).await?;
-                    *marks = MarkCache::read(generation, stored);
-                    if marks.covers(generation, mark_ms) {
-                        return Ok(());
-                    }
-                    expected = marks.version;
-                }
+                self.guard_lost.notify_one();
+                Err(FleetError::Fenced {
+                    reason: format!("{error}; retrying"),
+                })
             }
         }
-        Err(ClaimError::MarkContended {
-            path,
-            attempts: MARK_ATTEMPTS,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use snowmint::Layout;
+
+    use super::super::engine::{Held, Live, Shared};
+    use super::super::{ClaimError, CoordinatorConfig, SlotRange};
+    use super::{MARK_ATTEMPTS, MarkCache};
+    use crate::testing::{MemoryBackend, Store};
+    use crate::{Backend, FleetError, NodeState};
+
+    /// The slot every test claims, and the mark path and slot key it has.
+    const SLOT: u64 = 3;
+    const MARK: &str = "/snowmint/marks/hwm/3";
+    const KEY: &str = "/snowmint/marks/slots/3";
+    /// The time limit of one step, where a test gives one.
+    const LIMIT: Duration = Duration::from_secs(5);
+
+    /// An engine's shared state over `backend`, with a session open and
+    /// the slot key created in it; no task runs, so nothing but the test
+    /// calls the backend.
+    async fn engine<const P: bool>(
+        backend: MemoryBackend<P>,
+    ) -> (Shared<MemoryBackend<P>>, Live<u64>) {
+        let config = CoordinatorConfig::new(
+            "marks",
+            SlotRange::new(0, 7).unwrap(),
+            Duration::from_secs(10),
+            "node-a".into(),
+            Layout::TWITTER,
+        )
+        .unwrap();
+        let shared = Shared::new(backend, config);
+        let opened = shared
+            .backend
+            .open_session(Duration::from_secs(10), &[])
+            .await
+            .unwrap();
+        let created = shared
+            .backend
+            .create_if_absent(&opened.session, KEY, b"node-a")
+            .await
+            .unwrap();
+        assert!(created);
+        let live = Live {
+            session: opened.session,
+            ttl: opened.ttl,
+            id: opened.id,
+        };
+        (shared, live)
+    }
+
+    /// `shared` as after a claim of [`SLOT`] (generation 1) that read
+    /// `stored` and may issue until `deadline`.
+    fn claimed<const P: bool>(
+        shared: &Shared<MemoryBackend<P>>,
+        live: Live<u64>,
+        stored: Option<(i64, i64)>,
+        deadline: Instant,
+    ) {
+        let held = Held {
+            slot: SLOT,
+            node: Layout::TWITTER.node_from_slot(SLOT).unwrap(),
+            generation: 1,
+            claimed_at: Instant::now(),
+            deadline,
+            floor_ms: stored.map(|(mark, _)| mark),
+            history_generation: None,
+        };
+        let mut inner = shared.lock();
+        inner.session = Some(std::sync::Arc::new(live));
+        inner.generation = 1;
+        inner.claim = Some(held);
+        *shared.marks.try_lock().unwrap() = MarkCache::read(1, stored);
+    }
+
+    /// The mark as another writer stores it, with its version.
+    fn put<const P: bool>(shared: &Shared<MemoryBackend<P>>, mark: i64) -> (i64, i64) {
+        (mark, shared.backend.store().put(MARK, &mark.to_string()))
+    }
+
+    fn stored<const P: bool>(shared: &Shared<MemoryBackend<P>>) -> Option<(String, i64)> {
+        shared.backend.store().get(MARK)
+    }
+
+    fn writes<const P: bool>(shared: &Shared<MemoryBackend<P>>) -> usize {
+        shared.backend.store().writes
+    }
+
+    /// A new holder writes the mark it read back at the version it read,
+    /// and with none, creates one of 0 (which covers nothing).
+    #[tokio::test]
+    async fn a_write_back_writes_the_mark_read_at_its_version() {
+        let (shared, live) = engine(MemoryBackend::<false>::new()).await;
+        let (floor, now) = shared
+            .write_mark_back(&live, SLOT, None, LIMIT)
+            .await
+            .unwrap();
+        let version = stored(&shared).unwrap().1;
+        assert_eq!((floor, now), (None, Some((0, version))));
+        assert_eq!(stored(&shared), Some(("0".into(), version)));
+
+        let read = put(&shared, 100);
+        let (floor, now) = shared
+            .write_mark_back(&live, SLOT, Some(read), LIMIT)
+            .await
+            .unwrap();
+        let version = stored(&shared).unwrap().1;
+        assert!(version > read.1, "written at the version read: {version}");
+        assert_eq!((floor, now), (Some(100), Some((100, version))));
+        assert_eq!(writes(&shared), 2);
+    }
+
+    /// The old holder's write lands between the new holder's read and its
+    /// write back: the write back conflicts, reads again and writes back
+    /// what the old holder stored, which becomes the floor.
+    #[tokio::test]
+    async fn a_write_back_that_conflicts_writes_back_the_mark_read_again() {
+        let (shared, live) = engine(MemoryBackend::<false>::new()).await;
+        let read = put(&shared, 100);
+        shared.backend.before_write(|store| {
+            store.put(MARK, "150");
+        });
+        let (floor, now) = shared
+            .write_mark_back(&live, SLOT, Some(read), LIMIT)
+            .await
+            .unwrap();
+        let (text, version) = stored(&shared).unwrap();
+        assert_eq!(text, "150");
+        assert_eq!((floor, now), (Some(150), Some((150, version))));
+        assert_eq!(writes(&shared), 2);
+
+        // With no mark read, the old holder's first mark is the floor.
+        let (shared, live) = engine(MemoryBackend::<false>::new()).await;
+        shared.backend.before_write(|store| {
+            store.put(MARK, "70");
+        });
+        let (floor, now) = shared
+            .write_mark_back(&live, SLOT, None, LIMIT)
+            .await
+            .unwrap();
+        let (text, version) = stored(&shared).unwrap();
+        assert_eq!(text, "70");
+        assert_eq!((floor, now), (Some(70), Some((70, version))));
+    }
+
+    /// A write back that finds the slot key gone loses the claim before it
+    /// is published, and writes nothing.
+    #[tokio::test]
+    async fn a_write_back_that_finds_the_key_gone_loses_the_claim() {
+        let (shared, live) = engine(MemoryBackend::<false>::new()).await;
+        let read = put(&shared, 100);
+        shared.backend.before_write(|store| store.delete(KEY));
+        let lost = shared
+            .write_mark_back(&live, SLOT, Some(read), LIMIT)
+            .await
+            .unwrap_err();
+        assert!(matches!(lost, ClaimError::ClaimLost { slot: SLOT, .. }));
+        assert_eq!(
+            lost.to_string(),
+            "the claim on slot 3 is lost: a high-water mark write found key \
+             /snowmint/marks/slots/3 no longer held by this session"
+        );
+        assert_eq!(stored(&shared), Some(("100".into(), read.1)));
+        assert_eq!(writes(&shared), 1);
+    }
+
+    /// A mark that moves before every write back is given up on after
+    /// [`MARK_ATTEMPTS`] writes, each conflict read again.
+    #[tokio::test]
+    async fn a_write_back_that_keeps_conflicting_gives_up() {
+        let (shared, live) = engine(MemoryBackend::<false>::new()).await;
+        let read = put(&shared, 100);
+        for moved in 0..MARK_ATTEMPTS {
+            shared.backend.before_write(move |store| {
+                store.put(MARK, &(200 + moved).to_string());
+            });
         }
-        .into())
+        let reads = shared.backend.store().reads;
+        let contended = shared
+            .write_mark_back(&live, SLOT, Some(read), LIMIT)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                &contended,
+                ClaimError::MarkContended { path, attempts: MARK_ATTEMPTS } if path == MARK
+            ),
+            "{contended:?}"
+        );
+        assert_eq!(writes(&shared), MARK_ATTEMPTS);
+        assert_eq!(shared.backend.store().reads - reads, MARK_ATTEMPTS);
+    }
+
+    /// A write back that gets no answer gives up after the limit it was
+    /// given.
+    #[tokio::test]
+    async fn a_write_back_waits_no_longer_than_its_limit() {
+        let (shared, live) = engine(MemoryBackend::<false>::new()).await;
+        shared.backend.store().stall(true);
+        let limit = Duration::from_millis(200);
+        let late = shared
+            .write_mark_back(&live, SLOT, None, limit)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(late, ClaimError::NoAnswer { limit: waited, .. } if waited == limit),
+            "{late:?}"
+        );
+    }
+
+    /// A reservation raises the stored mark at the cached version, and
+    /// one the cache covers writes nothing.
+    #[tokio::test]
+    async fn a_reservation_raises_the_mark_once() {
+        let (shared, live) = engine(MemoryBackend::<true>::new()).await;
+        let read = put(&shared, 100);
+        claimed(&shared, live, Some(read), Instant::now() + LIMIT);
+        shared.reserve(1, 300).await.unwrap();
+        assert_eq!(stored(&shared).unwrap().0, "300");
+        shared.reserve(1, 250).await.unwrap();
+        assert_eq!(stored(&shared).unwrap().0, "300");
+        assert_eq!(writes(&shared), 1);
+    }
+
+    /// Someone else raised the mark past the reservation since it was
+    /// cached: the conflict reads it, counts it as cover (the slot key is
+    /// still this session's) and writes nothing more; the next
+    /// reservation it covers writes nothing at all.
+    #[tokio::test]
+    async fn a_reservation_that_conflicts_with_a_higher_mark_counts_it_as_cover() {
+        let (shared, live) = engine(MemoryBackend::<true>::new()).await;
+        let read = put(&shared, 100);
+        claimed(&shared, live, Some(read), Instant::now() + LIMIT);
+        shared.backend.before_write(|store| {
+            store.put(MARK, "500");
+        });
+        shared.reserve(1, 300).await.unwrap();
+        assert_eq!(
+            stored(&shared).unwrap().0,
+            "500",
+            "a newer mark was lowered"
+        );
+        assert_eq!(writes(&shared), 1);
+        shared.reserve(1, 400).await.unwrap();
+        assert_eq!(writes(&shared), 1);
+        assert_eq!(shared.marks.lock().await.stored_ms(1), Some(500));
+    }
+
+    /// Someone else moved the mark, but not past the reservation: the
+    /// conflict reads it and writes again at the version read.
+    #[tokio::test]
+    async fn a_reservation_that_conflicts_with_a_lower_mark_writes_again() {
+        let (shared, live) = engine(MemoryBackend::<true>::new()).await;
+        let read = put(&shared, 100);
+        claimed(&shared, live, Some(read), Instant::now() + LIMIT);
+        shared.backend.before_write(|store| {
+            store.put(MARK, "200");
+        });
+        shared.reserve(1, 300).await.unwrap();
+        let (text, version) = stored(&shared).unwrap();
+        assert_eq!(text, "300");
+        assert_eq!(writes(&shared), 2);
+        assert_eq!(shared.marks.lock().await.version, Some(version));
+        // The version cached is the one written: no conflict next time.
+        shared.reserve(1, 350).await.unwrap();
+        assert_eq!(stored(&shared).unwrap().0, "350");
+        assert_eq!(writes(&shared), 3);
+    }
+
+    /// A reservation that finds the slot key gone, or made anew by someone
+    /// else, ends the claim before it returns: fenced for that reason, the
+    /// loss counted, the engine woken; nothing is written.
+    #[tokio::test]
+    async fn a_reservation_that_finds_the_key_lost_ends_the_claim() {
+        let gone = |store: &mut Store| store.delete(KEY);
+        let taken = |store: &mut Store| {
+            store.delete(KEY);
+            store.put(KEY, "node-b");
+        };
+        for change in [gone as fn(&mut Store), taken] {
+            let (shared, live) = engine(MemoryBackend::<true>::new()).await;
+            let read = put(&shared, 100);
+            claimed(&shared, live, Some(read), Instant::now() + LIMIT);
+            shared.backend.before_write(change);
+            let refused = shared.reserve(1, 300).await;
+            let expected = "the claim on slot 3 is lost: a high-water mark write found key \
+                            /snowmint/marks/slots/3 no longer held by this session; retrying";
+            match refused {
+                Err(FleetError::Fenced { reason }) => assert_eq!(reason, expected),
+                other => panic!("a reservation passed a lost guard: {other:?}"),
+            }
+            assert_eq!(
+                *shared.state.borrow(),
+                NodeState::Fenced {
+                    reason: expected.into()
+                }
+            );
+            {
+                let inner = shared.lock();
+                assert!(inner.claim.is_none(), "the claim was not ended");
+                assert_eq!(inner.losses, 1);
+            }
+            tokio::time::timeout(Duration::from_secs(1), shared.guard_lost.notified())
+                .await
+                .expect("the engine was not told");
+            assert_eq!(stored(&shared), Some(("100".into(), read.1)));
+            assert_eq!(writes(&shared), 1);
+        }
+    }
+
+    /// A mark that moves before every write, never past the reservation,
+    /// is given up on after [`MARK_ATTEMPTS`] writes.
+    #[tokio::test]
+    async fn a_reservation_that_keeps_conflicting_gives_up() {
+        let (shared, live) = engine(MemoryBackend::<true>::new()).await;
+        let read = put(&shared, 100);
+        claimed(&shared, live, Some(read), Instant::now() + LIMIT);
+        for moved in 0..MARK_ATTEMPTS {
+            shared.backend.before_write(move |store| {
+                store.put(MARK, &(200 + moved).to_string());
+            });
+        }
+        let contended = shared.reserve(1, 300).await.unwrap_err();
+        assert_eq!(
+            contended.to_string(),
+            "the high-water mark at /snowmint/marks/hwm/3 kept changing under 4 attempts to raise it"
+        );
+        assert!(matches!(
+            contended,
+            FleetError::Claim(ClaimError::MarkContended { .. })
+        ));
+        assert_eq!(writes(&shared), MARK_ATTEMPTS);
+        // The claim stands: a contended mark is no loss.
+        assert!(shared.lock().claim.is_some());
+    }
+
+    /// A reservation waits for its write no longer than the claim lasts.
+    #[tokio::test]
+    async fn a_reservation_waits_no_longer_than_the_claim_lasts() {
+        let (shared, live) = engine(MemoryBackend::<true>::new()).await;
+        let read = put(&shared, 100);
+        let lasts = Duration::from_millis(300);
+        claimed(&shared, live, Some(read), Instant::now() + lasts);
+        shared.backend.store().stall(true);
+        let started = Instant::now();
+        let late = shared.reserve(1, 300).await.unwrap_err();
+        match late {
+            FleetError::Claim(ClaimError::NoAnswer { limit, .. }) => {
+                assert!(limit <= lasts, "{limit:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(2));
     }
 }

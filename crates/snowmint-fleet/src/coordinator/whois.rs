@@ -21,11 +21,12 @@ use std::time::Duration;
 use snowmint::{Layout, Node, SnowflakeId, format_time};
 
 use super::backend::Backend;
+use super::dispatch::{UseBackend, with_backend};
 use super::engine::Shared;
 use super::history::{ClaimEntry, SlotHistory};
 use super::paths::Paths;
 use super::{BackendError, CoordinatorAccess, CoordinatorUrl, FleetName};
-use crate::FleetError;
+use crate::{BoxFuture, FleetError};
 
 /// How long the short session of one look-up lives if the reader dies
 /// before ending it.
@@ -270,10 +271,6 @@ pub(super) async fn look_up<B: Backend>(
 /// [`FleetError::Coordinator`] when the coordinator cannot be reached or
 /// answers with an error, when no node ever claimed in the fleet (it has
 /// no layout record), or when this build lacks the backend.
-#[cfg_attr(
-    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
-    allow(unused_variables)
-)]
 pub async fn whois(
     url: &CoordinatorUrl,
     fleet: &FleetName,
@@ -289,41 +286,29 @@ pub async fn whois(
 ///
 /// As [`whois`]; also access settings that do not fit the URL
 /// ([`CoordinatorAccess::check`]).
-#[cfg_attr(
-    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
-    allow(unused_variables)
-)]
 pub async fn whois_with(
     url: &CoordinatorUrl,
     access: &CoordinatorAccess,
     fleet: &FleetName,
     id: SnowflakeId,
 ) -> Result<Whois, FleetError> {
-    match url {
-        #[cfg(feature = "etcd")]
-        CoordinatorUrl::Etcd { endpoints, .. } => {
-            let backend = super::etcd_backend(url, endpoints, access)?;
-            whois_on(&backend, fleet, id).await
-        }
-        #[cfg(feature = "zookeeper")]
-        CoordinatorUrl::ZooKeeper { hosts, chroot, .. } => {
-            let backend = super::zookeeper_backend(url, hosts, chroot, access)?;
-            whois_on(&backend, fleet, id).await
-        }
-        #[cfg(feature = "postgres")]
-        CoordinatorUrl::Postgres(target) => {
-            let backend = super::postgres_backend(url, target, access)?;
-            whois_on(&backend, fleet, id).await
-        }
-        #[allow(unreachable_patterns)] // with every backend built in, no URL lacks support
-        other => Err(super::unsupported(other)),
+    with_backend(url, access, WhoisOn { fleet, id })?.await
+}
+
+/// Judges an ID with whichever backend the URL names.
+struct WhoisOn<'a> {
+    fleet: &'a FleetName,
+    id: SnowflakeId,
+}
+
+impl<'a> UseBackend for WhoisOn<'a> {
+    type Output = BoxFuture<'a, Result<Whois, FleetError>>;
+
+    fn with<B: Backend>(self, backend: B) -> Self::Output {
+        Box::pin(async move { whois_on(&backend, self.fleet, self.id).await })
     }
 }
 
-#[cfg_attr(
-    not(any(feature = "etcd", feature = "zookeeper", feature = "postgres")),
-    allow(dead_code)
-)]
 async fn whois_on<B: Backend>(
     backend: &B,
     fleet: &FleetName,

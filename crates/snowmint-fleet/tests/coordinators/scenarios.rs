@@ -426,8 +426,8 @@ pub async fn crash_takeover_respects_the_mark<S: CoordinatorServer>() {
 }
 
 /// Reservations raise the shared mark and never lower it, survive a write
-/// by someone else (compare-and-set), and are refused once the claim is
-/// gone.
+/// by someone else (compare-and-set; a higher mark counts as cover, a
+/// lower one is written over), and are refused once the claim is gone.
 pub async fn reserve_rules<S: CoordinatorServer>() {
     let server = S::start().await;
     let fleet = "reserve";
@@ -460,15 +460,21 @@ pub async fn reserve_rules<S: CoordinatorServer>() {
     engine.reserve(generation, base + 6_000).await.unwrap();
     assert_eq!(server.stored_mark(fleet, 9).await, Some(base + 6_000));
 
-    let wrong = engine.reserve(generation + 1, base + 7_000).await;
+    // Someone else moves the mark, not as far: the compare-and-set
+    // conflicts, and the engine writes again at the version it reads.
+    server.set_mark(fleet, 9, base + 6_500).await;
+    engine.reserve(generation, base + 7_000).await.unwrap();
+    assert_eq!(server.stored_mark(fleet, 9).await, Some(base + 7_000));
+
+    let wrong = engine.reserve(generation + 1, base + 8_000).await;
     assert!(matches!(wrong, Err(FleetError::Fenced { .. })), "{wrong:?}");
     engine.release().await;
-    let gone = engine.reserve(generation, base + 8_000).await;
+    let gone = engine.reserve(generation, base + 9_000).await;
     match gone {
         Err(FleetError::Fenced { reason }) => assert!(reason.starts_with("released"), "{reason}"),
         other => panic!("reserved after release: {other:?}"),
     }
-    assert_eq!(server.stored_mark(fleet, 9).await, Some(base + 6_000));
+    assert_eq!(server.stored_mark(fleet, 9).await, Some(base + 7_000));
 }
 
 /// [`snowmint_fleet::connect`] turns a URL into a running engine whose
