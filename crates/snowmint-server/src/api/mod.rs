@@ -72,11 +72,16 @@ pub fn app(state: AppState) -> Router {
         .fold(Router::new(), |router, (path, route)| {
             router.route(path, route)
         });
-    router
-        .merge(crate::page::router())
+    let mut router = router.merge(crate::page::router());
+    // Only on a node with tokens (whether it has any is fixed at start;
+    // the file is re-read, not added): the layer costs each request a
+    // clone of the route's service and a boxed future.
+    if state.auth().is_some() {
         // After routing, so that the route as matched decides (not the
         // path as sent, which may be spelled in other ways).
-        .route_layer(middleware::from_fn_with_state(state.clone(), authorize))
+        router = router.route_layer(middleware::from_fn_with_state(state.clone(), authorize));
+    }
+    router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(
@@ -109,6 +114,7 @@ async fn authorize(
     next: Next,
 ) -> Response {
     let Some(auth) = state.auth() else {
+        // Not reached: `app` adds this layer only when there are tokens.
         return next.run(request).await;
     };
     let guarded = route.is_none_or(|route| auth.guards_http(route.as_str()));
