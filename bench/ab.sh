@@ -2,8 +2,13 @@
 # side by side, hit in turn by wrk, the ratio B : A taken in each round
 # (same minute, same load on the machine) and its median reported.
 #
-# The caller sets DURATION, CONNECTIONS, THREADS, ROUNDS and work (a
-# temporary directory), then calls serve and compare.
+# The caller sets work (a temporary directory), then calls serve and
+# compare. The settings, from the environment:
+DURATION=${DURATION:-10s}
+CONNECTIONS=${CONNECTIONS:-16}
+THREADS=${THREADS:-1}
+ROUNDS=${ROUNDS:-5}
+GRPC_SECONDS=${GRPC_SECONDS:-5}
 
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
 servers=()

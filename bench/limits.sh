@@ -16,12 +16,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BEFORE=${1:-31a4eaf^}
-DURATION=${DURATION:-10s}
-CONNECTIONS=${CONNECTIONS:-16}
-THREADS=${THREADS:-1}
-ROUNDS=${ROUNDS:-5}
-GRPC_SECONDS=${GRPC_SECONDS:-5}
-
 work=$(mktemp -d)
 source bench/ab.sh
 cargo build --release --quiet -p snowmint-cli -p snowmint-bench --bin snowmint --bin tls
