@@ -160,6 +160,29 @@ impl<'py> Source<'py> {
         }
     }
 
+    /// Calls `decode(start, count, input)` for each step of [`STEP`] IDs,
+    /// in order, until one fails.
+    fn steps(
+        &self,
+        py: Python<'py>,
+        mut decode: impl FnMut(usize, usize, Input<'_>) -> PyResult<()>,
+    ) -> PyResult<()> {
+        let len = self.len();
+        let mut raw = Vec::with_capacity(len.min(STEP));
+        let mut start = 0;
+        while start < len {
+            let count = STEP.min(len - start);
+            let bytes = self.read(py, start, count, &mut raw)?;
+            let input = match &bytes {
+                Some(bytes) => Input::Bytes(bytes.as_bytes()),
+                None => Input::Words(&raw),
+            };
+            decode(start, count, input)?;
+            start += count;
+        }
+        Ok(())
+    }
+
     /// Puts the IDs `start..start + count` into `raw`, checking the ints
     /// of a list as it goes (the bits of a buffer are checked by
     /// [`decode_all`]).
@@ -449,7 +472,6 @@ fn decode_new(
                 py,
                 layout,
                 source,
-                len,
                 widths,
                 [target(0), target(1), target(2), target(3)],
             )?;
@@ -457,21 +479,11 @@ fn decode_new(
         }
         None => {
             let memory = PyByteArray::new_with(py, size, |out| {
-                let mut raw = Vec::with_capacity(len.min(STEP));
-                let mut start = 0;
-                while start < len {
-                    let count = STEP.min(len - start);
-                    let bytes = source.read(py, start, count, &mut raw)?;
-                    let input = match &bytes {
-                        Some(bytes) => Input::Bytes(bytes.as_bytes()),
-                        None => Input::Words(&raw),
-                    };
+                source.steps(py, |start, count, input| {
                     let columns = split_columns(out, &offsets, &widths, start, count);
                     py.detach(|| decode_all(layout, input, columns, widths))
-                        .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))?;
-                    start += count;
-                }
-                Ok(())
+                        .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))
+                })
             })?;
             PyMemoryView::from(memory.as_any())?
         }
@@ -580,7 +592,6 @@ fn decode_into(
         py,
         layout,
         source,
-        len,
         widths,
         [target(0)?, target(1)?, target(2)?, target(3)?],
     )?;
@@ -603,20 +614,11 @@ fn decode_steps(
     py: Python<'_>,
     layout: &Layout,
     source: &Source<'_>,
-    len: usize,
     widths: Widths,
     targets: [Target<'_>; 4],
 ) -> PyResult<()> {
     let row: usize = widths.iter().map(|w| w.bytes).sum();
-    let mut raw = Vec::with_capacity(len.min(STEP));
-    let mut start = 0;
-    while start < len {
-        let count = STEP.min(len - start);
-        let bytes = source.read(py, start, count, &mut raw)?;
-        let input = match &bytes {
-            Some(bytes) => Input::Bytes(bytes.as_bytes()),
-            None => Input::Words(&raw),
-        };
+    source.steps(py, |start, count, input| {
         let mut offsets = [0usize; 4];
         let mut at = 0;
         for k in 0..4 {
@@ -643,9 +645,8 @@ fn decode_steps(
             let to = PySlice::new(py, to as isize, (to + size) as isize, 1);
             target.view.set_item(to, step.get_item(from)?)?;
         }
-        start += count;
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// One step's IDs: words read and converted, or the native-order bytes of
