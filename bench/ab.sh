@@ -3,7 +3,8 @@
 # (same minute, same load on the machine) and its median reported.
 #
 # The caller sets work (a temporary directory), then calls serve and
-# compare. The settings, from the environment:
+# compare. The settings, from the environment (HEADER: one request header
+# wrk sends to both nodes, if set):
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
 THREADS=${THREADS:-1}
@@ -37,7 +38,7 @@ serve() {
 
 # run NAME URL: one wrk run; "req/s p50 p99" appended to $work/NAME.runs.
 run() {
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "$2" >"$work/wrk.out"
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency ${HEADER:+-H "$HEADER"} "$2" >"$work/wrk.out"
   if grep -q "Non-2xx\|Socket errors" "$work/wrk.out"; then
     echo "$1: errors:" >&2; cat "$work/wrk.out" >&2; exit 1
   fi
