@@ -9,15 +9,17 @@
 //! - `status.rs`: `/v1/node`, `/healthz`, `/readyz`, `/metrics`,
 //!   `/openapi.json`.
 //! - `whois.rs`: `/v1/whois/{id}` (which claim issued an ID).
+//! - `authorize.rs`: the bearer token on the routes it guards.
 //! - `params.rs`: reading parameters and headers.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
 use axum::error_handling::HandleErrorLayer;
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::header::{CONTENT_LENGTH, WWW_AUTHENTICATE};
-use axum::http::{HeaderValue, Method, StatusCode, Uri};
+use axum::extract::Request;
+use axum::http::header::CONTENT_LENGTH;
+use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
@@ -25,9 +27,9 @@ use tower::ServiceBuilder;
 use tower::timeout::TimeoutLayer;
 
 use crate::error::ApiError;
-use crate::net::Listener;
 use crate::state::AppState;
 
+mod authorize;
 pub(crate) mod calc;
 pub(crate) mod issue;
 pub(crate) mod leaf;
@@ -74,12 +76,12 @@ pub fn app(state: AppState) -> Router {
         });
     let mut router = router.merge(crate::page::router());
     // Only on a node with tokens (whether it has any is fixed at start;
-    // the file is re-read, not added): the layer costs each request a
-    // clone of the route's service and a boxed future.
-    if state.auth().is_some() {
-        // After routing, so that the route as matched decides (not the
-        // path as sent, which may be spelled in other ways).
-        router = router.route_layer(middleware::from_fn_with_state(state.clone(), authorize));
+    // the file is re-read, not added).
+    if let Some(auth) = state.auth() {
+        router = router.route_layer(authorize::AuthorizeLayer::new(
+            Arc::clone(auth),
+            state.metrics().clone(),
+        ));
     }
     router
         .fallback(not_found)
@@ -102,43 +104,6 @@ pub fn app(state: AppState) -> Router {
         )
         .layer(middleware::from_fn(guard))
         .with_state(state)
-}
-
-/// The bearer token, on the routes the node's scope guards (see
-/// [`crate::auth`]): 401 with `WWW-Authenticate: Bearer` without one that
-/// the node accepts.
-async fn authorize(
-    State(state): State<AppState>,
-    route: Option<MatchedPath>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let Some(auth) = state.auth() else {
-        // Not reached: `app` adds this layer only when there are tokens.
-        return next.run(request).await;
-    };
-    let guarded = route.is_none_or(|route| auth.guards_http(route.as_str()));
-    if !guarded {
-        return next.run(request).await;
-    }
-    match auth.check(request.headers()) {
-        Ok(()) => next.run(request).await,
-        Err(failure) => {
-            state.metrics().auth_refused(Listener::Http, failure);
-            tracing::debug!(reason = failure.name(), "refused: bearer token");
-            let mut response = ApiError::status(
-                StatusCode::UNAUTHORIZED,
-                "unauthenticated",
-                failure.message(),
-            )
-            .into_response();
-            response.headers_mut().insert(
-                WWW_AUTHENTICATE,
-                HeaderValue::from_static(failure.challenge()),
-            );
-            response
-        }
-    }
 }
 
 /// Size limits, and a debug log line per request.
