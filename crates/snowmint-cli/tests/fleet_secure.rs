@@ -40,6 +40,16 @@ const IDS_PASSWORD: &str = "Ids-Pw-7713";
 const WRONG_PASSWORD: &str = "Wrong-Pw-2290";
 const READER_PASSWORD: &str = "Reader-Pw-3386";
 
+/// The etcd user `ids`, whose role may read and write the fleet's prefix
+/// and nothing else: the minimal role of README "Security".
+fn ids_user() -> (&'static str, &'static str, Option<Permission>) {
+    (
+        "ids",
+        IDS_PASSWORD,
+        Some(Permission::read_write("/snowmint/ids/").with_prefix()),
+    )
+}
+
 /// A node of `fleet` on `url`, with `args` and `env` added.
 fn node(home: &TempDir, url: &str, fleet: &str, args: &[&str], env: &[(&str, &str)]) -> Service {
     let state = home
@@ -258,15 +268,11 @@ async fn etcd_over_mutual_tls_nodes_claim_and_serve() {
 
     // RBAC on top of mutual TLS: `ids` may read and write the fleet's
     // prefix, `reader` may only read it.
-    let prefix = || Permission::read_write("/snowmint/ids/").with_prefix();
     let read_only = Permission::read("/snowmint/ids/").with_prefix();
     cluster
         .enable_auth(
             ROOT_PASSWORD,
-            &[
-                ("ids", IDS_PASSWORD, Some(prefix())),
-                ("reader", READER_PASSWORD, Some(read_only)),
-            ],
+            &[ids_user(), ("reader", READER_PASSWORD, Some(read_only))],
         )
         .await;
     let as_ids = format!("etcd://ids@{}", cluster.client_addr());
@@ -311,16 +317,7 @@ async fn etcd_over_mutual_tls_nodes_claim_and_serve() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn whois_refusals_over_mutual_tls_with_a_user() {
     let cluster = EtcdTlsServer::start().await;
-    cluster
-        .enable_auth(
-            ROOT_PASSWORD,
-            &[(
-                "ids",
-                IDS_PASSWORD,
-                Some(Permission::read_write("/snowmint/ids/").with_prefix()),
-            )],
-        )
-        .await;
+    cluster.enable_auth(ROOT_PASSWORD, &[ids_user()]).await;
     let home = temp_dir("etcd-tls-whois");
     let url = format!("etcd://ids@{}", cluster.client_addr());
     let (ca, cert, key) = (
@@ -499,16 +496,7 @@ async fn etcd_over_mutual_tls_refusals_leave_a_node_not_ready() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_with_auth_never_shows_the_password() {
     let cluster = EtcdServer::start().await;
-    cluster
-        .enable_auth(
-            ROOT_PASSWORD,
-            &[(
-                "ids",
-                IDS_PASSWORD,
-                Some(Permission::read_write("/snowmint/ids/").with_prefix()),
-            )],
-        )
-        .await;
+    cluster.enable_auth(ROOT_PASSWORD, &[ids_user()]).await;
     let home = temp_dir("etcd-auth");
     let url = format!("etcd://ids@{}", cluster.client_addr());
 
