@@ -16,14 +16,20 @@
 //   above 2^53) is refused with an error rather than handed on rounded: on
 //   such engines read the text with `parseJSON`.
 // - `parseJSON(text)` is exact on every engine. With source access it is
-//   `JSON.parse(text, idReviver())`. Without it, it first finds the integer
-//   literals of 16 digits or more that stand where a value stands (outside
-//   strings, not as keys), puts a string placeholder (a random prefix and
-//   an index) in their place, and parses that with the engine's own
-//   JSON.parse; the reviver gives each placeholder back as the exact ID in
-//   an ID field, and as the very number `JSON.parse` would have made
-//   anywhere else. A text that is not JSON is refused with the engine's
-//   own error for the original text.
+//   `JSON.parse(text, idReviver())`. Without it, it first finds the numbers
+//   that stand where a value stands (outside strings, not as keys) and are
+//   not plain integers of 15 digits or fewer (which a double holds
+//   exactly), puts a string placeholder (a random prefix and an index) in
+//   their place, and parses that with the engine's own JSON.parse; the
+//   reviver gives each placeholder back as the exact ID in an ID field, and
+//   as the very number `JSON.parse` would have made (`Number` of the same
+//   text) anywhere else. A text that is not JSON is refused with the
+//   engine's own error for the original text.
+//
+// Either way an ID written as a JSON number must be written as an integer
+// (`1724551110457221119`, not `1.7e18` or `1e3`); only `idReviver` on an
+// engine without source text cannot tell, and takes a safe integer however
+// it is written.
 
 import { SnowmintError, echo } from "./errors.js";
 import { MAX_SAFE, MAX_U64, parseId } from "./id.js";
@@ -112,10 +118,10 @@ function makeReviver(options: ParseOptions, placeholders?: Placeholders): Revive
       return as === "bigint" ? id : value;
     }
     if (typeof value === "number") {
-      if (literal !== undefined) {
-        id = parseId(literal, subject);
-      } else if (Number.isSafeInteger(value) && value >= 0) {
-        id = BigInt(value);
+      // The text as written, or the one text of a safe integer.
+      const text = literal ?? (Number.isSafeInteger(value) ? String(value) : undefined);
+      if (text !== undefined) {
+        id = parseId(text, subject);
       } else if (Number.isInteger(value) && value > 0) {
         throw new SnowmintError(
           "OutOfRange",
@@ -148,7 +154,7 @@ function makeReviver(options: ParseOptions, placeholders?: Placeholders): Revive
       if (literal !== undefined) value = Number(literal);
     }
     if (Array.isArray(this)) {
-      if (literal !== undefined && !Number.isSafeInteger(value)) {
+      if (literal !== undefined && !PLAIN.test(literal)) {
         let texts = exact.get(this);
         if (texts === undefined) exact.set(this, (texts = new Map()));
         texts.set(Number(key), literal);
@@ -194,7 +200,7 @@ export function idReviver(options: ParseOptions = {}): Reviver {
  */
 export function parseJSON(text: string, options: ParseOptions = {}): unknown {
   if (hasSourceAccess()) return JSON.parse(text, makeReviver(options) as (key: string, value: unknown) => unknown);
-  const found = longIntegers(text);
+  const found = textNumbers(text);
   if (found.length === 0) return JSON.parse(text, makeReviver(options) as (key: string, value: unknown) => unknown);
   const prefix = placeholderPrefix();
   const literals: string[] = [];
@@ -217,17 +223,19 @@ export function parseJSON(text: string, options: ParseOptions = {}): unknown {
   return parsed;
 }
 
-/** Digits from which an integer literal may not be a safe integer. */
-const LONG = 16;
+/** A number whose value tells its text: a plain integer of 15 digits at most. */
+const PLAIN = /^-?(0|[1-9][0-9]{0,14})$/;
+/** A JSON number. */
+const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 
 /**
- * The [start, end) spans of the integer literals of LONG digits or more
- * that stand where a JSON value stands: outside strings, not as object
- * keys, and valid JSON numbers (`-?(0|[1-9][0-9]*)`, neither fraction nor
- * exponent). Replacing exactly these by strings accepts and refuses the
- * same texts as the original.
+ * The [start, end) spans of the numbers whose text the reviver needs (any
+ * but a plain integer of 15 digits or fewer, which a double holds
+ * exactly) that stand where a JSON value stands: outside strings, not as
+ * object keys, and valid JSON numbers. Replacing exactly these by strings
+ * accepts and refuses the same texts as the original.
  */
-function longIntegers(text: string): Array<[number, number]> {
+function textNumbers(text: string): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
   const containers: string[] = [];
   // The last character that was not white space, outside strings.
@@ -260,8 +268,7 @@ function longIntegers(text: string): Array<[number, number]> {
       const top = containers[containers.length - 1];
       const valuePosition =
         previous === ":" || (top === "[" && (previous === "[" || previous === ",")) || (previous === "" && containers.length === 0);
-      const digits = token.startsWith("-") ? token.length - 1 : token.length;
-      if (valuePosition && digits >= LONG && /^-?[1-9][0-9]*$/.test(token)) spans.push([start, i]);
+      if (valuePosition && !PLAIN.test(token) && NUMBER.test(token)) spans.push([start, i]);
       previous = "0";
       continue;
     }
