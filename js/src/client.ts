@@ -509,8 +509,9 @@ export class Client {
       });
       status = response.status;
       retryAfter = response.headers.get("retry-after");
-      text = await response.text();
+      text = await readBounded(response, node.url);
     } catch (error) {
+      if (error instanceof NodeError) throw error;
       if (controller.signal.aborted) {
         throw new NodeError("no_answer", `no answer within ${timeoutMs} ms`, node.url);
       }
@@ -577,6 +578,36 @@ function errorBody(text: string): ErrorDetails | undefined {
 function retryAfterMsOf(header: string | null, fromBody: unknown): number | undefined {
   const seconds = header !== null && /^[0-9]{1,9}$/.test(header.trim()) ? Number(header.trim()) : fromBody;
   return typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}
+
+/** The largest answer read from a node (a batch of 4096 IDs is about 90 KB). */
+const MAX_ANSWER_BYTES = 1 << 20;
+
+/** The body as text, refusing one longer than MAX_ANSWER_BYTES without reading the rest. */
+async function readBounded(response: Response, node: string): Promise<string> {
+  const tooLong = (): NodeError =>
+    new NodeError("bad_answer", `answered with a body of more than ${MAX_ANSWER_BYTES} bytes`, node, { status: response.status });
+  const declared = Number(response.headers.get("content-length") ?? 0);
+  const body = response.body;
+  if (declared > MAX_ANSWER_BYTES) {
+    await body?.cancel().catch(() => undefined);
+    throw tooLong();
+  }
+  if (body === null || typeof body.getReader !== "function") return response.text();
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    total += value.byteLength;
+    if (total > MAX_ANSWER_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLong();
+    }
+    text += decoder.decode(value, { stream: true });
+  }
 }
 
 const DECIMAL_ID = /^[0-9]{1,20}$/;

@@ -4,6 +4,7 @@
 // IDs past their staleness limit never handed out.
 
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
 import { test } from "node:test";
 
 import {
@@ -269,6 +270,57 @@ test("discovery: the nodes come from the application's lookup, and follow it", a
   assert.ok(lookups >= 2);
   client.close();
   await assert.rejects(client.nextId(), ConfigError);
+});
+
+/** An HTTP server on loopback that answers every request with `answer(request, response)`; closed when `t` ends. */
+async function fakeNode(t, answer) {
+  const server = createServer(answer);
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  server.on("connection", (socket) => t.after(() => socket.destroy()));
+  return `http://127.0.0.1:${server.address().port}`;
+}
+
+test("a node that answers something other than the API's answer is failed over, and said so", async (t) => {
+  const real = await staticNode(t, 8, 1);
+  const answers = [
+    ["not JSON", "bad_answer", /answered 200 with a body that is not JSON/, (res) => res.end("<html>")],
+    ["too few IDs", "bad_answer", /answered 200 with 1 IDs for 5 asked/, (res) => res.end('{"ids":["1"]}')],
+    ["numbers", "bad_answer", /ID 0 that is not a decimal string/, (res) => res.end('{"ids":[1,2,3,4,5]}')],
+    ["out of order", "bad_answer", /ID 1 out of order/, (res) => res.end('{"ids":["5","4","6","7","8"]}')],
+    ["above 2^64-1", "bad_answer", /ID 4 out of order or out of range/, (res) => res.end('{"ids":["1","2","3","4","18446744073709551616"]}')],
+    ["a body of 2 MiB", "bad_answer", /a body of more than 1048576 bytes/, (res) => res.end(`{"ids":[${'"1",'.repeat(500_000)}"2"]}`)],
+    ["a streamed body of 2 MiB", "bad_answer", /a body of more than 1048576 bytes/, (res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      for (let i = 0; i < 64; i++) res.write("x".repeat(32 * 1024));
+      res.end();
+    }],
+    ["404 from something else", "http_404", /HTTP 404 http_404: answered HTTP 404/, (res) => res.writeHead(404).end("no")],
+    ["a 500 with the API's body", "internal", /HTTP 500 internal: broken/, (res) => res.writeHead(500).end('{"error":{"code":"internal","message":"broken"}}')],
+  ];
+  for (const [what, code, message, answer] of answers) {
+    const fake = await fakeNode(t, (req, res) => {
+      assert.equal(req.url, "/v1/ids?count=5");
+      answer(res);
+    });
+    const alone = new Client({ nodes: [fake], token: null, deadlineMs: 200 });
+    const error = await alone.nextIds(5).then(() => assert.fail(`${what}: served`), (e) => e);
+    assert.ok(error instanceof UnavailableError, `${what}: ${error}`);
+    const [first] = error.attempts;
+    assert.ok(first instanceof NodeError && !(first instanceof RefusedError), `${what}: ${first}`);
+    assert.equal(first.code, code, `${what}: ${first.message}`);
+    assert.match(first.message, message, what);
+    assert.equal(first.node, fake);
+    const both = new Client({ nodes: [fake, real.url], token: null });
+    for (let i = 0; i < 4; i++) assertExact(await both.nextIds(5), [{ datacenter: 8, machine: 1 }]);
+    assert.ok(both.stats().failovers >= 1, what);
+  }
+  // A refusal from something that is not a node keeps its status and Retry-After.
+  const busy = await fakeNode(t, (req, res) => res.writeHead(503, { "retry-after": "7" }).end("busy"));
+  const error = await new Client({ nodes: [busy], token: null, deadlineMs: 200 }).nextId().then(assert.fail, (e) => e);
+  assert.ok(error.refusal instanceof RefusedError, error.message);
+  assert.equal(error.refusal.code, "http_503");
+  assert.equal(error.refusal.retryAfterMs, 7000);
 });
 
 test("bad options and arguments: clear errors naming the value and the range", async () => {
