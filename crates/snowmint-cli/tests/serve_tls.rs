@@ -460,7 +460,7 @@ fn a_bad_tls_file_at_start_exits_2_naming_it() {
     }
 }
 
-/// README.md's secured client example ("Clients of a secured node"), word
+/// The security guide's client example ("Clients of a secured node"), word
 /// for word but for the addresses and files, which come in as variables.
 async fn readme_secured_client(
     a: &str,
@@ -483,15 +483,15 @@ async fn readme_secured_client(
     Ok(id)
 }
 
-/// The README's example runs against a node that requires TLS, a client
+/// The guide's example runs against a node that requires TLS, a client
 /// certificate and a token, and is the code above.
 #[test]
 fn the_readme_secured_client_example_runs_as_shown() {
-    let readme = include_str!("../../../README.md");
-    let section = readme
-        .find("### Clients of a secured node")
-        .expect("README.md has a section \"Clients of a secured node\"");
-    let block = &readme[section..];
+    let guide = include_str!("../../../docs/security.md");
+    let section = guide
+        .find("\n## Clients of a secured node")
+        .expect("docs/security.md has a section \"Clients of a secured node\"");
+    let block = &guide[section..];
     let block = &block[block.find("```text\n").expect("a text block") + 8..];
     let block = &block[..block.find("```").expect("the block ends")];
     let shown = block
@@ -508,7 +508,7 @@ fn the_readme_secured_client_example_runs_as_shown() {
     let indented: String = shown.lines().map(|line| format!("    {line}\n")).collect();
     assert!(
         include_str!("serve_tls.rs").contains(&indented),
-        "README.md's example is not the code of readme_secured_client:\n{indented}"
+        "docs/security.md's example is not the code of readme_secured_client:\n{indented}"
     );
 
     let home = temp_dir("tls-readme");

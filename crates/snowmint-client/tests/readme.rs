@@ -24,11 +24,8 @@ async fn readme_example(a: &str, b: &str) -> Result<(u64, Vec<u64>), snowmint_cl
 
 #[tokio::test]
 async fn the_readme_example_runs_as_shown() {
-    let readme = include_str!("../../../README.md");
-    let start = readme
-        .find("### The Rust client")
-        .expect("README.md has a section \"The Rust client\"");
-    let block = &readme[start..];
+    let readme = include_str!("../README.md");
+    let block = readme;
     let block = &block[block.find("```text\n").expect("a text block") + 8..];
     let block = &block[..block.find("```").expect("the block ends")];
     let shown = block
@@ -47,7 +44,7 @@ async fn the_readme_example_runs_as_shown() {
         .collect();
     assert!(
         source.contains(&indented),
-        "README.md's example is not the code of readme_example:\n{indented}"
+        "the crate README's example is not the code of readme_example:\n{indented}"
     );
 
     let node = |machine| {
