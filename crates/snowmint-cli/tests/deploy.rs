@@ -454,10 +454,29 @@ fn unit_keys(text: &str) -> Result<BTreeMap<String, Vec<(String, String)>>, Stri
     Ok(sections)
 }
 
-/// Checks a unit file: systemd's own verifier where systemd-analyze
-/// runs (with the unit's binary swapped for the one under test), the
-/// settings the unit must have, and its `ExecStart` through --check.
-fn check_unit(path: &Path) -> Result<(), String> {
+/// The `KEY=value` lines of an environment file (systemd's
+/// `EnvironmentFile`), comments and blank lines skipped.
+fn env_file(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut env = BTreeMap::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line
+            .split_once('=')
+            .ok_or(format!("env line {}: not KEY=value", number + 1))?;
+        env.insert(key.trim().to_owned(), value.trim().to_owned());
+    }
+    Ok(env)
+}
+
+/// Checks a unit file with the environment file it names (`env`, the
+/// text installed as /etc/snowmint/env): systemd's own verifier where
+/// systemd-analyze runs (with the unit's binary swapped for the one under
+/// test), the settings the unit must have, and its `ExecStart` through
+/// --check with the file's variables. Returns the check's output.
+fn check_unit(path: &Path, env: &str) -> Result<String, String> {
     let text = std::fs::read_to_string(path).unwrap();
     let sections = unit_keys(&text)?;
     let get = |section: &str, key: &str| {
@@ -472,6 +491,13 @@ fn check_unit(path: &Path) -> Result<(), String> {
         ("ProtectSystem", "strict"),
         ("NoNewPrivileges", "yes"),
         ("Restart", "on-failure"),
+        ("LimitNOFILE", "65536"),
+        ("MemoryMax", "1G"),
+        ("ProtectProc", "invisible"),
+        ("ProcSubset", "pid"),
+        ("SystemCallFilter", "@system-service"),
+        // Required: without the operator's file the unit does not start.
+        ("EnvironmentFile", "/etc/snowmint/env"),
     ] {
         if get("Service", key) != Some(expected) {
             return Err(format!("[Service] {key}={expected} is missing"));
@@ -489,19 +515,27 @@ fn check_unit(path: &Path) -> Result<(), String> {
     if words.get(state_at + 1) != Some(&"${STATE_DIRECTORY}") {
         return Err("--state-dir is not the StateDirectory systemd makes".to_owned());
     }
+    // The environment file is the one place the settings come from: a
+    // flag here would beat it, silently.
+    if let Some(flag) = words[2..]
+        .iter()
+        .find(|w| w.starts_with("--") && **w != "--state-dir")
+    {
+        return Err(format!(
+            "ExecStart gives {flag}, which beats the environment file's setting"
+        ));
+    }
+    let env = env_file(env)?;
     // systemd sets STATE_DIRECTORY to /var/lib/<StateDirectory>.
     let args: Vec<String> = words[2..]
         .iter()
         .map(|w| w.replace("${STATE_DIRECTORY}", "/var/lib/snowmint"))
         .collect();
-    let (code, output) = serve_check(&args, &BTreeMap::new());
+    let (code, output) = serve_check(&args, &env);
     if code != Some(0) {
         return Err(format!(
             "ExecStart through --check exits {code:?}:\n{output}"
         ));
-    }
-    if line(&output, "identity").is_none_or(|l| !l.starts_with("static: ")) {
-        return Err(format!("not a fixed node:\n{output}"));
     }
     if line(&output, "state dir")
         .is_none_or(|l| !l.starts_with("/var/lib/snowmint (from --state-dir)"))
@@ -511,7 +545,12 @@ fn check_unit(path: &Path) -> Result<(), String> {
     if let Some(analyze) = systemd_analyze() {
         let work = temp_dir("deploy-unit");
         let copy = work.path().join("snowmint.service");
-        std::fs::write(&copy, text.replace(words[0], SNOWMINT)).unwrap();
+        let env_copy = work.path().join("env");
+        std::fs::write(&env_copy, "").unwrap();
+        let text = text
+            .replace(words[0], SNOWMINT)
+            .replace("/etc/snowmint/env", env_copy.to_str().unwrap());
+        std::fs::write(&copy, text).unwrap();
         let verified = Command::new(analyze)
             .arg("verify")
             .arg(&copy)
@@ -526,7 +565,7 @@ fn check_unit(path: &Path) -> Result<(), String> {
             return Err(format!("systemd-analyze verify: {said}"));
         }
     }
-    Ok(())
+    Ok(output)
 }
 
 /// systemd-analyze, when it runs here.
@@ -539,36 +578,91 @@ fn systemd_analyze() -> Option<&'static str> {
         .map(|_| "systemd-analyze")
 }
 
-/// The unit passes systemd's verifier (where it runs here) and its
-/// `ExecStart` starts the node it means; broken copies fail.
+/// The unit passes systemd's verifier (where it runs here) and, with its
+/// environment file, starts the node the file means: the identity comes
+/// from the file alone (a `SNOWMINT_DATACENTER` there is the node's, a
+/// `SNOWMINT_COORDINATOR` there makes a fleet node, where a flag in the
+/// unit used to beat the one and clash with the other); broken copies
+/// fail.
 #[test]
-fn the_systemd_unit_verifies_and_its_exec_start_passes_serve_check() {
+fn the_systemd_unit_takes_its_settings_from_its_env_file() {
     let unit = deploy_dir().join("systemd/snowmint.service");
+    let env = std::fs::read_to_string(deploy_dir().join("systemd/env")).unwrap();
     if systemd_analyze().is_none() {
         eprintln!("systemd-analyze does not run here: checking the unit's syntax only");
     }
-    check_unit(&unit).unwrap();
+    let output = check_unit(&unit, &env).unwrap();
+    assert!(
+        line(&output, "identity").is_some_and(|l| l.starts_with(
+            "static: slot 1 (datacenter 0 (from SNOWMINT_DATACENTER), machine 1 (from SNOWMINT_MACHINE))"
+        )),
+        "{output}"
+    );
+    let moved = env.replace("SNOWMINT_DATACENTER=0", "SNOWMINT_DATACENTER=3");
+    let output = check_unit(&unit, &moved).unwrap();
+    assert!(
+        line(&output, "identity")
+            .unwrap()
+            .contains("datacenter 3 (from SNOWMINT_DATACENTER)"),
+        "{output}"
+    );
+    let fleet = env
+        .replace("SNOWMINT_DATACENTER=0\n", "")
+        .replace("SNOWMINT_MACHINE=1\n", "")
+        .replace(
+            "#SNOWMINT_COORDINATOR=etcd://ids@10.0.0.5:2379",
+            "SNOWMINT_COORDINATOR=etcd://10.0.0.5:2379",
+        )
+        .replace("#SNOWMINT_FLEET=ids", "SNOWMINT_FLEET=ids");
+    let output = check_unit(&unit, &fleet).unwrap();
+    assert!(
+        line(&output, "identity").unwrap().starts_with("etcd: "),
+        "{output}"
+    );
+
     let text = std::fs::read_to_string(&unit).unwrap();
     let work = temp_dir("deploy-unit-broken");
-    for (from, to, expected) in [
+    for (from, to, env_from, env_to, expected) in [
         (
             "StateDirectory=snowmint",
+            "",
+            "",
             "",
             "StateDirectory=snowmint is missing",
         ),
         (
-            "--machine 1 --state-dir",
-            "--machine 32 --state-dir",
+            "ProtectProc=invisible",
+            "",
+            "",
+            "",
+            "ProtectProc=invisible is missing",
+        ),
+        (
+            "",
+            "",
+            "SNOWMINT_MACHINE=1",
+            "SNOWMINT_MACHINE=32",
             "exits Some(2)",
         ),
         (
             "--state-dir ${STATE_DIRECTORY}",
+            "--state-dir ${STATE_DIRECTORY} --datacenter 0",
+            "",
+            "",
+            "ExecStart gives --datacenter",
+        ),
+        (
+            "--state-dir ${STATE_DIRECTORY}",
+            "",
+            "",
             "",
             "does not tell the node",
         ),
         (
             "[Service]",
             "[Service]\nRestartSecs=2",
+            "",
+            "",
             "systemd-analyze verify",
         ),
     ] {
@@ -576,9 +670,19 @@ fn the_systemd_unit_verifies_and_its_exec_start_passes_serve_check() {
             continue;
         }
         let broken = work.path().join("snowmint.service");
-        std::fs::write(&broken, text.replacen(from, to, 1)).unwrap();
-        let error = check_unit(&broken).expect_err(&format!("{to:?} passed"));
-        assert!(error.contains(expected), "{to:?}: {error}");
+        let text = if from.is_empty() {
+            text.clone()
+        } else {
+            text.replacen(from, to, 1)
+        };
+        std::fs::write(&broken, text).unwrap();
+        let env = if env_from.is_empty() {
+            env.clone()
+        } else {
+            env.replacen(env_from, env_to, 1)
+        };
+        let error = check_unit(&broken, &env).expect_err(&format!("{to:?} {env_to:?} passed"));
+        assert!(error.contains(expected), "{to:?} {env_to:?}: {error}");
     }
 }
 
