@@ -98,6 +98,7 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
     let secrets = of_kind("Secret");
     let services = of_kind("Service");
     let budgets = of_kind("PodDisruptionBudget");
+    let policies = of_kind("NetworkPolicy");
     let mut sources = Vec::new();
     let workloads: Vec<&Value> = documents
         .iter()
@@ -168,6 +169,19 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
             } else {
                 vec![None]
             };
+            // The Secrets mounted as files (TLS, tokens, the etcd CA) are
+            // made here, as the cluster would mount them, and the paths
+            // the node is given point at them.
+            let fixtures = temp_dir("deploy-secrets");
+            let mounted = secret_files(pod, container, fixtures.path())?;
+            let local = |text: &str| {
+                mounted.iter().fold(text.to_owned(), |text, (mount, dir)| {
+                    text.replace(mount.as_str(), dir.to_str().unwrap())
+                })
+            };
+            let args: Vec<String> = args.iter().map(|a| local(a)).collect();
+            let env: BTreeMap<String, String> =
+                env.iter().map(|(k, v)| (k.clone(), local(v))).collect();
             for hostname in hostnames {
                 let mut env = env.clone();
                 if let Some(hostname) = &hostname {
@@ -218,6 +232,7 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
             }
         }
         check_services(kind, name, labels, pod, &services)?;
+        check_network_policy(kind, name, labels, pod, &policies)?;
         if kind == "StatefulSet" {
             let governing = services
                 .iter()
@@ -241,6 +256,114 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
         }
     }
     Ok(sources)
+}
+
+/// Makes the files of each Secret volume the container mounts under
+/// `dir`, as the cluster would (a certificate and key of a test CA for
+/// `tls.crt` and `tls.key`, the CA for `ca.crt`, a token for anything
+/// else); returns each mount path with the directory standing for it.
+fn secret_files(
+    pod: &Value,
+    container: &Value,
+    dir: &Path,
+) -> Result<Vec<(String, PathBuf)>, String> {
+    let ca = snowmint_test_support::tls::TestCa::new("deploy");
+    let server = ca.server("snowmint");
+    let mut mounted = Vec::new();
+    for mount in container["volumeMounts"].as_array().into_iter().flatten() {
+        let volume = pod["volumes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|v| v["name"] == mount["name"]);
+        let Some(secret) = volume.map(|v| &v["secret"]).filter(|s| s.is_object()) else {
+            continue;
+        };
+        if mount["readOnly"] != true || secret["secretName"].as_str().is_none() {
+            return Err(format!(
+                "the Secret volume {} is not mounted read-only",
+                mount["name"]
+            ));
+        }
+        let local = dir.join(s(&mount["name"]));
+        std::fs::create_dir_all(&local).unwrap();
+        for (file, text) in [
+            ("tls.crt", server.cert_pem.clone()),
+            ("tls.key", server.key_pem.clone()),
+            ("ca.crt", ca.pem().to_owned()),
+            ("tokens", "deploy-token-0123456789abcdef\n".to_owned()),
+        ] {
+            let path = local.join(file);
+            std::fs::write(&path, text).unwrap();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o400))
+                .unwrap();
+        }
+        mounted.push((s(&mount["mountPath"]).to_owned(), local));
+    }
+    Ok(mounted)
+}
+
+/// The NetworkPolicy of the file admits only labelled pods, on the
+/// workload's named ports (checked without kubectl: the fields a cluster
+/// reads, and that they name what exists).
+fn check_network_policy(
+    kind: &str,
+    name: &str,
+    labels: &Value,
+    pod: &Value,
+    policies: &[&Value],
+) -> Result<(), String> {
+    let policy = policies
+        .iter()
+        .find(|p| p["spec"]["podSelector"]["matchLabels"] == *labels)
+        .ok_or(format!("{kind} {name}: no NetworkPolicy selects its pods"))?;
+    if policy["apiVersion"] != "networking.k8s.io/v1" {
+        return Err(format!(
+            "{kind} {name}: the NetworkPolicy is not networking.k8s.io/v1"
+        ));
+    }
+    if !policy["spec"]["policyTypes"]
+        .as_array()
+        .is_some_and(|types| types.iter().any(|t| t == "Ingress"))
+    {
+        return Err(format!(
+            "{kind} {name}: the NetworkPolicy does not restrict ingress"
+        ));
+    }
+    let ports: Vec<&str> = pod["containers"][0]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| s(&p["name"]))
+        .collect();
+    for rule in policy["spec"]["ingress"]
+        .as_array()
+        .ok_or("no ingress rules")?
+    {
+        let from = rule["from"]
+            .as_array()
+            .filter(|f| !f.is_empty())
+            .ok_or(format!(
+                "{kind} {name}: an ingress rule admits every source"
+            ))?;
+        for source in from {
+            let selected = source["podSelector"]["matchLabels"].as_object();
+            if selected.is_none_or(|l| l.is_empty()) || source.get("ipBlock").is_some() {
+                return Err(format!(
+                    "{kind} {name}: an ingress source is not a labelled pod: {source}"
+                ));
+            }
+        }
+        for port in rule["ports"].as_array().into_iter().flatten() {
+            if !ports.contains(&s(&port["port"])) {
+                return Err(format!(
+                    "{kind} {name}: the NetworkPolicy names port {}, which the pods do not have",
+                    port["port"]
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The pod's ports, probes and volumes agree with what the check says.
@@ -275,6 +398,14 @@ fn check_pod(
                 "{kind} {name}: {probe} is not GET {path} on port http"
             ));
         }
+        let tls = line(output, "listen").is_some_and(|l| l.starts_with("https://"));
+        if tls != (get["scheme"] == "HTTPS") {
+            return Err(format!(
+                "{kind} {name}: {probe} scheme {} for a node that listens on {}",
+                get["scheme"],
+                line(output, "listen").unwrap_or("?")
+            ));
+        }
     }
     let state = line(output, "state dir")
         .and_then(|l| l.split(' ').next())
@@ -305,6 +436,27 @@ fn check_pod(
     }
     if pod["securityContext"]["runAsNonRoot"] != true {
         return Err(format!("{kind} {name}: not runAsNonRoot"));
+    }
+    // The "restricted" Pod Security Standard, and no API token mounted.
+    if pod["securityContext"]["seccompProfile"]["type"] != "RuntimeDefault" {
+        return Err(format!("{kind} {name}: no seccompProfile RuntimeDefault"));
+    }
+    if pod["automountServiceAccountToken"] != false {
+        return Err(format!(
+            "{kind} {name}: the service account token is mounted (automountServiceAccountToken)"
+        ));
+    }
+    // Secured by default: TLS on, tokens on, nothing issuing open.
+    for (what, expected) in [
+        ("tls", "on for HTTP and gRPC"),
+        ("tokens", "1 token of "),
+        ("open", "none"),
+    ] {
+        if !line(output, what).is_some_and(|l| l.starts_with(expected)) {
+            return Err(format!(
+                "{kind} {name}: {what} is not {expected:?}:\n{output}"
+            ));
+        }
     }
     Ok(())
 }
@@ -366,7 +518,37 @@ fn every_manifest_container_passes_serve_check() {
 fn broken_manifests_fail_the_check() {
     let dir = deploy_dir().join("kubernetes");
     let work = temp_dir("deploy-broken");
-    let cases: [(&str, &str, &str, &str); 8] = [
+    let cases: [(&str, &str, &str, &str); 13] = [
+        (
+            "statefulset.yaml",
+            "          type: RuntimeDefault\n",
+            "          type: Unconfined\n",
+            "no seccompProfile RuntimeDefault",
+        ),
+        (
+            "deployment-etcd.yaml",
+            "automountServiceAccountToken: false",
+            "automountServiceAccountToken: true",
+            "service account token is mounted",
+        ),
+        (
+            "statefulset.yaml",
+            "            - --auth-token-file=/etc/snowmint/tokens/tokens\n",
+            "",
+            "tokens is not",
+        ),
+        (
+            "deployment-etcd.yaml",
+            "              snowmint.io/client: \"true\"",
+            "              {}",
+            "an ingress source is not a labelled pod",
+        ),
+        (
+            "statefulset.yaml",
+            "              scheme: HTTPS",
+            "              scheme: HTTP",
+            "readinessProbe scheme",
+        ),
         (
             "statefulset.yaml",
             "- --machine-from-hostname\n",
