@@ -512,6 +512,42 @@ fn every_manifest_container_passes_serve_check() {
     );
 }
 
+/// The image is tagged with the crate version wherever it is named: the
+/// manifests, the Containerfile's build line and the README's.
+#[test]
+fn the_image_tag_is_the_crate_version() {
+    let tag = format!("snowmint:{}", env!("CARGO_PKG_VERSION"));
+    let dir = deploy_dir();
+    for manifest in [
+        "kubernetes/statefulset.yaml",
+        "kubernetes/deployment-etcd.yaml",
+    ] {
+        for document in yaml_documents(&dir.join(manifest)).unwrap() {
+            let containers = &document["spec"]["template"]["spec"]["containers"];
+            for container in containers.as_array().into_iter().flatten() {
+                assert_eq!(container["image"], tag.as_str(), "{manifest}");
+            }
+        }
+    }
+    let readme = std::fs::read_to_string(dir.join("../README.md")).unwrap();
+    let containerfile = std::fs::read_to_string(dir.join("Containerfile")).unwrap();
+    for (name, text) in [("README.md", &readme), ("Containerfile", &containerfile)] {
+        for line in text
+            .lines()
+            .filter(|l| l.contains("deploy/Containerfile -t "))
+        {
+            let named = line
+                .split("-t ")
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap();
+            assert_eq!(named, tag, "{name}: {line}");
+        }
+    }
+}
+
 /// Copies of the manifests, each broken in one way, fail the check, each
 /// saying what is wrong.
 #[test]
