@@ -22,6 +22,7 @@ use snowmint_test_support::servers::etcd::EtcdServer;
 use snowmint_test_support::servers::postgres::PostgresServer;
 use snowmint_test_support::servers::proxy::Proxy;
 use snowmint_test_support::servers::zookeeper::ZooKeeperServer;
+use snowmint_test_support::shown;
 use snowmint_test_support::temp::temp_dir;
 use snowmint_test_support::wait::eventually;
 
@@ -636,26 +637,10 @@ fn readme_example(
 /// it claimed, and the slot free again once it is shut down.
 #[test]
 fn the_readme_example_runs_as_shown() {
-    let readme = include_str!("../README.md");
-    let start = readme
-        .find("## Embedding")
-        .expect("the crate README has a section \"Embedding\"");
-    let block = &readme[start..];
-    let block = &block[block.find("```text\n").expect("a text block") + 8..];
-    let block = &block[..block.find("```").expect("the block ends")];
-    let shown = block
-        .replace("\"etcd://10.0.0.9:2379\"", "url")
-        .replace("\"/var/lib/orders/snowmint\"", "dir");
-    let indented: String = shown
-        .lines()
-        .map(|line| {
-            if line.is_empty() {
-                "\n".to_owned()
-            } else {
-                format!("    {line}\n")
-            }
-        })
-        .collect();
+    let indented =
+        shown::as_function_body(include_str!("../README.md"), "## Embedding", "rust,no_run")
+            .replace("\"etcd://10.0.0.9:2379\"", "url")
+            .replace("\"/var/lib/orders/snowmint\"", "dir");
     assert!(
         include_str!("embedded_fleet.rs").contains(&indented),
         "the crate README's example is not the code of readme_example:\n{indented}"
