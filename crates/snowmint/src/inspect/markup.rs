@@ -15,7 +15,7 @@ use super::scan::{Found, Shape, Written, ascii};
 
 /// The longest markup read: a command of three 32-character words and a
 /// 20-digit ID fit.
-const MAX_MARKUP: usize = 128;
+pub(crate) const MAX_MARKUP: usize = 128;
 
 /// The timestamp styles Discord documents: `t T d D f F s S R`.
 pub const TIMESTAMP_STYLES: &str = "tTdDfFsSR";

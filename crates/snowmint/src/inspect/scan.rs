@@ -72,6 +72,7 @@ impl Written {
 
 /// What a token may be, as its text says (the readings come from these).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Shape {
     /// A 64-bit integer, read as every integer family.
     Integer {
@@ -140,6 +141,7 @@ pub fn scan(text: &[u8]) -> Scanner<'_> {
         line_end: 0,
         line: 0..0,
         started: false,
+        next_close: None,
         pending: VecDeque::new(),
     }
 }
@@ -159,6 +161,10 @@ pub struct Scanner<'t> {
     /// all of it is standalone.
     line: Range<usize>,
     started: bool,
+    /// Where the next `>` at or after `at` is (the text's length for none),
+    /// once looked for: markup is read only when one is near, so a text of
+    /// many `<` costs no more than one pass.
+    next_close: Option<usize>,
     /// Tokens of a link, handed out one by one.
     pending: VecDeque<Found<'t>>,
 }
@@ -188,6 +194,7 @@ impl<'t> Iterator for Scanner<'t> {
                 continue;
             }
             if b == b'<'
+                && self.close_near(at)
                 && let Some((found, end)) = markup::read(text, at)
             {
                 self.at = end;
@@ -237,6 +244,22 @@ impl<'t> Scanner<'t> {
             self.line_end = end;
             self.line = trimmed(self.text, start..end);
         }
+    }
+
+    /// Whether a `>` follows `at` closely enough to end markup.
+    fn close_near(&mut self, at: usize) -> bool {
+        let close = match self.next_close {
+            Some(close) if close >= at => close,
+            _ => {
+                let close = self.text[at..]
+                    .iter()
+                    .position(|&b| b == b'>')
+                    .map_or(self.text.len(), |p| at + p);
+                self.next_close = Some(close);
+                close
+            }
+        };
+        close < self.text.len() && close - at < markup::MAX_MARKUP
     }
 
     fn word(&self, span: Range<usize>, standalone: bool) -> Option<Found<'t>> {
