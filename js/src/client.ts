@@ -224,10 +224,13 @@ export class Client {
     } else {
       this.#token = checkToken(options.token, "given");
     }
-    const fetch = options.fetch ?? (globalThis as { fetch?: (url: string, init: RequestInit) => Promise<Response> }).fetch;
-    if (typeof fetch !== "function") {
+    const global = globalThis as { fetch?: (url: string, init: RequestInit) => Promise<Response> };
+    if (options.fetch === undefined && typeof global.fetch !== "function") {
       throw new ConfigError("no fetch function: this runtime has no global fetch (Node 18 or later has); give one");
     }
+    // Called as a plain function: a browser's fetch refuses any other
+    // `this` than the window ("Illegal invocation").
+    const fetch = options.fetch ?? ((url: string, init: RequestInit) => global.fetch!(url, init));
     this.#fetch = fetch;
     this.#now = options.now ?? monotonic;
     if (options.discover !== undefined) {
@@ -502,7 +505,8 @@ export class Client {
     let retryAfter: string | null;
     let text: string;
     try {
-      const response = await this.#fetch(`${node.url}/v1/ids?count=${count}`, {
+      const fetch = this.#fetch;
+      const response = await fetch(`${node.url}/v1/ids?count=${count}`, {
         method: "GET",
         headers,
         signal: controller.signal,

@@ -276,8 +276,15 @@ test("discovery: the nodes come from the application's lookup, and follow it", a
 async function fakeNode(t, answer) {
   const server = createServer(answer);
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise((resolve) => server.close(resolve)));
-  server.on("connection", (socket) => t.after(() => socket.destroy()));
+  const sockets = new Set();
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+    return new Promise((resolve) => server.close(resolve));
+  });
   return `http://127.0.0.1:${server.address().port}`;
 }
 
