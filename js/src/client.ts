@@ -616,7 +616,12 @@ async function readBounded(response: Response, node: string): Promise<string> {
 
 const DECIMAL_ID = /^[0-9]{1,20}$/;
 
-/** The IDs of a `/v1/ids` answer: `count` decimal strings, strictly increasing. */
+/**
+ * The IDs of a `/v1/ids` answer: `count` IDs, strictly increasing, as
+ * decimal strings, or as JSON numbers where they are safe integers (a node
+ * whose layout's IDs all lie below 2^53 may send numbers; any larger
+ * number has been rounded by JSON.parse, and is refused).
+ */
 function readIds(text: string, count: number, node: string): bigint[] {
   const bad = (what: string): NodeError => new NodeError("bad_answer", `answered 200 with ${what}`, node);
   let body: unknown;
@@ -631,9 +636,11 @@ function readIds(text: string, count: number, node: string): bigint[] {
   const out = new Array<bigint>(ids.length);
   let previous = -1n;
   for (let i = 0; i < ids.length; i++) {
-    const text = ids[i];
-    if (typeof text !== "string" || !DECIMAL_ID.test(text)) throw bad(`ID ${i} that is not a decimal string`);
-    const id = BigInt(text);
+    const given = ids[i];
+    let id: bigint;
+    if (typeof given === "string" && DECIMAL_ID.test(given)) id = BigInt(given);
+    else if (typeof given === "number" && Number.isSafeInteger(given) && given >= 0) id = BigInt(given);
+    else throw bad(`ID ${i} that is neither a decimal string nor a safe integer`);
     if (id > MAX_U64 || id <= previous) throw bad(`ID ${i} out of order or out of range`);
     out[i] = previous = id;
   }

@@ -172,7 +172,7 @@ test("a token the node does not accept ends the call at once, quoting no token",
 
 test("a fenced node's refusal is handed on with its code and retry-after; the other node serves", async (t) => {
   const coordinator = await etcd(t);
-  const fenced = await serve(t, ["--coordinator", coordinator.url, "--fleet", "js", "--slots", "0-0", "--claim-ttl", "1s"]);
+  const fenced = await serve(t, ["--coordinator", coordinator.url, "--fleet", "js", "--slots", "0-0", "--claim-ttl", "2s"]);
   const fine = await staticNode(t, 5, 5);
   await eventually("the coordinated node to hold its slot", 60_000, async () => {
     const [status] = await getJson(`${fenced.url}/readyz`);
@@ -293,7 +293,8 @@ test("a node that answers something other than the API's answer is failed over, 
   const answers = [
     ["not JSON", "bad_answer", /answered 200 with a body that is not JSON/, (res) => res.end("<html>")],
     ["too few IDs", "bad_answer", /answered 200 with 1 IDs for 5 asked/, (res) => res.end('{"ids":["1"]}')],
-    ["numbers", "bad_answer", /ID 0 that is not a decimal string/, (res) => res.end('{"ids":[1,2,3,4,5]}')],
+    ["a number above 2^53", "bad_answer", /ID 4 that is neither a decimal string nor a safe integer/, (res) => res.end('{"ids":[1,2,3,4,9007199254740993]}')],
+    ["a fraction", "bad_answer", /ID 0 that is neither/, (res) => res.end('{"ids":[1.5,2,3,4,5]}')],
     ["out of order", "bad_answer", /ID 1 out of order/, (res) => res.end('{"ids":["5","4","6","7","8"]}')],
     ["above 2^64-1", "bad_answer", /ID 4 out of order or out of range/, (res) => res.end('{"ids":["1","2","3","4","18446744073709551616"]}')],
     ["a body of 2 MiB", "bad_answer", /a body of more than 1048576 bytes/, (res) => res.end(`{"ids":[${'"1",'.repeat(500_000)}"2"]}`)],
@@ -322,6 +323,10 @@ test("a node that answers something other than the API's answer is failed over, 
     for (let i = 0; i < 4; i++) assertExact(await both.nextIds(5), [{ datacenter: 8, machine: 1 }]);
     assert.ok(both.stats().failovers >= 1, what);
   }
+  // IDs as JSON numbers, which a node whose IDs all lie below 2^53 may send.
+  const small = await fakeNode(t, (req, res) => res.end('{"ids":[1,2,9007199254740991]}'));
+  assert.deepEqual(await new Client({ nodes: [small], token: null }).nextIds(3), [1n, 2n, 9007199254740991n]);
+
   // A refusal from something that is not a node keeps its status and Retry-After.
   const busy = await fakeNode(t, (req, res) => res.writeHead(503, { "retry-after": "7" }).end("busy"));
   const error = await new Client({ nodes: [busy], token: null, deadlineMs: 200 }).nextId().then(assert.fail, (e) => e);
