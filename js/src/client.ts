@@ -409,7 +409,7 @@ export class Client {
    * its IDs are never handed out.
    */
   #put(batch: Batch): void {
-    if (batch.position >= batch.ids.length) return;
+    if (batch.position >= batch.ids.length || this.#closed) return;
     const current = this.#current;
     if (current === undefined || current.position >= current.ids.length) this.#current = batch;
     else if (this.#spare === undefined) this.#spare = batch;
@@ -423,7 +423,7 @@ export class Client {
       .then(
         (batch) => {
           this.#stats.refills++;
-          if (!this.#closed) this.#put(batch);
+          this.#put(batch);
         },
         // The next call that finds the buffer empty fetches itself, and
         // says what went wrong if that fails too.

@@ -335,6 +335,30 @@ test("a node that answers something other than the API's answer is failed over, 
   assert.equal(error.refusal.retryAfterMs, 7000);
 });
 
+test("with the buffer, a caller waiting on a refill stuck on a silent node asks another node itself", async (t) => {
+  const fine = await staticNode(t, 8, 2);
+  // Takes requests and never answers them.
+  const silent = await fakeNode(t, () => {});
+  const client = new Client({ nodes: [silent, fine.url], token: null, callTimeoutMs: 3000, prefetch: { batch: 100, maxAgeMs: 60_000 } });
+  // The first call's own refill goes to the silent node (nodes are taken
+  // in turn, from the first) and waits there for the per-call timeout.
+  let firstDone = false;
+  const first = client.nextId().then((id) => {
+    firstDone = true;
+    return id;
+  });
+  // The second waits on that refill for a quarter of the timeout, then
+  // asks the next node itself, before the first call's timeout has failed
+  // anything over.
+  const second = await client.nextIds(5);
+  assert.equal(firstDone, false, "the second call did not wait for the first one's timeout");
+  assert.equal(client.stats().failovers, 0);
+  assertExact(second, [{ datacenter: 8, machine: 2 }]);
+  const id = await first;
+  assertExact([id, ...second].sort((a, b) => (a < b ? -1 : 1)), [{ datacenter: 8, machine: 2 }]);
+  assert.equal(client.stats().failovers, 1, "the first call's refill failed over after its timeout");
+});
+
 test("bad options and arguments: clear errors naming the value and the range", async () => {
   const nodes = ["http://127.0.0.1:1"];
   const config = (options, pattern) =>
