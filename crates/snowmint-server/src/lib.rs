@@ -3,7 +3,7 @@
 //! A fleet of applications calls it for Twitter-style Snowflake IDs, over
 //! HTTP/JSON and, with `--grpc-listen`, over gRPC ([`grpc`]); it also
 //! explains IDs (decode, encode, time windows, layouts). The contract is in
-//! README.md ("The service", "Running a fleet") and its invariants in
+//! docs/service.md and docs/fleet.md and its invariants in
 //! docs/ARCHITECTURE.md §3; `/openapi.json` describes every endpoint.
 //!
 //! ```no_run
@@ -90,7 +90,7 @@ mod serve;
 mod state;
 
 pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
-pub use check::{Plan, check, check_with_clock};
+pub use check::{Plan, check, check_with_clock, probe};
 pub use error::ApiError;
 pub use metrics::Metrics;
 pub use net::{Limit, Limits, Listener, Tls, TlsError, TlsFiles};

@@ -93,7 +93,7 @@ impl Encoding {
     }
 
     /// Reads an integer in this encoding (up to 2^64-1).
-    fn parse_u64(self, text: &str) -> Result<u64, InvalidIdKind> {
+    pub(crate) fn parse_u64(self, text: &str) -> Result<u64, InvalidIdKind> {
         if text.is_empty() {
             return Err(InvalidIdKind::Empty);
         }

@@ -70,6 +70,9 @@
 //!   between processes, as the PostgreSQL extension does).
 //! - [`Error`] (`error.rs`): every failure, opaque, with a message that
 //!   names the field, the value and the valid range.
+//! - [`inspect`] (`inspect/`): reads IDs out of any text (links,
+//!   mentions, every family of ID, numbers in any encoding), each reading
+//!   ranked by how plausible it is.
 //! - [`ErrorKind`] (`kind.rs`): the one classification of errors that
 //!   every front end maps (to an HTTP status, a SQLSTATE, an exit code...),
 //!   and the facts behind a message ([`Error::value`], [`Error::min`],
@@ -113,6 +116,7 @@ mod encoding;
 mod error;
 mod generator;
 mod id;
+pub mod inspect;
 mod kind;
 mod layout;
 mod time;
@@ -132,7 +136,12 @@ pub use time::{
     Rfc3339, format_time, format_time_us, parse_epoch, parse_instant, parse_time, parse_time_us,
 };
 
-// The README's examples are compiled and run as doctests.
-#[doc = include_str!("../../../README.md")]
+// The examples of the crate's README are compiled and run as doctests.
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+// So are the Rust examples of the repository's README.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct RepositoryReadmeDoctests;

@@ -85,7 +85,10 @@ fn same_millisecond_ids_are_unique_and_fill_the_sequence_exactly() {
         let exhausted = results
             .iter()
             .flatten()
-            .filter(|r| r.as_ref().is_err_and(|e| e.kind() == ErrorKind::SequenceExhausted))
+            .filter(|r| {
+                r.as_ref()
+                    .is_err_and(|e| e.kind() == ErrorKind::SequenceExhausted)
+            })
             .count();
         // Six requests for a 4-ID millisecond: exactly 4 succeed.
         assert_eq!((ok, exhausted), (4, 2));
