@@ -25,9 +25,12 @@ fn layout_arg(text: &str) -> Result<Layout, ErrorReport> {
 
 /// An ID argument: 0 ..= 2^63-1, an ID of `layout`.
 fn id_arg(layout: &Layout, value: i64) -> Result<SnowflakeId, ErrorReport> {
-    SnowflakeId::from_i64(value)
-        .and_then(|id| layout.check_id(id))
-        .map_err(errors::from_core)
+    match u64::try_from(value) {
+        Ok(raw) => layout.check_id(SnowflakeId::from_u64(raw)),
+        // A negative bigint: the message names the layout's range.
+        Err(_) => layout.parse_id(snowmint::Encoding::Decimal, &value.to_string()),
+    }
+    .map_err(errors::from_core)
 }
 
 /// An ID as a `bigint` (an ID of a 64-bit layout may not fit one).
