@@ -205,7 +205,7 @@ fn node_in_use(config: &Config) -> Option<FleetError> {
     let Identity::Static(node) = config.identity else {
         return None;
     };
-    let mark = MarkFile::for_node(&config.state_dir, node);
+    let mark = MarkFile::for_node(&config.state_dir, config.layout, node);
     match NodeLock::acquire(&mark) {
         Err(error @ FleetError::NodeLocked { .. }) => Some(error),
         // Free (the lock goes again at once), or not to be had for some

@@ -12,7 +12,7 @@ use std::ffi::OsStr;
 use clap::ValueEnum;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::parser::ValueSource;
-use snowmint::{Encoding, Field, Layout, SystemClock};
+use snowmint::{Encoding, Layout, SystemClock};
 
 use crate::failure::Failure;
 
@@ -98,10 +98,17 @@ pub fn instant(name: &'static str, text: &str) -> Result<i64, Failure> {
     Ok(snowmint::parse_instant(name, text, &SystemClock)?)
 }
 
-/// Reads the value of an ID field (datacenter, machine, sequence) in the
-/// layout's range.
-pub fn field_value(layout: &Layout, field: Field, text: &str) -> Result<u64, Failure> {
-    Ok(layout.parse_field(field, text)?)
+/// Reads `datacenter`, `machine` or `sequence` in the layout's range: the
+/// node as two numbers (see `Layout::node_from_pair`; in Twitter's layout
+/// its datacenter and machine fields) and the sequence.
+pub fn field_value(layout: &Layout, name: &'static str, text: &str) -> Result<u64, Failure> {
+    let (upper, lowest) = layout.pair_max();
+    let max = match name {
+        "datacenter" => upper,
+        "machine" => lowest,
+        _ => layout.sequence_field().map_or(0, |f| f.max()),
+    };
+    Ok(snowmint::value::parse_bounded(name, text, 0..=max)?)
 }
 
 /// Reads a count of things: a whole number up to `max` (0 makes nothing).
@@ -117,7 +124,7 @@ mod tests {
     fn numbers_name_the_range() {
         let layout = Layout::TWITTER;
         let message = |text| {
-            field_value(&layout, Field::Datacenter, text)
+            field_value(&layout, "datacenter", text)
                 .unwrap_err()
                 .to_string()
         };
@@ -163,8 +170,10 @@ mod tests {
         let err = layout(("twitter", None), (Some("soon"), env)).unwrap_err();
         assert!(err.to_string().ends_with(" (from SNOWMINT_EPOCH)"), "{err}");
         assert_eq!(
-            layout(("twitter", None), (Some("2015-01-01T00:00:00Z"), flag)).unwrap(),
-            Layout::DISCORD
+            layout(("twitter", None), (Some("2015-01-01T00:00:00Z"), flag))
+                .unwrap()
+                .epoch_ms(),
+            snowmint::DISCORD_EPOCH_MS
         );
         // Empty variables count as unset; an empty flag is a value.
         assert_eq!(layout(("", env), (Some(""), env)).unwrap(), Layout::TWITTER);

@@ -1002,8 +1002,8 @@ fn discord_layout_and_custom_epoch() {
 /// Unknown layouts and impossible epochs are usage errors.
 #[test]
 fn bad_layouts_and_epochs() {
-    let out = run(&["layout", "--layout", "instagram"]);
-    out.assert_bad_input(&["instagram", "twitter", "discord"]);
+    let out = run(&["layout", "--layout", "snowflake9000"]);
+    out.assert_bad_input(&["snowflake9000", "twitter", "discord"]);
     let out = run(&["layout", "--epoch", "-5"]);
     out.assert_bad_input(&["epoch -5"]);
     let out = run(&["layout", "--layout", "41/5/5/13"]);

@@ -269,12 +269,11 @@ impl<'a> Container<'a> {
 }
 
 fn slot_of(id: u64) -> u64 {
-    let parts = Layout::TWITTER.decode(SnowflakeId::from_u64(id).unwrap());
-    parts.datacenter * 32 + parts.machine
+    (id >> 12) & 0x3ff
 }
 
 fn timestamp_of(id: u64) -> i64 {
-    Layout::TWITTER.timestamp_ms(SnowflakeId::from_u64(id).unwrap())
+    Layout::TWITTER.timestamp_ms(SnowflakeId::from_u64(id))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use snowmint::{ClockPolicy, Encoding, Field, Layout, SnowflakeId, SystemClock};
+use snowmint::{ClockPolicy, Encoding, Layout, SystemClock};
 use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl, FleetName, SlotRange};
 use snowmint_test_support::binary::Service;
 use snowmint_test_support::temp::{TempDir, temp_dir};
@@ -128,7 +128,7 @@ fn table() -> Vec<Value> {
                 ServeFile("datacenter"),
                 Http("/v1/encode?timestamp=1700000000000&datacenter={}&machine=0&sequence=0"),
                 Api("Layout::parse_field", |v| {
-                    api(Layout::TWITTER.parse_field(Field::Datacenter, v))
+                    api(Layout::TWITTER.parse_field("datacenter", v))
                 }),
             ],
             serve_with: &[],
@@ -151,7 +151,7 @@ fn table() -> Vec<Value> {
                 ServeFile("machine"),
                 Http("/v1/encode?timestamp=1700000000000&datacenter=0&machine={}&sequence=0"),
                 Api("Layout::parse_field", |v| {
-                    api(Layout::TWITTER.parse_field(Field::Machine, v))
+                    api(Layout::TWITTER.parse_field("machine", v))
                 }),
             ],
             serve_with: &[],
@@ -170,7 +170,7 @@ fn table() -> Vec<Value> {
                 ]),
                 Http("/v1/encode?timestamp=1700000000000&datacenter=0&machine=0&sequence={}"),
                 Api("Layout::parse_field", |v| {
-                    api(Layout::TWITTER.parse_field(Field::Sequence, v))
+                    api(Layout::TWITTER.parse_field("sequence", v))
                 }),
             ],
             serve_with: &[],
@@ -227,7 +227,10 @@ fn table() -> Vec<Value> {
             ],
             serve_with: &[],
             bad: vec![
-                ("instagram", vec!["\"instagram\"", "twitter", "discord"]),
+                (
+                    "snowflake9000",
+                    vec!["\"snowflake9000\"", "twitter", "discord"],
+                ),
                 ("41/5/5/13", vec!["layout", "41+5+5+13", "63"]),
                 ("twitter@soon", vec!["layout", "epoch \"soon\"", "RFC 3339"]),
                 ("42/0/10/11@-5", vec!["layout", "epoch -5", "1970"]),
@@ -326,7 +329,9 @@ fn table() -> Vec<Value> {
             ways: vec![
                 Cli(&["decode", "--", "{}"]),
                 Http("/v1/ids/{}"),
-                Api("SnowflakeId::from_str", |v| api(v.parse::<SnowflakeId>())),
+                Api("Layout::parse_id", |v| {
+                    api(Layout::TWITTER.parse_id(Encoding::Decimal, v))
+                }),
             ],
             serve_with: &[],
             bad: vec![

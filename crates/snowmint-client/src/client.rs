@@ -198,12 +198,12 @@ impl Buffer {
     }
 }
 
-/// The timestamp of `id`; IDs above 2^63-1 (which no node sends) count as
-/// infinitely old, so that they are dropped.
+/// The timestamp of `id`; IDs above the layout's largest (which no node
+/// sends) count as infinitely old, so that they are dropped.
 fn timestamp_ms(layout: &Layout, id: u64) -> i64 {
-    match SnowflakeId::from_u64_checked(id) {
-        Some(id) => layout.timestamp_ms(id),
-        None => i64::MIN,
+    match layout.check_id(SnowflakeId::from_u64(id)) {
+        Ok(id) => layout.timestamp_ms(id),
+        Err(_) => i64::MIN,
     }
 }
 

@@ -21,14 +21,7 @@ fn fields(id: u64) -> (i64, u64, u64) {
 }
 
 async fn node(machine: u64) -> GrpcNode {
-    GrpcNode::start(
-        Node {
-            datacenter: 1,
-            machine,
-        },
-        Arc::new(SystemClock),
-    )
-    .await
+    GrpcNode::start(Node::from_slot(32 + machine), Arc::new(SystemClock)).await
 }
 
 /// Twenty thousand IDs through the buffer from two nodes: all distinct,
@@ -78,14 +71,7 @@ async fn the_buffer_serves_unique_ids_from_every_node() {
 #[tokio::test]
 async fn an_idle_client_hands_out_no_stale_id() {
     let clock = ManualClock::new(1_700_000_000_000);
-    let a = GrpcNode::start(
-        Node {
-            datacenter: 1,
-            machine: 3,
-        },
-        Arc::new(clock.clone()),
-    )
-    .await;
+    let a = GrpcNode::start(Node::from_slot(35), Arc::new(clock.clone())).await;
     let max_age = Duration::from_millis(30);
     let client = Client::builder()
         .endpoints([a.endpoint()])

@@ -257,12 +257,15 @@ pub enum FleetError {
     /// Another holder (another process on this host, or another handle in
     /// this one) has the node's lock: it issues as this node from this
     /// state directory.
-    #[error("{}", lock::held_message(state_dir, *node, lock_file, *pid))]
+    #[error("{}", lock::held_message(state_dir, node_text.as_deref(), lock_file, *pid))]
     NodeLocked {
         /// The state directory.
         state_dir: PathBuf,
         /// The node, when known.
         node: Option<Node>,
+        /// The node as its layout names it (`datacenter 3 machine 7`),
+        /// when known.
+        node_text: Option<String>,
         /// The lock file.
         lock_file: PathBuf,
         /// The holder's pid, as it wrote it into the lock file (not yet

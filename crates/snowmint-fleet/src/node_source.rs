@@ -23,19 +23,22 @@ use crate::{
 /// use snowmint_fleet::NodeSource;
 ///
 /// let dir = std::env::temp_dir();
-/// let source = NodeSource::Static(Node { datacenter: 1, machine: 2 })
+/// let source = NodeSource::Static(Node::from_slot(34))
 ///     .slot_source(Layout::TWITTER, &dir, None)?;
 /// assert_eq!(source.kind(), "static");
 /// let source = NodeSource::Hostname(Some("ids-12".into())).slot_source(Layout::TWITTER, &dir, None)?;
 /// assert_eq!(source.kind(), "hostname");
-/// let Err(err) = NodeSource::Static(Node { datacenter: 32, machine: 0 })
+/// let Err(err) = NodeSource::Static(Node::from_slot(1024))
 ///     .slot_source(Layout::TWITTER, &dir, None)
 /// else {
-///     panic!("datacenter 32 is outside the Twitter layout");
+///     panic!("slot 1024 is outside the Twitter layout");
 /// };
-/// assert_eq!(err.to_string(), "datacenter 32 is out of range (0..=31)");
+/// assert_eq!(err.to_string(), "slot 1024 is out of range (0..=1023)");
 /// # Ok::<(), snowmint_fleet::FleetError>(())
 /// ```
+// Made once per node: a coordinator's settings (with their layout) are
+// large, and boxing them would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeSource {
     /// Given explicitly (flags, environment, configuration).

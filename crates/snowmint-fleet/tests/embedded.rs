@@ -32,13 +32,7 @@ fn one_issuer_per_node_and_a_restart_resumes_above_the_mark() {
     let mut ids = first.next_ids(4_000).unwrap();
     ids.push(first.next_id().unwrap());
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
-    assert_eq!(
-        Layout::TWITTER.node_of(ids[0]),
-        Node {
-            datacenter: 1,
-            machine: 2
-        }
-    );
+    assert_eq!(Layout::TWITTER.node_of(ids[0]), Node::from_slot(34));
 
     let refused = builder(&dir, &clock).start_blocking().unwrap_err();
     let message = refused.to_string();
@@ -226,13 +220,7 @@ fn abandon_releases_nothing_and_drop_releases_everything() {
     let clock = ManualClock::new(T0);
     let dropped = builder(&dir, &clock).start_blocking().unwrap();
     assert!(matches!(dropped.state(), NodeState::Active(_)));
-    assert_eq!(
-        dropped.node(),
-        Some(Node {
-            datacenter: 1,
-            machine: 2
-        })
-    );
+    assert_eq!(dropped.node(), Some(Node::from_slot(34)));
     dropped.next_id().unwrap();
     drop(dropped);
     clock.advance(2_000);

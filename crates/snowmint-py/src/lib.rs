@@ -26,6 +26,7 @@ use snowmint::Layout;
 
 mod columns;
 mod errors;
+mod fields;
 mod fork;
 mod generator;
 mod issued;
@@ -94,7 +95,8 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_many, m)?)?;
     m.add_function(wrap_pyfunction!(text::to_text, m)?)?;
     m.add_function(wrap_pyfunction!(text::from_text, m)?)?;
-    m.add("MAX_ID", snowmint::SnowflakeId::MAX.as_u64())?;
+    // Twitter's largest ID, the default layout's.
+    m.add("MAX_ID", snowmint::Layout::TWITTER.max_id().as_u64())?;
     // The crate's version is the wheel's (maturin reads it from Cargo).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     fork::register(m)?;

@@ -420,10 +420,10 @@ fn identity(config: &Config) -> Result<(&'static str, String, Option<Node>), Ser
                 "static",
                 format!(
                     "static: slot {slot} (datacenter {}{}, machine {}{})",
-                    node.datacenter,
+                    layout.pair_of(*node).0,
                     from(config, Setting::Datacenter),
-                    node.machine,
-                    from(config, Setting::Machine)
+                    layout.pair_of(*node).1,
+                    from(config, Setting::Machine),
                 ),
                 Some(*node),
             )
@@ -441,7 +441,8 @@ fn identity(config: &Config) -> Result<(&'static str, String, Option<Node>), Ser
                 "hostname",
                 format!(
                     "hostname: slot {ordinal} (datacenter {}, machine {}) of {hostname:?}{whose}",
-                    node.datacenter, node.machine
+                    layout.pair_of(node).0,
+                    layout.pair_of(node).1
                 ),
                 Some(node),
             )
@@ -459,7 +460,7 @@ fn identity(config: &Config) -> Result<(&'static str, String, Option<Node>), Ser
 
 /// What a fixed node's state file says, with the start-up rule applied.
 fn mark_status(config: &Config, node: Node, clock: &dyn Clock) -> Result<String, ServeError> {
-    let file = MarkFile::for_node(&config.state_dir, node);
+    let file = MarkFile::for_node(&config.state_dir, config.layout, node);
     let Some(mark_ms) = file.read()? else {
         return Ok("no state file for this node yet".to_owned());
     };
@@ -507,7 +508,7 @@ fn ports_clash(config: &Config) -> bool {
 mod tests {
     use std::path::Path;
 
-    use snowmint::ManualClock;
+    use snowmint::{Layout, ManualClock};
 
     use super::*;
     use crate::config::Layer;
@@ -589,7 +590,7 @@ mod tests {
     fn a_mark_too_far_ahead_is_refused_naming_mark_wait_max() {
         let dir = std::env::temp_dir().join(format!("snowmint-check-mark-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        MarkFile::for_node(&dir, Node::default())
+        MarkFile::for_node(&dir, Layout::TWITTER, Node::default())
             .write(1_700_000_010_000)
             .unwrap();
         let config = config(&[(Setting::StateDir, dir.to_str().unwrap())]);

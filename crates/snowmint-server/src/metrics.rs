@@ -538,9 +538,11 @@ impl Metrics {
         let claim = report.claim.as_ref();
         let or_none = |value: Option<u64>| value.map_or(-1.0, |v| v as f64);
         m.node_slot.set(or_none(claim.map(|c| c.slot)));
+        let layout = issuer.layout();
         m.node_datacenter
-            .set(or_none(claim.map(|c| c.node.datacenter)));
-        m.node_machine.set(or_none(claim.map(|c| c.node.machine)));
+            .set(or_none(claim.map(|c| layout.pair_of(c.node).0)));
+        m.node_machine
+            .set(or_none(claim.map(|c| layout.pair_of(c.node).1)));
         m.claim_generation
             .set(claim.map_or(0.0, |c| c.generation as f64));
         m.high_water_mark

@@ -443,9 +443,9 @@ pub fn startup_line(config: &Config, address: SocketAddr) -> String {
     let identity = match &config.identity {
         Identity::Static(node) => format!(
             "as datacenter {} {} machine {} {}",
-            node.datacenter,
+            config.layout.pair_of(*node).0,
             config.origin_note(Setting::Datacenter),
-            node.machine,
+            config.layout.pair_of(*node).1,
             config.origin_note(Setting::Machine)
         ),
         Identity::Hostname(Some(name)) => format!("with the slot of hostname {name:?}"),

@@ -120,7 +120,7 @@ high_water = \"[TIME]\"",
 
 /// The discord layout described in JSON, by `snowmint layout` and by
 /// `GET /v1/layout` alike.
-const DISCORD: &str = r#"{"layout":"discord","spec":"41/5/5/12@1420070400000","epoch_ms":1420070400000,"epoch":"2015-01-01T00:00:00.000Z","timestamp_bits":41,"datacenter_bits":5,"machine_bits":5,"sequence_bits":12,"timestamp_shift":22,"datacenter_shift":17,"machine_shift":12,"max_datacenter":31,"max_machine":31,"max_sequence":4095,"ids_per_ms":4096,"node_count":1024,"last_instant_ms":3619093655551,"last_instant":"2084-09-06T15:47:35.551Z","years_left":[YEARS],"fields":[{"name":"timestamp","bits":41,"shift":22,"max":2199023255551},{"name":"datacenter","bits":5,"shift":17,"max":31},{"name":"machine","bits":5,"shift":12,"max":31},{"name":"sequence","bits":12,"shift":0,"max":4095}]}"#;
+const DISCORD: &str = r#"{"layout":"discord","spec":"time:42/worker:5:node/process:5:node/increment:12:sequence@1420070400000","epoch_ms":1420070400000,"epoch":"2015-01-01T00:00:00.000Z","timestamp_bits":42,"datacenter_bits":5,"machine_bits":5,"sequence_bits":12,"timestamp_shift":22,"datacenter_shift":17,"machine_shift":12,"max_datacenter":31,"max_machine":31,"max_sequence":4095,"ids_per_ms":4096,"node_count":1024,"last_instant_ms":5818116911103,"last_instant":"2154-05-15T07:35:11.103Z","years_left":[YEARS],"fields":[{"name":"timestamp","bits":42,"shift":22,"max":4398046511103},{"name":"worker","bits":5,"shift":17,"max":31},{"name":"process","bits":5,"shift":12,"max":31},{"name":"increment","bits":12,"shift":0,"max":4095}]}"#;
 
 /// Whether `example` did what it shows: its exit status, and its output
 /// (exactly, or as its pattern says); else what differs.

@@ -154,9 +154,9 @@ pub enum ClaimError {
         fleet: String,
         /// The record's key.
         path: String,
-        /// The layout recorded, as `T/D/M/S@EPOCH`.
+        /// The layout recorded, as its text ([`Layout::spec`](snowmint::Layout::spec)).
         recorded: String,
-        /// This node's layout, as `T/D/M/S@EPOCH`.
+        /// This node's layout, as its text.
         ours: String,
     },
     /// The slot held was given up because this process cannot issue as

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snowmint::value::format_duration;
-use snowmint::{Clock, ClockPolicy, Layout, Node, SystemClock};
+use snowmint::{Clock, ClockPolicy, Layout, SystemClock};
 
 use super::{EmbeddedIssuer, Issuer, IssuerOptions, Refusal};
 use crate::{
@@ -71,7 +71,8 @@ const DAY: Duration = Duration::from_secs(24 * 3600);
 ///     .clock_policy(ClockPolicy::Wait { max: Duration::from_millis(500) })
 ///     .start_blocking()?;
 /// let id = issuer.next_id()?;
-/// assert_eq!(Layout::DISCORD.decode(id).machine, 7);
+/// // Discord's node is a worker and a process: 3 and 7.
+/// assert_eq!(Layout::DISCORD.decode(id)?.get("process"), Some(7));
 /// issuer.shutdown();
 ///
 /// // Checked at the start: the error names the value and the range.
@@ -96,6 +97,9 @@ pub struct IssuerBuilder {
 }
 
 /// Where the node comes from, as given (checked at the start).
+// Made once per issuer: a coordinator's settings (with their layout) are
+// large, and boxing them would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum SourceSetting {
     Node(u64, u64),
@@ -164,6 +168,11 @@ impl IssuerBuilder {
     /// no other process may issue as it (the host lock keeps a second
     /// process on this host and state directory out; other hosts are the
     /// operator's to keep apart, or use [`coordinator`](Self::coordinator)).
+    ///
+    /// In a layout other than Twitter's, `machine` is the lowest node
+    /// field and `datacenter` the node fields above it taken together (see
+    /// [`Layout::node_from_pair`](snowmint::Layout::node_from_pair)): for
+    /// Sonyflake, `.node(0, machine)`.
     pub fn node(mut self, datacenter: u64, machine: u64) -> Self {
         self.source = Some(SourceSetting::Node(datacenter, machine));
         self
@@ -406,10 +415,9 @@ impl IssuerBuilder {
                     "no node was given: call .node(datacenter, machine), .hostname_ordinal() or .coordinator(url, fleet)".to_owned(),
                 ));
             }
-            Some(SourceSetting::Node(datacenter, machine)) => NodeSource::Static(Node {
-                datacenter,
-                machine,
-            }),
+            Some(SourceSetting::Node(datacenter, machine)) => {
+                NodeSource::Static(layout.node_from_pair(datacenter, machine)?)
+            }
             Some(SourceSetting::Hostname(name)) => NodeSource::Hostname(name),
             Some(SourceSetting::Coordinator { url, fleet }) => {
                 let url: CoordinatorUrl = url.parse()?;

@@ -38,7 +38,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use snowmint::{ClockPolicy, Error, Layout, Node, SnowflakeId};
+use snowmint::{ClockPolicy, Error, ErrorKind, Layout, Node, SnowflakeId};
 use tokio::runtime::RuntimeFlavor;
 use tokio::sync::{oneshot, watch};
 
@@ -80,7 +80,7 @@ const WAIT_LIMIT: Duration = Duration::from_secs(60);
 /// let first = issuer.next_id()?;
 /// let batch = issuer.next_ids(1000)?;
 /// assert!(batch.iter().all(|id| *id > first));
-/// assert_eq!(Layout::TWITTER.node_of(first), snowmint::Node { datacenter: 1, machine: 2 });
+/// assert_eq!(Layout::TWITTER.node_of(first), snowmint::Node::from_slot(34));
 ///
 /// // A second issuer of the node on this host and state directory is
 /// // refused, and told which process holds it.
@@ -277,7 +277,9 @@ impl EmbeddedIssuer {
         let before = out.len();
         match minting.generator.next_ids(count, out) {
             Ok(()) => {}
-            Err(error @ Error::ClockBehind { .. }) if self.may_wait_for_clock(&error) => {
+            Err(error)
+                if error.kind() == ErrorKind::ClockBehind && self.may_wait_for_clock(&error) =>
+            {
                 let issuer = self.issuer.clone();
                 let more = self.wait_for("the clock must catch up", async move {
                     let mut ids = Vec::with_capacity(count);
@@ -286,7 +288,9 @@ impl EmbeddedIssuer {
                 out.extend(more);
                 return Ok(());
             }
-            Err(error @ Error::ClockBehind { .. }) => return Err(inner.clock_behind(&error)),
+            Err(error) if error.kind() == ErrorKind::ClockBehind => {
+                return Err(inner.clock_behind(&error));
+            }
             Err(other) => {
                 return Err(Refusal::ClockOutOfRange {
                     reason: other.to_string(),
@@ -435,10 +439,10 @@ impl EmbeddedIssuer {
         let ClockPolicy::Wait { max } = self.issuer.clock_policy() else {
             return false;
         };
-        let Error::ClockBehind { last_ms, now_ms } = *error else {
+        let Some(regression) = error.regression() else {
             return false;
         };
-        let behind = Duration::from_millis(last_ms.saturating_sub(now_ms).max(0) as u64);
+        let behind = regression.behind();
         behind <= max && self.waiting() != Waiting::Not
     }
 

@@ -51,7 +51,8 @@ use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use snowmint::{
-    Clock, ClockPolicy, Error, Generator, GeneratorStats, Layout, SnowflakeId, format_time,
+    Clock, ClockPolicy, Error, Generator, GeneratorStats, Layout, Regression, SnowflakeId,
+    format_time,
 };
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
@@ -457,7 +458,10 @@ impl Inner {
                     }
                     return Ok(value);
                 }
-                Err(error @ Error::ClockBehind { last_ms, now_ms }) => {
+                Err(error) if let Some(regression) = error.regression() => {
+                    let Regression {
+                        last_ms, now_ms, ..
+                    } = regression;
                     if let ClockPolicy::Wait { max } = self.options.clock_policy {
                         self.note_clock_behind(last_ms, now_ms);
                         let behind = Duration::from_millis((last_ms - now_ms).max(0) as u64);
@@ -488,7 +492,10 @@ impl Inner {
     /// The refusal for the generator's `error` (the clock behind the last
     /// ID), logged once while the clock stays behind.
     fn clock_behind(&self, error: &Error) -> Refusal {
-        let Error::ClockBehind { last_ms, now_ms } = *error else {
+        let Some(Regression {
+            last_ms, now_ms, ..
+        }) = error.regression()
+        else {
             return Refusal::ClockOutOfRange {
                 reason: error.to_string(),
             };

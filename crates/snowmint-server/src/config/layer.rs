@@ -24,7 +24,7 @@ use super::setting::{Origin, Setting};
 /// flags.set(Setting::Machine, "5");
 /// let env = Layer::from_env(|name| (name == "SNOWMINT_MACHINE").then(|| "4".to_owned()));
 /// let config = Config::resolve(&[flags, env], |_| None)?;
-/// assert_eq!(config.node(), Some(snowmint::Node { datacenter: 0, machine: 5 }));
+/// assert_eq!(config.node(), Some(snowmint::Node::from_slot(5)));
 /// # Ok::<(), snowmint_server::config::ConfigError>(())
 /// ```
 #[derive(Clone)]

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use snowmint::{ClockPolicy, Field, Layout, Node};
+use snowmint::{ClockPolicy, Layout};
 use snowmint_fleet::{
     ClockCheck, CoordinatorAccess, CoordinatorConfig, CoordinatorTls, CoordinatorUrl, FleetName,
     HistoryRetention, Secret, SlotRange,
@@ -256,10 +256,15 @@ fn layout(l: &mut Lookup<'_>) -> Result<Layout, ConfigError> {
 /// Where the node's identity comes from: a coordinator, a hostname, or
 /// explicit values; settings of one source conflict with the others'.
 fn identity(l: &mut Lookup<'_>, layout: Layout) -> Result<Identity, ConfigError> {
+    // The node as two numbers (see `Layout::node_from_pair`): datacenter
+    // and machine in Twitter's layout.
+    let (upper, lowest) = layout.pair_max();
     let datacenter = l.required(Setting::Datacenter, |s| {
-        layout.parse_field(Field::Datacenter, s)
+        snowmint::value::parse_bounded("datacenter", s, 0..=upper)
     })?;
-    let machine = l.required(Setting::Machine, |s| layout.parse_field(Field::Machine, s))?;
+    let machine = l.required(Setting::Machine, |s| {
+        snowmint::value::parse_bounded("machine", s, 0..=lowest)
+    })?;
     let from_hostname = l.required(Setting::MachineFromHostname, |s| {
         parse_bool(Setting::MachineFromHostname.key(), s)
     })?;
@@ -295,10 +300,11 @@ fn identity(l: &mut Lookup<'_>, layout: Layout) -> Result<Identity, ConfigError>
             l.named(Setting::Hostname)
         )));
     }
-    Ok(Identity::Static(Node {
-        datacenter,
-        machine,
-    }))
+    // Both were read within their ranges.
+    let node = layout
+        .node_from_pair(datacenter, machine)
+        .unwrap_or_default();
+    Ok(Identity::Static(node))
 }
 
 /// The coordinator and the claim settings, when a coordinator is given;

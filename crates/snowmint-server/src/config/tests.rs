@@ -52,13 +52,7 @@ fn flags_beat_env_beat_file() {
     ]));
     let all = [flags(&[(Setting::Machine, "5")]), e.clone(), f.clone()];
     let config = Config::resolve(&all, |_| None).unwrap();
-    assert_eq!(
-        config.node(),
-        Some(Node {
-            datacenter: 9,
-            machine: 5
-        })
-    );
+    assert_eq!(config.node(), Some(Node::from_slot(293)));
     assert_eq!(config.listen.port(), 9001);
     assert_eq!(config.origin_note(Setting::Machine), "(from --machine)");
     assert_eq!(
@@ -67,9 +61,9 @@ fn flags_beat_env_beat_file() {
     );
 
     let config = Config::resolve(&[Layer::flags(), e, f.clone()], |_| None).unwrap();
-    assert_eq!(config.node().unwrap().machine, 4);
+    assert_eq!(config.layout.pair_of(config.node().unwrap()).1, 4);
     let config = Config::resolve(&[Layer::flags(), f], |_| None).unwrap();
-    assert_eq!(config.node().unwrap().machine, 3);
+    assert_eq!(config.layout.pair_of(config.node().unwrap()).1, 3);
     assert_eq!(config.listen.port(), 9000);
 }
 
@@ -109,7 +103,7 @@ fn bad_values_name_the_value_the_range_and_the_origin() {
 fn machine_range_follows_the_layout() {
     let layer = flags(&[(Setting::Layout, "41/0/10/12"), (Setting::Machine, "1000")]);
     let config = Config::resolve(&[layer], |_| None).unwrap();
-    assert_eq!(config.node().unwrap().machine, 1000);
+    assert_eq!(config.node().unwrap().slot(), 1000);
 }
 
 #[test]

@@ -23,10 +23,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
 /// The node the tests run as.
-const NODE: Node = Node {
-    datacenter: 3,
-    machine: 7,
-};
+const NODE: Node = Node::from_slot(103);
 /// A fixed instant: 2023-11-14T22:13:20.000Z.
 const T: i64 = 1_700_000_000_000;
 const LIMIT: Duration = Duration::from_secs(60);

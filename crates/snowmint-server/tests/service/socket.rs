@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use snowmint::{ClockPolicy, ManualClock};
+use snowmint::{ClockPolicy, Layout, ManualClock};
 use snowmint_fleet::{NodeState, SlotSource};
 use snowmint_test_support::http::Connection;
 use snowmint_test_support::in_process::{NODE, Options, node_with};
@@ -130,7 +130,7 @@ async fn shutdown_finishes_requests_in_flight_then_releases() {
     let id: u64 = id["id"].as_str().unwrap().parse().unwrap();
     assert_eq!(
         ((id >> 17) & 31, (id >> 12) & 31),
-        (NODE.datacenter, NODE.machine)
+        Layout::TWITTER.pair_of(NODE)
     );
 
     task.await.unwrap().unwrap();

@@ -78,11 +78,11 @@ pub use time::{MICROSECOND, MILLISECOND, NANOSECOND, SECOND, Time};
 /// let inspector = Inspector::new(1_750_000_000_000); // 2025-06-15
 /// // A bare Discord ID from 2016 reads as a Twitter ID from 2012, after
 /// // Twitter's Snowflake began: both readings stay plausible, Twitter's
-/// // first, as the default family.
+/// // first, as the default family (the other presets follow).
 /// let token = inspector.inspect("175928847299117063").next().unwrap();
 /// let families: Vec<_> = token.candidates().iter().map(|r| r.family()).collect();
-/// assert_eq!(families, ["twitter", "discord"]);
-/// assert!(token.candidates().iter().all(|r| r.plausibility() == Plausibility::Plausible));
+/// assert_eq!(families[..2], ["twitter", "discord"]);
+/// assert!(token.candidates()[..2].iter().all(|r| r.plausibility() == Plausibility::Plausible));
 /// ```
 #[derive(Debug, Clone)]
 pub struct Inspector {
