@@ -173,7 +173,7 @@ pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let listener = match tokio::net::TcpListener::bind(config.listen).await {
+        let listener = match tokio::net::TcpListener::bind(config.listeners.http()).await {
             Ok(listener) => listener,
             Err(error) => {
                 // A second process on the node most often asks for the
@@ -184,7 +184,7 @@ pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
                     return Err(ServeError::from(locked).into());
                 }
                 return Err(anyhow::Error::new(error)
-                    .context(format!("cannot listen on {}", config.listen)));
+                    .context(format!("cannot listen on {}", config.listeners.http())));
             }
         };
         match snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await {

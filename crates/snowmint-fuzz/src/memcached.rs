@@ -6,7 +6,6 @@
 //! node, and nothing panics.
 
 use std::sync::LazyLock;
-use std::time::Duration;
 
 use snowmint_server::AppState;
 use snowmint_server::config::{Config, Layer, Setting};
@@ -45,7 +44,6 @@ pub fn run(input: &[u8]) {
         let serving = tokio::spawn(snowmint_server::memcached::serve_stream(
             server,
             service.state.clone(),
-            Duration::from_secs(5),
         ));
         // Writing and reading at once: a large input's answers could fill
         // the pipe before the input is all in.

@@ -11,7 +11,7 @@
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let config = Config::load(Layer::flags())?;
-//! let listener = tokio::net::TcpListener::bind(config.listen).await?;
+//! let listener = tokio::net::TcpListener::bind(config.listeners.http()).await?;
 //! snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await?;
 //! # Ok(())
 //! # }
@@ -31,7 +31,7 @@
 //!   claim release).
 //! - `check.rs`: [`check`], what a configuration would make a node do
 //!   (`snowmint serve --check`), found without binding or claiming.
-//! - `net/`: [`Limits`]: accepting connections on both listeners and
+//! - `net/`: [`Limits`]: accepting connections on every listener and
 //!   holding each client to limits (a connection cap under the descriptor
 //!   limit, deadlines on first requests, request heads, idling, unread
 //!   answers and pings, a maximum age, streams and calls in flight).
@@ -39,7 +39,7 @@
 //!   the node's claim and issues IDs only when they are fenced and covered
 //!   by the high-water mark; [`Refusal`] when it may not; [`NodeReport`].
 //!   The service is a front end over it.
-//! - `net/tls.rs`: [`Tls`], rustls on both listeners; `auth/`: [`auth`],
+//! - `net/tls.rs`: [`Tls`], rustls on the listeners that carry it; `auth/`: [`auth`],
 //!   bearer tokens; `reload.rs`: both files read again when they change
 //!   or on SIGHUP.
 //! - `state.rs`: [`AppState`], what handlers share.
@@ -52,6 +52,9 @@
 //!   (also `snowmint layout --format json`).
 //! - `grpc/`: [`grpc`], the gRPC API (`--grpc-listen`): `snowmint.v1.IdService`,
 //!   health and reflection, over the same state as the HTTP API.
+//! - `listener.rs`: [`Listener`], one variant per protocol the node
+//!   serves, with its settings, what guards it and what serves it; how to
+//!   add a protocol.
 //! - `memcached/`: memcached's text protocol (`--memcached-listen`):
 //!   `get`/`gets` answer new IDs from the same issuer.
 //! - `error.rs`: [`ApiError`], the one error answer.
@@ -79,6 +82,7 @@ pub mod config;
 mod error;
 pub mod grpc;
 mod inputs;
+mod listener;
 pub mod memcached;
 mod metrics;
 mod net;
@@ -92,8 +96,9 @@ mod state;
 pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
 pub use check::{Plan, check, check_with_clock, probe};
 pub use error::ApiError;
+pub use listener::{Guard, Listener, Listeners};
 pub use metrics::Metrics;
-pub use net::{Limit, Limits, Listener, Tls, TlsError, TlsFiles};
+pub use net::{Limit, Limits, Tls, TlsError, TlsFiles};
 pub use serve::{
     FrontEnds, ServeError, clock, run, run_front_ends, run_with_grpc, serve, shutdown_signal,
     slot_source, start, startup_line,

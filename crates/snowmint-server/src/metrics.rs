@@ -22,7 +22,7 @@
 //! | `snowmint_high_water_mark_ahead_ms` | gauge | how far the recorded mark is ahead of the node's clock (negative: the next ID waits for a write; NaN without a mark) |
 //! | `snowmint_mark_write_failing` | gauge | 1 while the high-water mark cannot be written (the node refuses IDs), else 0 |
 //! | `snowmint_limit_reached_total{limit}` | counter | a limit held a client off: `connections` (accepting paused at the cap), `calls` (a gRPC call refused), `streams` (a connection reached its streams), `first_request_timeout`, `header_timeout`, `write_timeout`, `idle_timeout`, `keepalive_timeout`, `max_connection_age` (a connection closed) |
-//! | `snowmint_connections_open{listener}` | gauge | client connections open, `http` and `grpc` |
+//! | `snowmint_connections_open{listener}` | gauge | client connections open, by listener (`Listener::name`: `http`, `grpc`, ...) |
 //! | `snowmint_tls_handshake_failures_total{listener}` | counter | TLS handshakes that failed (a cleartext client, a client certificate refused, a client that does not trust the node's) |
 //! | `snowmint_reloads_total{file,result}` | counter | the `tls` files or the `tokens` file read again after a change or SIGHUP: `ok`, or `failed` (what was in force stayed) |
 //! | `snowmint_auth_refused_total{api,reason}` | counter | requests refused for their bearer token (`http`, `grpc`): `missing`, `malformed`, `unknown` |
@@ -56,7 +56,8 @@ use snowmint_fleet::{ClaimState, ClockSource, CoordinatorStatus};
 use snowmint_fleet::{Issuer, Refusal};
 
 use crate::auth::AuthFailure;
-use crate::net::{Limit, Listener};
+use crate::listener::Listener;
+use crate::net::Limit;
 
 const IDS_ISSUED: &str = "snowmint_ids_issued_total";
 const BATCH_SIZE: &str = "snowmint_id_batch_size";
@@ -120,11 +121,12 @@ struct Inner {
     /// By `Listener as usize`.
     connections_open: Vec<Gauge>,
     connections_max: Gauge,
-    /// By `Listener as usize`.
-    tls_handshake_failures: Vec<Counter>,
+    /// By `Listener as usize`; `None` for a listener without TLS.
+    tls_handshake_failures: Vec<Option<Counter>>,
     /// (file, ok, counter).
     reloads: Vec<(&'static str, bool, Counter)>,
-    /// By `Listener as usize`, then `AuthFailure as usize`.
+    /// By `Listener as usize` (empty for a listener without tokens), then
+    /// `AuthFailure as usize`.
     auth_refused: Vec<Vec<Counter>>,
     exhaustion_waits: Counter,
     clock_regressions: Counter,
@@ -372,7 +374,9 @@ impl Metrics {
                     TLS_HANDSHAKE_FAILURES,
                     vec![Label::new("listener", listener.name())],
                 );
-                recorder.register_counter(&key, &meta)
+                listener
+                    .is_guarded()
+                    .then(|| recorder.register_counter(&key, &meta))
             })
             .collect();
         recorder.describe_counter(
@@ -400,7 +404,12 @@ impl Metrics {
         let auth_refused = Listener::ALL
             .iter()
             .map(|listener| {
-                AuthFailure::ALL
+                let failures: &[AuthFailure] = if listener.is_guarded() {
+                    &AuthFailure::ALL
+                } else {
+                    &[]
+                };
+                failures
                     .iter()
                     .map(|failure| {
                         let key = Key::from_parts(
@@ -499,7 +508,9 @@ impl Metrics {
 
     /// Counts a failed TLS handshake on `listener`.
     pub(crate) fn tls_handshake_failed(&self, listener: Listener) {
-        self.inner.tls_handshake_failures[listener as usize].increment(1);
+        if let Some(counter) = &self.inner.tls_handshake_failures[listener as usize] {
+            counter.increment(1);
+        }
     }
 
     /// Counts a reload of `file` (`tls` or `tokens`).
@@ -516,7 +527,9 @@ impl Metrics {
 
     /// Counts a request refused for its bearer token.
     pub(crate) fn auth_refused(&self, api: Listener, failure: AuthFailure) {
-        self.inner.auth_refused[api as usize][failure as usize].increment(1);
+        if let Some(counter) = self.inner.auth_refused[api as usize].get(failure as usize) {
+            counter.increment(1);
+        }
     }
 
     /// Records the connections open on `listener` and the cap in force.

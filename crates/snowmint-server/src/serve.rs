@@ -9,7 +9,7 @@
 //! 2. [`run`]: serve until `shutdown` resolves, let in-flight requests
 //!    finish, then release the claim. [`run_with_grpc`] serves the gRPC
 //!    API on a second listener as well, from the same state, and
-//!    [`run_front_ends`] memcached's text protocol too.
+//!    [`run_front_ends`] every listener it is given.
 //!
 //! [`serve`] does both, with the log lines an operator expects.
 
@@ -25,7 +25,8 @@ use tokio::net::TcpListener;
 
 use crate::auth::{Auth, TokenFileError, Tokens};
 use crate::config::{Config, Identity, Origin, Setting};
-use crate::net::{Listener, Tls, TlsError};
+use crate::listener::{Guard, Listener, Listeners};
+use crate::net::{Tls, TlsError};
 use crate::state::AppState;
 
 /// Why the service could not start or stopped with an error.
@@ -65,11 +66,11 @@ pub enum ServeError {
 
 /// The slot source a configuration asks for (the fleet's one mapping,
 /// [`Identity::slot_source`]). A coordinated one starts claiming at once,
-/// in the background, and names `config.listen` as the holder's address,
-/// with `config.grpc_listen` as its gRPC address (so give them the bound
-/// addresses, not port 0).
+/// in the background, and names the HTTP listener's address as the
+/// holder's, with the gRPC listener's as its gRPC address (so give them
+/// the bound addresses, not port 0).
 pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
-    let holder = holder(config.listen, config.grpc_listen).to_string();
+    let holder = holder(&config.listeners).to_string();
     Ok(node_source(config, clock(config)).slot_source(
         config.layout,
         &config.state_dir,
@@ -110,35 +111,47 @@ pub fn password_on_command_line(config: &Config) -> Option<String> {
         .then(|| crate::config::password_warning(url))
 }
 
-/// The warning for memcached served beside tokens or TLS: its protocol
-/// carries neither, so it issues to whoever reaches it (the configuration
-/// allows that only on loopback or with `--memcached-unauthenticated`).
-pub fn memcached_open(config: &Config) -> Option<String> {
-    let address = config.memcached_listen?;
+/// The warnings for listeners served open beside tokens or TLS: their
+/// protocol carries neither, so they issue to whoever reaches them (the
+/// configuration allows that only on loopback or with the listener's
+/// switch).
+pub fn open_listeners(config: &Config) -> Vec<String> {
     if config.auth.is_none() && config.tls.is_none() {
-        return None;
+        return Vec::new();
     }
-    let why = if address.ip().is_loopback() {
-        "reachable from this host only (loopback)"
-    } else {
-        "served open by --memcached-unauthenticated"
-    };
-    Some(format!(
-        "memcached on {address} issues IDs with no token and in cleartext (its protocol carries neither), \
-         unlike the node's other front ends: {why}"
-    ))
+    config
+        .listeners
+        .on()
+        .filter_map(|(listener, address)| {
+            let Guard::Nothing { open } = listener.guard() else {
+                return None;
+            };
+            let why = if config.listeners.served_open(listener) {
+                format!("served open by {}", open.flag())
+            } else {
+                "reachable from this host only (loopback)".to_owned()
+            };
+            Some(format!(
+                "{} on {address} issues IDs with no token and in cleartext (its protocol carries neither), \
+                 unlike the node's other front ends: {why}",
+                listener.title()
+            ))
+        })
+        .collect()
 }
 
 /// Who this process is, as written into the slot key it claims: an
 /// operator reading the coordinator can find the process from it.
-fn holder(listen: SocketAddr, grpc: Option<SocketAddr>) -> Holder {
+fn holder(listeners: &Listeners) -> Holder {
     Holder {
         // A node without a readable hostname still claims; the pid and the
         // address tell it apart.
         host: system_hostname().unwrap_or_else(|_| "unknown".to_owned()),
         pid: std::process::id(),
-        listen: listen.to_string(),
-        grpc: grpc.map(|address| address.to_string()),
+        listen: listeners.http().to_string(),
+        grpc: listeners
+            .address(Listener::Grpc)
+            .map(|address| address.to_string()),
         started_ms: SystemClock.now_ms(),
     }
 }
@@ -169,7 +182,7 @@ pub async fn start(config: &Config) -> Result<AppState, ServeError> {
         .shared_clock(clock)
         .mark_step(config.mark_step)
         .mark_wait_max(config.mark_wait_max)
-        .holder(holder(config.listen, config.grpc_listen).to_string())
+        .holder(holder(&config.listeners).to_string())
         .start_issuer()
         .await
         .map_err(|error| naming_the_setting(config, error))?;
@@ -222,36 +235,34 @@ pub async fn run_with_grpc(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let front_ends = FrontEnds {
-        grpc,
-        ..FrontEnds::http(listener)
-    };
+    let mut front_ends = FrontEnds::http(listener);
+    if let Some(grpc) = grpc {
+        front_ends.add(Listener::Grpc, grpc, None);
+    }
     run_front_ends(front_ends, state, shutdown).await
 }
 
-/// The listeners of a node's front ends, bound: HTTP always; gRPC and
-/// memcached's text protocol when configured.
+/// The listeners of a node's front ends, bound: HTTP always, any other
+/// [`Listener`] when added.
 #[derive(Debug)]
 pub struct FrontEnds {
-    /// The HTTP API.
-    pub http: TcpListener,
-    /// The gRPC API ([`crate::grpc`]).
-    pub grpc: Option<TcpListener>,
-    /// memcached's text protocol.
-    pub memcached: Option<TcpListener>,
-    /// How long a memcached connection may stay silent.
-    pub memcached_idle_timeout: Duration,
+    /// Each with how long its connections may idle, when not the request
+    /// timeout.
+    bound: Vec<(Listener, TcpListener, Option<Duration>)>,
 }
 
 impl FrontEnds {
     /// HTTP alone.
     pub fn http(listener: TcpListener) -> FrontEnds {
         FrontEnds {
-            http: listener,
-            grpc: None,
-            memcached: None,
-            memcached_idle_timeout: Duration::from_secs(600),
+            bound: vec![(Listener::Http, listener, None)],
         }
+    }
+
+    /// Adds `listener`, bound, for `kind`, whose connections may idle
+    /// `idle` (the request timeout when `None`).
+    pub fn add(&mut self, kind: Listener, listener: TcpListener, idle: Option<Duration>) {
+        self.bound.push((kind, listener, idle));
     }
 }
 
@@ -263,46 +274,20 @@ pub async fn run_front_ends(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let FrontEnds {
-        http: listener,
-        grpc,
-        memcached,
-        memcached_idle_timeout,
-    } = front_ends;
     // One shutdown, told to each front end: each stops accepting, asks
     // its connections to close, ends its streams, and closes what is
     // still open a request timeout later.
-    let (stop, stopping_rx) = tokio::sync::watch::channel(false);
+    let (stop, stopping) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
         let _ = stop.send(true);
     });
-    let stopping = {
-        let stopping_rx = stopping_rx.clone();
-        move || {
-            let mut stopped = stopping_rx.clone();
-            async move {
-                // An error means the sender is gone, which it is only
-                // after sending.
-                let _ = stopped.wait_for(|stop| *stop).await;
-            }
-        }
-    };
-    let memcached_task = memcached.map(|listener| {
-        let (state, stopping) = (state.clone(), stopping());
-        tokio::spawn(crate::memcached::serve(
-            listener,
-            state,
-            memcached_idle_timeout,
-            stopping,
-        ))
-    });
     let front = crate::net::Front::new(
         state.limits(),
         state.tls().cloned(),
-        1 + usize::from(grpc.is_some()),
+        front_ends.bound.len(),
         state.metrics().clone(),
-        stopping_rx.clone(),
+        stopping.clone(),
     );
     // The TLS and token files, read again when they change or on SIGHUP.
     let reloading = tokio::spawn(crate::reload::follow(
@@ -319,18 +304,19 @@ pub async fn run_front_ends(
             metrics.run_upkeep();
         }
     });
-    let http = front.serve(listener, Listener::Http, crate::app(state.clone()));
-    match grpc {
-        Some(grpc) => {
-            let grpc = crate::grpc::serve_on(&front, grpc, state.clone(), stopping_rx);
-            tokio::join!(http, grpc);
-        }
-        None => http.await,
+    let mut serving = tokio::task::JoinSet::new();
+    for (kind, listener, idle) in front_ends.bound {
+        let idle = idle.unwrap_or(state.request_timeout());
+        serving.spawn(kind.serve(
+            front.clone(),
+            listener,
+            state.clone(),
+            idle,
+            stopping.clone(),
+        ));
     }
-    if let Some(task) = memcached_task {
-        // It waits for its own connections, within the request timeout.
-        let _ = task.await;
-    }
+    // Each waits for its own connections, within the request timeout.
+    while serving.join_next().await.is_some() {}
     upkeep.abort();
     reloading.abort();
     state.issuer().release().await;
@@ -341,100 +327,76 @@ pub async fn run_front_ends(
     Ok(())
 }
 
-/// Runs `snowmint serve` on an already bound `listener`: logs where and as
-/// whom it starts (its first log line), binds `config.grpc_listen` and
-/// `config.memcached_listen` if set, starts the node, prints
-/// `gRPC listening on http://ADDR` (with gRPC),
-/// `memcached listening on ADDR` (with memcached) and then
-/// `listening on http://ADDR` to stdout once it answers (`https://` with
-/// TLS), and runs until `shutdown`.
+/// Runs `snowmint serve` on an already bound `listener` (HTTP's): logs
+/// where and as whom it starts (its first log line), binds every other
+/// listener the configuration sets, starts the node, prints
+/// `gRPC listening on http://ADDR` (with gRPC) and the like for each
+/// other listener, then `listening on http://ADDR` to stdout once it
+/// answers (`https://` with TLS), and runs until `shutdown`.
 pub async fn serve(
     config: Config,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let address = listener.local_addr().map_err(|source| ServeError::Io {
-        context: "reading the listening address".to_owned(),
-        source,
-    })?;
+    let address = local_address(&listener, Listener::Http)?;
     tracing::info!("{}", startup_line(&config, address));
     if let Some(warning) = password_on_command_line(&config) {
         tracing::warn!("{warning}");
     }
-    if let Some(warning) = memcached_open(&config) {
+    for warning in open_listeners(&config) {
         tracing::warn!("{warning}");
     }
-    let grpc = match config.grpc_listen {
-        Some(grpc_address) => {
-            let bound = TcpListener::bind(grpc_address)
-                .await
-                .map_err(|source| ServeError::Io {
-                    context: format!("cannot listen for gRPC on {grpc_address}"),
-                    source,
-                })?;
-            let local = bound.local_addr().map_err(|source| ServeError::Io {
-                context: "reading the gRPC listening address".to_owned(),
+    // With port 0 the addresses are known only once bound; the holder
+    // written into a claimed slot key must name the ones clients reach.
+    let mut listeners = config.listeners.clone();
+    listeners.set(Listener::Http, address);
+    let mut front_ends = FrontEnds::http(listener);
+    for (kind, wanted) in config.listeners.on() {
+        if kind == Listener::Http {
+            continue;
+        }
+        let bound = TcpListener::bind(wanted)
+            .await
+            .map_err(|source| ServeError::Io {
+                context: format!("cannot listen for {} on {wanted}", kind.title()),
                 source,
             })?;
-            Some((bound, local))
-        }
-        None => None,
-    };
-    let memcached = match config.memcached_listen {
-        Some(memcached_address) => {
-            let bound = TcpListener::bind(memcached_address)
-                .await
-                .map_err(|source| ServeError::Io {
-                    context: format!("cannot listen for memcached on {memcached_address}"),
-                    source,
-                })?;
-            let local = bound.local_addr().map_err(|source| ServeError::Io {
-                context: "reading the memcached listening address".to_owned(),
-                source,
-            })?;
-            Some((bound, local))
-        }
-        None => None,
-    };
-    // With port 0 the addresses are known only now; the holder written into
-    // a claimed slot key must name the ones clients reach.
+        listeners.set(kind, local_address(&bound, kind)?);
+        front_ends.add(kind, bound, config.listeners.idle_timeout(kind));
+    }
     let config = Config {
-        listen: address,
-        grpc_listen: grpc.as_ref().map(|(_, local)| *local),
+        listeners,
         ..config
     };
     let state = start(&config).await?;
     // Tests and scripts read the ports from here; a closed stdout is no
     // reason to stop serving.
-    let scheme = if state.tls().is_some() {
-        "https"
-    } else {
-        "http"
-    };
-    if let Some((_, grpc_address)) = &grpc {
-        tracing::info!("gRPC listening on {scheme}://{grpc_address}");
-        let _ = writeln!(
-            std::io::stdout(),
-            "gRPC listening on {scheme}://{grpc_address}"
-        );
+    let tls = state.tls().is_some();
+    let mut out = std::io::stdout();
+    for (kind, address) in config.listeners.on() {
+        if kind != Listener::Http {
+            let line = format!(
+                "{} listening on {}{address}",
+                kind.title(),
+                kind.scheme(tls)
+            );
+            tracing::info!("{line}");
+            let _ = writeln!(out, "{line}");
+        }
     }
-    if let Some((_, memcached_address)) = &memcached {
-        tracing::info!("memcached listening on {memcached_address}");
-        let _ = writeln!(
-            std::io::stdout(),
-            "memcached listening on {memcached_address}"
-        );
-    }
-    tracing::info!("listening on {scheme}://{address}");
-    let _ = writeln!(std::io::stdout(), "listening on {scheme}://{address}");
-    let _ = std::io::stdout().flush();
-    let front_ends = FrontEnds {
-        http: listener,
-        grpc: grpc.map(|(bound, _)| bound),
-        memcached: memcached.map(|(bound, _)| bound),
-        memcached_idle_timeout: config.memcached_idle_timeout,
-    };
+    let line = format!("listening on {}{address}", Listener::Http.scheme(tls));
+    tracing::info!("{line}");
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
     run_front_ends(front_ends, state, shutdown).await
+}
+
+/// The address `listener` of `kind` is bound to.
+fn local_address(listener: &TcpListener, kind: Listener) -> Result<SocketAddr, ServeError> {
+    listener.local_addr().map_err(|source| ServeError::Io {
+        context: format!("reading the {} listening address", kind.title()),
+        source,
+    })
 }
 
 /// The first log line: address, identity, state directory, layout and

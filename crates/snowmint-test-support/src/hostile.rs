@@ -6,7 +6,8 @@
 //!   its own as soon as the node closes it, until the horde is dropped.
 //! - [`Attack`]: what each connection does: send nothing
 //!   ([`Attack::Silent`]), pipeline HTTP requests and never read the
-//!   answers ([`Attack::Pipeline`]), or open many gRPC `StreamIds` calls
+//!   answers ([`Attack::Pipeline`]), send any other protocol's requests
+//!   the same way ([`Attack::Repeat`]), or open many gRPC `StreamIds` calls
 //!   on one HTTP/2 connection with a huge flow-control window and never
 //!   read them ([`Attack::UnreadStreams`]).
 //! - [`rss_kib`], [`limit_descriptors`], [`open_descriptors`]: what the
@@ -31,6 +32,9 @@ pub enum Attack {
     /// Sends `GET` requests for this target back to back, as fast as the
     /// socket takes them, and never reads an answer.
     Pipeline(&'static str),
+    /// Sends these bytes (requests of any protocol) over and over, as fast as the socket takes them, and
+    /// never reads an answer.
+    Repeat(&'static str),
     /// Opens `streams` gRPC `StreamIds` calls (batch 4096, until
     /// cancelled) on one HTTP/2 connection, announcing the largest window
     /// HTTP/2 allows, and never reads the socket.
@@ -124,6 +128,7 @@ fn run(address: SocketAddr, attack: Attack, stop: &AtomicBool) {
         Attack::Pipeline(target) => {
             format!("GET {target} HTTP/1.1\r\nHost: attacker\r\n\r\n").repeat(64)
         }
+        Attack::Repeat(bytes) => bytes.to_owned(),
         _ => String::new(),
     };
     let requests = requests.as_bytes();
@@ -145,7 +150,7 @@ fn run(address: SocketAddr, attack: Attack, stop: &AtomicBool) {
             },
             // Requests back to back, split wherever the socket splits
             // them, never a byte of an answer read.
-            Attack::Pipeline(_) => loop {
+            Attack::Pipeline(_) | Attack::Repeat(_) => loop {
                 match stream.write(&requests[sent..]) {
                     Ok(n) => sent = (sent + n) % requests.len(),
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break false,

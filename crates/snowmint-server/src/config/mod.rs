@@ -25,7 +25,6 @@ mod setting;
 mod tests;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,6 +32,7 @@ use snowmint::{ClockPolicy, Layout, Node};
 use snowmint_fleet::{CoordinatorAccess, CoordinatorUrl, FleetName};
 
 use crate::auth::AuthScope;
+use crate::listener::Listeners;
 use crate::net::{Limits, TlsFiles};
 
 pub use layer::Layer;
@@ -48,19 +48,9 @@ pub use snowmint_fleet::NodeSource as Identity;
 /// Everything `snowmint serve` needs to know, resolved and checked.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Address to listen on.
-    pub listen: SocketAddr,
-    /// Address to serve the gRPC API on; `None`: no gRPC.
-    pub grpc_listen: Option<SocketAddr>,
-    /// Address to serve memcached's text protocol on; `None`: off.
-    pub memcached_listen: Option<SocketAddr>,
-    /// How long a memcached connection may go without a whole request
-    /// before it is closed.
-    pub memcached_idle_timeout: Duration,
-    /// memcached served beside tokens or TLS on an address other than
-    /// loopback, as the operator said (`--memcached-unauthenticated`):
-    /// its protocol carries no credential and no TLS.
-    pub memcached_unauthenticated: bool,
+    /// Where each listener listens (HTTP always; the others when their
+    /// address is set), and how long each lets a connection idle.
+    pub listeners: Listeners,
     /// Where the node's identity comes from.
     pub identity: Identity,
     /// Directory of the high-water mark files.
@@ -77,7 +67,8 @@ pub struct Config {
     /// request may take, and the deadline of every connection's waits),
     /// the connection cap, streams and calls in flight, connection age.
     pub limits: Limits,
-    /// TLS on both listeners, when on (the files are read at start).
+    /// TLS on every listener whose protocol carries it, when on (the
+    /// files are read at start).
     pub tls: Option<TlsFiles>,
     /// The token file and the endpoints it guards, when on (read at
     /// start).

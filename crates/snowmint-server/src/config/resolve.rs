@@ -21,6 +21,7 @@ use super::layer::Layer;
 use super::setting::{DefaultValue, Named, Origin, Setting};
 use super::{Config, ConfigError, FleetAccess, Identity, default_state_dir};
 use crate::auth::AuthScope;
+use crate::listener::{Guard, Listener, Listeners};
 use crate::net::{Limits, TlsFiles};
 
 /// The merged layers, looked up with precedence.
@@ -130,17 +131,7 @@ impl Config {
             layers,
             origins: BTreeMap::new(),
         };
-        let listen = l.required(Setting::Listen, parse_listen)?;
-        let grpc_listen = l.get(Setting::GrpcListen, |text| {
-            parse_address("grpc_listen", text)
-        })?;
-        let memcached_listen = l.get(Setting::MemcachedListen, |text| {
-            parse_address("memcached_listen", text)
-        })?;
-        let memcached_idle_timeout = l.duration(Setting::MemcachedIdleTimeout)?;
-        let memcached_unauthenticated = l.required(Setting::MemcachedUnauthenticated, |s| {
-            parse_bool(Setting::MemcachedUnauthenticated.key(), s)
-        })?;
+        let mut listeners = listeners(&mut l)?;
         let layout = layout(&mut l)?;
         let identity = identity(&mut l, layout)?;
         let state_dir = l
@@ -153,23 +144,13 @@ impl Config {
         let limits = limits(&mut l)?;
         let tls = tls(&mut l)?;
         let auth = auth(&mut l)?;
-        memcached_gate(
-            &l,
-            memcached_listen,
-            memcached_unauthenticated,
-            tls.is_some(),
-            auth.is_some(),
-        )?;
+        unguarded(&mut l, &mut listeners, tls.is_some(), auth.is_some())?;
         let clock_offset_ms = l.integer(Setting::ClockOffsetMs)?;
         let log = l.required(Setting::Log, |s| {
             Ok::<_, std::convert::Infallible>(s.to_owned())
         })?;
         Ok(Config {
-            listen,
-            grpc_listen,
-            memcached_listen,
-            memcached_idle_timeout,
-            memcached_unauthenticated,
+            listeners,
             identity,
             state_dir,
             layout,
@@ -186,8 +167,23 @@ impl Config {
     }
 }
 
-fn parse_listen(text: &str) -> Result<SocketAddr, String> {
-    parse_address("listen", text)
+/// Each listener's address (HTTP's has a default, the others are off
+/// when unset) and idle timeout, by [`Listener`]'s settings.
+fn listeners(l: &mut Lookup<'_>) -> Result<Listeners, ConfigError> {
+    let http = Listener::Http.address_setting();
+    let mut listeners = Listeners::new(l.required(http, |text| parse_address(http.key(), text))?);
+    for listener in Listener::ALL {
+        let setting = listener.address_setting();
+        if listener != Listener::Http
+            && let Some(address) = l.get(setting, |text| parse_address(setting.key(), text))?
+        {
+            listeners.set(listener, address);
+        }
+        if let Some(idle) = listener.idle_setting() {
+            listeners.set_idle_timeout(listener, l.duration(idle)?);
+        }
+    }
+    Ok(listeners)
 }
 
 /// Reads `IP:PORT`, or `localhost:PORT` as `127.0.0.1:PORT`.
@@ -596,42 +592,54 @@ fn auth(l: &mut Lookup<'_>) -> Result<Option<(PathBuf, AuthScope)>, ConfigError>
     }
 }
 
-/// memcached's text protocol carries no credential and no TLS, so a node
-/// whose other front ends are secured serves it only on loopback, or when
-/// the operator says it may be open (`--memcached-unauthenticated`): it
-/// would otherwise hand IDs to anyone the tokens and TLS keep out.
-fn memcached_gate(
-    l: &Lookup<'_>,
-    listen: Option<SocketAddr>,
-    unauthenticated: bool,
+/// A listener whose protocol carries no credential and no TLS
+/// ([`Guard::Nothing`]) is served by a node whose other listeners are
+/// secured only on loopback, or when the operator says it may be open (its
+/// switch): it would otherwise hand IDs to anyone the tokens and TLS keep
+/// out. Records which are served open by their switch.
+fn unguarded(
+    l: &mut Lookup<'_>,
+    listeners: &mut Listeners,
     tls: bool,
     tokens: bool,
 ) -> Result<(), ConfigError> {
-    let Some(address) = listen else {
-        if unauthenticated {
-            return Err(ConfigError::Conflict(format!(
-                "{} only applies with --memcached-listen",
-                l.named(Setting::MemcachedUnauthenticated)
-            )));
+    for listener in Listener::ALL {
+        let Guard::Nothing { open: switch } = listener.guard() else {
+            continue;
+        };
+        let open = l.required(switch, |s| parse_bool(switch.key(), s))?;
+        let address_setting = listener.address_setting();
+        let Some(address) = listeners.address(listener) else {
+            if open {
+                return Err(ConfigError::Conflict(format!(
+                    "{} only applies with {}",
+                    l.named(switch),
+                    address_setting.flag()
+                )));
+            }
+            continue;
+        };
+        listeners.set_served_open(listener, open);
+        if open || address.ip().is_loopback() || !(tls || tokens) {
+            continue;
         }
-        return Ok(());
-    };
-    if unauthenticated || address.ip().is_loopback() || !(tls || tokens) {
-        return Ok(());
+        let secured = match (tls, tokens) {
+            (true, true) => "TLS and bearer tokens",
+            (true, false) => "TLS",
+            _ => "bearer tokens",
+        };
+        return Err(ConfigError::Conflict(format!(
+            "{} {address} would serve IDs to any client that reaches it, with no token and in cleartext \
+             ({}'s protocol carries neither), while the node's other front ends need {secured}: \
+             listen on loopback (127.0.0.1:{}) behind a proxy that authenticates, or say \
+             {} to serve it open",
+            l.named(address_setting),
+            listener.title(),
+            address.port(),
+            switch.flag(),
+        )));
     }
-    let secured = match (tls, tokens) {
-        (true, true) => "TLS and bearer tokens",
-        (true, false) => "TLS",
-        _ => "bearer tokens",
-    };
-    Err(ConfigError::Conflict(format!(
-        "{} {address} would serve IDs to any client that reaches it, with no token and in cleartext \
-         (memcached's text protocol carries neither), while the node's other front ends need {secured}: \
-         listen on loopback (127.0.0.1:{}) behind a proxy that authenticates, or say \
-         --memcached-unauthenticated to serve it open",
-        l.named(Setting::MemcachedListen),
-        address.port()
-    )))
+    Ok(())
 }
 
 /// The clock policy, with `clock_max` as its bound.

@@ -26,7 +26,8 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::service::Routes;
 
-use crate::net::{Front, Listener};
+use crate::listener::Listener;
+use crate::net::Front;
 use crate::state::AppState;
 
 mod guard;
@@ -122,21 +123,19 @@ pub async fn serve(
         state.metrics().clone(),
         stopping.clone(),
     );
-    serve_on(&front, listener, state, stopping).await;
+    let idle = state.request_timeout();
+    Listener::Grpc
+        .serve(front, listener, state, idle, stopping)
+        .await;
 }
 
-/// Serves [`routes`] on `listener` through `front` (shared with the HTTP
-/// listener) until `stopping` turns true.
-pub(crate) async fn serve_on(
-    front: &Front,
-    listener: TcpListener,
-    state: AppState,
-    stopping: Stopping,
-) {
+/// What a gRPC listener serves: [`routes`] behind the guard every call
+/// passes (tokens, the node's cap on calls in flight, the deadline).
+pub(crate) fn service(state: AppState, stopping: Stopping) -> guard::Guard<Routes> {
     let limits = state.limits();
     let metrics = state.metrics().clone();
     let auth = state.auth().cloned();
-    let service = guard::Guard::new(
+    guard::Guard::new(
         routes(state, stopping),
         auth,
         limits.max_calls,
@@ -144,6 +143,5 @@ pub(crate) async fn serve_on(
         // a stream's batches are not bound by it.
         limits.request_timeout,
         metrics,
-    );
-    front.serve(listener, Listener::Grpc, service).await;
+    )
 }

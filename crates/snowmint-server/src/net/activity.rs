@@ -75,17 +75,18 @@ impl Activity {
     }
 
     /// When the connection's current deadline falls: the first request's
-    /// while none came, the idle one while nothing is in flight, `None`
-    /// while a request is.
-    pub(crate) fn deadline(&self, timeout: Duration) -> Option<Instant> {
+    /// (`first` after the accept) while none came, the idle one (`idle`
+    /// after the last answer) while nothing is in flight, `None` while a
+    /// request is.
+    pub(crate) fn deadline(&self, first: Duration, idle: Duration) -> Option<Instant> {
         if !self.started() {
-            return Some(self.origin + timeout);
+            return Some(self.origin + first);
         }
         if self.in_flight() > 0 {
             return None;
         }
         let idle_since = Duration::from_millis(self.idle_since_ms.load(Ordering::Relaxed));
-        Some(self.origin + idle_since + timeout)
+        Some(self.origin + idle_since + idle)
     }
 
     /// Asks the connection to close, to make room (see `gate.rs`).

@@ -1,6 +1,6 @@
-//! The connection cap, shared by the HTTP and gRPC listeners.
+//! The connection cap, shared by every listener.
 //!
-//! Both listeners draw on one budget of file descriptors, which the
+//! All listeners draw on one budget of file descriptors, which the
 //! process also needs for its state files and its coordinator. So:
 //!
 //! - at most `max_connections` client connections are open at once, and
@@ -8,8 +8,8 @@
 //!   [`DESCRIPTOR_RESERVE`](super::limits::DESCRIPTOR_RESERVE), read
 //!   afresh at each accept (an operator or `prlimit` may change it while
 //!   the node runs);
-//! - with both listeners, each may hold at most three quarters of the
-//!   cap, so a flood on one leaves room for clients of the other;
+//! - with more than one listener, each may hold at most three quarters
+//!   of the cap, so a flood on one leaves room for clients of the others;
 //! - at the cap a listener stops accepting (backpressure): new
 //!   connections wait in the kernel's queue, costing the process nothing;
 //! - but a new client is not left waiting behind clients that hold their
@@ -28,7 +28,8 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::activity::Activity;
-use super::limits::{DESCRIPTOR_RESERVE, Limit, Listener};
+use super::limits::{DESCRIPTOR_RESERVE, Limit};
+use crate::listener::Listener;
 use crate::metrics::Metrics;
 
 /// How often a listener waiting at the cap looks at the descriptor limit
@@ -40,7 +41,7 @@ const RECHECK: Duration = Duration::from_millis(100);
 #[derive(Debug)]
 pub(crate) struct Gate {
     configured: u64,
-    /// Whether both listeners share the budget.
+    /// Whether more than one listener shares the budget.
     shared: bool,
     /// The youngest a connection may be and still be closed to make room.
     min_age: Duration,
@@ -54,9 +55,9 @@ pub(crate) struct Gate {
 struct Registry {
     next: u64,
     /// By admission order: the first is the oldest.
-    open: [BTreeMap<u64, Arc<Activity>>; 2],
+    open: [BTreeMap<u64, Arc<Activity>>; Listener::COUNT],
     /// Connections asked to close to make room that have not closed yet.
-    evicting: [u64; 2],
+    evicting: [u64; Listener::COUNT],
 }
 
 /// One admitted connection; gives its place back when dropped.
@@ -76,7 +77,7 @@ impl Permit {
 }
 
 impl Gate {
-    /// A budget of `configured` connections, for one listener or two;
+    /// A budget of `configured` connections, for one listener or more;
     /// connections younger than `min_age` are never closed to make room.
     pub(crate) fn new(
         configured: u64,
@@ -204,7 +205,7 @@ impl Gate {
     /// Asks one connection to close for a client of `listener` that waits,
     /// unless one was asked already and has not closed yet: the oldest
     /// connection old enough, an idle one first, of `listener` if it holds
-    /// its share, else of the other listener.
+    /// its share, else of the listener that holds the most.
     fn make_room(&self, listener: Listener) {
         let cap = self.cap();
         let mut registry = self.registry();
@@ -212,7 +213,9 @@ impl Gate {
         let from = if own >= self.share(cap) || !self.shared {
             listener as usize
         } else {
-            1 - listener as usize
+            (0..Listener::COUNT)
+                .max_by_key(|&index| registry.open[index].len())
+                .unwrap_or(listener as usize)
         };
         if registry.evicting[from] > 0 {
             return;

@@ -20,7 +20,7 @@ pub const MAX_GRPC_REQUEST: usize = 64 * 1024;
 /// request timeout, so that one setting says how long anything may stall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Open client connections, HTTP and gRPC together; fewer when the
+    /// Open client connections, every listener's together; fewer when the
     /// descriptor limit minus `DESCRIPTOR_RESERVE` is lower.
     pub max_connections: u64,
     /// Calls (HTTP/2 streams) in flight on one HTTP/2 connection.
@@ -114,28 +114,6 @@ impl Limit {
             Limit::IdleTimeout => "idle_timeout",
             Limit::KeepaliveTimeout => "keepalive_timeout",
             Limit::MaxConnectionAge => "max_connection_age",
-        }
-    }
-}
-
-/// Which listener a connection came in on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Listener {
-    /// The HTTP API (`--listen`).
-    Http,
-    /// The gRPC API (`--grpc-listen`).
-    Grpc,
-}
-
-impl Listener {
-    /// Both.
-    pub const ALL: [Listener; 2] = [Listener::Http, Listener::Grpc];
-
-    /// The label value.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Listener::Http => "http",
-            Listener::Grpc => "grpc",
         }
     }
 }
