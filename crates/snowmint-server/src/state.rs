@@ -31,9 +31,9 @@ struct Inner {
     /// The turn of batch requests at the generator (one permit, first come
     /// first served): see [`AppState::batch_turn`].
     batch_turn: Semaphore,
-    /// Bounds the whois look-ups running at once (each reads the
-    /// coordinator).
-    whois_permits: Arc<tokio::sync::Semaphore>,
+    /// What whois look-ups may cost the coordinator: a rate, a cap on
+    /// those running at once, the last answer per slot.
+    whois_lookups: crate::api::whois::Lookups,
 }
 
 impl AppState {
@@ -69,9 +69,7 @@ impl AppState {
                 tls: tls.map(Arc::new),
                 auth: auth.map(Arc::new),
                 batch_turn: Semaphore::new(1),
-                whois_permits: Arc::new(tokio::sync::Semaphore::new(
-                    crate::api::whois::MAX_LOOKUPS,
-                )),
+                whois_lookups: crate::api::whois::Lookups::default(),
             }),
         }
     }
@@ -125,8 +123,8 @@ impl AppState {
         self.inner.batch_turn.acquire().await.ok()
     }
 
-    /// The permits of whois look-ups.
-    pub(crate) fn whois_permits(&self) -> &Arc<tokio::sync::Semaphore> {
-        &self.inner.whois_permits
+    /// What whois look-ups may cost the coordinator.
+    pub(crate) fn whois_lookups(&self) -> &crate::api::whois::Lookups {
+        &self.inner.whois_lookups
     }
 }

@@ -155,6 +155,35 @@ impl Whois {
     }
 }
 
+impl Whois {
+    /// What the same records say of `id`, another ID of the same slot
+    /// (read in the same layout), when they can say it for good: its
+    /// millisecond is at or below the slot's mark as read, and no claim
+    /// made after the read can cover it (a new claim issues only above the
+    /// mark it finds). `None` when `id` is of another slot or newer than
+    /// the mark: then only the coordinator can answer.
+    ///
+    /// A service answering many look-ups keeps the last answer per slot
+    /// and asks the coordinator only for IDs newer than it.
+    pub fn for_id(&self, id: SnowflakeId) -> Option<Whois> {
+        let node = self.layout.node_of(id);
+        let slot = self.layout.slot_of(node).ok()?;
+        let timestamp_ms = self.layout.timestamp_ms(id);
+        if slot != self.slot || self.mark_ms.is_none_or(|mark| timestamp_ms > mark) {
+            return None;
+        }
+        let (answer, claims) = judge(&self.kept, self.mark_ms, timestamp_ms);
+        Some(Whois {
+            id,
+            timestamp_ms,
+            node,
+            answer,
+            claims,
+            ..self.clone()
+        })
+    }
+}
+
 impl fmt::Display for Whois {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message())
@@ -226,11 +255,13 @@ pub(super) async fn look_up<B: Backend>(
     let slot = layout
         .slot_of(node)
         .map_err(|error| BackendError::unavailable(error.to_string()))?;
-    let (history_key, mark_key) = (paths.claims(slot), paths.mark(slot));
-    let (history, mark) = tokio::join!(
-        backend.read(session, &history_key),
-        backend.read(session, &mark_key),
-    );
+    // The mark first, then the history: every claim that can cover a
+    // time at or below the mark read is in the history read after it (a
+    // claim made later issues only above the mark it found, which is at
+    // least this one), so what the two say of such a time is final
+    // ([`Whois::for_id`] relies on it).
+    let mark = backend.read(session, &paths.mark(slot)).await;
+    let history = backend.read(session, &paths.claims(slot)).await;
     let records = match history? {
         Some(found) => {
             SlotHistory::from_bytes(&found.value)
@@ -499,5 +530,57 @@ mod tests {
         let (answer, claims) = judge(&records, Some(6_000), 3_000);
         assert_eq!(answer, WhoisAnswer::Conflict);
         assert_eq!(generations(&claims), [1, 2]);
+    }
+
+    /// An answer read once decides every ID of its slot at or below the
+    /// mark it read, with the same records; a newer ID, or one of another
+    /// slot, needs the coordinator.
+    #[test]
+    fn an_answer_decides_its_slot_up_to_the_mark_it_read() {
+        let layout = Layout::default();
+        // Twitter's layout: the time above bit 22, the slot's machine at bit 12.
+        let id_at = |slot: u64, ms: i64| {
+            SnowflakeId::from_u64((((ms - layout.epoch_ms()) as u64) << 22) | (slot << 12)).unwrap()
+        };
+        let epoch = layout.epoch_ms();
+        let records = vec![
+            ended(
+                record(1, epoch + 1_000, None),
+                ClaimEnd::Release,
+                epoch + 1_500,
+                Some(epoch + 2_000),
+            ),
+            record(2, epoch + 3_000, Some(epoch + 2_000)),
+        ];
+        let mark_ms = Some(epoch + 5_000);
+        let read_for = id_at(3, epoch + 4_000);
+        let (answer, claims) = judge(&records, mark_ms, layout.timestamp_ms(read_for));
+        let read = Whois {
+            id: read_for,
+            fleet: "f".to_owned(),
+            layout,
+            timestamp_ms: layout.timestamp_ms(read_for),
+            slot: 3,
+            node: layout.node_of(read_for),
+            answer,
+            claims,
+            kept: records,
+            mark_ms,
+        };
+        let again = |ms| {
+            read.for_id(id_at(3, epoch + ms))
+                .map(|w| (w.answer, generations(&w.claims)))
+        };
+        assert_eq!(again(1_200), Some((WhoisAnswer::Covered, vec![1])));
+        assert_eq!(again(2_500), Some((WhoisAnswer::NotCovered, vec![])));
+        assert_eq!(again(5_000), Some((WhoisAnswer::Covered, vec![2])));
+        let later = read.for_id(id_at(3, epoch + 4_500)).unwrap();
+        assert_eq!(
+            (later.id, later.timestamp_ms),
+            (id_at(3, epoch + 4_500), epoch + 4_500)
+        );
+        // Past the mark read, a claim may have issued since.
+        assert_eq!(again(5_001), None);
+        assert!(read.for_id(id_at(4, epoch + 1_200)).is_none());
     }
 }
