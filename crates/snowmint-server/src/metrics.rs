@@ -21,7 +21,7 @@
 //! | `snowmint_high_water_mark_ms` | gauge | the recorded mark, Unix ms |
 //! | `snowmint_high_water_mark_ahead_ms` | gauge | how far the recorded mark is ahead of the node's clock (negative: the next ID waits for a write; NaN without a mark) |
 //! | `snowmint_mark_write_failing` | gauge | 1 while the high-water mark cannot be written (the node refuses IDs), else 0 |
-//! | `snowmint_limit_reached_total{limit}` | counter | a limit held a client off: `connections` (accepting paused at the cap), `calls` (a gRPC call refused), `streams` (a connection reached its streams), `first_request_timeout`, `header_timeout`, `write_timeout`, `idle_timeout`, `keepalive_timeout`, `max_connection_age` (a connection closed) |
+//! | `snowmint_limit_reached_total{limit}` | counter | a limit held a client off: `connections` (accepting paused at the cap), `calls` (a gRPC call refused), `streams` (a connection reached its streams), `evicted` (a connection closed to make room), `first_request_timeout`, `tls_handshake_timeout`, `header_timeout`, `write_timeout`, `idle_timeout`, `keepalive_timeout`, `max_connection_age` (a connection closed) |
 //! | `snowmint_connections_open{listener}` | gauge | client connections open, by listener (`Listener::name`: `http`, `grpc`, ...) |
 //! | `snowmint_tls_handshake_failures_total{listener}` | counter | TLS handshakes that failed (a cleartext client, a client certificate refused, a client that does not trust the node's) |
 //! | `snowmint_reloads_total{file,result}` | counter | the `tls` files or the `tokens` file read again after a change or SIGHUP: `ok`, or `failed` (what was in force stayed) |

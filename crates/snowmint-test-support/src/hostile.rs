@@ -5,7 +5,7 @@
 //! - [`Horde`]: many connections of one kind, each reopened by a thread of
 //!   its own as soon as the node closes it, until the horde is dropped.
 //! - [`Attack`]: what each connection does: send nothing
-//!   ([`Attack::Silent`]), pipeline HTTP requests and never read the
+//!   ([`Attack::Silent`]) or half a request ([`Attack::Stall`]), pipeline HTTP requests and never read the
 //!   answers ([`Attack::Pipeline`]), send any other protocol's requests
 //!   the same way ([`Attack::Repeat`]), or open many gRPC `StreamIds` calls
 //!   on one HTTP/2 connection with a huge flow-control window and never
@@ -29,6 +29,9 @@ use std::time::Duration;
 pub enum Attack {
     /// Connects and sends nothing.
     Silent,
+    /// Sends these bytes once, then nothing: a request left unfinished
+    /// ([`HALF_CLIENT_HELLO`], say).
+    Stall(&'static [u8]),
     /// Sends `GET` requests for this target back to back, as fast as the
     /// socket takes them, and never reads an answer.
     Pipeline(&'static str),
@@ -111,11 +114,24 @@ impl Drop for Horde {
     }
 }
 
+/// The first bytes of a TLS ClientHello: the record header (handshake,
+/// TLS 1.0 on the wire, 512 bytes to come), the handshake header
+/// (ClientHello, 508 bytes) and its version (TLS 1.2). A server waits for
+/// the rest.
+pub const HALF_CLIENT_HELLO: &[u8] = &[
+    0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03,
+];
+
 /// One connection of an attack, until the node closes it or `stop`.
 fn run(address: SocketAddr, attack: Attack, stop: &AtomicBool) {
     let Ok(mut stream) = TcpStream::connect_timeout(&address, Duration::from_secs(5)) else {
         return;
     };
+    if let Attack::Stall(bytes) = attack
+        && stream.write_all(bytes).is_err()
+    {
+        return;
+    }
     if let Attack::UnreadStreams { streams } = attack
         && stream.write_all(&unread_streams(streams)).is_err()
     {
@@ -141,9 +157,10 @@ fn run(address: SocketAddr, attack: Attack, stop: &AtomicBool) {
     let mut sent = 0;
     while !stop.load(Ordering::Relaxed) {
         let gone = match attack {
-            // Silent: never writes; reads (and drops) what the node
-            // sends, so that its end of the stream is seen.
-            Attack::Silent => match stream.read(&mut sink) {
+            // Silent (or stalled): never writes (again); reads (and
+            // drops) what the node sends, so that its end of the stream
+            // is seen.
+            Attack::Silent | Attack::Stall(_) => match stream.read(&mut sink) {
                 Ok(0) => true,
                 Ok(_) => false,
                 Err(e) => e.kind() != ErrorKind::WouldBlock,

@@ -483,7 +483,8 @@ async fn drive<C: Graceful>(
                 // gently (at once, nothing is in flight), a busy one at
                 // once, since its client is what keeps others out.
                 if activity.in_flight() > 0 {
-                    return Ended::Cut(Some(Limit::Evicted));
+                    // Counted by the gate when it chose this connection.
+                    return Ended::Cut(None);
                 }
                 connection.as_mut().close_gently();
                 closing = Some((Instant::now() + timeout, None));

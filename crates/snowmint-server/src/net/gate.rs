@@ -13,11 +13,15 @@
 //! - at the cap a listener stops accepting (backpressure): new
 //!   connections wait in the kernel's queue, costing the process nothing;
 //! - but a new client is not left waiting behind clients that hold their
-//!   connections: when one is waiting, the oldest connection older than
-//!   the request timeout is closed to make room, an idle one first
-//!   (gently) and a busy one otherwise (at once). So every connection gets
-//!   at least a request timeout, and a new client gets in within about
-//!   one, however many connections others hold.
+//!   connections: when one is waiting, a connection still in its TLS
+//!   handshake half a second after its accept is closed to make room, the
+//!   oldest first (a handshake takes a round trip or two; a client still
+//!   at it has not even finished saying hello); failing that, the
+//!   oldest connection older than the request timeout, an idle one first
+//!   (gently) and a busy one otherwise (at once). So every connection that
+//!   got through its handshake gets at least a request timeout, and a new
+//!   client gets in within about one, however many connections others
+//!   hold (sooner, when some are stuck handshaking).
 
 use std::collections::BTreeMap;
 use std::pin::pin;
@@ -36,6 +40,12 @@ use crate::metrics::Metrics;
 /// again (it may have been raised) and, with a client waiting, whether a
 /// connection has become old enough to make room.
 const RECHECK: Duration = Duration::from_millis(100);
+
+/// How long a connection may be in its TLS handshake before it may be
+/// closed to make room: long enough for a client a few round trips away,
+/// so that a flood of half-sent handshakes, which makes room for itself
+/// at the cap, does not close a real client's before it can finish.
+const HANDSHAKE_GRACE: Duration = Duration::from_millis(500);
 
 /// The shared budget of connections.
 #[derive(Debug)]
@@ -202,13 +212,39 @@ impl Gate {
         }
     }
 
-    /// Asks one connection to close for a client of `listener` that waits,
-    /// unless one was asked already and has not closed yet: the oldest
-    /// connection old enough, an idle one first, of `listener` if it holds
-    /// its share, else of the listener that holds the most.
+    /// Asks one connection to close for a client of `listener` that waits:
+    /// the oldest still in its TLS handshake after [`HANDSHAKE_GRACE`], of
+    /// any listener; else, unless
+    /// one was asked already and has not closed yet, the oldest connection
+    /// old enough, an idle one first, of `listener` if it holds its share,
+    /// else of the listener that holds the most.
     fn make_room(&self, listener: Listener) {
         let cap = self.cap();
         let mut registry = self.registry();
+        // Ids are given in admission order: the smallest is the oldest.
+        let now = Instant::now();
+        let handshaking = registry
+            .open
+            .iter()
+            .enumerate()
+            .flat_map(|(index, open)| {
+                open.iter()
+                    .map(move |(id, activity)| (*id, index, activity))
+            })
+            .filter(|(_, _, activity)| {
+                activity.is_handshaking()
+                    && !activity.is_evicted()
+                    && now.duration_since(activity.origin) >= HANDSHAKE_GRACE
+            })
+            .min_by_key(|(id, _, _)| *id)
+            .map(|(_, index, activity)| (index, Arc::clone(activity)));
+        if let Some((index, victim)) = handshaking {
+            registry.evicting[index] += 1;
+            drop(registry);
+            victim.evict();
+            self.metrics.limit_reached(Limit::Evicted);
+            return;
+        }
         let own = registry.open[listener as usize].len() as u64;
         let from = if own >= self.share(cap) || !self.shared {
             listener as usize
@@ -220,7 +256,6 @@ impl Gate {
         if registry.evicting[from] > 0 {
             return;
         }
-        let now = Instant::now();
         let old_enough = |activity: &&Arc<Activity>| {
             !activity.is_evicted() && now.duration_since(activity.origin) >= self.min_age
         };

@@ -52,6 +52,7 @@ pub use tls::{Tls, TlsError, TlsFiles};
 use connection::{Link, Serve};
 use gate::{Gate, Permit};
 use io::Deadlined;
+use limits::TLS_HANDSHAKE_TIMEOUT;
 
 use crate::listener::Listener;
 use crate::metrics::Metrics;
@@ -195,10 +196,19 @@ impl Front {
             protocol.serve(io, false, link).await;
             return;
         };
-        // The handshake counts towards the first request's deadline.
-        let deadline = activity.origin + self.limits.request_timeout;
+        // The handshake has a deadline of its own, and counts towards the
+        // first request's. Until it is over, the connection is the first
+        // the gate closes to make room.
+        let deadline = activity.origin + self.limits.request_timeout.min(TLS_HANDSHAKE_TIMEOUT);
         let acceptor = tokio_rustls::TlsAcceptor::from(config);
-        let stream = match tokio::time::timeout_at(deadline, acceptor.accept(io)).await {
+        activity.set_handshaking(true);
+        let handshake = tokio::select! {
+            handshake = tokio::time::timeout_at(deadline, acceptor.accept(io)) => handshake,
+            // Counted by the gate when it chose this connection.
+            () = activity.evicted() => return,
+        };
+        activity.set_handshaking(false);
+        let stream = match handshake {
             Ok(Ok(stream)) => stream,
             Ok(Err(error)) => {
                 // A cleartext client, a client certificate refused, a
@@ -209,7 +219,7 @@ impl Front {
                 return;
             }
             Err(_) => {
-                self.metrics.limit_reached(Limit::FirstRequestTimeout);
+                self.metrics.limit_reached(Limit::TlsHandshakeTimeout);
                 return;
             }
         };
