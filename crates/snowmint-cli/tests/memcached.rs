@@ -377,6 +377,38 @@ fn memcached_beside_tokens_or_tls_is_open_only_when_said() {
     );
     // HTTP still needs the token.
     assert_eq!(service.connect().get("/v1/id").unwrap().status, 401);
+    // /v1/node names each listener and which issue with no credential.
+    let described = service
+        .connect()
+        .get_with(
+            "/v1/node",
+            &[("Authorization", "Bearer memcached-token-0123456789")],
+        )
+        .unwrap();
+    assert_eq!(described.status, 200, "{}", described.body);
+    let described: serde_json::Value = serde_json::from_str(&described.body).unwrap();
+    let listeners: Vec<(String, bool, bool)> = described["listeners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let name = l["name"].as_str().unwrap().to_owned();
+            (
+                name,
+                l["tokens"].as_bool().unwrap(),
+                l["open"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listeners,
+        [
+            ("http".to_owned(), true, false),
+            ("memcached".to_owned(), false, true)
+        ],
+        "{described}"
+    );
+    assert_eq!(described["listeners"][1]["address"], everywhere);
 
     // On loopback it needs no word, and the log says it is open there.
     let (service, memcached, _home) = node("memcached-loopback", &token_args);

@@ -186,7 +186,13 @@ pub async fn start(config: &Config) -> Result<AppState, ServeError> {
         .start_issuer()
         .await
         .map_err(|error| naming_the_setting(config, error))?;
-    Ok(AppState::secured(issuer, config.limits, tls, auth))
+    Ok(AppState::serving(
+        issuer,
+        config.limits,
+        tls,
+        auth,
+        Some(config.listeners.clone()),
+    ))
 }
 
 /// A start-up error, with the setting that would change it named when

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::auth::Auth;
+use crate::listener::Listeners;
 use crate::metrics::Metrics;
 use crate::net::{Limits, Tls};
 use snowmint_fleet::Issuer;
@@ -28,6 +29,8 @@ struct Inner {
     tls: Option<Arc<Tls>>,
     /// Bearer tokens, when on.
     auth: Option<Arc<Auth>>,
+    /// The node's listeners, bound, when it serves them (for `/v1/node`).
+    listeners: Option<Listeners>,
     /// The turn of batch requests at the generator (one permit, first come
     /// first served): see [`AppState::batch_turn`].
     batch_turn: Semaphore,
@@ -61,6 +64,17 @@ impl AppState {
         tls: Option<Tls>,
         auth: Option<Auth>,
     ) -> AppState {
+        AppState::serving(issuer, limits, tls, auth, None)
+    }
+
+    /// [`AppState::secured`] for a node serving `listeners`.
+    pub(crate) fn serving(
+        issuer: Issuer,
+        limits: Limits,
+        tls: Option<Tls>,
+        auth: Option<Auth>,
+        listeners: Option<Listeners>,
+    ) -> AppState {
         AppState {
             inner: Arc::new(Inner {
                 issuer,
@@ -68,6 +82,7 @@ impl AppState {
                 limits,
                 tls: tls.map(Arc::new),
                 auth: auth.map(Arc::new),
+                listeners,
                 batch_turn: Semaphore::new(1),
                 whois_lookups: crate::api::whois::Lookups::default(),
             }),
@@ -82,6 +97,11 @@ impl AppState {
     /// Bearer tokens, when on.
     pub fn auth(&self) -> Option<&Arc<Auth>> {
         self.inner.auth.as_ref()
+    }
+
+    /// The node's listeners, when it serves them.
+    pub(crate) fn listeners(&self) -> Option<&Listeners> {
+        self.inner.listeners.as_ref()
     }
 
     /// The issuer.
