@@ -449,7 +449,8 @@ fn a_memcached_client_that_leaves_answers_unread_is_closed_by_the_write_deadline
         "--memcached-listen",
         "127.0.0.1:0",
     ];
-    let service = Service::start(SNOWMINT, home.path(), &args, &[]);
+    // The build under test, or the one replayed (SNOWMINT_REPLAY_BINARY).
+    let service = Service::start(&binary().0, home.path(), &args, &[]);
     let memcached = service.memcached.unwrap();
     write_deadline_holds(&service, memcached, Attack::Repeat(&MANY_GETS), || {
         memcached_get(memcached).map(drop)
