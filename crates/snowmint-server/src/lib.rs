@@ -11,24 +11,27 @@
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let config = Config::load(Layer::flags())?;
-//! let listener = tokio::net::TcpListener::bind(config.listeners.http()).await?;
-//! snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await?;
+//! let node = snowmint_server::serve(config, snowmint_server::shutdown_signal()).await?;
+//! println!("listening on http://{}", node.listeners().http());
+//! node.stopped().await?;
 //! # Ok(())
 //! # }
 //! ```
 //!
 //! For tests, [`app`] gives the service as a `Router` to call without a
-//! socket, over state built from any [`SlotSource`](snowmint_fleet::SlotSource)
-//! and [`Clock`](snowmint::Clock).
+//! socket (and [`grpc::routes`] the gRPC services), over state built from
+//! any [`SlotSource`](snowmint_fleet::SlotSource) and
+//! [`Clock`](snowmint::Clock); [`AppState::serve`] serves such a state on
+//! sockets as [`serve`] does.
 //!
 //! # Layout
 //!
 //! - `config/`: [`config::Config`], settings from flags > environment >
 //!   TOML file > defaults, each read by the one parser of its kind of value
 //!   (`snowmint`'s and `snowmint_fleet`'s).
-//! - `serve.rs`: [`start`], [`run`], [`run_with_grpc`], [`serve`]: from a
-//!   configuration to a running node and back down (graceful shutdown,
-//!   claim release).
+//! - `serve.rs`: [`serve`], the one entry: from a configuration to a
+//!   running node ([`Serving`]) and back down (graceful shutdown, claim
+//!   release); it prints nothing.
 //! - `check.rs`: [`check`], what a configuration would make a node do
 //!   (`snowmint serve --check`), found without binding or claiming.
 //! - `net/`: [`Limits`]: accepting connections on every listener and
@@ -58,7 +61,8 @@
 //! - `memcached/`: memcached's text protocol (`--memcached-listen`):
 //!   `get`/`gets` answer new IDs from the same issuer.
 //! - `error.rs`: [`ApiError`], the one error answer.
-//! - `metrics.rs`: [`Metrics`], Prometheus counters and gauges.
+//! - `metrics/`: [`Metrics`], Prometheus counters and gauges (`families.rs`:
+//!   each family registered by what it counts).
 //! - `peer_clock.rs`: [`peer_clock`], reading another node's clock over
 //!   HTTP for the claim engine's clock check.
 //! - `openapi.rs`: [`openapi`], the OpenAPI 3.1 document, generated from
@@ -99,9 +103,6 @@ pub use error::ApiError;
 pub use listener::{Guard, Listener, Listeners};
 pub use metrics::Metrics;
 pub use net::{Limit, Limits, Tls, TlsError, TlsFiles};
-pub use serve::{
-    FrontEnds, ServeError, clock, run, run_front_ends, run_with_grpc, serve, shutdown_signal,
-    slot_source, start, startup_line,
-};
+pub use serve::{ServeError, Serving, clock, serve, shutdown_signal, slot_source, startup_line};
 pub use snowmint_fleet::{Issuer, IssuerOptions, NodeReport, Refusal};
 pub use state::AppState;

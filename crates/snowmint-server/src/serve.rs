@@ -1,20 +1,25 @@
 //! Running the service: from a [`Config`] to a node that answers, and back
-//! down again.
+//! down again, in one entry, [`serve`]:
 //!
-//! 1. [`start`]: the state directory, the slot source, the issuer, and the
-//!    high-water mark rule (a mark slightly ahead of the clock is waited
-//!    out; one too far ahead refuses to start, naming both times). A
-//!    coordinated node (etcd, ZooKeeper) starts fenced and claims its slot
-//!    in the background: it answers at once, with 503 until it holds one.
-//! 2. [`run`]: serve until `shutdown` resolves, let in-flight requests
-//!    finish, then release the claim. [`run_with_grpc`] serves the gRPC
-//!    API on a second listener as well, from the same state, and
-//!    [`run_front_ends`] every listener it is given.
+//! 1. every listener the configuration sets is bound (port 0 picks a free
+//!    one; the bound addresses are what the node writes into a claimed
+//!    slot key);
+//! 2. the node starts: TLS and tokens (their files read first), the state
+//!    directory, the slot source, the issuer, and the high-water mark rule
+//!    (a mark slightly ahead of the clock is waited out; one too far
+//!    ahead refuses to start, naming both times). A coordinated node
+//!    starts fenced and claims its slot in the background: it answers at
+//!    once, with 503 until it holds one;
+//! 3. [`Serving`]: every listener is served through the one front end
+//!    until `shutdown` resolves; then none accepts, requests in flight
+//!    finish, and the claim is released.
 //!
-//! [`serve`] does both, with the log lines an operator expects.
+//! It prints nothing: the binary prints the bound addresses
+//! ([`Serving::listeners`]). [`AppState::serve`] is step 3 alone, for a
+//! state built another way (tests, with a slot source and a clock of
+//! their own).
 
 use std::future::Future;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,6 +66,12 @@ pub enum ServeError {
         context: String,
         /// The underlying error.
         source: std::io::Error,
+    },
+    /// The node's task ended before its shutdown (it panicked).
+    #[error("the node stopped: {reason}")]
+    Stopped {
+        /// What ended it.
+        reason: String,
     },
 }
 
@@ -167,7 +178,7 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
 /// source, issuer; then waits out a high-water mark slightly ahead of the
 /// clock, or refuses one too far ahead. The fleet's [`IssuerBuilder`]
 /// does the issuer's part, as for every program that mints IDs.
-pub async fn start(config: &Config) -> Result<AppState, ServeError> {
+async fn start(config: &Config) -> Result<AppState, ServeError> {
     let tls = config.tls.clone().map(Tls::load).transpose()?;
     let auth = match &config.auth {
         Some((file, scope)) => Some(Auth::new(Tokens::load(file)?, *scope)),
@@ -215,71 +226,154 @@ pub(crate) fn naming_the_setting(config: &Config, error: FleetError) -> ServeErr
     }
 }
 
-/// Serves `state` on `listener` until `shutdown` resolves; then stops
-/// accepting, lets requests in flight finish (each within the request
-/// timeout) and releases the node's claim.
-///
-/// Every connection is held to the limits of `state` (`net/`):
-/// a first request and each request head within the request timeout, no
-/// idling or unread answers longer than that, a cap on connections that
-/// keeps descriptors for the state files, so that slow, silent or
-/// greedy clients cannot hold connections (and descriptors) forever.
-pub async fn run(
-    listener: TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    run_with_grpc(listener, None, state, shutdown).await
-}
-
-/// [`run`], also serving the gRPC API ([`crate::grpc`]) on `grpc` when
-/// given: both stop accepting when `shutdown` resolves, and the claim is
-/// released once both have finished their calls in flight.
-pub async fn run_with_grpc(
-    listener: TcpListener,
-    grpc: Option<TcpListener>,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    let mut front_ends = FrontEnds::http(listener);
-    if let Some(grpc) = grpc {
-        front_ends.add(Listener::Grpc, grpc, None);
-    }
-    run_front_ends(front_ends, state, shutdown).await
-}
-
-/// The listeners of a node's front ends, bound: HTTP always, any other
-/// [`Listener`] when added.
+/// A node that answers: where its listeners are, and its end.
 #[derive(Debug)]
-pub struct FrontEnds {
-    /// Each with how long its connections may idle, when not the request
-    /// timeout.
-    bound: Vec<(Listener, TcpListener, Option<Duration>)>,
+pub struct Serving {
+    listeners: Listeners,
+    tls: bool,
+    task: tokio::task::JoinHandle<()>,
 }
 
-impl FrontEnds {
-    /// HTTP alone.
-    pub fn http(listener: TcpListener) -> FrontEnds {
-        FrontEnds {
-            bound: vec![(Listener::Http, listener, None)],
+impl Serving {
+    /// Where each listener listens, bound (port 0 resolved).
+    pub fn listeners(&self) -> &Listeners {
+        &self.listeners
+    }
+
+    /// Whether the listeners that carry TLS speak it (`https://`).
+    pub fn tls(&self) -> bool {
+        self.tls
+    }
+
+    /// Waits until the node has stopped: `shutdown` resolved, every
+    /// listener's requests in flight finished (each within the request
+    /// timeout), and the claim released.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Stopped`] when the node's task ended otherwise (it
+    /// panicked).
+    pub async fn stopped(self) -> Result<(), ServeError> {
+        self.task.await.map_err(|error| ServeError::Stopped {
+            reason: error.to_string(),
+        })
+    }
+}
+
+/// Runs a node from `config` until `shutdown` resolves: binds every
+/// listener the configuration sets, starts the node, and returns once it
+/// answers (see the module docs). It prints nothing; it logs where and as
+/// whom it starts (its first log line), the warnings a configuration
+/// deserves (a password on the command line, a listener open without a
+/// credential), and where each listener listens.
+///
+/// # Errors
+///
+/// An address that cannot be bound ([`ServeError::Io`], naming the
+/// listener and the address), a TLS or token file that cannot be used,
+/// and whatever stops the node's start ([`ServeError::Fleet`],
+/// [`ServeError::Refused`]).
+pub async fn serve(
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<Serving, ServeError> {
+    // Bound first, so that a port in use stops the start before anything
+    // is claimed; with port 0 the addresses are known only now, and the
+    // holder written into a claimed slot key must name the ones clients
+    // reach.
+    let mut listeners = config.listeners.clone();
+    let mut bound = Vec::new();
+    for (kind, wanted) in config.listeners.on() {
+        let listener = TcpListener::bind(wanted)
+            .await
+            .map_err(|source| ServeError::Io {
+                context: format!("cannot listen for {} on {wanted}", kind.title()),
+                source,
+            })?;
+        let address = listener.local_addr().map_err(|source| ServeError::Io {
+            context: format!("reading the {} listening address", kind.title()),
+            source,
+        })?;
+        listeners.set(kind, address);
+        bound.push((kind, listener));
+    }
+    let config = Config {
+        listeners,
+        ..config
+    };
+    tracing::info!("{}", startup_line(&config, config.listeners.http()));
+    if let Some(warning) = password_on_command_line(&config) {
+        tracing::warn!("{warning}");
+    }
+    for warning in open_listeners(&config) {
+        tracing::warn!("{warning}");
+    }
+    let state = start(&config).await?;
+    let tls = state.tls().is_some();
+    for (kind, address) in config.listeners.on() {
+        tracing::info!(
+            "{} listening on {}{address}",
+            kind.title(),
+            kind.scheme(tls)
+        );
+    }
+    Ok(state.serve(bound, shutdown))
+}
+
+impl AppState {
+    /// Serves this state on `listeners` (bound) through the one front end
+    /// until `shutdown` resolves; then every listener stops accepting,
+    /// lets requests in flight finish (each within the request timeout),
+    /// and the node's claim is released, so that no front end issues after
+    /// it. Each listener's connections idle at most its idle timeout (of
+    /// the state's [`Listeners`], when it has them) or the request timeout.
+    ///
+    /// [`serve`] does this once it has started the node from a
+    /// configuration; call it directly for a state built another way.
+    pub fn serve(
+        self,
+        listeners: Vec<(Listener, TcpListener)>,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Serving {
+        let mut bound = self
+            .listeners()
+            .cloned()
+            .unwrap_or_else(|| Listeners::new(std::net::SocketAddr::from(([127, 0, 0, 1], 0))));
+        for (kind, listener) in &listeners {
+            if let Ok(address) = listener.local_addr() {
+                bound.set(*kind, address);
+            }
+        }
+        let tls = self.tls().is_some();
+        let idle: Vec<Duration> = listeners
+            .iter()
+            .map(|(kind, _)| {
+                self.listeners()
+                    .and_then(|configured| configured.idle_timeout(*kind))
+                    .unwrap_or(self.request_timeout())
+            })
+            .collect();
+        let task = tokio::spawn(run(
+            self,
+            listeners.into_iter().zip(idle).collect(),
+            shutdown,
+        ));
+        Serving {
+            listeners: bound,
+            tls,
+            task,
         }
     }
-
-    /// Adds `listener`, bound, for `kind`, whose connections may idle
-    /// `idle` (the request timeout when `None`).
-    pub fn add(&mut self, kind: Listener, listener: TcpListener, idle: Option<Duration>) {
-        self.bound.push((kind, listener, idle));
-    }
 }
 
-/// [`run`] over every front end of `front_ends`: all stop accepting when
-/// `shutdown` resolves, and the claim is released once all have finished
-/// their requests in flight, so that no front end issues after it.
-pub async fn run_front_ends(
-    front_ends: FrontEnds,
+/// Serves `state` on each listener, with its idle timeout, until
+/// `shutdown` resolves; then releases the claim once every listener has
+/// finished its requests in flight.
+async fn run(
     state: AppState,
+    listeners: Vec<((Listener, TcpListener), Duration)>,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
+) {
     // One shutdown, told to each front end: each stops accepting, asks
     // its connections to close, ends its streams, and closes what is
     // still open a request timeout later.
@@ -291,7 +385,7 @@ pub async fn run_front_ends(
     let front = crate::net::Front::new(
         state.limits(),
         state.tls().cloned(),
-        front_ends.bound.len(),
+        listeners.len(),
         state.metrics().clone(),
         stopping.clone(),
     );
@@ -311,8 +405,7 @@ pub async fn run_front_ends(
         }
     });
     let mut serving = tokio::task::JoinSet::new();
-    for (kind, listener, idle) in front_ends.bound {
-        let idle = idle.unwrap_or(state.request_timeout());
+    for ((kind, listener), idle) in listeners {
         serving.spawn(kind.serve(
             front.clone(),
             listener,
@@ -330,79 +423,6 @@ pub async fn run_front_ends(
         source = state.issuer().source().kind(),
         "stopped; the node's claim is released"
     );
-    Ok(())
-}
-
-/// Runs `snowmint serve` on an already bound `listener` (HTTP's): logs
-/// where and as whom it starts (its first log line), binds every other
-/// listener the configuration sets, starts the node, prints
-/// `gRPC listening on http://ADDR` (with gRPC) and the like for each
-/// other listener, then `listening on http://ADDR` to stdout once it
-/// answers (`https://` with TLS), and runs until `shutdown`.
-pub async fn serve(
-    config: Config,
-    listener: TcpListener,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    let address = local_address(&listener, Listener::Http)?;
-    tracing::info!("{}", startup_line(&config, address));
-    if let Some(warning) = password_on_command_line(&config) {
-        tracing::warn!("{warning}");
-    }
-    for warning in open_listeners(&config) {
-        tracing::warn!("{warning}");
-    }
-    // With port 0 the addresses are known only once bound; the holder
-    // written into a claimed slot key must name the ones clients reach.
-    let mut listeners = config.listeners.clone();
-    listeners.set(Listener::Http, address);
-    let mut front_ends = FrontEnds::http(listener);
-    for (kind, wanted) in config.listeners.on() {
-        if kind == Listener::Http {
-            continue;
-        }
-        let bound = TcpListener::bind(wanted)
-            .await
-            .map_err(|source| ServeError::Io {
-                context: format!("cannot listen for {} on {wanted}", kind.title()),
-                source,
-            })?;
-        listeners.set(kind, local_address(&bound, kind)?);
-        front_ends.add(kind, bound, config.listeners.idle_timeout(kind));
-    }
-    let config = Config {
-        listeners,
-        ..config
-    };
-    let state = start(&config).await?;
-    // Tests and scripts read the ports from here; a closed stdout is no
-    // reason to stop serving.
-    let tls = state.tls().is_some();
-    let mut out = std::io::stdout();
-    for (kind, address) in config.listeners.on() {
-        if kind != Listener::Http {
-            let line = format!(
-                "{} listening on {}{address}",
-                kind.title(),
-                kind.scheme(tls)
-            );
-            tracing::info!("{line}");
-            let _ = writeln!(out, "{line}");
-        }
-    }
-    let line = format!("listening on {}{address}", Listener::Http.scheme(tls));
-    tracing::info!("{line}");
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
-    run_front_ends(front_ends, state, shutdown).await
-}
-
-/// The address `listener` of `kind` is bound to.
-fn local_address(listener: &TcpListener, kind: Listener) -> Result<SocketAddr, ServeError> {
-    listener.local_addr().map_err(|source| ServeError::Io {
-        context: format!("reading the {} listening address", kind.title()),
-        source,
-    })
 }
 
 /// The first log line: address, identity, state directory, layout and

@@ -20,14 +20,9 @@
 //! The contract is `proto/snowmint/v1/snowmint.proto`, compiled by
 //! `build.rs` and carried in the binary for reflection.
 
-use std::future::Future;
-
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::service::Routes;
 
-use crate::listener::Listener;
-use crate::net::Front;
 use crate::state::AppState;
 
 mod guard;
@@ -101,32 +96,6 @@ pub(crate) async fn stopped(stopping: &mut Stopping) {
     // An error means the sender is gone: nobody can tell the stream to go
     // on either, so it ends too.
     let _ = stopping.wait_for(|stop| *stop).await;
-}
-
-/// Serves [`routes`] on `listener` until `shutdown` resolves, then ends
-/// the open streams and lets unary calls in flight finish; every
-/// connection is held to the limits of `state` (`net/`).
-pub async fn serve(
-    listener: TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) {
-    let (stop, stopping) = watch::channel(false);
-    tokio::spawn(async move {
-        shutdown.await;
-        let _ = stop.send(true);
-    });
-    let front = Front::new(
-        state.limits(),
-        state.tls().cloned(),
-        1,
-        state.metrics().clone(),
-        stopping.clone(),
-    );
-    let idle = state.request_timeout();
-    Listener::Grpc
-        .serve(front, listener, state, idle, stopping)
-        .await;
 }
 
 /// What a gRPC listener serves: [`routes`] behind the guard every call
