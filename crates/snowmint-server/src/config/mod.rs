@@ -82,7 +82,9 @@ pub struct Config {
     pub origins: BTreeMap<Setting, Origin>,
 }
 
-/// A configuration that cannot be used.
+/// A configuration that cannot be used: the one error of the settings,
+/// which carries the fleet's own [`snowmint_fleet::ConfigError`] for a
+/// coordinator setting it refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// A value that does not parse or is out of range.
@@ -94,6 +96,19 @@ pub enum ConfigError {
         origin: String,
         /// What is wrong, as the value's parser says it.
         message: String,
+    },
+    /// A coordinator setting (its URL, the fleet, the slots, the claim
+    /// TTL, the clock check, the history, how it is reached) that the
+    /// fleet's own reader refused: its error, kept as the source, then
+    /// where the value came from.
+    #[error("{source} (from {origin})")]
+    Fleet {
+        /// Where the values came from, for people: one setting, or the
+        /// settings that do not fit together.
+        origin: String,
+        /// The fleet's error.
+        #[source]
+        source: snowmint_fleet::ConfigError,
     },
     /// Settings that cannot be used together.
     #[error("{0}")]

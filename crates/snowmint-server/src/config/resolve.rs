@@ -68,6 +68,32 @@ impl Lookup<'_> {
             })
     }
 
+    /// [`Lookup::get`] with one of the fleet's readers, whose refusal is
+    /// kept as it is ([`ConfigError::Fleet`]).
+    fn fleet<T>(
+        &mut self,
+        setting: Setting,
+        parse: impl FnOnce(&str) -> Result<T, snowmint_fleet::ConfigError>,
+    ) -> Result<Option<T>, ConfigError> {
+        let Some((text, origin)) = self.text(setting) else {
+            return Ok(None);
+        };
+        parse(&text).map(Some).map_err(|source| ConfigError::Fleet {
+            origin: Named(setting, &origin).to_string(),
+            source,
+        })
+    }
+
+    /// [`Lookup::fleet`] for a setting declared with a default value.
+    fn fleet_required<T>(
+        &mut self,
+        setting: Setting,
+        parse: impl FnOnce(&str) -> Result<T, snowmint_fleet::ConfigError>,
+    ) -> Result<T, ConfigError> {
+        self.fleet(setting, parse)?
+            .ok_or_else(|| unreachable!("{} is declared without a default value", setting.key()))
+    }
+
     /// A duration setting, in its declared range, with a declared default.
     fn duration(&mut self, setting: Setting) -> Result<Duration, ConfigError> {
         let range = setting.spec().duration_range().unwrap_or_else(|| {
@@ -303,25 +329,25 @@ fn coordinator(
     l: &mut Lookup<'_>,
     layout: Layout,
 ) -> Result<Option<(CoordinatorUrl, CoordinatorConfig)>, ConfigError> {
-    let url = l.get(Setting::Coordinator, str::parse::<CoordinatorUrl>)?;
-    let fleet = l.required(Setting::Fleet, str::parse::<FleetName>)?;
-    let slots = l.get(Setting::Slots, |s| {
+    let url = l.fleet(Setting::Coordinator, str::parse::<CoordinatorUrl>)?;
+    let fleet = l.fleet_required(Setting::Fleet, str::parse::<FleetName>)?;
+    let slots = l.fleet(Setting::Slots, |s| {
         s.parse::<SlotRange>().and_then(|slots| slots.check(layout))
     })?;
-    let ttl = l.required(Setting::ClaimTtl, snowmint_fleet::parse_claim_ttl)?;
+    let ttl = l.fleet_required(Setting::ClaimTtl, snowmint_fleet::parse_claim_ttl)?;
     let clock_check = ClockCheck {
-        max_skew: l.required(Setting::MaxClockSkew, snowmint_fleet::parse_max_clock_skew)?,
-        every: l.required(
+        max_skew: l.fleet_required(Setting::MaxClockSkew, snowmint_fleet::parse_max_clock_skew)?,
+        every: l.fleet_required(
             Setting::ClockCheckEvery,
             snowmint_fleet::parse_clock_check_every,
         )?,
     };
     let history = HistoryRetention {
-        keep: l.required(
+        keep: l.fleet_required(
             Setting::ClaimHistoryKeep,
             snowmint_fleet::parse_history_keep,
         )?,
-        max_age: l.required(
+        max_age: l.fleet_required(
             Setting::ClaimHistoryMaxAge,
             snowmint_fleet::parse_history_max_age,
         )?,
@@ -358,7 +384,12 @@ fn coordinator(
         layout,
     )
     // Every part was checked above, each naming where it came from.
-    .map_err(|error| ConfigError::Conflict(error.to_string()))?
+    .map_err(|source| ConfigError::Fleet {
+        origin: [Setting::Fleet, Setting::Slots, Setting::ClaimTtl]
+            .map(|setting| format!("{} {}", setting.key(), l.named(setting)))
+            .join(", "),
+        source,
+    })?
     // The front end names its reader of peers' clocks once it runs.
     .with_clock_check(clock_check, None)
     .with_history(history);
@@ -381,8 +412,8 @@ pub(super) fn fleet_access(layers: &[Layer]) -> Result<FleetAccess, ConfigError>
         layers,
         origins: BTreeMap::new(),
     };
-    let url = l.get(Setting::Coordinator, str::parse::<CoordinatorUrl>)?;
-    let fleet = l.required(Setting::Fleet, str::parse::<FleetName>)?;
+    let url = l.fleet(Setting::Coordinator, str::parse::<CoordinatorUrl>)?;
+    let fleet = l.fleet_required(Setting::Fleet, str::parse::<FleetName>)?;
     let access = access(&mut l)?;
     let Some(url) = url else {
         return Err(ConfigError::Conflict(format!(
@@ -408,7 +439,7 @@ fn fits(
     url: &CoordinatorUrl,
     access: CoordinatorAccess,
 ) -> Result<CoordinatorAccess, ConfigError> {
-    access.check(url).map_err(|error| {
+    access.check(url).map_err(|source| {
         // A reader of the fleet does not look world read up.
         let looked_up: Vec<Setting> = [
             Setting::Coordinator,
@@ -420,10 +451,10 @@ fn fits(
         .into_iter()
         .filter(|setting| l.origins.contains_key(setting))
         .collect();
-        ConfigError::Conflict(format!(
-            "{error} (from {})",
-            l.given(&looked_up).join(" and ")
-        ))
+        ConfigError::Fleet {
+            origin: l.given(&looked_up).join(" and "),
+            source,
+        }
     })?;
     if let Some(tls) = access.tls() {
         check_tls(l, tls)?;

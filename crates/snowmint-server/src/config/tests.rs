@@ -440,3 +440,41 @@ fn names_come_from_the_key() {
     let keys: std::collections::BTreeSet<_> = Setting::ALL.iter().map(|s| s.key()).collect();
     assert_eq!(keys.len(), Setting::ALL.len(), "two settings share a key");
 }
+
+/// A coordinator setting the fleet's reader refuses is that reader's own
+/// error, wrapped with where the value came from: programs match the
+/// fleet's variant, people read its message and the origin.
+#[test]
+fn a_coordinator_setting_refused_carries_the_fleets_error() {
+    let layer = flags(&[(Setting::Coordinator, "http://10.0.0.1:2379")]);
+    let error = Config::resolve(&[layer], |_| None).unwrap_err();
+    let ConfigError::Fleet { origin, source } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(origin, "--coordinator");
+    assert!(
+        matches!(source, snowmint_fleet::ConfigError::Url { value, .. } if value == "http://10.0.0.1:2379"),
+        "{source:?}"
+    );
+    assert_eq!(error.to_string(), format!("{source} (from --coordinator)"));
+    let source = std::error::Error::source(&error).unwrap();
+    assert!(
+        source
+            .downcast_ref::<snowmint_fleet::ConfigError>()
+            .is_some()
+    );
+
+    let env = Layer::from_env(env(&[
+        ("SNOWMINT_COORDINATOR", "etcd://10.0.0.1:2379"),
+        ("SNOWMINT_FLEET", "a/b"),
+    ]));
+    let error = Config::resolve(&[env], |_| None).unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            ConfigError::Fleet { origin, source: snowmint_fleet::ConfigError::Fleet { .. } }
+                if origin == "SNOWMINT_FLEET"
+        ),
+        "{error:?}"
+    );
+}
