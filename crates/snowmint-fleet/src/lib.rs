@@ -184,11 +184,11 @@ impl NodeState {
 /// Where a node's identity comes from, and what keeps it.
 ///
 /// Static identities (flags, hostname ordinal) never change; coordinated
-/// ones (etcd, ZooKeeper) can be lost and claimed again, possibly as another
-/// slot.
+/// ones (etcd, ZooKeeper, PostgreSQL) can be lost and claimed again,
+/// possibly as another slot.
 pub trait SlotSource: Send + Sync + 'static {
     /// A short name for logs and `/v1/node`: `static`, `hostname`, `etcd`,
-    /// `zookeeper`.
+    /// `zookeeper`, `postgres`.
     fn kind(&self) -> &'static str;
 
     /// The current state; every change is published on this channel.

@@ -28,7 +28,8 @@
 //! | `snowmint_auth_refused_total{api,reason}` | counter | requests refused for their bearer token (`http`, `grpc`): `missing`, `malformed`, `unknown` |
 //! | `snowmint_connections_max` | gauge | the connection cap in force (`--max-connections`, lowered to fit the descriptor limit) |
 //!
-//! A node that claims its slot from a coordinator (etcd, ZooKeeper) also
+//! A node that claims its slot from a coordinator (etcd, ZooKeeper,
+//! PostgreSQL) also
 //! has, from its first scrape on:
 //!
 //! | metric | type | meaning |
