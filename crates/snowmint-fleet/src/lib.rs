@@ -40,8 +40,11 @@
 //!   in force (fencing) and the mark covers it; [`Refusal`] says why not,
 //!   [`NodeReport`] what the node is. `snowmint serve` is a front end over
 //!   it; so is any program that mints in-process.
+//! - `registry.rs`: which backend a coordinator URL gets, and the entry
+//!   points that use one: [`connect`] (the claim engine), [`read_holders`],
+//!   [`whois`]. Above both the engine and the backends.
 //! - `coordinator/`: the claim engine shared by every coordination service
-//!   ([`Coordinator`], [`connect`]), its errors ([`ClaimError`]), its
+//!   ([`Coordinator`]), its errors ([`ClaimError`]), its
 //!   settings and their one reading ([`CoordinatorUrl`], [`FleetName`],
 //!   [`SlotRange`], [`parse_claim_ttl`], [`CoordinatorConfig`]) and the
 //!   primitives a service must offer ([`Backend`]).
@@ -59,6 +62,7 @@ mod coordinator;
 mod etcd;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod registry;
 #[cfg(feature = "zookeeper")]
 mod zookeeper;
 
@@ -70,10 +74,9 @@ pub use coordinator::{
     CoordinatorAccess, CoordinatorConfig, CoordinatorStatus, CoordinatorTls, CoordinatorUrl,
     Credentials, FleetName, GuardedWrite, HIDDEN, HistoryRetention, Holder, Login, MAX_FLEET_NAME,
     MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL, Opened, PEERS, PassedOver, PeerClock,
-    PostgresUrl, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer, connect,
-    mask_user_part, parse_claim_ttl, parse_clock_check_every, parse_history_keep,
-    parse_history_max_age, parse_max_clock_skew, read_holders, read_holders_with, whois,
-    whois_with,
+    PostgresUrl, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer, mask_user_part,
+    parse_claim_ttl, parse_clock_check_every, parse_history_keep, parse_history_max_age,
+    parse_max_clock_skew,
 };
 /// etcd's messages and calls, for the tests' own etcd client (not a stable
 /// API).
@@ -118,6 +121,7 @@ pub use issuer::{
 pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use node_source::NodeSource;
+pub use registry::{connect, read_holders, read_holders_with, whois, whois_with};
 pub use reservation::{NodeMark, Reservation};
 pub use state_dir::{create_state_dir, default_state_dir, last_written_slot, state_dir_exists};
 pub use static_source::StaticSource;

@@ -21,12 +21,11 @@ use std::time::Duration;
 use snowmint::{Layout, Node, SnowflakeId, format_time};
 
 use super::backend::Backend;
-use super::dispatch::{UseBackend, with_backend};
 use super::engine::Shared;
 use super::history::{ClaimEntry, SlotHistory};
 use super::paths::Paths;
-use super::{BackendError, CoordinatorAccess, CoordinatorUrl, FleetName};
-use crate::{BoxFuture, FleetError};
+use super::{BackendError, FleetName};
+use crate::FleetError;
 
 /// How long the short session of one look-up lives if the reader dies
 /// before ending it.
@@ -292,55 +291,9 @@ pub(super) async fn look_up<B: Backend>(
     })
 }
 
-/// Which claim of `fleet` covered the slot of `id` at its millisecond,
-/// read from the coordinator at `url` in one short session of its own
-/// (the fleet's layout, the slot's history and mark). The ID is read in
-/// the fleet's recorded layout.
-///
-/// # Errors
-///
-/// [`FleetError::Coordinator`] when the coordinator cannot be reached or
-/// answers with an error, when no node ever claimed in the fleet (it has
-/// no layout record), or when this build lacks the backend.
-pub async fn whois(
-    url: &CoordinatorUrl,
-    fleet: &FleetName,
-    id: SnowflakeId,
-) -> Result<Whois, FleetError> {
-    whois_with(url, &CoordinatorAccess::default(), fleet, id).await
-}
-
-/// [`whois`] on a secured coordinator: TLS and credentials as `access`
-/// says (the same a node of the fleet is given).
-///
-/// # Errors
-///
-/// As [`whois`]; also access settings that do not fit the URL
-/// ([`CoordinatorAccess::check`]).
-pub async fn whois_with(
-    url: &CoordinatorUrl,
-    access: &CoordinatorAccess,
-    fleet: &FleetName,
-    id: SnowflakeId,
-) -> Result<Whois, FleetError> {
-    with_backend(url, access, WhoisOn { fleet, id })?.await
-}
-
-/// Judges an ID with whichever backend the URL names.
-struct WhoisOn<'a> {
-    fleet: &'a FleetName,
-    id: SnowflakeId,
-}
-
-impl<'a> UseBackend for WhoisOn<'a> {
-    type Output = BoxFuture<'a, Result<Whois, FleetError>>;
-
-    fn with<B: Backend>(self, backend: B) -> Self::Output {
-        Box::pin(async move { whois_on(&backend, self.fleet, self.id).await })
-    }
-}
-
-async fn whois_on<B: Backend>(
+/// Which claim of `fleet` covered the slot of `id`, read through
+/// `backend` in one short session (see [`whois`](crate::whois)).
+pub(crate) async fn whois_on<B: Backend>(
     backend: &B,
     fleet: &FleetName,
     id: SnowflakeId,
