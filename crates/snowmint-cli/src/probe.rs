@@ -95,7 +95,7 @@ fn target(args: &ProbeArgs) -> anyhow::Result<(SocketAddr, String)> {
             flags.set(Setting::ConfigFile, file.display().to_string());
         }
         let config = Config::load(flags).map_err(Failure::bad_input)?;
-        let mut address = config.listen;
+        let mut address = config.listeners.http();
         // A node listening everywhere is reached on loopback.
         if address.ip().is_unspecified() {
             address.set_ip(if address.is_ipv4() {

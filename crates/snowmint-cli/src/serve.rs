@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use snowmint_fleet::{FleetError, MarkFile, NodeLock};
-use snowmint_server::ServeError;
 use snowmint_server::config::{Config, Identity, Layer, Setting};
+use snowmint_server::{Listener, ServeError};
 use tracing_subscriber::EnvFilter;
 
 use crate::Global;
@@ -173,30 +173,55 @@ pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let listener = match tokio::net::TcpListener::bind(config.listen).await {
-            Ok(listener) => listener,
-            Err(error) => {
-                // A second process on the node most often asks for the
-                // same port too: the node in use is the reason to give.
-                if error.kind() == std::io::ErrorKind::AddrInUse
-                    && let Some(locked) = node_in_use(&config)
-                {
-                    return Err(ServeError::from(locked).into());
-                }
-                return Err(anyhow::Error::new(error)
-                    .context(format!("cannot listen on {}", config.listen)));
+        let locked = || node_in_use(&config);
+        let serving = match snowmint_server::serve(
+            config.clone(),
+            snowmint_server::shutdown_signal(),
+        )
+        .await
+        {
+            Ok(serving) => serving,
+            // A second process on the node most often asks for the same
+            // port too: the node in use is the reason to give.
+            Err(ServeError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::AddrInUse
+                    && let Some(locked) = locked() =>
+            {
+                return Err(ServeError::from(locked).into());
             }
-        };
-        match snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await {
             // A TLS or token file that cannot be used is a setting that
             // cannot be used: bad input, as a bad value is.
             Err(error @ (ServeError::Tls(_) | ServeError::Tokens(_))) => {
-                Err(Failure::bad_input(error).into())
+                return Err(Failure::bad_input(error).into());
             }
-            other => other.map_err(anyhow::Error::from),
-        }
+            Err(error) => return Err(anyhow::Error::from(error)),
+        };
+        print_listening(&serving);
+        serving.stopped().await.map_err(anyhow::Error::from)
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the node listens, on stdout, once it answers: `gRPC listening on
+/// http://ADDR` and the like for each listener but HTTP, then `listening
+/// on http://ADDR` (`https://` with TLS), the line scripts and tests wait
+/// for. A closed stdout is no reason to stop serving.
+fn print_listening(serving: &snowmint_server::Serving) {
+    let mut out = std::io::stdout().lock();
+    let tls = serving.tls();
+    for (kind, address) in serving.listeners().on() {
+        if kind != Listener::Http {
+            let _ = writeln!(
+                out,
+                "{} listening on {}{address}",
+                kind.title(),
+                kind.scheme(tls)
+            );
+        }
+    }
+    let http = serving.listeners().http();
+    let _ = writeln!(out, "listening on {}{http}", Listener::Http.scheme(tls));
+    let _ = out.flush();
 }
 
 /// For a fixed identity, the error that another process holds the node's

@@ -214,6 +214,49 @@ fn a_cleartext_client_fails_the_handshake_and_others_are_unaffected() {
     assert!(failures("grpc") >= 1.0);
 }
 
+/// Issue 34, finding 9: 30 clients that send half a ClientHello and
+/// stall, against a cap of 20 connections. A connection still in its
+/// handshake half a second after its accept is the first closed to make
+/// room, so each of ten new TLS clients is served within a bound (curl's
+/// `--max-time 4`, below both the handshake deadline of 5 s and the
+/// request timeout: before, room was made only from connections a request
+/// timeout old).
+#[test]
+fn half_sent_client_hellos_cannot_keep_a_client_out() {
+    use snowmint_test_support::hostile::{Attack, HALF_CLIENT_HELLO, Horde};
+    let home = temp_dir("tls-half-hello");
+    let ca = TestCa::new("snowmint test CA");
+    let files = files(&ca);
+    let mut args = tls_args(&files);
+    args.extend(["--max-connections".into(), "20".into()]);
+    let service = start(home.path(), &args);
+    let horde = Horde::start(service.address, Attack::Stall(HALF_CLIENT_HELLO), 30);
+    // Let the stalled handshakes fill the cap.
+    std::thread::sleep(Duration::from_secs(2));
+    let url = format!("https://{}/v1/id", service.address);
+    let cacert = files.ca.to_str().unwrap();
+    let mut served = 0;
+    for probe in 0..10 {
+        let started = std::time::Instant::now();
+        let (code, out, error) = curl(&["--cacert", cacert, "--max-time", "4", &url]);
+        let took = started.elapsed().as_millis();
+        eprintln!(
+            "probe {probe}: curl exit {code} {}{} ({took} ms)",
+            out.trim(),
+            error.trim()
+        );
+        served += usize::from(code == 0 && out.contains("\"id\""));
+    }
+    horde.stop();
+    assert_eq!(served, 10, "new TLS clients served of 10");
+    let evicted = metric(
+        &service,
+        &files.ca,
+        "snowmint_limit_reached_total{limit=\"evicted\"}",
+    );
+    assert!(evicted > 0.0, "no handshaking connection made room");
+}
+
 /// With `--tls-client-ca`, a client without a certificate or with one of
 /// another CA is refused, on both listeners; one of the CA is served.
 #[test]

@@ -2,8 +2,10 @@
 
 use std::time::Duration;
 
+use snowmint_fleet::FleetError;
+
 /// Why the client could not hand out IDs, or could not be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// No node answered with IDs within the call's deadline. `attempts`
@@ -38,7 +40,10 @@ pub enum Error {
     /// The builder's settings cannot be used.
     #[error("{0}")]
     Config(String),
-    /// The fleet's nodes could not be read from the coordinator.
-    #[error("cannot discover the fleet's nodes: {0}")]
-    Discovery(String),
+    /// The fleet's nodes could not be read from the coordinator. The
+    /// message is the context alone: the fleet's error (which coordinator,
+    /// and what it said) is the source, which error reports print after
+    /// it.
+    #[error("cannot discover the fleet's nodes")]
+    Discovery(#[source] FleetError),
 }

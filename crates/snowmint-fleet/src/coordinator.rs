@@ -81,8 +81,9 @@
 //!
 //! # Layout of the module
 //!
-//! - `coordinator.rs`: [`connect`] and [`Coordinator`], the handle the
-//!   service holds.
+//! - `coordinator.rs`: [`Coordinator`], the handle the service holds
+//!   (started on a backend by [`connect`](crate::connect), in the crate's
+//!   `registry.rs`, which picks the backend above this module).
 //! - `engine.rs`: the claim loop (open, claim, keep alive, fence, start
 //!   over) and the state it shares with the handle.
 //! - `pick.rs`: which free slot to try (preferred, then pseudo-random).
@@ -91,7 +92,8 @@
 //!   one guarded compare-and-set loop, for the write back at claim time
 //!   and for the reservations.
 //! - `history.rs`: the claim history ([`ClaimEntry`], [`HistoryRetention`])
-//!   and its rules; `whois.rs`: [`whois`], which claim covered an ID.
+//!   and its rules; `whois.rs`: which claim covered an ID
+//!   ([`Whois`], behind [`whois`](crate::whois)).
 //! - `clock_check.rs`: the clock check ([`ClockCheck`], [`PeerClock`],
 //!   [`ClockVerdict`]).
 //! - `timing.rs`: the intervals that follow from the TTL, and the backoff.
@@ -100,12 +102,8 @@
 //! - `error.rs`: [`ClaimError`].
 //! - `backend.rs`: [`Backend`], the primitives a service must offer, and
 //!   [`BackendError`].
-//! - `dispatch.rs`: the one match from a [`CoordinatorUrl`] to its
-//!   backend, built with the access settings, for [`connect`],
-//!   [`read_holders`] and [`whois`]; a backend this build leaves out is
-//!   refused there.
-//! - `directory.rs`: [`read_holders`], a fleet's slot keys read from
-//!   outside it (how clients find the nodes).
+//! - `directory.rs`: a fleet's slot keys read from outside it (how
+//!   clients find the nodes, behind [`read_holders`](crate::read_holders)).
 //! - `config.rs`: [`CoordinatorConfig`], [`Holder`], the claim TTL's bounds
 //!   and [`ConfigError`].
 //! - `url.rs`, `slots.rs`, `fleet_name.rs`: the one reading of a
@@ -121,7 +119,6 @@ mod backend;
 mod clock_check;
 mod config;
 mod directory;
-mod dispatch;
 mod engine;
 mod error;
 mod fleet_name;
@@ -154,7 +151,7 @@ pub use clock_check::{
 pub use config::{
     ConfigError, CoordinatorConfig, Holder, MAX_FLEET_NAME, MAX_TTL, MIN_TTL, parse_claim_ttl,
 };
-pub use directory::{read_holders, read_holders_with};
+pub(crate) use directory::read_with as read_holders_on;
 pub use error::ClaimError;
 pub use fleet_name::FleetName;
 pub use history::{
@@ -167,45 +164,12 @@ pub use status::{ClaimRecord, ClaimState, CoordinatorStatus, PassedOver};
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
 pub use tls_files::TlsFiles;
 pub use url::{CoordinatorUrl, Login, PostgresUrl, SslMode};
-pub use whois::{Whois, WhoisAnswer, whois, whois_with};
+pub(crate) use whois::whois_on;
+pub use whois::{Whois, WhoisAnswer};
 
 use crate::{BoxFuture, FleetError, NodeState, SlotSource};
-use dispatch::{UseBackend, with_backend};
 use engine::Shared;
 use timing::Timing;
-
-/// Starts a claim engine for `url`, returned as the [`SlotSource`] the
-/// service reads, reaching the coordinator as [`CoordinatorConfig::access`]
-/// says (TLS, credentials).
-///
-/// Returns at once: the node starts fenced ("starting") and the claim is
-/// made in the background; watch [`SlotSource::state`]. Must be called
-/// inside a Tokio runtime.
-///
-/// # Errors
-///
-/// [`FleetError::Coordinator`] when this build lacks the backend (cargo
-/// features `etcd`, `zookeeper`, `postgres`), the access settings do not
-/// fit the URL ([`CoordinatorAccess::check`]), or there is no Tokio
-/// runtime.
-pub fn connect(
-    url: &CoordinatorUrl,
-    config: CoordinatorConfig,
-) -> Result<Arc<dyn SlotSource>, FleetError> {
-    /// Starts the engine on whichever backend the URL names.
-    struct Start(CoordinatorConfig);
-
-    impl UseBackend for Start {
-        type Output = Result<Arc<dyn SlotSource>, FleetError>;
-
-        fn with<B: Backend>(self, backend: B) -> Self::Output {
-            Ok(Arc::new(Coordinator::start(backend, self.0)?))
-        }
-    }
-
-    let access = config.access().clone();
-    with_backend(url, &access, Start(config))?
-}
 
 /// A node's claim on a slot of a fleet, kept through a coordination service.
 ///
@@ -218,7 +182,7 @@ pub struct Coordinator<B: Backend> {
 }
 
 impl<B: Backend> Coordinator<B> {
-    /// Starts claiming a slot through `backend`; see [`connect`].
+    /// Starts claiming a slot through `backend`; see [`connect`](crate::connect).
     ///
     /// # Errors
     ///

@@ -18,8 +18,9 @@
 //!
 //! # Layout of the crate
 //!
-//! - `lib.rs`: the interfaces: [`SlotSource`], [`NodeState`], [`Claim`],
-//!   [`FleetError`].
+//! - `lib.rs`: the interfaces: [`SlotSource`], [`NodeState`], [`Claim`].
+//! - `error.rs`: [`FleetError`], and [`SettingError`] for settings that
+//!   cannot be used together.
 //! - `static_source.rs`: [`StaticSource`], identities that cannot be lost
 //!   (explicit values, hostname ordinals).
 //! - `hostname.rs`: [`hostname_ordinal`] (`ids-12` -> 12) and
@@ -39,8 +40,11 @@
 //!   in force (fencing) and the mark covers it; [`Refusal`] says why not,
 //!   [`NodeReport`] what the node is. `snowmint serve` is a front end over
 //!   it; so is any program that mints in-process.
+//! - `registry.rs`: which backend a coordinator URL gets, and the entry
+//!   points that use one: [`connect`] (the claim engine), [`read_holders`],
+//!   [`whois`]. Above both the engine and the backends.
 //! - `coordinator/`: the claim engine shared by every coordination service
-//!   ([`Coordinator`], [`connect`]), its errors ([`ClaimError`]), its
+//!   ([`Coordinator`]), its errors ([`ClaimError`]), its
 //!   settings and their one reading ([`CoordinatorUrl`], [`FleetName`],
 //!   [`SlotRange`], [`parse_claim_ttl`], [`CoordinatorConfig`]) and the
 //!   primitives a service must offer ([`Backend`]).
@@ -58,6 +62,7 @@ mod coordinator;
 mod etcd;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod registry;
 #[cfg(feature = "zookeeper")]
 mod zookeeper;
 
@@ -69,10 +74,9 @@ pub use coordinator::{
     CoordinatorAccess, CoordinatorConfig, CoordinatorStatus, CoordinatorTls, CoordinatorUrl,
     Credentials, FleetName, GuardedWrite, HIDDEN, HistoryRetention, Holder, Login, MAX_FLEET_NAME,
     MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL, Opened, PEERS, PassedOver, PeerClock,
-    PostgresUrl, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer, connect,
-    mask_user_part, parse_claim_ttl, parse_clock_check_every, parse_history_keep,
-    parse_history_max_age, parse_max_clock_skew, read_holders, read_holders_with, whois,
-    whois_with,
+    PostgresUrl, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer, mask_user_part,
+    parse_claim_ttl, parse_clock_check_every, parse_history_keep, parse_history_max_age,
+    parse_max_clock_skew,
 };
 /// etcd's messages and calls, for the tests' own etcd client (not a stable
 /// API).
@@ -88,13 +92,13 @@ pub use zookeeper::{ZooKeeperBackend, ZooKeeperSession};
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::path::PathBuf;
 use std::pin::Pin;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use snowmint::Node;
 use tokio::sync::watch;
 
+mod error;
 mod hostname;
 mod issuer;
 mod lock;
@@ -109,6 +113,7 @@ mod testing;
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
 mod tls_probe;
 
+pub use error::{FleetError, SettingError};
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
 pub use issuer::{
     ClaimInForce, EmbeddedIssuer, Issuer, IssuerBuilder, IssuerOptions, NodeReport, Refusal,
@@ -116,6 +121,7 @@ pub use issuer::{
 pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use node_source::NodeSource;
+pub use registry::{connect, read_holders, read_holders_with, whois, whois_with};
 pub use reservation::{NodeMark, Reservation};
 pub use state_dir::{create_state_dir, default_state_dir, last_written_slot, state_dir_exists};
 pub use static_source::StaticSource;
@@ -179,125 +185,14 @@ impl NodeState {
     }
 }
 
-/// Errors of this crate.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum FleetError {
-    /// The node's identity is not valid for the layout.
-    #[error(transparent)]
-    Id(#[from] snowmint::Error),
-    /// Reading or writing local state failed.
-    ///
-    /// The message says what was being done and the system's words for
-    /// what went wrong ("cannot read the state file /x: permission
-    /// denied"); the I/O error itself is in `error`, not repeated as a
-    /// source.
-    #[error("{context}: {}", reason::io_reason(error))]
-    Io {
-        /// What was being done, with the path: "cannot read the state
-        /// file /x".
-        context: String,
-        /// The underlying error.
-        error: std::io::Error,
-    },
-    /// The state directory cannot be used.
-    #[error("state directory {} {problem}", path.display())]
-    StateDir {
-        /// The directory.
-        path: PathBuf,
-        /// What is wrong with it: "is not a directory (it is a file)".
-        problem: String,
-    },
-    /// The coordination service could not be used (this build lacks its
-    /// backend, or there is no async runtime to run the claim engine in).
-    #[error("coordinator {coordinator}: {message}")]
-    Coordinator {
-        /// Which coordinator (its URL).
-        coordinator: String,
-        /// What went wrong.
-        message: String,
-    },
-    /// The claim engine failed (a mark could not be written).
-    #[error(transparent)]
-    Claim(#[from] ClaimError),
-    /// The node holds no valid claim.
-    #[error("no slot is held: {reason}")]
-    Fenced {
-        /// Why.
-        reason: String,
-    },
-    /// A state file that exists but cannot be understood.
-    #[error("state file {}: {reason}", path.display())]
-    StateFile {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The recorded high-water mark lies further ahead of the clock than the
-    /// node is willing to wait at start.
-    #[error(
-        "the state file {} says IDs may have been issued up to {} ({mark_ms} ms), but the clock reads {} ({now_ms} ms), {} ms earlier; that is more than the {} ms this node waits at start, so it refuses to start. Fix the clock, or wait until it passes the mark",
-        path.display(),
-        snowmint::format_time(*mark_ms),
-        snowmint::format_time(*now_ms),
-        mark_ms.saturating_sub(*now_ms),
-        max_wait.as_millis()
-    )]
-    MarkAhead {
-        /// The state file.
-        path: PathBuf,
-        /// The recorded mark, Unix ms.
-        mark_ms: i64,
-        /// The clock reading, Unix ms.
-        now_ms: i64,
-        /// The longest gap waited out.
-        max_wait: Duration,
-    },
-    /// Another holder (another process on this host, or another handle in
-    /// this one) has the node's lock: it issues as this node from this
-    /// state directory.
-    #[error("{}", lock::held_message(state_dir, node_text.as_deref(), lock_file, *pid))]
-    NodeLocked {
-        /// The state directory.
-        state_dir: PathBuf,
-        /// The node, when known.
-        node: Option<Node>,
-        /// The node as its layout names it (`datacenter 3 machine 7`),
-        /// when known.
-        node_text: Option<String>,
-        /// The lock file.
-        lock_file: PathBuf,
-        /// The holder's pid, as it wrote it into the lock file (not yet
-        /// written, or unreadable: `None`).
-        pid: Option<u32>,
-    },
-    /// A hostname that yields no slot.
-    #[error("hostname {:?}: {reason}", snowmint::value::echo(.hostname))]
-    Hostname {
-        /// The hostname.
-        hostname: String,
-        /// Why it yields no slot.
-        reason: String,
-    },
-    /// A coordinator setting (URL, fleet, slots, claim TTL) that cannot be
-    /// used; the message names the value and what is accepted.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// Settings of an [`IssuerBuilder`] that cannot be used together, or
-    /// a missing one ("no node was given: ...").
-    #[error("{0}")]
-    Setting(String),
-}
-
 /// Where a node's identity comes from, and what keeps it.
 ///
 /// Static identities (flags, hostname ordinal) never change; coordinated
-/// ones (etcd, ZooKeeper) can be lost and claimed again, possibly as another
-/// slot.
+/// ones (etcd, ZooKeeper, PostgreSQL) can be lost and claimed again,
+/// possibly as another slot.
 pub trait SlotSource: Send + Sync + 'static {
     /// A short name for logs and `/v1/node`: `static`, `hostname`, `etcd`,
-    /// `zookeeper`.
+    /// `zookeeper`, `postgres`.
     fn kind(&self) -> &'static str;
 
     /// The current state; every change is published on this channel.

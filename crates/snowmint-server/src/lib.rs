@@ -11,27 +11,30 @@
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let config = Config::load(Layer::flags())?;
-//! let listener = tokio::net::TcpListener::bind(config.listen).await?;
-//! snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await?;
+//! let node = snowmint_server::serve(config, snowmint_server::shutdown_signal()).await?;
+//! println!("listening on http://{}", node.listeners().http());
+//! node.stopped().await?;
 //! # Ok(())
 //! # }
 //! ```
 //!
 //! For tests, [`app`] gives the service as a `Router` to call without a
-//! socket, over state built from any [`SlotSource`](snowmint_fleet::SlotSource)
-//! and [`Clock`](snowmint::Clock).
+//! socket (and [`grpc::routes`] the gRPC services), over state built from
+//! any [`SlotSource`](snowmint_fleet::SlotSource) and
+//! [`Clock`](snowmint::Clock); [`AppState::serve`] serves such a state on
+//! sockets as [`serve`] does.
 //!
 //! # Layout
 //!
 //! - `config/`: [`config::Config`], settings from flags > environment >
 //!   TOML file > defaults, each read by the one parser of its kind of value
 //!   (`snowmint`'s and `snowmint_fleet`'s).
-//! - `serve.rs`: [`start`], [`run`], [`run_with_grpc`], [`serve`]: from a
-//!   configuration to a running node and back down (graceful shutdown,
-//!   claim release).
+//! - `serve.rs`: [`serve`], the one entry: from a configuration to a
+//!   running node ([`Serving`]) and back down (graceful shutdown, claim
+//!   release); it prints nothing.
 //! - `check.rs`: [`check`], what a configuration would make a node do
 //!   (`snowmint serve --check`), found without binding or claiming.
-//! - `net/`: [`Limits`]: accepting connections on both listeners and
+//! - `net/`: [`Limits`]: accepting connections on every listener and
 //!   holding each client to limits (a connection cap under the descriptor
 //!   limit, deadlines on first requests, request heads, idling, unread
 //!   answers and pings, a maximum age, streams and calls in flight).
@@ -39,7 +42,7 @@
 //!   the node's claim and issues IDs only when they are fenced and covered
 //!   by the high-water mark; [`Refusal`] when it may not; [`NodeReport`].
 //!   The service is a front end over it.
-//! - `net/tls.rs`: [`Tls`], rustls on both listeners; `auth/`: [`auth`],
+//! - `net/tls.rs`: [`Tls`], rustls on the listeners that carry it; `auth/`: [`auth`],
 //!   bearer tokens; `reload.rs`: both files read again when they change
 //!   or on SIGHUP.
 //! - `state.rs`: [`AppState`], what handlers share.
@@ -52,10 +55,14 @@
 //!   (also `snowmint layout --format json`).
 //! - `grpc/`: [`grpc`], the gRPC API (`--grpc-listen`): `snowmint.v1.IdService`,
 //!   health and reflection, over the same state as the HTTP API.
+//! - `listener.rs`: [`Listener`], one variant per protocol the node
+//!   serves, with its settings, what guards it and what serves it; how to
+//!   add a protocol.
 //! - `memcached/`: memcached's text protocol (`--memcached-listen`):
 //!   `get`/`gets` answer new IDs from the same issuer.
 //! - `error.rs`: [`ApiError`], the one error answer.
-//! - `metrics.rs`: [`Metrics`], Prometheus counters and gauges.
+//! - `metrics/`: [`Metrics`], Prometheus counters and gauges (`families.rs`:
+//!   each family registered by what it counts).
 //! - `peer_clock.rs`: [`peer_clock`], reading another node's clock over
 //!   HTTP for the claim engine's clock check.
 //! - `openapi.rs`: [`openapi`], the OpenAPI 3.1 document, generated from
@@ -79,6 +86,7 @@ pub mod config;
 mod error;
 pub mod grpc;
 mod inputs;
+mod listener;
 pub mod memcached;
 mod metrics;
 mod net;
@@ -92,11 +100,9 @@ mod state;
 pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
 pub use check::{Plan, check, check_with_clock, probe};
 pub use error::ApiError;
+pub use listener::{Guard, Listener, Listeners};
 pub use metrics::Metrics;
-pub use net::{Limit, Limits, Listener, Tls, TlsError, TlsFiles};
-pub use serve::{
-    FrontEnds, ServeError, clock, run, run_front_ends, run_with_grpc, serve, shutdown_signal,
-    slot_source, start, startup_line,
-};
+pub use net::{Limit, Limits, Tls, TlsError, TlsFiles};
+pub use serve::{ServeError, Serving, clock, serve, shutdown_signal, slot_source, startup_line};
 pub use snowmint_fleet::{Issuer, IssuerOptions, NodeReport, Refusal};
 pub use state::AppState;

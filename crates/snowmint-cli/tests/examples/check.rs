@@ -103,7 +103,7 @@ IDs per ms    2048 per node (2048000 per second)",
     ("curl -s 'localhost:8080/v1/layout?layout=discord'", DISCORD),
     (
         "curl -s localhost:8080/v1/node",
-        r#"{"state":"active","ready":true,"reason":null,"source":"static","slot":103,"datacenter":3,"machine":7,"generation":1,"claim_valid_for_ms":null,"claim_floor_ms":null,"claim_details":{},"layout":"twitter","spec":"41/5/5/12@1288834974657","epoch_ms":1288834974657,"clock_policy":"refuse","clock_max_ms":null,"clock_ms":[MS],"high_water_mark_ms":[MS],"high_water_mark":"[TIME]","last_timestamp_ms":[MS],"state_file":"/var/lib/snowmint/node-dc3-m7.mark","coordinator":null}"#,
+        r#"{"state":"active","ready":true,"reason":null,"source":"static","slot":103,"datacenter":3,"machine":7,"generation":1,"claim_valid_for_ms":null,"claim_floor_ms":null,"claim_details":{},"layout":"twitter","spec":"41/5/5/12@1288834974657","epoch_ms":1288834974657,"clock_policy":"refuse","clock_max_ms":null,"clock_ms":[MS],"high_water_mark_ms":[MS],"high_water_mark":"[TIME]","last_timestamp_ms":[MS],"state_file":"/var/lib/snowmint/node-dc3-m7.mark","coordinator":null,"listeners":[{"name":"http","address":"[..]","tls":false,"client_certificates":false,"tokens":false,"open":true}]}"#,
     ),
     (
         "snowmint serve --datacenter 3 --machine 7 --state-dir /var/lib/snowmint --listen 127.0.0.1:0",

@@ -28,8 +28,8 @@ pub use calc::{DecodedId, Encodings, IdRange, LayoutDescription, LayoutField, MS
 pub use error::{ErrorBody, ErrorDetails};
 pub use issue::{IdText, IdsText, NewId, NewIds};
 pub use node::{
-    ClockCheckDescription, CoordinatorDescription, FencingState, NodeDescription, Status,
-    StatusWord,
+    ClockCheckDescription, CoordinatorDescription, FencingState, ListenerDescription,
+    NodeDescription, Status, StatusWord,
 };
 pub use whois::{ClaimRecordBody, WhoisBody};
 

@@ -25,7 +25,6 @@ mod setting;
 mod tests;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,6 +32,7 @@ use snowmint::{ClockPolicy, Layout, Node};
 use snowmint_fleet::{CoordinatorAccess, CoordinatorUrl, FleetName};
 
 use crate::auth::AuthScope;
+use crate::listener::Listeners;
 use crate::net::{Limits, TlsFiles};
 
 pub use layer::Layer;
@@ -48,19 +48,9 @@ pub use snowmint_fleet::NodeSource as Identity;
 /// Everything `snowmint serve` needs to know, resolved and checked.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Address to listen on.
-    pub listen: SocketAddr,
-    /// Address to serve the gRPC API on; `None`: no gRPC.
-    pub grpc_listen: Option<SocketAddr>,
-    /// Address to serve memcached's text protocol on; `None`: off.
-    pub memcached_listen: Option<SocketAddr>,
-    /// How long a memcached connection may go without a whole request
-    /// before it is closed.
-    pub memcached_idle_timeout: Duration,
-    /// memcached served beside tokens or TLS on an address other than
-    /// loopback, as the operator said (`--memcached-unauthenticated`):
-    /// its protocol carries no credential and no TLS.
-    pub memcached_unauthenticated: bool,
+    /// Where each listener listens (HTTP always; the others when their
+    /// address is set), and how long each lets a connection idle.
+    pub listeners: Listeners,
     /// Where the node's identity comes from.
     pub identity: Identity,
     /// Directory of the high-water mark files.
@@ -77,7 +67,8 @@ pub struct Config {
     /// request may take, and the deadline of every connection's waits),
     /// the connection cap, streams and calls in flight, connection age.
     pub limits: Limits,
-    /// TLS on both listeners, when on (the files are read at start).
+    /// TLS on every listener whose protocol carries it, when on (the
+    /// files are read at start).
     pub tls: Option<TlsFiles>,
     /// The token file and the endpoints it guards, when on (read at
     /// start).
@@ -91,7 +82,9 @@ pub struct Config {
     pub origins: BTreeMap<Setting, Origin>,
 }
 
-/// A configuration that cannot be used.
+/// A configuration that cannot be used: the one error of the settings,
+/// which carries the fleet's own [`snowmint_fleet::ConfigError`] for a
+/// coordinator setting it refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// A value that does not parse or is out of range.
@@ -103,6 +96,19 @@ pub enum ConfigError {
         origin: String,
         /// What is wrong, as the value's parser says it.
         message: String,
+    },
+    /// A coordinator setting (its URL, the fleet, the slots, the claim
+    /// TTL, the clock check, the history, how it is reached) that the
+    /// fleet's own reader refused: its error, kept as the source, then
+    /// where the value came from.
+    #[error("{source} (from {origin})")]
+    Fleet {
+        /// Where the values came from, for people: one setting, or the
+        /// settings that do not fit together.
+        origin: String,
+        /// The fleet's error.
+        #[source]
+        source: snowmint_fleet::ConfigError,
     },
     /// Settings that cannot be used together.
     #[error("{0}")]

@@ -185,10 +185,10 @@ settings! {
         )
         .default("10s")
         .durations(Duration::from_millis(1), DAY);
-    /// Client connections open at once, HTTP and gRPC together.
+    /// Client connections open at once, every listener's together.
     MaxConnections = Spec::number("max_connections", "N")
         .help(
-            "Client connections open at once, HTTP and gRPC together; never more than the \
+            "Client connections open at once, every listener's together; never more than the \
              descriptor limit minus 32 kept for the state files and the coordinator. At the cap, \
              new connections wait in the kernel's queue",
         )
