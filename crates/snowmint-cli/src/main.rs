@@ -2,14 +2,13 @@
 //!
 //! Thin over the libraries: each subcommand is a module that parses its
 //! arguments and calls `snowmint` (or `snowmint-server` for `serve`).
-//!
-//! - `failure.rs`: how errors become messages and exit codes (2 for bad
-//!   input, 1 for the rest, 0 for a closed pipe).
-//! - `values.rs`: reading numbers, instants, layouts and encodings from
-//!   arguments, with the core's parsers.
-//! - `records.rs`: the fast writer of decoded IDs (text, JSON, TSV, CSV).
-//! - `settings.rs`: flags made from the service's setting declarations
-//!   (all of `serve`'s, and the coordinator's for `whois`).
+//! Arguments are read with the core's parsers, so a bad number, instant,
+//! layout or encoding gets the message it gets everywhere; `serve`'s
+//! flags (and the coordinator's, for `whois`) are made from the service's
+//! setting declarations rather than written twice. Decoded IDs go out
+//! through one fast writer (text, JSON, TSV, CSV), and every failure ends
+//! the same way: its message on stderr and exit code 2 for bad input, 1
+//! for the rest, 0 for a closed pipe.
 
 use std::process::ExitCode;
 

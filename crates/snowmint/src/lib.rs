@@ -31,38 +31,33 @@
 //! # Ok::<(), snowmint::Error>(())
 //! ```
 //!
-//! # Layout of the crate
+//! # How it fits together
 //!
-//! - [`SnowflakeId`] (`id.rs`): the 63-bit value, checked conversions,
-//!   decimal `Display`/`FromStr`, serde as a string.
-//! - [`Layout`], [`Parts`], [`Node`] (`layout.rs`): which bits mean what;
-//!   `encode`, `decode`, the ID range of a time window. Presets
-//!   [`Layout::TWITTER`] (the default) and [`Layout::DISCORD`], or any epoch and
-//!   widths that add up to 63.
-//! - [`Encoding`] (`encoding.rs`): hex, Crockford base32 and base58 text
-//!   besides decimal.
-//! - [`parse_time`], [`parse_instant`], [`parse_epoch`], [`format_time`]
-//!   (`time.rs`): Unix milliseconds and RFC 3339.
-//! - [`value`] (`value.rs`): the one reading of whole numbers in a range
-//!   and of durations ([`value::parse_bounded`], [`value::parse_duration`],
-//!   [`value::format_duration`]), shared by command-line flags, environment
-//!   variables, configuration files and HTTP parameters, and how messages
-//!   quote input ([`value::echo`]). The other kinds of value are read by
-//!   their own types:
-//!   `Layout::from_str`, [`Layout::parse_field`], `Encoding::from_str`,
-//!   [`ClockPolicy::from_name`], `SnowflakeId::from_str`.
-//! - [`Clock`] (`clock.rs`): where time comes from; [`SystemClock`], and
-//!   [`ManualClock`] for tests.
-//! - [`Generator`] (`generator.rs`): makes IDs for one node, over a state
-//!   word it owns or, with [`GeneratorBuilder::build_on`], one the caller
-//!   owns (memory shared between processes, as the PostgreSQL extension
-//!   does).
-//! - [`Error`] (`error.rs`): every failure, with a message that names the
-//!   field, the value and the valid range.
-//! - [`ErrorKind`] (`kind.rs`): the one classification of errors that
-//!   every front end maps (to an HTTP status, a SQLSTATE, an exit code...),
-//!   and the facts behind a message ([`Error::value`], [`Error::min`],
-//!   [`Error::max`], [`Limit`]).
+//! A [`SnowflakeId`] is the value: 63 bits, checked when it is made,
+//! written in decimal (and as a string by serde), and in hex, Crockford
+//! base32 or base58 with an [`Encoding`]. A [`Layout`] says which bits
+//! mean what: it encodes [`Parts`] into an ID, decodes an ID into them,
+//! and turns a time window into the range of IDs made in it. Presets
+//! [`Layout::TWITTER`] (the default) and [`Layout::DISCORD`] exist, or any
+//! epoch and widths that add up to 63; a [`Node`] is a (datacenter,
+//! machine) pair of a layout.
+//!
+//! A [`Generator`] makes IDs for one node, with time from a [`Clock`]
+//! ([`SystemClock`], or [`ManualClock`] in tests), over a state word it
+//! owns or, with [`GeneratorBuilder::build_on`], one the caller owns
+//! (memory shared between processes, as the PostgreSQL extension does).
+//!
+//! Every value from outside has one reading, shared by command-line flags,
+//! environment variables, configuration files and HTTP parameters: times
+//! and epochs ([`parse_time`], [`parse_instant`], [`parse_epoch`], and
+//! [`format_time`] back), whole numbers in a range and durations (the
+//! [`value`] module), and each type's own `FromStr` (`Layout`,
+//! `Encoding`, `SnowflakeId`, [`ClockPolicy::from_name`]). Every failure is
+//! an [`Error`] whose message names the field, the value and the valid
+//! range; [`Error::kind`] classes it into an [`ErrorKind`], the one
+//! classification every front end maps (to an HTTP status, a SQLSTATE, an
+//! exit code...), and [`Error::value`], [`Error::min`], [`Error::max`] and
+//! [`Limit`] give the facts behind the message.
 //!
 //! # Generating
 //!

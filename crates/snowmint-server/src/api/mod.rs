@@ -1,16 +1,15 @@
 //! The HTTP API: the route table, the fallbacks and the layers every
 //! request goes through.
 //!
-//! - `issue.rs`: `/v1/id`, `/v1/ids` (new IDs).
-//! - `calc.rs`: `/v1/ids/{id}`, `/v1/encode`, `/v1/range`, `/v1/layout`
-//!   (the calculator; any layout).
-//! - `leaf.rs`: `/api/snowflake/get/{key}` and `/api/snowflake/decode`,
-//!   Leaf's API for its clients.
-//! - `status.rs`: `/v1/node`, `/healthz`, `/readyz`, `/metrics`,
-//!   `/openapi.json`.
-//! - `whois.rs`: `/v1/whois/{id}` (which claim issued an ID).
-//! - `authorize.rs`: the bearer token on the routes it guards.
-//! - `params.rs`: reading parameters and headers.
+//! The routes fall in three groups. Issuing (`/v1/id`, `/v1/ids`, and
+//! Leaf's `/api/snowflake/get/{key}`) draws from the node's issuer and is
+//! what bearer tokens guard first. The calculator (`/v1/ids/{id}`,
+//! `/v1/encode`, `/v1/range`, `/v1/layout`, Leaf's decode) answers for any
+//! layout and touches no state. The node's own questions (`/v1/node`,
+//! `/v1/whois/{id}`, `/healthz`, `/readyz`, `/metrics`, `/openapi.json`)
+//! describe it. Every handler reads its query parameters and headers with
+//! the parsers the configuration uses, so an unknown, repeated or bad
+//! parameter is refused with the message a flag would get.
 
 use std::sync::Arc;
 use std::time::Instant;

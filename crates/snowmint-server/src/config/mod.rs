@@ -8,11 +8,11 @@
 //! came from, followed by where that was (`(from SNOWMINT_DATACENTER)`).
 //! Values are taken as they are given: surrounding spaces are not trimmed.
 //!
-//! - `setting.rs`: [`Setting`] and its declaration [`Spec`] (names,
-//!   help, default, range: each setting is declared there once; its module
-//!   docs say how to add one), and [`Origin`].
-//! - `layer.rs`: [`Layer`], the text given as flags, environment or file.
-//! - `resolve.rs`: [`Config::resolve`], reading and checking the values.
+//! Each [`Setting`] is declared once, as a [`Spec`]: its names, help,
+//! default and range (the declarations' docs say how to add one). The
+//! text given as flags, environment or file arrives as [`Layer`]s, and
+//! [`Config::resolve`] reads and checks each value, remembering its
+//! [`Origin`] for messages.
 //!
 //! Durations are a number and a unit (`500ms`, `2s`, `1.5s`, `1m`, `1h`).
 

@@ -16,9 +16,9 @@
 //! timeout is closed, and answers to pipelined requests are written
 //! together once no whole request is left to read.
 //!
-//! - `mod.rs`: accepting connections, serving each ([`serve_stream`]),
-//!   shutting down.
-//! - `protocol.rs`: reading a request line and writing the answers.
+//! This module accepts connections, serves each ([`serve_stream`]) and
+//! shuts them down with the node; reading a request line and writing the
+//! answers is the protocol's own part.
 
 use std::future::Future;
 use std::io;

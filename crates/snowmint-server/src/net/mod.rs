@@ -3,15 +3,16 @@
 //! however it behaves, can take the node down or starve the others
 //! (docs/ARCHITECTURE.md §3, invariant 6).
 //!
-//! - `limits.rs`: [`Limits`], the settings, and the names of each limit
-//!   in `snowmint_limit_reached_total`.
-//! - `gate.rs`: the connection cap shared by both listeners, kept under
-//!   the descriptor limit, with accept backpressure.
-//! - `connection.rs`: one connection's life and deadlines (first request,
-//!   idle, keep-alive, age, shutdown), HTTP/1.1 or HTTP/2.
-//! - `io.rs`: the write deadline on the socket.
-//! - `tls.rs`: [`Tls`], rustls on both listeners, with certificates read
-//!   again when their files change.
+//! [`Limits`] holds the settings and names each limit as
+//! `snowmint_limit_reached_total` counts it. A gate shared by every
+//! listener caps the connections open at once, under the process's
+//! descriptor limit: at the cap it stops accepting, so that new clients
+//! wait in the kernel's queue instead of being refused. Each accepted
+//! connection then runs under its own deadlines (its first request, a
+//! request head, idling, HTTP/2 keep-alive pings, its age, a write the
+//! client does not read) as HTTP/1.1 or HTTP/2, and [`Tls`] wraps it in
+//! rustls when the node has a certificate, read again when its files
+//! change.
 //!
 //! What a client costs at most: a connection holds its socket buffers, an
 //! HTTP/1.1 read buffer (hyper's, about 400 KiB at most) or, for HTTP/2,
