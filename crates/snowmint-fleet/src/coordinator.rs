@@ -173,6 +173,32 @@ use timing::Timing;
 /// made in the background; watch [`SlotSource::state`]. Must be called
 /// inside a Tokio runtime.
 ///
+/// Most programs want an [`EmbeddedIssuer`](crate::EmbeddedIssuer), which
+/// runs this for them with the node's lock and mark; this is the engine
+/// alone.
+///
+/// # Examples
+///
+/// ```no_run
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use snowmint::Layout;
+/// use snowmint_fleet::{CoordinatorConfig, NodeState, SlotRange, connect};
+/// use std::time::Duration;
+///
+/// let slots = SlotRange::all(Layout::TWITTER);
+/// let config =
+///     CoordinatorConfig::new("ids", slots, Duration::from_secs(10), "web-1".into(), Layout::TWITTER)?;
+/// let engine = connect(&"etcd://10.0.0.9:2379".parse()?, config)?;
+/// let mut state = engine.state();
+/// while !matches!(*state.borrow_and_update(), NodeState::Active(_)) {
+///     state.changed().await?;
+/// }
+/// engine.release().await;
+/// # Ok(())
+/// # }
+/// ```
+///
 /// # Errors
 ///
 /// [`FleetError::Coordinator`] when this build lacks the backend (cargo

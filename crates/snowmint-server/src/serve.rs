@@ -348,6 +348,47 @@ pub async fn run_front_ends(
 /// `memcached listening on ADDR` (with memcached) and then
 /// `listening on http://ADDR` to stdout once it answers (`https://` with
 /// TLS), and runs until `shutdown`.
+///
+/// # Errors
+///
+/// A node that cannot start (its state directory, its lock, its mark, a
+/// listener that cannot be bound), as `snowmint serve` reports it.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use snowmint_server::config::{Config, Layer, Setting};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// let dir = tempfile::tempdir()?;
+/// let mut flags = Layer::flags();
+/// flags
+///     .set(Setting::Datacenter, "3")
+///     .set(Setting::Machine, "7")
+///     .set(Setting::StateDir, dir.path().display().to_string());
+/// let config = Config::load_with(flags, |_| None)?;
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let address = listener.local_addr()?;
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let node = tokio::spawn(snowmint_server::serve(config, listener, async {
+///     let _ = stopped.await;
+/// }));
+///
+/// let mut connection = tokio::net::TcpStream::connect(address).await?;
+/// connection
+///     .write_all(b"GET /v1/id HTTP/1.1\r\nHost: ids\r\nConnection: close\r\n\r\n")
+///     .await?;
+/// let mut answer = String::new();
+/// connection.read_to_string(&mut answer).await?;
+/// assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+///
+/// stop.send(()).unwrap(); // requests in flight finish, the node's lock is let go
+/// node.await??;
+/// # Ok(())
+/// # }
+/// ```
 pub async fn serve(
     config: Config,
     listener: TcpListener,

@@ -20,6 +20,22 @@ const READER_TTL: Duration = Duration::from_secs(5);
 /// out, and so are keys that vanish between the listing and the reading.
 /// For a secured coordinator, see [`read_holders_with`].
 ///
+/// # Examples
+///
+/// ```no_run
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use snowmint_fleet::{CoordinatorUrl, FleetName, read_holders};
+///
+/// let url: CoordinatorUrl = "etcd://10.0.0.9:2379".parse()?;
+/// let fleet: FleetName = "ids".parse()?;
+/// for (slot, holder) in read_holders(&url, &fleet).await? {
+///     println!("slot {slot}: {} pid {}, gRPC {:?}", holder.host, holder.pid, holder.grpc);
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
 /// # Errors
 ///
 /// [`FleetError::Coordinator`] when the coordinator cannot be reached or

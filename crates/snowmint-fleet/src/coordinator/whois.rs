@@ -266,6 +266,25 @@ pub(super) async fn look_up<B: Backend>(
 /// (the fleet's layout, the slot's history and mark). The ID is read in
 /// the fleet's recorded layout.
 ///
+/// # Examples
+///
+/// ```no_run
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use snowmint::SnowflakeId;
+/// use snowmint_fleet::{CoordinatorUrl, WhoisAnswer, whois};
+///
+/// let url: CoordinatorUrl = "etcd://10.0.0.9:2379".parse()?;
+/// let id: SnowflakeId = "2127421958475116544".parse()?;
+/// let found = whois(&url, &"ids".parse()?, id).await?;
+/// match found.answer {
+///     WhoisAnswer::Covered => println!("{}", found.message()),
+///     other => eprintln!("{}: {}", other.name(), found.message()),
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
 /// # Errors
 ///
 /// [`FleetError::Coordinator`] when the coordinator cannot be reached or

@@ -295,6 +295,33 @@ impl Issuer {
 
     /// One new ID, waiting (asynchronously) for the mark's write or, under
     /// the `wait` policy, for the clock when it must.
+    ///
+    /// # Errors
+    ///
+    /// A [`Refusal`] when no ID may be issued now: no claim in force, the
+    /// clock behind beyond what the policy waits, the mark not writable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use snowmint_fleet::IssuerBuilder;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let issuer = IssuerBuilder::new()
+    ///     .node(1, 2)
+    ///     .state_dir(dir.path())
+    ///     .start_issuer()
+    ///     .await?;
+    /// let first = issuer.next_id().await?;
+    /// let mut batch = Vec::new();
+    /// issuer.next_ids(100, &mut batch).await?;
+    /// assert!(batch.iter().all(|id| *id > first));
+    /// issuer.release().await;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn next_id(&self) -> Result<SnowflakeId, Refusal> {
         let slow = match self.inner.first_attempt::<true>() {
             Ok(id) => return Ok(id),

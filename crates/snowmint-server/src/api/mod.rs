@@ -90,6 +90,29 @@ async fn head_issues_nothing(uri: Uri) -> Response {
 /// ([`crate::page`]), bearer tokens on the routes they guard (401), JSON
 /// 404 and 405 answers, the request timeout (answered with 503) and the
 /// size limits (413, 414).
+///
+/// # Examples
+///
+/// A request answered without a socket, as tests do:
+///
+/// ```
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use snowmint_fleet::IssuerBuilder;
+/// use snowmint_server::{AppState, app};
+/// use tower::ServiceExt;
+///
+/// let dir = tempfile::tempdir()?;
+/// let issuer = IssuerBuilder::new().node(3, 7).state_dir(dir.path()).start_issuer().await?;
+/// let request = http::Request::get("/v1/ids?count=3").body(axum::body::Body::empty())?;
+/// let answer = app(AppState::new(issuer)).oneshot(request).await?;
+/// assert_eq!(answer.status(), 200);
+/// let body = axum::body::to_bytes(answer.into_body(), 1 << 16).await?;
+/// let ids: serde_json::Value = serde_json::from_slice(&body)?;
+/// assert_eq!(ids["ids"].as_array().map(Vec::len), Some(3));
+/// # Ok(())
+/// # }
+/// ```
 pub fn app(state: AppState) -> Router {
     let timeout = state.request_timeout();
     let router = routes()

@@ -126,6 +126,39 @@ impl Config {
     }
 
     /// [`Config::load`] with an explicit environment.
+    ///
+    /// # Errors
+    ///
+    /// A value that cannot be used, named with its range and where it came
+    /// from; settings that conflict; a file that cannot be read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Node;
+    /// use snowmint_server::config::{Config, Layer, Setting};
+    ///
+    /// // Flags win over the environment, which wins over the file.
+    /// let mut flags = Layer::flags();
+    /// flags.set(Setting::Machine, "7");
+    /// let env = |name: &str| match name {
+    ///     "SNOWMINT_DATACENTER" => Some("3".to_owned()),
+    ///     "SNOWMINT_MACHINE" => Some("9".to_owned()),
+    ///     _ => None,
+    /// };
+    /// let config = Config::load_with(flags, env)?;
+    /// assert_eq!(config.node(), Some(Node { datacenter: 3, machine: 7 }));
+    /// assert_eq!(config.origin_note(Setting::Datacenter), "(from SNOWMINT_DATACENTER)");
+    ///
+    /// // A bad value says what is wrong and where it came from.
+    /// let env = |name: &str| (name == "SNOWMINT_DATACENTER").then(|| "32".to_owned());
+    /// let error = Config::load_with(Layer::flags(), env).unwrap_err();
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "datacenter 32 is out of range (0..=31) (from SNOWMINT_DATACENTER)"
+    /// );
+    /// # Ok::<(), snowmint_server::config::ConfigError>(())
+    /// ```
     pub fn load_with(
         flags: Layer,
         env: impl Fn(&str) -> Option<String>,
