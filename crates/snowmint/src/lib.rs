@@ -59,6 +59,10 @@
 //! exit code...), and [`Error::value`], [`Error::min`], [`Error::max`] and
 //! [`Limit`] give the facts behind the message.
 //!
+//! [`inspect`] reads IDs out of any text (links, mentions, every family of
+//! ID, numbers in any encoding), each reading ranked by how plausible it
+//! is.
+//!
 //! # Generating
 //!
 //! ```
@@ -95,6 +99,7 @@ mod encoding;
 mod error;
 mod generator;
 mod id;
+pub mod inspect;
 mod kind;
 mod layout;
 mod time;
