@@ -51,7 +51,14 @@ const RSS_BOUND_MIB: u64 = 160;
 /// The build under test, and the flags it is started with beside the
 /// addresses: an older build replayed gets only the ones it knows.
 fn binary() -> (String, Vec<&'static str>) {
-    let mut args = vec!["--request-timeout", "2s"];
+    let mut args = vec![
+        "--datacenter",
+        "0",
+        "--machine",
+        "0",
+        "--request-timeout",
+        "2s",
+    ];
     match std::env::var("SNOWMINT_REPLAY_BINARY") {
         Ok(other) => (other, args),
         Err(_) => {
@@ -282,7 +289,19 @@ fn wait_for_limit(service: &Service, limit: &str) {
 #[test]
 fn a_client_that_leaves_answers_unread_is_closed_by_the_write_deadline() {
     let home = temp_dir("serve-limits-write");
-    let service = Service::start(SNOWMINT, home.path(), &["--request-timeout", "2s"], &[]);
+    let service = Service::start(
+        SNOWMINT,
+        home.path(),
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--request-timeout",
+            "2s",
+        ],
+        &[],
+    );
     let horde = Horde::start(service.address, Attack::Pipeline("/v1/ids?count=4096"), 4);
     wait_for_limit(&service, "write_timeout");
     let reply = try_get(service.address, "/v1/id", PROBE_LIMIT);
@@ -314,6 +333,10 @@ fn grpc_connections_are_closed_when_idle_silent_to_pings_or_too_old() {
         SNOWMINT,
         home.path(),
         &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
             "--grpc-listen",
             "127.0.0.1:0",
             "--request-timeout",

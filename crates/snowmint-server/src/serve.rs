@@ -20,11 +20,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint::{Clock, OffsetClock, SystemClock};
-use snowmint_fleet::{FleetError, Holder, IssuerBuilder, SlotSource, system_hostname};
+use snowmint_fleet::{FleetError, Holder, IssuerBuilder, NodeState, SlotSource, system_hostname};
 use tokio::net::TcpListener;
 
 use crate::auth::{Auth, TokenFileError, Tokens};
-use crate::config::{Config, Identity, Origin, Setting};
+use crate::config::{Config, ConfigError, Identity, Origin, Setting};
 use crate::net::{Listener, Tls, TlsError};
 use crate::state::AppState;
 
@@ -45,6 +45,10 @@ pub enum ServeError {
         /// `SNOWMINT_MARK_WAIT_MAX (now 5s)`.
         setting: String,
     },
+    /// A configuration a node cannot start with (no identity set): bad
+    /// input, exit code 2 for the command line.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// A TLS file that cannot be used (bad input: exit code 2 for the
     /// command line).
     #[error(transparent)]
@@ -152,9 +156,11 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
 /// Sets the node up: TLS and tokens (their files read first, so that a
 /// bad one stops the start before anything else), state directory, slot
 /// source, issuer; then waits out a high-water mark slightly ahead of the
-/// clock, or refuses one too far ahead. The fleet's [`IssuerBuilder`]
+/// clock, or refuses one too far ahead. A configuration with no identity
+/// is refused first ([`Config::require_identity`]). The fleet's [`IssuerBuilder`]
 /// does the issuer's part, as for every program that mints IDs.
 pub async fn start(config: &Config) -> Result<AppState, ServeError> {
+    config.require_identity()?;
     let tls = config.tls.clone().map(Tls::load).transpose()?;
     let auth = match &config.auth {
         Some((file, scope)) => Some(Auth::new(Tokens::load(file)?, *scope)),
@@ -333,11 +339,19 @@ pub async fn run_front_ends(
     }
     upkeep.abort();
     reloading.abort();
+    let source = state.issuer().source();
+    let held = match &*source.state().borrow() {
+        NodeState::Active(claim) => Some(claim.slot),
+        NodeState::Fenced { .. } => None,
+    };
+    let coordinated = !matches!(source.kind(), "static" | "hostname");
     state.issuer().release().await;
-    tracing::info!(
-        source = state.issuer().source().kind(),
-        "stopped; the node's claim is released"
-    );
+    let stopped = match (coordinated, held) {
+        (true, Some(slot)) => format!("stopped; its claim on slot {slot} is released"),
+        (true, None) => "stopped; it held no claim, so none is released".to_owned(),
+        (false, _) => "stopped; the node's lock is released".to_owned(),
+    };
+    tracing::info!(source = source.kind(), "{stopped}");
     Ok(())
 }
 

@@ -92,6 +92,7 @@ mod cluster;
 mod scenarios;
 
 mod etcd;
+mod guide;
 mod pass_over;
 mod postgres;
 mod zookeeper;

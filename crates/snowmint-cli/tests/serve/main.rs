@@ -17,3 +17,7 @@ mod hostile;
 mod lock;
 mod mark;
 mod restart;
+
+/// The identity of a test's node when the test is about something else:
+/// datacenter 0, machine 0, given (a node told none does not start).
+const ZERO: [&str; 4] = ["--datacenter", "0", "--machine", "0"];

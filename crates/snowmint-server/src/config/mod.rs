@@ -107,6 +107,15 @@ pub enum ConfigError {
     /// Settings that cannot be used together.
     #[error("{0}")]
     Conflict(String),
+    /// No setting says which node this is (see [`Config::require_identity`]).
+    #[error(
+        "no node identity is set: a node must be told which one it is, or two nodes started \
+         without one would issue the same IDs. Give this one --datacenter D --machine M (a pair \
+         no other node uses; SNOWMINT_DATACENTER, SNOWMINT_MACHINE), --machine-from-hostname \
+         (a StatefulSet's pods), or --coordinator URL (a slot claimed from etcd, ZooKeeper or \
+         PostgreSQL)"
+    )]
+    NoIdentity,
     /// The file cannot be read or is not valid TOML.
     #[error("config file {}: {message}", path.display())]
     File {
@@ -173,6 +182,43 @@ impl Config {
             layers.push(Layer::from_file(&path)?);
         }
         Config::resolve(&layers, env)
+    }
+
+    /// Refuses a configuration that gives the node no identity: neither
+    /// `--datacenter` nor `--machine`, nor `--machine-from-hostname`, nor
+    /// `--coordinator`. Such a node would issue as datacenter 0, machine 0,
+    /// as would every other node started that way, and their IDs would
+    /// collide without a word; so `snowmint serve` (its start and its
+    /// `--check`) refuses it, as `snowmint generate`, the Python package,
+    /// the embedded issuer and the PostgreSQL extension refuse a generator
+    /// with no node. `--datacenter 0 --machine 0` is a choice, and allowed.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::NoIdentity`], which says how to give one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_server::config::{Config, ConfigError, Layer, Setting};
+    ///
+    /// let unset = Config::load_with(Layer::flags(), |_| None)?;
+    /// assert_eq!(unset.require_identity(), Err(ConfigError::NoIdentity));
+    ///
+    /// let mut flags = Layer::flags();
+    /// flags.set(Setting::Datacenter, "0").set(Setting::Machine, "0");
+    /// let chosen = Config::load_with(flags, |_| None)?;
+    /// assert_eq!(chosen.require_identity(), Ok(()));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn require_identity(&self) -> Result<(), ConfigError> {
+        let given = |setting| !matches!(self.origin(setting), Origin::Default);
+        match self.identity {
+            Identity::Static(_) if !given(Setting::Datacenter) && !given(Setting::Machine) => {
+                Err(ConfigError::NoIdentity)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The node, when it is given explicitly.
