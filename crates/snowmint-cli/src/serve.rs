@@ -34,6 +34,8 @@ pub struct ServeArgs {
     /// `--offline`, with `--check`: try neither the lock, the ports nor
     /// the coordinator.
     offline: bool,
+    /// `--layout` and `--epoch`.
+    pub global: Global,
 }
 
 /// The flag that checks the settings instead of serving (not a setting:
@@ -109,7 +111,7 @@ impl Args for ServeArgs {
                 "With --check: leave the node's lock, the ports and the coordinator untried \
                  (no network)",
             );
-        command
+        Global::augment_args(command)
             .arg(check)
             .arg(offline)
             .args(own.map(|&setting| settings::flag(setting)))
@@ -128,6 +130,7 @@ impl FromArgMatches for ServeArgs {
             flags: settings::typed(matches, own),
             check: matches.get_flag(CHECK),
             offline: matches.get_flag(OFFLINE),
+            global: Global::from_arg_matches(matches)?,
         })
     }
 
@@ -152,6 +155,9 @@ fn is_flag(setting: &Setting) -> bool {
 pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let (check, offline) = (args.check, args.offline);
     let config = Config::load(flags(args, global)).map_err(Failure::bad_input)?;
+    // A node told no identity is refused by its start and by its check
+    // alike, before either looks at anything else.
+    config.require_identity().map_err(Failure::bad_input)?;
     if check {
         let mut plan = snowmint_server::check(&config).map_err(Failure::bad_input)?;
         if !offline {
@@ -191,7 +197,7 @@ pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
             }
             // A TLS or token file that cannot be used is a setting that
             // cannot be used: bad input, as a bad value is.
-            Err(error @ (ServeError::Tls(_) | ServeError::Tokens(_))) => {
+            Err(error @ (ServeError::Config(_) | ServeError::Tls(_) | ServeError::Tokens(_))) => {
                 return Err(Failure::bad_input(error).into());
             }
             Err(error) => return Err(anyhow::Error::from(error)),

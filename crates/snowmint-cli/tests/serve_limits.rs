@@ -62,7 +62,16 @@ const RSS_BOUND_MIB: u64 = 160;
 /// The build under test, and the flags it is started with beside the
 /// addresses: an older build replayed gets only the ones it knows.
 fn binary() -> (String, Vec<&'static str>) {
-    let mut args = vec!["--request-timeout", "2s", "--mark-step", "100ms"];
+    let mut args = vec![
+        "--datacenter",
+        "0",
+        "--machine",
+        "0",
+        "--request-timeout",
+        "2s",
+        "--mark-step",
+        "100ms",
+    ];
     match std::env::var("SNOWMINT_REPLAY_BINARY") {
         Ok(other) => (other, args),
         Err(_) => {
@@ -422,7 +431,19 @@ fn wait_for_limit(service: &Service, limit: &str) {
 #[test]
 fn a_client_that_leaves_answers_unread_is_closed_by_the_write_deadline() {
     let home = temp_dir("serve-limits-write");
-    let service = Service::start(SNOWMINT, home.path(), &["--request-timeout", "2s"], &[]);
+    let service = Service::start(
+        SNOWMINT,
+        home.path(),
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--request-timeout",
+            "2s",
+        ],
+        &[],
+    );
     let address = service.address;
     write_deadline_holds(
         &service,
@@ -444,6 +465,10 @@ fn a_client_that_leaves_answers_unread_is_closed_by_the_write_deadline() {
 fn a_memcached_client_that_leaves_answers_unread_is_closed_by_the_write_deadline() {
     let home = temp_dir("serve-limits-memcached-write");
     let args = [
+        "--datacenter",
+        "0",
+        "--machine",
+        "0",
         "--request-timeout",
         "2s",
         "--memcached-listen",
@@ -497,6 +522,10 @@ fn grpc_connections_are_closed_when_idle_silent_to_pings_or_too_old() {
         SNOWMINT,
         home.path(),
         &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
             "--grpc-listen",
             "127.0.0.1:0",
             "--request-timeout",

@@ -55,7 +55,17 @@ fn tls_args(files: &Files) -> Vec<String> {
 }
 
 fn start(home: &Path, args: &[String]) -> Service {
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // A fixed node's identity, unless the node claims one.
+    let fixed: &[&str] = if args.iter().any(|a| a == "--coordinator") {
+        &[]
+    } else {
+        &["--datacenter", "0", "--machine", "0"]
+    };
+    let args: Vec<&str> = fixed
+        .iter()
+        .copied()
+        .chain(args.iter().map(String::as_str))
+        .collect();
     Service::start(SNOWMINT, home, &args, &[])
 }
 
@@ -492,7 +502,10 @@ fn a_bad_tls_file_at_start_exits_2_naming_it() {
         ),
     ];
     for (args, expected) in cases {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let args: Vec<&str> = ["--datacenter", "0", "--machine", "0"]
+            .into_iter()
+            .chain(args.iter().map(String::as_str))
+            .collect();
         let (status, stdout, stderr) = run_to_end(SNOWMINT, home.path(), &args, &[]);
         assert_eq!(status.code(), Some(2), "{args:?}: {stderr}");
         assert!(
@@ -617,7 +630,7 @@ fn the_tls_settings_come_from_the_environment_and_the_file_too() {
     let by_env = Service::start(
         SNOWMINT,
         home.path(),
-        &[],
+        &["--datacenter", "0", "--machine", "0"],
         &[
             ("SNOWMINT_TLS_CERT", files.cert.to_str().unwrap()),
             ("SNOWMINT_TLS_KEY", files.key.to_str().unwrap()),
@@ -638,7 +651,7 @@ fn the_tls_settings_come_from_the_environment_and_the_file_too() {
     std::fs::write(
         &config,
         format!(
-            "tls_cert = {:?}\ntls_key = {:?}\ntls_client_ca = {:?}\nstate_dir = {:?}\n",
+            "tls_cert = {:?}\ntls_key = {:?}\ntls_client_ca = {:?}\nstate_dir = {:?}\ndatacenter = 0\nmachine = 0\n",
             files.cert.display().to_string(),
             files.key.display().to_string(),
             client_ca.display().to_string(),

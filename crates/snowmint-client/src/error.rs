@@ -5,6 +5,31 @@ use std::time::Duration;
 use snowmint_fleet::FleetError;
 
 /// Why the client could not hand out IDs, or could not be built.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), snowmint_client::Error> {
+/// use snowmint_client::{Client, Error};
+/// use std::time::Duration;
+///
+/// // A node that does not answer: the call gives up at its deadline.
+/// let client = Client::builder()
+///     .endpoints(["http://127.0.0.1:9"])
+///     .deadline(Duration::from_millis(300))
+///     .build()
+///     .await?;
+/// match client.next_id().await {
+///     Err(Error::Unavailable { deadline, attempts }) => {
+///         assert_eq!(deadline, Duration::from_millis(300));
+///         assert!(attempts.iter().all(|a| a.starts_with("http://127.0.0.1:9")), "{attempts:?}");
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

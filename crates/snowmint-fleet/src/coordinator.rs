@@ -79,40 +79,36 @@
 //!   "; retrying", and the log gets the client library's details
 //!   ([`ClaimError::details`]), which no reason shows.
 //!
-//! # Layout of the module
+//! # How the module is built
 //!
-//! - `coordinator.rs`: [`Coordinator`], the handle the service holds
-//!   (started on a backend by [`connect`](crate::connect), in the crate's
-//!   `registry.rs`, which picks the backend above this module).
-//! - `engine.rs`: the claim loop (open, claim, keep alive, fence, start
-//!   over) and the state it shares with the handle.
-//! - `pick.rs`: which free slot to try (preferred, then pseudo-random).
-//! - `layout.rs`: the fleet's layout record.
-//! - `mark.rs`: the slot's shared high-water mark: read, and written by
-//!   one guarded compare-and-set loop, for the write back at claim time
-//!   and for the reservations.
-//! - `history.rs`: the claim history ([`ClaimEntry`], [`HistoryRetention`])
-//!   and its rules; `whois.rs`: which claim covered an ID
-//!   ([`Whois`], behind [`whois`](crate::whois)).
-//! - `clock_check.rs`: the clock check ([`ClockCheck`], [`PeerClock`],
-//!   [`ClockVerdict`]).
-//! - `timing.rs`: the intervals that follow from the TTL, and the backoff.
-//! - `paths.rs`: the key names.
-//! - `status.rs`: [`CoordinatorStatus`], [`ClaimState`], [`ClaimRecord`].
-//! - `error.rs`: [`ClaimError`].
-//! - `backend.rs`: [`Backend`], the primitives a service must offer, and
-//!   [`BackendError`].
-//! - `directory.rs`: a fleet's slot keys read from outside it (how
-//!   clients find the nodes, behind [`read_holders`](crate::read_holders)).
-//! - `config.rs`: [`CoordinatorConfig`], [`Holder`], the claim TTL's bounds
-//!   and [`ConfigError`].
-//! - `url.rs`, `slots.rs`, `fleet_name.rs`: the one reading of a
-//!   [`CoordinatorUrl`], a [`SlotRange`] and a [`FleetName`].
-//! - `access.rs`: [`CoordinatorAccess`], how a node gets into a secured
-//!   coordinator ([`CoordinatorTls`], [`Credentials`]); `tls_files.rs`
-//!   reads and checks the TLS files.
-//! - `secret.rs`: [`Secret`], a password never shown, and
-//!   [`mask_user_part`] for URLs that cannot be read.
+//! [`connect`](crate::connect) opens a [`Coordinator`], the handle a
+//! service holds; behind it, one task runs the claim loop (open a
+//! session, claim, keep alive, fence, start over) and shares its state
+//! with the handle. Which free slot to try, the fleet's layout record, the
+//! slot's shared mark (one guarded compare-and-set loop, for the
+//! write-back at claim time and for every reservation), the claim history
+//! ([`ClaimEntry`], [`HistoryRetention`]) and the clock check
+//! ([`ClockCheck`], [`PeerClock`], [`ClockVerdict`]) are each a part of
+//! that loop; the intervals and backoffs all follow from the TTL. What it
+//! reports is a [`CoordinatorStatus`] with its [`ClaimState`] and
+//! [`ClaimRecord`]s, and every failure a [`ClaimError`].
+//!
+//! Below the engine, a [`Backend`] offers the primitives (with
+//! [`BackendError`]). The engine knows backends only through that trait:
+//! the crate's registry, above this module, turns a [`CoordinatorUrl`]
+//! into its backend for [`connect`](crate::connect),
+//! [`read_holders`](crate::read_holders) and [`whois`](crate::whois)
+//! alike. How clients find the nodes (the fleet's slot keys read from
+//! outside it) and which claim covered an ID are read here too.
+//!
+//! Settings are read once each: a [`CoordinatorUrl`], a [`SlotRange`], a
+//! [`FleetName`], the claim TTL ([`parse_claim_ttl`]), gathered in a
+//! [`CoordinatorConfig`] with its [`Holder`]; [`ConfigError`] when one
+//! cannot be used. [`CoordinatorAccess`] says how a node gets into a
+//! secured coordinator ([`CoordinatorTls`], read and checked from files
+//! whenever a connection is made, and [`Credentials`]); a password is a
+//! [`Secret`], and [`mask_user_part`] hides the user part of a URL that
+//! cannot be read.
 
 mod access;
 mod backend;

@@ -16,46 +16,41 @@
 //! A slot numbers a node: `slot = datacenter * 32 + machine` in the Twitter
 //! layout (see [`snowmint::Layout::node_from_slot`]).
 //!
-//! # Layout of the crate
+//! # How it fits together
 //!
-//! - `lib.rs`: the interfaces: [`SlotSource`], [`NodeState`], [`Claim`].
-//! - `error.rs`: [`FleetError`], and [`SettingError`] for settings that
-//!   cannot be used together.
-//! - `static_source.rs`: [`StaticSource`], identities that cannot be lost
-//!   (explicit values, hostname ordinals).
-//! - `hostname.rs`: [`hostname_ordinal`] (`ids-12` -> 12) and
-//!   [`system_hostname`].
-//! - `mark.rs`: [`MarkFile`], the high-water mark's state file (atomic
-//!   writes, the start-up wait-or-refuse rule).
-//! - `state_dir.rs`: [`create_state_dir`], the directory the state files
-//!   live in, and [`last_written_slot`], the slot a restarted node most
-//!   likely held.
-//! - `lock.rs`: [`NodeLock`], one holder per node on a host (an exclusive
-//!   lock beside the state file).
-//! - `reservation.rs`: [`NodeMark`] and [`Reservation`], reserving the mark
-//!   ahead of the clock in steps so that no ID costs a write.
-//! - `issuer/`: [`Issuer`], minting under a claim: it follows a
-//!   [`SlotSource`], holds the node's lock, builds a generator per claim
-//!   that resumes after the mark, and hands an ID out only when the claim is
-//!   in force (fencing) and the mark covers it; [`Refusal`] says why not,
-//!   [`NodeReport`] what the node is. `snowmint serve` is a front end over
-//!   it; so is any program that mints in-process.
-//! - `registry.rs`: which backend a coordinator URL gets, and the entry
-//!   points that use one: [`connect`] (the claim engine), [`read_holders`],
-//!   [`whois`]. Above both the engine and the backends.
-//! - `coordinator/`: the claim engine shared by every coordination service
-//!   ([`Coordinator`]), its errors ([`ClaimError`]), its
-//!   settings and their one reading ([`CoordinatorUrl`], [`FleetName`],
-//!   [`SlotRange`], [`parse_claim_ttl`], [`CoordinatorConfig`]) and the
-//!   primitives a service must offer ([`Backend`]).
-//! - `reason.rs`: how I/O errors read in messages (the system's words,
-//!   once).
-//! - `etcd.rs` (feature `etcd`): [`EtcdBackend`], leases and transactions.
-//! - `zookeeper.rs` (feature `zookeeper`): [`ZooKeeperBackend`], ephemeral
-//!   znodes and sessions.
-//! - `postgres.rs` (feature `postgres`): `PostgresBackend`, rows of a
-//!   PostgreSQL database leased on its clock, and `postgres_schema`, the
-//!   tables' DDL.
+//! A [`SlotSource`] answers the first question: it publishes the node's
+//! [`NodeState`] and raises its high-water mark. A [`NodeSource`] says
+//! where the identity comes from and makes the source for it: a
+//! [`StaticSource`] for identities that cannot be lost (explicit values,
+//! or the ordinal at the end of a hostname: [`hostname_ordinal`] of
+//! [`system_hostname`]), or a [`Coordinator`], the claim engine, for a
+//! slot leased from etcd, ZooKeeper or PostgreSQL. The engine holds every
+//! rule (claiming, keeping alive, fencing, the slot's shared mark, the
+//! claim history, the clock check) and a [`Backend`] only speaks one
+//! service's primitives ([`EtcdBackend`], [`ZooKeeperBackend`],
+//! `PostgresBackend`). Above both sits the registry: [`connect`] picks the
+//! backend a [`CoordinatorUrl`] names, with the TLS and credentials of a
+//! [`CoordinatorAccess`], so that the engine never imports a backend.
+//! Passwords are [`Secret`]s, never shown.
+//!
+//! The second question is the node's own files, in a state directory
+//! ([`create_state_dir`], [`default_state_dir`]): a [`MarkFile`] keeps
+//! the high-water mark, written atomically; a [`NodeLock`] keeps a second
+//! process off the node; [`NodeMark`] and [`Reservation`] reserve the
+//! mark ahead of the clock in steps, so that no ID costs a write.
+//!
+//! The [`Issuer`] is where they meet: it follows a slot source, holds the
+//! node's lock, builds a generator per claim that resumes after the mark,
+//! and hands an ID out only when the claim is in force (fencing) and the
+//! mark covers it; a [`Refusal`] says why not, a [`NodeReport`] what the
+//! node is. `snowmint serve` is a front end over it, and so is any
+//! program that mints in-process through an [`EmbeddedIssuer`]. Every
+//! failure is a [`FleetError`]; settings that cannot be used together are
+//! a typed [`SettingError`] inside it.
+//!
+//! Reading a fleet from outside it takes no claim: [`read_holders`] lists
+//! the nodes (how clients find them) and [`whois`] names the claim that
+//! issued an ID.
 
 mod coordinator;
 #[cfg(feature = "etcd")]

@@ -32,6 +32,32 @@ use crate::{BoxFuture, FleetError, SlotSource};
 /// made in the background; watch [`SlotSource::state`]. Must be called
 /// inside a Tokio runtime.
 ///
+/// Most programs want an [`EmbeddedIssuer`](crate::EmbeddedIssuer), which
+/// runs this for them with the node's lock and mark; this is the engine
+/// alone.
+///
+/// # Examples
+///
+/// ```no_run
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use snowmint::Layout;
+/// use snowmint_fleet::{CoordinatorConfig, NodeState, SlotRange, connect};
+/// use std::time::Duration;
+///
+/// let slots = SlotRange::all(Layout::TWITTER);
+/// let config =
+///     CoordinatorConfig::new("ids", slots, Duration::from_secs(10), "web-1".into(), Layout::TWITTER)?;
+/// let engine = connect(&"etcd://10.0.0.9:2379".parse()?, config)?;
+/// let mut state = engine.state();
+/// while !matches!(*state.borrow_and_update(), NodeState::Active(_)) {
+///     state.changed().await?;
+/// }
+/// engine.release().await;
+/// # Ok(())
+/// # }
+/// ```
+///
 /// # Errors
 ///
 /// [`FleetError::Coordinator`] when this build lacks the backend (cargo
@@ -62,6 +88,22 @@ pub fn connect(
 /// ends. Keys whose value is not a holder this version can read are left
 /// out, and so are keys that vanish between the listing and the reading.
 /// For a secured coordinator, see [`read_holders_with`].
+///
+/// # Examples
+///
+/// ```no_run
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use snowmint_fleet::{CoordinatorUrl, FleetName, read_holders};
+///
+/// let url: CoordinatorUrl = "etcd://10.0.0.9:2379".parse()?;
+/// let fleet: FleetName = "ids".parse()?;
+/// for (slot, holder) in read_holders(&url, &fleet).await? {
+///     println!("slot {slot}: {} pid {}, gRPC {:?}", holder.host, holder.pid, holder.grpc);
+/// }
+/// # Ok(())
+/// # }
+/// ```
 ///
 /// # Errors
 ///
@@ -107,6 +149,25 @@ impl<'a> UseBackend for ReadHolders<'a> {
 /// read from the coordinator at `url` in one short session of its own
 /// (the fleet's layout, the slot's history and mark). The ID is read in
 /// the fleet's recorded layout.
+///
+/// # Examples
+///
+/// ```no_run
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use snowmint::SnowflakeId;
+/// use snowmint_fleet::{CoordinatorUrl, WhoisAnswer, whois};
+///
+/// let url: CoordinatorUrl = "etcd://10.0.0.9:2379".parse()?;
+/// let id: SnowflakeId = "2127421958475116544".parse()?;
+/// let found = whois(&url, &"ids".parse()?, id).await?;
+/// match found.answer {
+///     WhoisAnswer::Covered => println!("{}", found.message()),
+///     other => eprintln!("{}: {}", other.name(), found.message()),
+/// }
+/// # Ok(())
+/// # }
+/// ```
 ///
 /// # Errors
 ///

@@ -25,11 +25,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint::{Clock, OffsetClock, SystemClock};
-use snowmint_fleet::{FleetError, Holder, IssuerBuilder, SlotSource, system_hostname};
+use snowmint_fleet::{FleetError, Holder, IssuerBuilder, NodeState, SlotSource, system_hostname};
 use tokio::net::TcpListener;
 
 use crate::auth::{Auth, TokenFileError, Tokens};
-use crate::config::{Config, Identity, Origin, Setting};
+use crate::config::{Config, ConfigError, Identity, Origin, Setting};
 use crate::listener::{Guard, Listener, Listeners};
 use crate::net::{Tls, TlsError};
 use crate::state::AppState;
@@ -51,6 +51,10 @@ pub enum ServeError {
         /// `SNOWMINT_MARK_WAIT_MAX (now 5s)`.
         setting: String,
     },
+    /// A configuration a node cannot start with (no identity set): bad
+    /// input, exit code 2 for the command line.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// A TLS file that cannot be used (bad input: exit code 2 for the
     /// command line).
     #[error(transparent)]
@@ -176,9 +180,11 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
 /// Sets the node up: TLS and tokens (their files read first, so that a
 /// bad one stops the start before anything else), state directory, slot
 /// source, issuer; then waits out a high-water mark slightly ahead of the
-/// clock, or refuses one too far ahead. The fleet's [`IssuerBuilder`]
+/// clock, or refuses one too far ahead. A configuration with no identity
+/// is refused first ([`Config::require_identity`]). The fleet's [`IssuerBuilder`]
 /// does the issuer's part, as for every program that mints IDs.
 async fn start(config: &Config) -> Result<AppState, ServeError> {
+    config.require_identity()?;
     let tls = config.tls.clone().map(Tls::load).transpose()?;
     let auth = match &config.auth {
         Some((file, scope)) => Some(Auth::new(Tokens::load(file)?, *scope)),
@@ -272,7 +278,45 @@ impl Serving {
 /// An address that cannot be bound ([`ServeError::Io`], naming the
 /// listener and the address), a TLS or token file that cannot be used,
 /// and whatever stops the node's start ([`ServeError::Fleet`],
-/// [`ServeError::Refused`]).
+/// [`ServeError::Refused`]); a configuration with no identity
+/// ([`ServeError::Config`]).
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use snowmint_server::config::{Config, Layer, Setting};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// let dir = tempfile::tempdir()?;
+/// let mut flags = Layer::flags();
+/// flags
+///     .set(Setting::Datacenter, "3")
+///     .set(Setting::Machine, "7")
+///     .set(Setting::Listen, "127.0.0.1:0")
+///     .set(Setting::StateDir, dir.path().display().to_string());
+/// let config = Config::load_with(flags, |_| None)?;
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let node = snowmint_server::serve(config, async {
+///     let _ = stopped.await;
+/// })
+/// .await?;
+///
+/// let address = node.listeners().http();
+/// let mut connection = tokio::net::TcpStream::connect(address).await?;
+/// connection
+///     .write_all(b"GET /v1/id HTTP/1.1\r\nHost: ids\r\nConnection: close\r\n\r\n")
+///     .await?;
+/// let mut answer = String::new();
+/// connection.read_to_string(&mut answer).await?;
+/// assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+///
+/// stop.send(()).unwrap(); // requests in flight finish, the node's lock is let go
+/// node.stopped().await?;
+/// # Ok(())
+/// # }
+/// ```
 pub async fn serve(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -418,11 +462,19 @@ async fn run(
     while serving.join_next().await.is_some() {}
     upkeep.abort();
     reloading.abort();
+    let source = state.issuer().source();
+    let held = match &*source.state().borrow() {
+        NodeState::Active(claim) => Some(claim.slot),
+        NodeState::Fenced { .. } => None,
+    };
+    let coordinated = !matches!(source.kind(), "static" | "hostname");
     state.issuer().release().await;
-    tracing::info!(
-        source = state.issuer().source().kind(),
-        "stopped; the node's claim is released"
-    );
+    let stopped = match (coordinated, held) {
+        (true, Some(slot)) => format!("stopped; its claim on slot {slot} is released"),
+        (true, None) => "stopped; it held no claim, so none is released".to_owned(),
+        (false, _) => "stopped; the node's lock is released".to_owned(),
+    };
+    tracing::info!(source = source.kind(), "{stopped}");
 }
 
 /// The first log line: address, identity, state directory, layout and

@@ -13,10 +13,8 @@
 //! - A missing, malformed or unknown token is HTTP 401 with
 //!   `WWW-Authenticate: Bearer` (and the API's error body), or gRPC
 //!   `UNAUTHENTICATED`. Refusals are counted by reason, never by token.
-//! - Nothing here logs, formats or keeps a token: [`Tokens`] holds
-//!   digests.
-//!
-//! - `tokens.rs`: [`Tokens`], the file and the comparison.
+//! - Nothing here logs, formats or keeps a token: [`Tokens`], which reads
+//!   the file and compares, holds digests.
 
 use std::fmt;
 use std::str::FromStr;

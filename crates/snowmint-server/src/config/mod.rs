@@ -8,11 +8,11 @@
 //! came from, followed by where that was (`(from SNOWMINT_DATACENTER)`).
 //! Values are taken as they are given: surrounding spaces are not trimmed.
 //!
-//! - `setting.rs`: [`Setting`] and its declaration [`Spec`] (names,
-//!   help, default, range: each setting is declared there once; its module
-//!   docs say how to add one), and [`Origin`].
-//! - `layer.rs`: [`Layer`], the text given as flags, environment or file.
-//! - `resolve.rs`: [`Config::resolve`], reading and checking the values.
+//! Each [`Setting`] is declared once, as a [`Spec`]: its names, help,
+//! default and range (the declarations' docs say how to add one). The
+//! text given as flags, environment or file arrives as [`Layer`]s, and
+//! [`Config::resolve`] reads and checks each value, remembering its
+//! [`Origin`] for messages.
 //!
 //! Durations are a number and a unit (`500ms`, `2s`, `1.5s`, `1m`, `1h`).
 
@@ -113,6 +113,15 @@ pub enum ConfigError {
     /// Settings that cannot be used together.
     #[error("{0}")]
     Conflict(String),
+    /// No setting says which node this is (see [`Config::require_identity`]).
+    #[error(
+        "no node identity is set: a node must be told which one it is, or two nodes started \
+         without one would issue the same IDs. Give this one --datacenter D --machine M (a pair \
+         no other node uses; SNOWMINT_DATACENTER, SNOWMINT_MACHINE), --machine-from-hostname \
+         (a StatefulSet's pods), or --coordinator URL (a slot claimed from etcd, ZooKeeper or \
+         PostgreSQL)"
+    )]
+    NoIdentity,
     /// The file cannot be read or is not valid TOML.
     #[error("config file {}: {message}", path.display())]
     File {
@@ -132,6 +141,39 @@ impl Config {
     }
 
     /// [`Config::load`] with an explicit environment.
+    ///
+    /// # Errors
+    ///
+    /// A value that cannot be used, named with its range and where it came
+    /// from; settings that conflict; a file that cannot be read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Node;
+    /// use snowmint_server::config::{Config, Layer, Setting};
+    ///
+    /// // Flags win over the environment, which wins over the file.
+    /// let mut flags = Layer::flags();
+    /// flags.set(Setting::Machine, "7");
+    /// let env = |name: &str| match name {
+    ///     "SNOWMINT_DATACENTER" => Some("3".to_owned()),
+    ///     "SNOWMINT_MACHINE" => Some("9".to_owned()),
+    ///     _ => None,
+    /// };
+    /// let config = Config::load_with(flags, env)?;
+    /// assert_eq!(config.node(), Some(Node { datacenter: 3, machine: 7 }));
+    /// assert_eq!(config.origin_note(Setting::Datacenter), "(from SNOWMINT_DATACENTER)");
+    ///
+    /// // A bad value says what is wrong and where it came from.
+    /// let env = |name: &str| (name == "SNOWMINT_DATACENTER").then(|| "32".to_owned());
+    /// let error = Config::load_with(Layer::flags(), env).unwrap_err();
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "datacenter 32 is out of range (0..=31) (from SNOWMINT_DATACENTER)"
+    /// );
+    /// # Ok::<(), snowmint_server::config::ConfigError>(())
+    /// ```
     pub fn load_with(
         flags: Layer,
         env: impl Fn(&str) -> Option<String>,
@@ -146,6 +188,43 @@ impl Config {
             layers.push(Layer::from_file(&path)?);
         }
         Config::resolve(&layers, env)
+    }
+
+    /// Refuses a configuration that gives the node no identity: neither
+    /// `--datacenter` nor `--machine`, nor `--machine-from-hostname`, nor
+    /// `--coordinator`. Such a node would issue as datacenter 0, machine 0,
+    /// as would every other node started that way, and their IDs would
+    /// collide without a word; so `snowmint serve` (its start and its
+    /// `--check`) refuses it, as `snowmint generate`, the Python package,
+    /// the embedded issuer and the PostgreSQL extension refuse a generator
+    /// with no node. `--datacenter 0 --machine 0` is a choice, and allowed.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::NoIdentity`], which says how to give one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_server::config::{Config, ConfigError, Layer, Setting};
+    ///
+    /// let unset = Config::load_with(Layer::flags(), |_| None)?;
+    /// assert_eq!(unset.require_identity(), Err(ConfigError::NoIdentity));
+    ///
+    /// let mut flags = Layer::flags();
+    /// flags.set(Setting::Datacenter, "0").set(Setting::Machine, "0");
+    /// let chosen = Config::load_with(flags, |_| None)?;
+    /// assert_eq!(chosen.require_identity(), Ok(()));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn require_identity(&self) -> Result<(), ConfigError> {
+        let given = |setting| !matches!(self.origin(setting), Origin::Default);
+        match self.identity {
+            Identity::Static(_) if !given(Setting::Datacenter) && !given(Setting::Machine) => {
+                Err(ConfigError::NoIdentity)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The node, when it is given explicitly.

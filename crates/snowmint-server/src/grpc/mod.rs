@@ -4,21 +4,21 @@
 //! Everything here is a second front end over the same [`AppState`] as the
 //! HTTP handlers: IDs come from the same [`Issuer`](crate::Issuer) calls
 //! (fencing, high-water mark, refusals), count in the same metrics, and the
-//! calculator calls run the HTTP handlers themselves, with the request's
-//! fields given as the parameters a query would carry, so that values are
-//! read by the same parsers and rejected with the same messages.
+//! calculator methods hand their fields to the same input reader as the
+//! HTTP handlers, so that values are read by the same parsers and rejected
+//! with the same messages.
 //!
-//! - `ids.rs`: [`IdApi`], the `IdService` methods.
-//! - `health.rs`: `grpc.health.v1.Health`, `SERVING` only while the node
-//!   may issue.
-//! - `status.rs`: errors as gRPC statuses (`INVALID_ARGUMENT`,
-//!   `UNAVAILABLE` with `retry-after-ms`).
-//! - `guard.rs`: what every call passes: the node's cap on calls in
-//!   flight, the deadline, and `INVALID_ARGUMENT` for requests that cannot
-//!   be decoded.
+//! [`IdApi`] answers the `IdService` methods. Before any of them runs, a
+//! guard holds the call to the node's cap on calls in flight and to its
+//! deadline, and refuses a request that cannot be decoded with
+//! `INVALID_ARGUMENT`. Errors become statuses in one place: bad input
+//! `INVALID_ARGUMENT`, a refusal `UNAVAILABLE` with `retry-after-ms`.
+//! `grpc.health.v1.Health` reports `SERVING` only while the node may
+//! issue.
 //!
-//! The contract is `proto/snowmint/v1/snowmint.proto`, compiled by
-//! `build.rs` and carried in the binary for reflection.
+//! The contract is `proto/snowmint/v1/snowmint.proto`; the code generated
+//! from it is checked in (`generated/`, verified by a test), with its
+//! descriptor, which the binary carries for reflection.
 
 use tokio::sync::watch;
 use tonic::service::Routes;

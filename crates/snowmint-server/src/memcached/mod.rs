@@ -21,8 +21,8 @@
 //! once no whole request is left to read, at most one request line's
 //! worth of `get`s (about 140 KiB) at a time.
 //!
-//! - `mod.rs`: serving one connection.
-//! - `protocol.rs`: reading a request line and writing the answers.
+//! [`serve_stream`] serves one connection; reading a request line and
+//! writing the answers is the protocol's own part.
 
 use std::io;
 

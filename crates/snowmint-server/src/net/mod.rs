@@ -10,16 +10,17 @@
 //! same for every listener; a protocol only speaks on the connections it
 //! is given (see `crate::listener`).
 //!
-//! - `limits.rs`: [`Limits`], the settings, and the names of each limit
-//!   in `snowmint_limit_reached_total`.
-//! - `gate.rs`: the connection cap shared by every listener, kept under
-//!   the descriptor limit, with accept backpressure.
-//! - `connection.rs`: one connection's life and deadlines (first request,
-//!   idle, keep-alive, age, shutdown), for HTTP/1.1, HTTP/2 and byte
-//!   streams.
-//! - `io.rs`: the write deadline on the socket.
-//! - `tls.rs`: [`Tls`], rustls on every listener whose protocol carries
-//!   it, with certificates read again when their files change.
+//! [`Limits`] holds the settings and names each limit as
+//! `snowmint_limit_reached_total` counts it. A gate shared by every
+//! listener caps the connections open at once, under the process's
+//! descriptor limit: at the cap it stops accepting, so that new clients
+//! wait in the kernel's queue instead of being refused. Each accepted
+//! connection then runs under its own deadlines (its first request, a
+//! request head, idling, HTTP/2 keep-alive pings, its age, a write the
+//! client does not read, on the socket itself) as HTTP/1.1, HTTP/2 or a
+//! byte stream (memcached), and [`Tls`] wraps it in rustls on every
+//! listener whose protocol carries it, with certificates read again when
+//! their files change.
 //!
 //! What a client costs at most: a connection holds its socket buffers, an
 //! HTTP/1.1 read buffer (hyper's, about 400 KiB at most) or, for HTTP/2,
