@@ -64,8 +64,10 @@
 //!   node is fenced saying so, and retries.
 //! - Clock: before a claim, and every [`ClockCheck::every`] while it is
 //!   held, the node's clock is checked against a few holders' and the
-//!   coordinator's; out of range, the node claims nothing, or gives its
-//!   slot up (see `clock_check.rs`).
+//!   coordinator's, for its offset and for its rate (a clock that runs
+//!   slow would time the claim's deadline past the lease's end); out of
+//!   range, the node claims nothing, or gives its slot up (see
+//!   `clock_check.rs`).
 //! - History: a claim's record is written before the claim is published,
 //!   ending the record it takes over; a clean release ends its own (see
 //!   `history.rs`).
@@ -148,8 +150,8 @@ use tokio::task::JoinHandle;
 pub use access::{CoordinatorAccess, CoordinatorTls, Credentials};
 pub use backend::{Backend, BackendError, Cause, GuardedWrite, Opened, Versioned};
 pub use clock_check::{
-    ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, PEERS, PeerClock,
-    parse_clock_check_every, parse_max_clock_skew,
+    ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, MIN_CLOCK_RATE, PEERS,
+    PeerClock, RateReading, parse_clock_check_every, parse_max_clock_skew,
 };
 pub use config::{
     ConfigError, CoordinatorConfig, Holder, MAX_FLEET_NAME, MAX_TTL, MIN_TTL, parse_claim_ttl,

@@ -68,9 +68,9 @@ pub use coordinator::{
     ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, ConfigError, Coordinator,
     CoordinatorAccess, CoordinatorConfig, CoordinatorStatus, CoordinatorTls, CoordinatorUrl,
     Credentials, FleetName, GuardedWrite, HIDDEN, HistoryRetention, Holder, Login, MAX_FLEET_NAME,
-    MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL, Opened, PEERS, PassedOver, PeerClock,
-    PostgresUrl, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer, connect,
-    mask_user_part, parse_claim_ttl, parse_clock_check_every, parse_history_keep,
+    MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_CLOCK_RATE, MIN_TTL, Opened, PEERS, PassedOver,
+    PeerClock, PostgresUrl, RateReading, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer,
+    connect, mask_user_part, parse_claim_ttl, parse_clock_check_every, parse_history_keep,
     parse_history_max_age, parse_max_clock_skew, read_holders, read_holders_with, whois,
     whois_with,
 };

@@ -41,7 +41,7 @@
 //! | `snowmint_clock_offset_error_ms` | gauge | the largest error bar (half a round trip, and 1 ms) of those readings |
 //! | `snowmint_clock_sources{kind}` | gauge | the clocks read by the last check: `peer` (slot holders) and `coordinator` |
 //! | `snowmint_clock_max_skew_ms` | gauge | the skew allowed (`--max-clock-skew`; NaN when the check is off) |
-//! | `snowmint_clock_skewed` | gauge | 1 while the last check found the clock beyond the skew allowed (the node claims no slot), else 0 |
+//! | `snowmint_clock_skewed` | gauge | 1 while the last check found the clock out of range: beyond the skew allowed, or running slow (the node claims no slot), else 0 |
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -206,7 +206,7 @@ impl ClaimMetrics {
         );
         let clock_skewed = gauge(
             CLOCK_SKEWED,
-            "1 while the last clock check found this clock beyond the skew allowed, else 0.",
+            "1 while the last clock check found this clock out of range (beyond the skew allowed, or running slow), else 0.",
         );
         let state = ClaimState::ALL
             .iter()
@@ -265,7 +265,7 @@ impl ClaimMetrics {
         };
         self.clock_peers.set(count(true));
         self.clock_coordinator.set(count(false));
-        self.clock_skewed.set(if verdict.is_some_and(|v| v.skewed) {
+        self.clock_skewed.set(if verdict.is_some_and(|v| v.out_of_range()) {
             1.0
         } else {
             0.0
