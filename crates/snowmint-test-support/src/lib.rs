@@ -28,6 +28,10 @@
 //! - [`schema`]: checks a JSON value against the OpenAPI document's schemas.
 //! - [`binary`]: the real `snowmint serve` binary as a child process.
 //! - [`faketime`]: libfaketime, to run a process with its clock moved.
+//! - [`partition`]: real network partitions: hosts in network namespaces
+//!   of their own, joined by one switch, whose links a test cuts one way
+//!   or both (nftables) or takes down; servers, nodes and clients each on
+//!   a host.
 //! - [`servers`]: the [`CoordinatorServer`](servers::CoordinatorServer) a
 //!   fleet test runs against, the server process behind it, a TCP proxy
 //!   that cuts a node off, and replicated coordinators
@@ -69,6 +73,7 @@ pub mod faketime;
 pub mod hostile;
 pub mod http;
 pub mod net;
+pub mod partition;
 pub mod python;
 pub mod schema;
 pub mod servers;
