@@ -93,7 +93,9 @@
 //!   one guarded compare-and-set loop, for the write back at claim time
 //!   and for the reservations.
 //! - `history.rs`: the claim history ([`ClaimEntry`], [`HistoryRetention`])
-//!   and its rules; `whois.rs`: [`whois`], which claim covered an ID.
+//!   and its rules; `whois.rs`: [`whois`], which claim covered an ID;
+//!   `fleet_history.rs`: a whole fleet's history read at once
+//!   ([`read_fleet_history`], [`FleetHistory`]), for `snowmint audit`.
 //! - `clock_check.rs`: the clock check ([`ClockCheck`], [`PeerClock`],
 //!   [`ClockVerdict`]).
 //! - `timing.rs`: the intervals that follow from the TTL, and the backoff.
@@ -126,6 +128,7 @@ mod directory;
 mod dispatch;
 mod engine;
 mod error;
+mod fleet_history;
 mod fleet_name;
 mod history;
 mod layout;
@@ -158,6 +161,7 @@ pub use config::{
 };
 pub use directory::{read_holders, read_holders_with};
 pub use error::ClaimError;
+pub use fleet_history::{FleetHistory, SlotClaims, read_fleet_history};
 pub use fleet_name::FleetName;
 pub use history::{
     ClaimEnd, ClaimEntry, HistoryRetention, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, parse_history_keep,

@@ -67,12 +67,12 @@ pub use coordinator::{
     Backend, BackendError, Cause, ClaimEnd, ClaimEntry, ClaimError, ClaimRecord, ClaimState,
     ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, ConfigError, Coordinator,
     CoordinatorAccess, CoordinatorConfig, CoordinatorStatus, CoordinatorTls, CoordinatorUrl,
-    Credentials, FleetName, GuardedWrite, HIDDEN, HistoryRetention, Holder, Login, MAX_FLEET_NAME,
-    MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_CLOCK_RATE, MIN_TTL, Opened, PEERS, PassedOver,
-    PeerClock, PostgresUrl, RateReading, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer,
-    connect, mask_user_part, parse_claim_ttl, parse_clock_check_every, parse_history_keep,
-    parse_history_max_age, parse_max_clock_skew, read_holders, read_holders_with, whois,
-    whois_with,
+    Credentials, FleetHistory, FleetName, GuardedWrite, HIDDEN, HistoryRetention, Holder, Login,
+    MAX_FLEET_NAME, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_CLOCK_RATE, MIN_TTL, Opened,
+    PEERS, PassedOver, PeerClock, PostgresUrl, RateReading, Secret, SlotClaims, SlotRange, SslMode,
+    Versioned, Whois, WhoisAnswer, connect, mask_user_part, parse_claim_ttl,
+    parse_clock_check_every, parse_history_keep, parse_history_max_age, parse_max_clock_skew,
+    read_fleet_history, read_holders, read_holders_with, whois, whois_with,
 };
 /// etcd's messages and calls, for the tests' own etcd client (not a stable
 /// API).

@@ -211,17 +211,21 @@ impl Backend for PostgresBackend {
         session: &PostgresSession,
         dir: &str,
     ) -> Result<Vec<String>, BackendError> {
-        let fleet = match Key::parse(dir)? {
-            Key::Slots { fleet } => fleet,
+        let rows = match Key::parse(dir)? {
+            Key::Slots { fleet } => {
+                self.query(session, |c| &c.statements.list, &[&fleet])
+                    .await?
+            }
+            Key::Histories { fleet } => {
+                self.query(session, |c| &c.statements.list_histories, &[&fleet])
+                    .await?
+            }
             _ => {
                 return Err(BackendError::unavailable(format!(
                     "{dir} is not a list of slots"
                 )));
             }
         };
-        let rows = self
-            .query(session, |c| &c.statements.list, &[&fleet])
-            .await?;
         Ok(rows
             .iter()
             .map(|row| row.get::<_, i64>(0).to_string())
