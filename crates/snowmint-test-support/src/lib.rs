@@ -28,6 +28,11 @@
 //! - [`schema`]: checks a JSON value against the OpenAPI document's schemas.
 //! - [`binary`]: the real `snowmint serve` binary as a child process.
 //! - [`faketime`]: libfaketime, to run a process with its clock moved.
+//! - [`history`]: the history checker: every ID the clients received,
+//!   with the process that served it, judged against the fleet's claim
+//!   history (no ID twice, each process's IDs increasing, every ID inside
+//!   a claim of its server's, no two claims over one millisecond, no
+//!   claim serving after the next one had).
 //! - [`partition`]: real network partitions: hosts in network namespaces
 //!   of their own, joined by one switch, whose links a test cuts one way
 //!   or both (nftables) or takes down; servers, nodes and clients each on
@@ -70,6 +75,7 @@
 
 pub mod binary;
 pub mod faketime;
+pub mod history;
 pub mod hostile;
 pub mod http;
 pub mod net;

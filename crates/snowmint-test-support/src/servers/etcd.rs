@@ -343,7 +343,15 @@ impl EtcdServer {
         let args = args(&data, &client_url, &peer_url);
         let site = super::Site::Host(host.clone());
         let process = ServerProcess::spawn_at(
-            &site, "etcd", "etcd", &args, &[], None, dir, INSTALL, CLIENT_PORT,
+            &site,
+            "etcd",
+            "etcd",
+            &args,
+            &[],
+            None,
+            dir,
+            INSTALL,
+            CLIENT_PORT,
         );
         process.wait_ready(healthy).await;
         EtcdServer { process }

@@ -495,9 +495,8 @@ fn which(program: &str) -> std::io::Result<()> {
     let found = if program.contains('/') {
         Path::new(program).is_file()
     } else {
-        std::env::var_os("PATH").is_some_and(|path| {
-            std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
-        })
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
     };
     if found {
         Ok(())
