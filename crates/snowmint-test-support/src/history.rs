@@ -517,7 +517,7 @@ fn fencing(
             entry.1 = receipt;
         }
     }
-    for (&(slot, index), _) in &times {
+    for &(slot, index) in times.keys() {
         findings
             .claims_served
             .entry(slot)
