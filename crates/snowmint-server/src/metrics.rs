@@ -265,11 +265,12 @@ impl ClaimMetrics {
         };
         self.clock_peers.set(count(true));
         self.clock_coordinator.set(count(false));
-        self.clock_skewed.set(if verdict.is_some_and(|v| v.out_of_range()) {
-            1.0
-        } else {
-            0.0
-        });
+        self.clock_skewed
+            .set(if verdict.is_some_and(|v| v.out_of_range()) {
+                1.0
+            } else {
+                0.0
+            });
     }
 }
 

@@ -37,6 +37,8 @@
 //!   of their own, joined by one switch, whose links a test cuts one way
 //!   or both (nftables) or takes down; servers, nodes and clients each on
 //!   a host.
+//! - [`rng`]: a small seeded generator, so that one seed replays a
+//!   randomized fault schedule.
 //! - [`servers`]: the [`CoordinatorServer`](servers::CoordinatorServer) a
 //!   fleet test runs against, the server process behind it, a TCP proxy
 //!   that cuts a node off, and replicated coordinators
@@ -81,6 +83,7 @@ pub mod http;
 pub mod net;
 pub mod partition;
 pub mod python;
+pub mod rng;
 pub mod schema;
 pub mod servers;
 pub mod temp;

@@ -99,7 +99,7 @@
 //! A failing run keeps its directory (every process's log, state files and
 //! clocks) and says where it is.
 //!
-//! - `rng.rs`: the seeded generator.
+//! - the seeded generator: `snowmint_test_support::rng`.
 //! - `plan.rs`: the fault schedule, a pure function of the seed.
 //! - `fleet.rs`: the node processes and the clients.
 //! - `check.rs`: the checks.
@@ -108,7 +108,6 @@
 mod check;
 mod fleet;
 mod plan;
-mod rng;
 mod run;
 
 pub use run::run;
