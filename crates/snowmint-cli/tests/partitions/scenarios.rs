@@ -166,10 +166,13 @@ pub async fn slow_clock_fences_itself<C: Placed>(binary: &'static str, rate: f64
 /// slot over (a fencing breach, printed, not required); but it cannot
 /// store a mark while cut off, so its IDs stay at or below the mark `n2`
 /// starts above: no ID may repeat or fall outside its claim (invariant 4
-/// alone).
+/// alone). The mark is reserved 3 s ahead (not 1 s), so that the mark
+/// does not stop `n0` before its deadline does and the breach can show.
+/// (At a fifth of real time, `n0` could not even renew a 2 s lease: its
+/// renewals, a third of the TTL apart by its clock, come 3.3 s apart.)
 pub async fn slow_clock_unchecked_keeps_ids_unique<C: Placed>(binary: &'static str) {
     let mut settings = Settings::new("unchecked");
-    settings.extra = vec!["--max-clock-skew", "off"];
+    settings.extra = vec!["--max-clock-skew", "off", "--mark-step", "3s", "--mark-wait-max", "10s"];
     let clocks = [Clock::Rate(0.5), Clock::Real, Clock::Real];
     let mut run = Run::<C>::new(binary, "b-off", 1, &clocks, settings).await;
     let slot = three_nodes(&mut run).await;
