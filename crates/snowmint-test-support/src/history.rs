@@ -11,9 +11,10 @@
 //!
 //! 1. **duplicates**: an ID received twice, with every answer that held
 //!    it;
-//! 2. **regressions**: a process whose IDs did not increase, one answer
-//!    not above another that had arrived before it was asked for (or not
-//!    increasing within itself);
+//! 2. **regressions**: a process whose IDs of one slot (one node, in
+//!    DESIGN.md's words) did not increase: one answer not above another
+//!    that had arrived before it was asked for (or not increasing within
+//!    itself);
 //! 3. **IDs outside their claims**: an ID no claim of its slot covers at
 //!    its millisecond, one two claims cover, or one covered by a claim of
 //!    another process than the one that served it;
@@ -295,7 +296,7 @@ pub fn check(history: &History, claims: &FleetHistory) -> Findings {
         ..Findings::default()
     };
     duplicates(history, &mut findings);
-    regressions(history, &mut findings);
+    regressions(history, &claims.layout, &mut findings);
     let slots: BTreeMap<u64, Slot<'_>> = claims
         .slots
         .iter()
@@ -347,10 +348,10 @@ fn duplicates(history: &History, findings: &mut Findings) {
     }
 }
 
-/// Finding 2: per process, an answer asked for after another had arrived
-/// is above it; every answer increases within itself.
-fn regressions(history: &History, findings: &mut Findings) {
-    let mut by_server: HashMap<usize, Vec<&Receipt>> = HashMap::new();
+/// Finding 2: per process and slot, an answer asked for after another
+/// had arrived is above it; every answer increases within itself.
+fn regressions(history: &History, layout: &Layout, findings: &mut Findings) {
+    let mut by_server: HashMap<(usize, Option<u64>), Vec<&Receipt>> = HashMap::new();
     for receipt in &history.receipts {
         if receipt.ids.windows(2).any(|pair| pair[0] >= pair[1]) {
             findings.regressions.push(format!(
@@ -358,11 +359,15 @@ fn regressions(history: &History, findings: &mut Findings) {
                 history.servers[receipt.server], receipt.ids
             ));
         }
-        if !receipt.ids.is_empty() {
-            by_server.entry(receipt.server).or_default().push(receipt);
+        if let Some(first) = receipt.ids.first() {
+            let slot = locate(layout, *first).map(|(slot, _)| slot);
+            by_server
+                .entry((receipt.server, slot))
+                .or_default()
+                .push(receipt);
         }
     }
-    for (server, mut receipts) in by_server {
+    for ((server, _), mut receipts) in by_server {
         let mut by_arrival = receipts.clone();
         by_arrival.sort_by_key(|receipt| receipt.received_us);
         receipts.sort_by_key(|receipt| receipt.sent_us);

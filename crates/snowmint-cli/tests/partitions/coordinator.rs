@@ -41,6 +41,9 @@ pub trait Placed: Send + Sync + Sized + 'static {
     /// server.
     fn leader(&self) -> impl Future<Output = usize> + Send;
 
+    /// Waits until member `member` serves again after a restart.
+    fn wait_serving(&self, member: usize) -> impl Future<Output = ()> + Send;
+
     /// The fleet's claim history, read through [`test_url`](Self::test_url).
     fn history(&self, fleet: &str) -> impl Future<Output = FleetHistory> + Send {
         let url = self.test_url();
@@ -81,6 +84,10 @@ impl Placed for Etcd {
 
     async fn leader(&self) -> usize {
         self.0.leader().await
+    }
+
+    async fn wait_serving(&self, member: usize) {
+        self.0.wait_serving(member).await;
     }
 }
 
@@ -131,6 +138,13 @@ impl Placed for ZooKeeper {
             ZooKeeper::Ensemble(ensemble) => ensemble.leader().await,
         }
     }
+
+    async fn wait_serving(&self, member: usize) {
+        match self {
+            ZooKeeper::Standalone(_) => panic!("a standalone ZooKeeper has no members to restart"),
+            ZooKeeper::Ensemble(ensemble) => ensemble.wait_serving(member).await,
+        }
+    }
 }
 
 /// PostgreSQL: one server (a replica that can lag loses the guarantee:
@@ -164,5 +178,9 @@ impl Placed for Postgres {
 
     async fn leader(&self) -> usize {
         0
+    }
+
+    async fn wait_serving(&self, _member: usize) {
+        panic!("PostgreSQL coordinates from one server, with no members to restart");
     }
 }

@@ -171,6 +171,23 @@ impl<C: Placed> Run<C> {
         }
     }
 
+    /// Starts a process for `node` with its clock running as `clock`
+    /// from now on (killing the one before, if any).
+    pub fn start_with(&mut self, node: usize, clock: Clock) {
+        self.nodes[node].clock = clock;
+        self.start(node);
+    }
+
+    /// How `node`'s clock runs.
+    pub fn clock(&self, node: usize) -> Clock {
+        self.nodes[node].clock
+    }
+
+    /// Whether `node` has a process now.
+    pub fn runs(&self, node: usize) -> bool {
+        self.nodes[node].service.is_some()
+    }
+
     /// Starts a process for `node` (killing the one before, if any).
     pub fn start(&mut self, node: usize) {
         self.kill(node);
@@ -335,16 +352,6 @@ impl<C: Placed> Run<C> {
     /// The run's directory (state, every process's log).
     pub fn home(&self) -> &Path {
         self.home.path()
-    }
-
-    /// The end of `node`'s log, for a failure.
-    pub fn log_tail(&self, node: usize) -> String {
-        let Some((_, service)) = &self.nodes[node].service else {
-            return String::new();
-        };
-        let log = service.log();
-        let lines: Vec<&str> = log.lines().collect();
-        lines[lines.len().saturating_sub(20)..].join("\n")
     }
 }
 

@@ -31,6 +31,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 
 mod coordinator;
 mod fleet;
+mod nemesis;
 mod scenarios;
 
 /// Declares scenarios (a) to (c) against the coordinator `$placed`, and
@@ -74,6 +75,14 @@ macro_rules! every_partition_scenario {
                 crate::scenarios::OneWay::NodeCannotReceive,
             )
             .await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn e_random_partitions_clock_jumps_and_restarts_issue_no_id_twice() {
+            let members = [$($members),*][0];
+            let test = concat!(module_path!(), "::e_random_partitions_clock_jumps_and_restarts_issue_no_id_twice");
+            let test = test.split_once("::").map_or(test, |(_, rest)| rest);
+            crate::nemesis::random_faults::<$placed>(crate::SNOWMINT, members, test).await;
         }
 
         mod d_a_minority_partition_healed_mid_claim {

@@ -172,7 +172,14 @@ pub async fn slow_clock_fences_itself<C: Placed>(binary: &'static str, rate: f64
 /// renewals, a third of the TTL apart by its clock, come 3.3 s apart.)
 pub async fn slow_clock_unchecked_keeps_ids_unique<C: Placed>(binary: &'static str) {
     let mut settings = Settings::new("unchecked");
-    settings.extra = vec!["--max-clock-skew", "off", "--mark-step", "3s", "--mark-wait-max", "10s"];
+    settings.extra = vec![
+        "--max-clock-skew",
+        "off",
+        "--mark-step",
+        "3s",
+        "--mark-wait-max",
+        "10s",
+    ];
     let clocks = [Clock::Rate(0.5), Clock::Real, Clock::Real];
     let mut run = Run::<C>::new(binary, "b-off", 1, &clocks, settings).await;
     let slot = three_nodes(&mut run).await;

@@ -251,6 +251,15 @@ impl Network {
         self.change(BTreeSet::clear);
     }
 
+    /// Replaces every cut with `cuts` (each drops what its first host
+    /// sends to its second), at once: for a test that keeps several
+    /// faults of its own and applies their union.
+    pub fn set_cuts(&self, cuts: &[(&Host, &Host)]) {
+        self.change(|now| {
+            *now = cuts.iter().map(|(from, to)| (from.ip(), to.ip())).collect();
+        });
+    }
+
     /// The cuts now, as `from -> to` with the hosts' labels.
     pub fn cuts(&self) -> Vec<String> {
         let state = self.inner.lock();
