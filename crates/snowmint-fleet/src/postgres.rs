@@ -31,14 +31,17 @@
 //! One connection per node, made again with backoff when it breaks
 //! (`link.rs`); TLS by rustls as the URL's `sslmode` says (`tls.rs`); the
 //! password from the URL, `PGPASSWORD` or a password file
-//! (`password.rs`). The engine's keys map onto rows in `keys.rs`.
+//! (`password.rs`). The engine's keys map onto rows in `keys.rs`. The
+//! same way in runs a user's query for `snowmint audit` (`copy_out.rs`).
 
+mod copy_out;
 mod keys;
 mod link;
 mod password;
 mod schema;
 mod tls;
 
+pub use copy_out::copy_out;
 pub use schema::postgres_schema;
 
 use std::collections::hash_map::RandomState;
