@@ -9,7 +9,7 @@
 //!   arguments, with the core's parsers.
 //! - `records.rs`: the fast writer of decoded IDs (text, JSON, TSV, CSV).
 //! - `settings.rs`: flags made from the service's setting declarations
-//!   (all of `serve`'s, and the coordinator's for `whois`).
+//!   (all of `serve`'s, and the coordinator's for `whois` and `audit`).
 
 use std::process::ExitCode;
 
@@ -20,6 +20,7 @@ use snowmint_server::config::Setting;
 
 use crate::failure::Failure;
 
+mod audit;
 mod completions;
 mod decode;
 mod encode;
@@ -176,6 +177,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Which process of a fleet issued an ID (from the claim history).
     Whois(whois::WhoisArgs),
+    /// Check a column of IDs: duplicates, IDs in the future or before the
+    /// epoch, IDs no claim of the fleet covered.
+    Audit(audit::AuditArgs),
     /// Ask a running service whether it is ready (for health checks).
     Probe(probe::ProbeArgs),
     /// Print a shell completion script.
@@ -193,6 +197,7 @@ impl Command {
             Command::Layout(_) => "layout",
             Command::Serve(_) => "serve",
             Command::Whois(_) => "whois",
+            Command::Audit(_) => "audit",
             Command::Probe(_) => "probe",
             Command::Completions(_) => "completions",
         }
@@ -212,6 +217,7 @@ fn main() -> ExitCode {
         Command::Layout(args) => layout::run(args, &cli.global),
         Command::Serve(args) => serve::run(args, &cli.global),
         Command::Whois(args) => whois::run(args, &cli.global),
+        Command::Audit(args) => audit::run(args, &cli.global),
         Command::Probe(args) => probe::run(args),
         Command::Completions(args) => completions::run(args, Cli::command()),
     };

@@ -82,7 +82,9 @@ pub use etcd::api as etcd_api;
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};
 #[cfg(feature = "postgres")]
-pub use postgres::{PostgresBackend, PostgresSession, copy_out as postgres_copy_out, postgres_schema};
+pub use postgres::{
+    PostgresBackend, PostgresSession, copy_out as postgres_copy_out, postgres_schema,
+};
 #[cfg(feature = "zookeeper")]
 pub use zookeeper::{ZooKeeperBackend, ZooKeeperSession};
 

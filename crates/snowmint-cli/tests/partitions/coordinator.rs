@@ -93,7 +93,7 @@ impl Placed for Etcd {
 
 /// ZooKeeper: a standalone server, or an ensemble.
 pub enum ZooKeeper {
-    Standalone(ZooKeeperServer),
+    Standalone(Box<ZooKeeperServer>),
     Ensemble(ReplicatedZooKeeper),
 }
 
@@ -103,7 +103,7 @@ impl Placed for ZooKeeper {
     async fn start_on(hosts: &[Host]) -> ZooKeeper {
         match hosts {
             // One server listed alone runs standalone, with no leader.
-            [host] => ZooKeeper::Standalone(ZooKeeperServer::start_on(host).await),
+            [host] => ZooKeeper::Standalone(Box::new(ZooKeeperServer::start_on(host).await)),
             _ => {
                 let sites = hosts.iter().cloned().map(Site::Host).collect();
                 ZooKeeper::Ensemble(ReplicatedZooKeeper::start_at(sites).await)

@@ -99,6 +99,10 @@ pub struct Counts {
     pub broken: u64,
 }
 
+/// What a client returns: its answers, its counts, the answers that
+/// break the API.
+type ClientLog = (Vec<Receipt>, Counts, Vec<String>);
+
 /// A run: everything is stopped and removed when dropped.
 pub struct Run<C: Placed> {
     /// The coordinator.
@@ -112,7 +116,7 @@ pub struct Run<C: Placed> {
     directory: Directory,
     history: Arc<Mutex<History>>,
     stop: Arc<AtomicBool>,
-    clients: Vec<JoinHandle<(Vec<Receipt>, Counts, Vec<String>)>>,
+    clients: Vec<JoinHandle<ClientLog>>,
     /// When the run began: the clients' times count from here.
     pub started: Instant,
     home: TempDir,
@@ -383,7 +387,7 @@ fn pull(
     mut rng: Rng,
     started: Instant,
     pause: Duration,
-) -> (Vec<Receipt>, Counts, Vec<String>) {
+) -> ClientLog {
     let mut receipts = Vec::new();
     let mut counts = Counts::default();
     let mut wrong = Vec::new();

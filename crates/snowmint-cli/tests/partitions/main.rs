@@ -19,6 +19,9 @@
 //! Needs root (network namespaces), iproute2 and nftables; a missing one
 //! fails with how to get it. Run one coordinator's with
 //! `cargo test -p snowmint-cli --test partitions etcd::`.
+//!
+//! The benchmark of (a)'s gap (BENCHMARKS.md): `SNOWMINT_PARTITION_GAP_RUNS=20`
+//! runs (a) twenty times and prints the minimum, median and maximum.
 
 use std::time::Duration;
 
@@ -40,7 +43,7 @@ macro_rules! every_partition_scenario {
     ($placed:ty, [$($members:tt),*]) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn a_node_cut_off_from_the_coordinator_stops_before_the_next_holder_starts() {
-            crate::scenarios::isolated_from_the_coordinator::<$placed>(crate::SNOWMINT).await;
+            crate::scenarios::gap_runs::<$placed>(crate::SNOWMINT).await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -126,6 +126,29 @@ pub async fn isolated_from_the_coordinator<C: Placed>(binary: &'static str) -> O
     Outcome { gap_ms }
 }
 
+/// (a), once, or `SNOWMINT_PARTITION_GAP_RUNS` times (the benchmark of
+/// its gap): prints the gaps' minimum, median and maximum.
+pub async fn gap_runs<C: Placed>(binary: &'static str) {
+    let runs: usize = std::env::var("SNOWMINT_PARTITION_GAP_RUNS")
+        .ok()
+        .map(|text| text.parse().expect("SNOWMINT_PARTITION_GAP_RUNS is a count"))
+        .unwrap_or(1);
+    let mut gaps: Vec<i64> = Vec::new();
+    for _ in 0..runs {
+        let outcome = isolated_from_the_coordinator::<C>(binary).await;
+        gaps.extend(outcome.gap_ms);
+    }
+    gaps.sort_unstable();
+    if let (Some(min), Some(max)) = (gaps.first(), gaps.last()) {
+        println!(
+            "(a) on {}: gap from the isolated node's last ID to the new holder's first, {} runs: min {min} ms, median {} ms, max {max} ms",
+            C::NAME,
+            gaps.len(),
+            gaps[gaps.len() / 2]
+        );
+    }
+}
+
 /// (b) As (a), `n0`'s clock running at `rate` of real time (libfaketime:
 /// its monotonic clock, sleeps and timeouts too). With the clock check on
 /// (the skew allowed set to an hour, so that only the rate judges), `n0`

@@ -85,6 +85,17 @@ impl SlotClaims {
             .map(|(index, _)| index)
     }
 
+    /// What the history says of an ID of this slot at `timestamp_ms`,
+    /// without saying which records cover it (no allocation: for many
+    /// IDs).
+    pub fn answer(&self, timestamp_ms: i64) -> WhoisAnswer {
+        answer(
+            &self.records,
+            self.covering(timestamp_ms).count(),
+            timestamp_ms,
+        )
+    }
+
     /// What the history says of an ID of this slot at `timestamp_ms`, and
     /// the records that cover it.
     pub fn judge(&self, timestamp_ms: i64) -> (WhoisAnswer, Vec<usize>) {
