@@ -6,10 +6,13 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use snowmint::{Layout, SnowflakeId, format_time};
-use snowmint_fleet::{FleetHistory, WhoisAnswer};
+use snowmint_fleet::{FleetHistory, SlotClaims, WhoisAnswer};
 use snowmint_server::body::ClaimRecordBody;
 
 use super::input::{BadLine, Source, Value, split_row};
+
+/// How many IDs of each slot a slot's finding shows.
+const EXAMPLES_PER_SLOT: usize = 10;
 
 /// What is judged of each ID.
 pub struct Checker<'a> {
@@ -17,6 +20,8 @@ pub struct Checker<'a> {
     /// IDs later than this (Unix ms) are in the future.
     future_after_ms: i64,
     history: Option<&'a FleetHistory>,
+    /// The history's slots by number, for a look-up per ID.
+    slots: Vec<Option<&'a SlotClaims>>,
     /// How many examples of a finding are kept (`usize::MAX`: all).
     limit: usize,
     /// Values read.
@@ -68,14 +73,14 @@ pub struct SlotIds {
 }
 
 impl SlotIds {
-    fn add(&mut self, id: SnowflakeId, row: u64, timestamp_ms: i64, limit: usize) {
+    fn add(&mut self, id: SnowflakeId, row: u64, timestamp_ms: i64) {
         if self.count == 0 {
             (self.first_ms, self.last_ms) = (timestamp_ms, timestamp_ms);
         }
         self.count += 1;
         self.first_ms = self.first_ms.min(timestamp_ms);
         self.last_ms = self.last_ms.max(timestamp_ms);
-        if self.examples.len() < limit {
+        if self.examples.len() < EXAMPLES_PER_SLOT {
             self.examples.push((id, row));
         }
     }
@@ -89,10 +94,19 @@ impl<'a> Checker<'a> {
         history: Option<&'a FleetHistory>,
         limit: usize,
     ) -> Checker<'a> {
+        let mut slots = Vec::new();
+        for (slot, claims) in history.iter().flat_map(|history| &history.slots) {
+            let index = *slot as usize;
+            if slots.len() <= index {
+                slots.resize(index + 1, None);
+            }
+            slots[index] = Some(claims);
+        }
         Checker {
             layout,
             future_after_ms,
             history,
+            slots,
             limit,
             ids: 0,
             future: Listed::default(),
@@ -117,14 +131,14 @@ impl<'a> Checker<'a> {
         if timestamp_ms > self.future_after_ms {
             self.future.add((id, row), self.limit);
         }
-        let Some(history) = self.history else {
+        if self.history.is_none() {
             return;
-        };
+        }
         let Ok(slot) = self.layout.slot_of(self.layout.node_of(id)) else {
             self.no_holder
                 .entry(u64::MAX)
                 .or_default()
-                .add(id, row, timestamp_ms, self.limit);
+                .add(id, row, timestamp_ms);
             return;
         };
         let answer = history
@@ -140,13 +154,13 @@ impl<'a> Checker<'a> {
                 self.conflicts
                     .entry(slot)
                     .or_default()
-                    .add(id, row, timestamp_ms, self.limit)
+                    .add(id, row, timestamp_ms)
             }
             _ => self
                 .no_holder
                 .entry(slot)
                 .or_default()
-                .add(id, row, timestamp_ms, self.limit),
+                .add(id, row, timestamp_ms),
         }
     }
 }
@@ -348,11 +362,12 @@ impl Describe<'_> {
         }
     }
 
-    pub fn slots(&self, slots: &BTreeMap<u64, SlotIds>) -> Section<SlotBody> {
+    pub fn slots(&self, slots: &BTreeMap<u64, SlotIds>, limit: usize) -> Section<SlotBody> {
         Section {
             count: slots.values().map(|ids| ids.count).sum(),
             listed: slots
                 .iter()
+                .take(limit)
                 .map(|(slot, ids)| SlotBody {
                     slot: (*slot != u64::MAX).then_some(*slot),
                     count: ids.count,

@@ -114,8 +114,8 @@ pub struct AuditArgs {
     /// directory).
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<PathBuf>,
-    /// How many of each kind of finding are listed (0: all); every one is
-    /// counted.
+    /// How many of each kind of finding are listed (0: all): IDs, lines,
+    /// slots (with ten of their IDs each); every one is counted.
     #[arg(long, value_name = "N", default_value_t = 100)]
     limit: usize,
     /// Text for people, or JSON.
@@ -291,8 +291,8 @@ pub fn run(args: AuditArgs, global: &Global) -> anyhow::Result<ExitCode> {
             }
         })
         .context("merging the sorted chunks")?;
-    let no_known_holder = describe.slots(&checker.no_holder);
-    let conflicts = describe.slots(&checker.conflicts);
+    let no_known_holder = describe.slots(&checker.no_holder, limit);
+    let conflicts = describe.slots(&checker.conflicts, limit);
     let two_holders = describe.two_holders(limit);
     let found = duplicates.count > 0
         || checker.future.count > 0

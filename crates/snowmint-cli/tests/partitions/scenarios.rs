@@ -131,7 +131,10 @@ pub async fn isolated_from_the_coordinator<C: Placed>(binary: &'static str) -> O
 pub async fn gap_runs<C: Placed>(binary: &'static str) {
     let runs: usize = std::env::var("SNOWMINT_PARTITION_GAP_RUNS")
         .ok()
-        .map(|text| text.parse().expect("SNOWMINT_PARTITION_GAP_RUNS is a count"))
+        .map(|text| {
+            text.parse()
+                .expect("SNOWMINT_PARTITION_GAP_RUNS is a count")
+        })
         .unwrap_or(1);
     let mut gaps: Vec<i64> = Vec::new();
     for _ in 0..runs {
