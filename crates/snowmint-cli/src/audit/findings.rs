@@ -141,9 +141,11 @@ impl<'a> Checker<'a> {
                 .add(id, row, timestamp_ms);
             return;
         };
-        let answer = history
+        let answer = self
             .slots
-            .get(&slot)
+            .get(slot as usize)
+            .copied()
+            .flatten()
             .map_or(WhoisAnswer::NotCovered, |claims| {
                 claims.answer(timestamp_ms)
             });
