@@ -11,6 +11,7 @@
 //! parts also has `check`, which takes them already read.
 //!
 //! - [`id_text`]: IDs in every text encoding.
+//! - [`inspect_text`]: any text through the inspector (`snowmint inspect`).
 //! - [`time_text`]: times (Unix ms, RFC 3339).
 //! - [`layout_spec`]: layout specifications (`T/D/M/S@EPOCH`).
 //! - [`http_query`]: any request through the HTTP API's real router.
@@ -25,6 +26,7 @@
 pub mod config_file;
 pub mod http_query;
 pub mod id_text;
+pub mod inspect_text;
 pub mod layout_spec;
 pub mod memcached;
 pub mod time_text;
@@ -37,10 +39,11 @@ pub type Check = fn(&[u8]);
 
 /// Every target: its name (its binary in `fuzz/`, its directories of
 /// inputs) and its check.
-pub const TARGETS: [(&str, Check); 6] = [
+pub const TARGETS: [(&str, Check); 7] = [
     ("config_file", config_file::run),
     ("http_query", http_query::run),
     ("id_text", id_text::run),
+    ("inspect_text", inspect_text::run),
     ("layout_spec", layout_spec::run),
     ("memcached", memcached::run),
     ("time_text", time_text::run),

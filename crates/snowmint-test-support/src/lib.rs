@@ -39,6 +39,8 @@
 //!   a host.
 //! - [`rng`]: a small seeded generator, so that one seed replays a
 //!   randomized fault schedule.
+//! - [`shown`]: an example of the documentation as the body of the test
+//!   function that runs it, word for word.
 //! - [`servers`]: the [`CoordinatorServer`](servers::CoordinatorServer) a
 //!   fleet test runs against, the server process behind it, a TCP proxy
 //!   that cuts a node off, and replicated coordinators
@@ -86,6 +88,7 @@ pub mod python;
 pub mod rng;
 pub mod schema;
 pub mod servers;
+pub mod shown;
 pub mod temp;
 pub mod wait;
 

@@ -92,7 +92,7 @@ impl Encoding {
     }
 
     /// Reads an integer in this encoding, without the 2^63-1 limit applied.
-    fn parse_u64(self, text: &str) -> Result<u64, InvalidIdKind> {
+    pub(crate) fn parse_u64(self, text: &str) -> Result<u64, InvalidIdKind> {
         if text.is_empty() {
             return Err(InvalidIdKind::Empty);
         }

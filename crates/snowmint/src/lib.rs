@@ -59,6 +59,9 @@
 //!   does).
 //! - [`Error`] (`error.rs`): every failure, with a message that names the
 //!   field, the value and the valid range.
+//! - [`inspect`] (`inspect/`): reads IDs out of any text (links,
+//!   mentions, every family of ID, numbers in any encoding), each reading
+//!   ranked by how plausible it is.
 //! - [`ErrorKind`] (`kind.rs`): the one classification of errors that
 //!   every front end maps (to an HTTP status, a SQLSTATE, an exit code...),
 //!   and the facts behind a message ([`Error::value`], [`Error::min`],
@@ -100,6 +103,7 @@ mod encoding;
 mod error;
 mod generator;
 mod id;
+pub mod inspect;
 mod kind;
 mod layout;
 mod time;
@@ -114,7 +118,12 @@ pub use kind::{ErrorKind, Limit};
 pub use layout::{DISCORD_EPOCH_MS, Layout, Node, Parts, TWITTER_EPOCH_MS};
 pub use time::{Rfc3339, format_time, parse_epoch, parse_instant, parse_time};
 
-// The README's examples are compiled and run as doctests.
-#[doc = include_str!("../../../README.md")]
+// The examples of the crate's README are compiled and run as doctests.
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+// So are the Rust examples of the repository's README.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct RepositoryReadmeDoctests;

@@ -1,0 +1,163 @@
+//! The families of integer IDs the inspector reads a number as: a name and
+//! a layout each, taken from the core's presets.
+
+use std::borrow::Cow;
+
+use super::reading::Field;
+use super::strings::{Since, date_ms};
+use super::time::Time;
+use crate::id::SnowflakeId;
+use crate::layout::Layout;
+
+/// One integer family: a name and its layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnowflakeFamily {
+    name: Cow<'static, str>,
+    layout: Layout,
+    since: Since,
+}
+
+impl SnowflakeFamily {
+    /// A family named `name` whose IDs have `layout`.
+    ///
+    /// When the family began (what makes an earlier time implausible) is
+    /// known for the presets; any other family began at its epoch.
+    pub fn new(name: impl Into<Cow<'static, str>>, layout: Layout) -> SnowflakeFamily {
+        let name = name.into();
+        let since = known_since(&name).unwrap_or(Since {
+            unix_ms: layout.epoch_ms(),
+            what: "its epoch",
+        });
+        SnowflakeFamily {
+            name,
+            layout,
+            since,
+        }
+    }
+
+    /// The family's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub(crate) fn since(&self) -> Since {
+        self.since
+    }
+
+    pub(crate) fn owned_name(&self) -> Cow<'static, str> {
+        self.name.clone()
+    }
+
+    /// Reads `id` in this family's layout: its time and its fields, or
+    /// `None` when the ID is beyond the layout's largest.
+    ///
+    /// The one place that knows the layout's shape: the fields are named
+    /// as the family names them.
+    pub(crate) fn read(&self, id: u64) -> Option<(Time, Vec<Field>)> {
+        let id = SnowflakeId::from_u64_checked(id)?;
+        let parts = self.layout.decode(id);
+        let [node_high, node_low, sequence] = field_names(&self.name);
+        let mut fields = Vec::with_capacity(3);
+        if self.layout.datacenter_bits() > 0 {
+            fields.push(Field::number(node_high, parts.datacenter));
+        }
+        if self.layout.machine_bits() > 0 {
+            fields.push(Field::number(node_low, parts.machine));
+        }
+        fields.push(Field::number(sequence, parts.sequence));
+        Some((Time::from_unix_ms(parts.timestamp_ms), fields))
+    }
+}
+
+/// The names of the three fields under the time, by family: Discord names
+/// its own (its developer documentation, "Snowflakes").
+fn field_names(family: &str) -> [&'static str; 3] {
+    match family {
+        "discord" => ["worker", "process", "increment"],
+        _ => ["datacenter", "machine", "sequence"],
+    }
+}
+
+/// When the families snowmint knows by name began: their first IDs in the
+/// wild, or the epoch where that is when they began.
+fn known_since(name: &str) -> Option<Since> {
+    let (unix_ms, what) = match name {
+        "twitter" => (
+            crate::layout::TWITTER_EPOCH_MS,
+            "2010-11-04, Twitter's Snowflake epoch",
+        ),
+        "discord" => (
+            crate::layout::DISCORD_EPOCH_MS,
+            "2015-01-01, Discord's epoch",
+        ),
+        "instagram" => (1_314_220_021_721, "2011-08-24, Instagram's epoch"),
+        "mastodon" => (date_ms(2016, 3, 16), "2016-03-16, Mastodon's first release"),
+        "sonyflake" => (date_ms(2014, 9, 1), "2014-09-01, Sonyflake's epoch"),
+        "tsid" => (date_ms(2020, 1, 1), "2020-01-01, TSID's epoch"),
+        _ => return None,
+    };
+    Some(Since { unix_ms, what })
+}
+
+/// The integer families an inspector reads numbers as, in the order equal
+/// readings are ranked.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::Layout;
+/// use snowmint::inspect::Catalog;
+///
+/// let names: Vec<_> = Catalog::presets().families().map(|f| f.name().to_owned()).collect();
+/// assert_eq!(names[..2], ["twitter", "discord"]);
+///
+/// let mine = Catalog::from_layouts([("mine", "41/5/5/12@1600000000000".parse::<Layout>()?)]);
+/// assert_eq!(mine.families().count(), 1);
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Catalog {
+    families: Vec<SnowflakeFamily>,
+}
+
+impl Catalog {
+    /// Every preset of the core, in its order (`twitter` first).
+    pub fn presets() -> Catalog {
+        Catalog::from_layouts(
+            Layout::preset_names().filter_map(|name| Some((name, Layout::preset(name).ok()?))),
+        )
+    }
+
+    /// The families named here, in this order.
+    pub fn from_layouts<N: Into<Cow<'static, str>>>(
+        layouts: impl IntoIterator<Item = (N, Layout)>,
+    ) -> Catalog {
+        Catalog {
+            families: layouts
+                .into_iter()
+                .map(|(name, layout)| SnowflakeFamily::new(name, layout))
+                .collect(),
+        }
+    }
+
+    /// The families, in order.
+    pub fn families(&self) -> impl Iterator<Item = &SnowflakeFamily> {
+        self.families.iter()
+    }
+
+    /// A family by name.
+    pub fn family(&self, name: &str) -> Option<&SnowflakeFamily> {
+        self.families.iter().find(|family| family.name == name)
+    }
+}
+
+impl Default for Catalog {
+    fn default() -> Catalog {
+        Catalog::presets()
+    }
+}
