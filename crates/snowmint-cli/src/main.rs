@@ -177,8 +177,7 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Which process of a fleet issued an ID (from the claim history).
     Whois(whois::WhoisArgs),
-    /// Check a column of IDs: duplicates, IDs in the future or before the
-    /// epoch, IDs no claim of the fleet covered.
+    /// Check a column of IDs for duplicates and IDs no node issued.
     Audit(audit::AuditArgs),
     /// Ask a running service whether it is ready (for health checks).
     Probe(probe::ProbeArgs),

@@ -454,13 +454,8 @@ fn id_lines(text: &mut String, id: &IdBody) {
     let slot = id
         .slot
         .map_or_else(|| "no slot".to_owned(), |slot| format!("slot {slot}"));
-    let _ = writeln!(
-        text,
-        "  {}  {}, {slot}; rows {}{more}",
-        id.id,
-        id.time,
-        rows.join(", ")
-    );
+    let _ = writeln!(text, "  {}  {}  {slot}", id.id, id.time);
+    let _ = writeln!(text, "      rows {}{more}", rows.join(", "));
     if let Some(whois) = &id.whois {
         let _ = writeln!(text, "      {}", whois_words(whois));
     }

@@ -58,6 +58,18 @@ filled, and reports what must never happen:
 
 Examples:
 
+  $ printf '1724551110457221119\\n1724551110457221119\\n' | snowmint audit
+  ? 3
+  audited 2 IDs from stdin in layout twitter
+
+  DUPLICATES: 1 IDs appear more than once (2 rows)
+    1724551110457221119  2023-11-14T22:13:20.000Z  slot 237
+        rows stdin:1, stdin:2
+
+  found: see above
+
+Other inputs:
+
   snowmint audit ids.txt
   psql -Atc 'SELECT id FROM orders' | snowmint audit
   snowmint audit orders.csv --column id --skip-bad
