@@ -129,6 +129,20 @@ fn pull(nodes: &[&Service], duration: Duration) -> Vec<Vec<u64>> {
     })
 }
 
+/// Stores `rows` in a table `orders (n bigserial, id bigint)`, in order.
+async fn fill_table(server: &PostgresServer, rows: &[u64]) {
+    let admin = server.admin().await;
+    admin
+        .batch_execute("CREATE TABLE orders (n bigserial PRIMARY KEY, id bigint NOT NULL)")
+        .await
+        .unwrap();
+    for chunk in rows.chunks(5_000) {
+        let values: Vec<String> = chunk.iter().map(|id| format!("({id})")).collect();
+        let insert = format!("INSERT INTO orders (id) VALUES {}", values.join(","));
+        admin.batch_execute(&insert).await.unwrap();
+    }
+}
+
 /// Each ID that appears more than once among `rows` (in row order, from
 /// 1), with the rows it appears at.
 fn duplicates_of(rows: &[u64]) -> BTreeMap<u64, Vec<u64>> {
@@ -201,16 +215,7 @@ async fn a_node_misconfigured_onto_a_fleets_slot_is_caught() {
         !planted.is_empty(),
         "the faulty configuration planted no duplicate"
     );
-    let admin = server.admin().await;
-    admin
-        .batch_execute("CREATE TABLE orders (n bigserial PRIMARY KEY, id bigint NOT NULL)")
-        .await
-        .unwrap();
-    for chunk in rows.chunks(5_000) {
-        let values: Vec<String> = chunk.iter().map(|id| format!("({id})")).collect();
-        let insert = format!("INSERT INTO orders (id) VALUES {}", values.join(","));
-        admin.batch_execute(&insert).await.unwrap();
-    }
+    fill_table(&server, &rows).await;
 
     let output = audit(
         &[
@@ -372,16 +377,7 @@ async fn a_clean_table_passes() {
     let a = node(&home, &url, "a", &[]);
     ready(&a).await;
     let rows = pull(&[&a], Duration::from_millis(300)).remove(0);
-    let admin = server.admin().await;
-    admin
-        .batch_execute("CREATE TABLE orders (id bigint PRIMARY KEY)")
-        .await
-        .unwrap();
-    for chunk in rows.chunks(5_000) {
-        let values: Vec<String> = chunk.iter().map(|id| format!("({id})")).collect();
-        let insert = format!("INSERT INTO orders VALUES {}", values.join(","));
-        admin.batch_execute(&insert).await.unwrap();
-    }
+    fill_table(&server, &rows).await;
     let admin_url = server.admin_url();
     let args = [
         "--postgres",

@@ -50,6 +50,15 @@ async fn wait_holds<C: Placed>(run: &Run<C>, node: usize, slot: u64) {
     .await;
 }
 
+/// After a cut of `n0`: waits until `n2` holds `slot`, lets the clients
+/// pull a while, heals every cut, and lets them pull again.
+async fn taken_over_then_healed<C: Placed>(run: &Run<C>, slot: u64) {
+    wait_holds(run, 2, slot).await;
+    tokio::time::sleep(TRAFFIC).await;
+    run.network.heal_all();
+    tokio::time::sleep(TRAFFIC).await;
+}
+
 /// Stops the clients and checks what they received; fails with the
 /// findings when `require` says so, and prints them either way.
 async fn finish<C: Placed>(
@@ -108,10 +117,7 @@ pub async fn isolated_from_the_coordinator<C: Placed>(binary: &'static str) -> O
     let members: Vec<_> = run.members.iter().collect();
     run.network.isolate(&run.nodes[0].host, &members);
     run.wait_fenced(0, "").await;
-    wait_holds(&run, 2, slot).await;
-    tokio::time::sleep(TRAFFIC).await;
-    run.network.heal_all();
-    tokio::time::sleep(TRAFFIC).await;
+    taken_over_then_healed(&run, slot).await;
     let (history, _) = finish(
         &mut run,
         "(a) isolated from the coordinator",
@@ -211,10 +217,7 @@ pub async fn slow_clock_unchecked_keeps_ids_unique<C: Placed>(binary: &'static s
     let slot = three_nodes(&mut run).await;
     let members: Vec<_> = run.members.iter().collect();
     run.network.isolate(&run.nodes[0].host, &members);
-    wait_holds(&run, 2, slot).await;
-    tokio::time::sleep(TRAFFIC).await;
-    run.network.heal_all();
-    tokio::time::sleep(TRAFFIC).await;
+    taken_over_then_healed(&run, slot).await;
     let (_, findings) = finish(
         &mut run,
         "(b) slow clock at rate 0.5, clock check off",
@@ -253,10 +256,7 @@ pub async fn cut_one_way<C: Placed>(binary: &'static str, way: OneWay) {
         }
     }
     run.wait_fenced(0, "").await;
-    wait_holds(&run, 2, slot).await;
-    tokio::time::sleep(TRAFFIC).await;
-    run.network.heal_all();
-    tokio::time::sleep(TRAFFIC).await;
+    taken_over_then_healed(&run, slot).await;
     let name = format!("(c) cut one way, {way:?}");
     finish(&mut run, &name, Findings::failed).await;
 }
