@@ -267,12 +267,14 @@ pub fn open(source: &Source) -> Result<Box<dyn Read>, Stop> {
 /// Reads the COPY text of a query: rows come in chunks that may end in
 /// the middle of a line; the first field of each row (up to a tab) is the
 /// value, `\N` (NULL) a bad row.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub struct CopyLines {
     index: usize,
     partial: Vec<u8>,
     rows: u64,
 }
 
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 impl CopyLines {
     /// Rows of source `index`.
     pub fn new(index: usize) -> CopyLines {

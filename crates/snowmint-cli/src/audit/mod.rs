@@ -30,7 +30,7 @@ use snowmint_fleet::FleetHistory;
 use snowmint_server::config::FleetAccess;
 
 use self::findings::{Checker, Describe, FleetBody, Report, Section};
-use self::input::{BadLine, Column, CopyLines, Shape, Sink, Source, Stop, Value};
+use self::input::{BadLine, Column, Shape, Sink, Source, Stop, Value};
 use self::sort::Sorter;
 use crate::Global;
 use crate::failure::Failure;
@@ -240,31 +240,7 @@ pub fn run(args: AuditArgs, global: &Global) -> anyhow::Result<ExitCode> {
     };
     for (index, source) in sources.iter().enumerate() {
         let read = match source {
-            Source::Postgres { url, query } => {
-                let mut lines = CopyLines::new(index);
-                let mut stopped: Option<Stop> = None;
-                let copied = {
-                    let mut sink = |chunk: &[u8]| {
-                        lines.feed(chunk, &mut audit).map_err(|stop| {
-                            let message = match &stop {
-                                Stop::Bad(message) | Stop::Io(message) => message.clone(),
-                            };
-                            stopped = Some(stop);
-                            message
-                        })
-                    };
-                    // The password as libpq finds it: the URL's,
-                    // PGPASSWORD, a password file.
-                    runtime.block_on(snowmint_fleet::postgres_copy_out(
-                        url, None, query, &mut sink,
-                    ))
-                };
-                match (stopped, copied) {
-                    (Some(stop), _) => Err(stop),
-                    (None, Err(error)) => return Err(error.into()),
-                    (None, Ok(())) => lines.finish(&mut audit),
-                }
-            }
+            Source::Postgres { url, query } => read_query(index, url, query, &runtime, &mut audit)?,
             _ => input::open(source)
                 .and_then(|reader| input::read_text(index, source, reader, &shape, &mut audit)),
         };
@@ -370,6 +346,55 @@ pub fn run(args: AuditArgs, global: &Global) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Reads source `index`, the rows of `query` on the PostgreSQL server
+/// `url`, into `audit`: `Ok(Err(..))` when reading stopped at a row,
+/// `Err` when the server could not be read.
+#[cfg(feature = "postgres")]
+fn read_query(
+    index: usize,
+    url: &snowmint_fleet::PostgresUrl,
+    query: &str,
+    runtime: &tokio::runtime::Runtime,
+    audit: &mut Audit<'_>,
+) -> anyhow::Result<Result<(), Stop>> {
+    let mut lines = input::CopyLines::new(index);
+    let mut stopped: Option<Stop> = None;
+    let mut sink = |chunk: &[u8]| {
+        lines.feed(chunk, audit).map_err(|stop| {
+            let message = match &stop {
+                Stop::Bad(message) | Stop::Io(message) => message.clone(),
+            };
+            stopped = Some(stop);
+            message
+        })
+    };
+    // The password as libpq finds it: the URL's, PGPASSWORD, a password
+    // file.
+    let copied = runtime.block_on(snowmint_fleet::postgres_copy_out(
+        url, None, query, &mut sink,
+    ));
+    match (stopped, copied) {
+        (Some(stop), _) => Ok(Err(stop)),
+        (None, Err(error)) => Err(error.into()),
+        (None, Ok(())) => Ok(lines.finish(audit)),
+    }
+}
+
+/// Without PostgreSQL support, a query cannot be read.
+#[cfg(not(feature = "postgres"))]
+fn read_query(
+    _index: usize,
+    _url: &snowmint_fleet::PostgresUrl,
+    _query: &str,
+    _runtime: &tokio::runtime::Runtime,
+    _audit: &mut Audit<'_>,
+) -> anyhow::Result<Result<(), Stop>> {
+    Err(Failure::bad_input(
+        "--postgres: this build has no PostgreSQL support (build with the cargo feature `postgres`)",
+    )
+    .into())
 }
 
 /// How lines are read, from `--column`, `--header` and `--delimiter`.
