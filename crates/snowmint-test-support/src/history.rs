@@ -6,7 +6,7 @@
 //! its IDs, the [`Server`] (a node's process) that sent it, and when the
 //! request left and the answer arrived, on the test's monotonic clock,
 //! which no fault touches. [`check`] compares it with a
-//! [`FleetHistory`](snowmint_fleet::FleetHistory) read after the run, and
+//! [`FleetHistory`] read after the run, and
 //! finds:
 //!
 //! 1. **duplicates**: an ID received twice, with every answer that held
