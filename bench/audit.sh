@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What `snowmint audit` costs: 10,000,000 IDs read from a file, judged
 # against a claim history of 1,024 slots x 16 claims on a real etcd, in
-# one run. Reports IDs per second and the process's peak memory (maximum
-# resident set, from /usr/bin/time), with the default memory limit
+# one run. Reports IDs per second (wall time; and the CPU time, user and
+# system, which a shared machine's load does not stretch) and the
+# process's peak memory (maximum resident set, from /usr/bin/time), with
+# the default memory limit
 # (64 MiB: the sort spills two chunks to disk and merges three) and with
 # one large enough to sort in memory; and the same file without the
 # coordinator (the history's share).
@@ -50,15 +52,16 @@ ls -l "$work/ids.txt" | awk '{ printf "input: %.0f MB\n", $5 / 1e6 }'
 run() {
   local label=$1
   shift
-  /usr/bin/time -f '%e %M' -o "$work/time" target/release/snowmint audit "$work/ids.txt" \
+  /usr/bin/time -f '%e %M %U %S' -o "$work/time" target/release/snowmint audit "$work/ids.txt" \
     --temp-dir "$work" --now 2100-01-01T00:00:00Z --format json "$@" >"$work/report.json" || [[ $? == 3 ]]
   # GNU time puts "Command exited with non-zero status 3" first.
-  read -r seconds kib < <(tail -1 "$work/time")
-  python3 - "$work/report.json" "$label" "$seconds" "$kib" <<'EOF'
+  read -r seconds kib user sys < <(tail -1 "$work/time")
+  python3 - "$work/report.json" "$label" "$seconds" "$kib" "$user" "$sys" <<'EOF'
 import json, sys
 report = json.load(open(sys.argv[1]))
 label, seconds, kib = sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
-print(f"{label}: {report['ids']:,} IDs in {seconds:.2f} s = {report['ids'] / seconds / 1e6:.2f} M IDs/s, "
+cpu = float(sys.argv[5]) + float(sys.argv[6])
+print(f"{label}: {report['ids']:,} IDs in {seconds:.2f} s ({cpu:.2f} s CPU) = {report['ids'] / seconds / 1e6:.2f} M IDs/s, "
       f"peak {kib / 1024:.0f} MiB; {report['spilled_runs']} chunks spilled; "
       f"{report['duplicates']['count']} duplicates, {report['no_known_holder']['count']} with no known holder")
 EOF
