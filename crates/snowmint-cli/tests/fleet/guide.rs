@@ -189,9 +189,7 @@ async fn the_guides_plain_sql_reads_ids_as_the_library_does() {
             (field("datacenter"), field("machine"), field("sequence")),
             "fields of {id}"
         );
-        let range = layout
-            .id_range(parts.time_ms(), parts.time_ms())
-            .unwrap();
+        let range = layout.id_range(parts.time_ms(), parts.time_ms()).unwrap();
         assert_eq!(
             first,
             i64::try_from(*range.start()).unwrap(),

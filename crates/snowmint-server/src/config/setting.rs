@@ -327,8 +327,9 @@ settings! {
     MaxClockSkew = Spec::value("max_clock_skew", "DURATION")
         .help(
             "Largest offset allowed between this node's clock and the clocks of up to 5 slot \
-             holders and the coordinator's (PostgreSQL, ZooKeeper); beyond it the node claims no \
-             slot, or gives its slot up, until its clock is back in range",
+             holders and the coordinator's (PostgreSQL, ZooKeeper); beyond it, or with a clock \
+             that runs slow against theirs (below 0.95 of their rate), the node claims no slot, \
+             or gives its slot up, until its clock is back in range; off turns both checks off",
         )
         .default("1s")
         .described("10ms..=1h, or off");
