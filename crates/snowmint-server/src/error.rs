@@ -173,6 +173,19 @@ impl ApiError {
         }
     }
 
+    /// A 429: the client asks more than a bound allows; try again after
+    /// `retry_after` (rounded up to whole seconds, at least 1).
+    pub fn too_many(code: &'static str, message: impl Into<String>, retry_after: Duration) -> Self {
+        ApiError {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            code,
+            message: message.into(),
+            field: None,
+            facts: None,
+            retry_after: Some(retry_after),
+        }
+    }
+
     /// Any other status, with no field.
     pub fn status(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         ApiError {

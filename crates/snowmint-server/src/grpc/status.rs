@@ -80,6 +80,7 @@ fn millis(duration: std::time::Duration) -> u64 {
 pub(crate) fn api_error(error: ApiError) -> Status {
     let code = match error.status_code().as_u16() {
         404 => Code::NotFound,
+        429 => Code::ResourceExhausted,
         503 => Code::Unavailable,
         _ => Code::InvalidArgument,
     };
