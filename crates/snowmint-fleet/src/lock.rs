@@ -160,6 +160,7 @@ impl NodeLock {
             Err(TryLockError::WouldBlock) => Err(FleetError::NodeLocked {
                 state_dir: mark.dir().to_owned(),
                 node: mark.node(),
+                node_text: mark.node_text(),
                 pid: read_pid(&path),
                 lock_file: path,
             }),

@@ -333,7 +333,7 @@ fn gate(config: &Config) -> Result<Vec<(&'static str, String)>, ServeError> {
 pub async fn probe(config: &Config, plan: &mut Plan) -> Result<(), ServeError> {
     let lock = match identity(config)?.2 {
         Some(node) => {
-            let mark = MarkFile::for_node(&config.state_dir, node);
+            let mark = MarkFile::for_node(&config.state_dir, config.layout, node);
             NodeLock::probe(&mark)?;
             format!("{}: free", mark.lock_path().display())
         }

@@ -50,7 +50,8 @@
 //!   Sonyflake, Baidu, Hazelcast, TSID, CosId...).
 //! - [`Encoding`] (`encoding.rs`): hex, Crockford base32 and base58 text
 //!   besides decimal.
-//! - [`parse_time`], [`parse_time_us`], [`parse_instant`], [`parse_epoch`],
+//! - [`parse_time`], [`parse_time_us`], [`parse_instant`],
+//!   [`parse_instant_us`], [`parse_epoch`],
 //!   [`format_time`], [`format_time_us`] (`time.rs`): Unix milliseconds
 //!   and RFC 3339.
 //! - [`value`] (`value.rs`): the one reading of whole numbers in a range
@@ -133,7 +134,8 @@ pub use layout::{
     TWITTER_EPOCH_MS, Unit,
 };
 pub use time::{
-    Rfc3339, format_time, format_time_us, parse_epoch, parse_instant, parse_time, parse_time_us,
+    Rfc3339, format_time, format_time_us, parse_epoch, parse_instant, parse_instant_us, parse_time,
+    parse_time_us,
 };
 
 // The examples of the crate's README are compiled and run as doctests.

@@ -21,11 +21,12 @@ pub struct DecodedId {
     pub id: SnowflakeId,
     /// Unix milliseconds.
     pub timestamp_ms: i64,
-    /// RFC 3339, UTC, milliseconds.
+    /// RFC 3339, UTC, at the layout's precision (milliseconds for
+    /// Twitter, hundredths of a second for Sonyflake, seconds for Baidu).
     #[schema(examples("2023-11-14T22:13:20.000Z"))]
     pub time: String,
     /// The datacenter field: in other layouts, the node fields above the
-    /// lowest one.
+    /// lowest one (`fields` names each field as the family does).
     pub datacenter: u64,
     /// The machine field: in other layouts, the lowest node field.
     pub machine: u64,
@@ -38,7 +39,54 @@ pub struct DecodedId {
     pub epoch_ms: i64,
     /// The ID in the other encodings.
     pub encodings: Encodings,
+    /// Every field but the time, by the family's names for them, most
+    /// significant first: `datacenter`, `machine`, `sequence` for
+    /// Twitter; `worker`, `process`, `increment` for Discord; `shard`,
+    /// `sequence` for Instagram.
+    pub fields: NamedFields,
+    /// The unit of the layout's time: `time` has its precision.
+    #[schema(examples("1ms", "10ms", "1s"))]
+    pub unit: String,
 }
+
+/// Field values by name, in the layout's order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NamedFields(pub Vec<(String, u64)>);
+
+impl NamedFields {
+    /// The value of the field called `name`.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+}
+
+impl Serialize for NamedFields {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+}
+
+impl utoipa::PartialSchema for NamedFields {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .additional_properties(Some(AdditionalProperties::RefOr(
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0))
+                    .into(),
+            )))
+            .examples([serde_json::json!({"datacenter": 7, "machine": 13, "sequence": 4095})])
+            .into()
+    }
+}
+
+impl ToSchema for NamedFields {}
 
 impl DecodedId {
     /// The fields of `id` in `layout`.
@@ -71,6 +119,13 @@ impl DecodedId {
             layout: layout.to_string(),
             epoch_ms: layout.epoch_ms(),
             encodings: Encodings::new(id),
+            fields: NamedFields(
+                parts
+                    .values()
+                    .map(|(field, value)| (field.name().to_owned(), value))
+                    .collect(),
+            ),
+            unit: layout.unit().to_string(),
         })
     }
 }
@@ -208,10 +263,36 @@ pub struct LayoutDescription {
     /// Mean Gregorian years from now until the last instant, to two
     /// decimals (negative once it has passed).
     pub years_left: f64,
-    /// Each field from the highest bits down: name, width, shift and
-    /// largest value.
+    /// Each field from the highest bits down: name, role, width, shift
+    /// and largest value.
     #[schema(inline)]
     pub fields: Vec<LayoutField>,
+    /// The family a preset describes, and its reference; absent for a
+    /// layout that is no preset.
+    #[schema(examples("Twitter Snowflake (the default)"))]
+    pub family: Option<String>,
+    /// How long one tick of the time field lasts: `1ms`, `10ms`, `1s`,
+    /// `1us`...
+    #[schema(examples("1ms"))]
+    pub unit: String,
+    /// The unit in microseconds (1 ..= 1000000).
+    #[schema(minimum = 1, maximum = 1_000_000)]
+    pub unit_us: u32,
+    /// The bits the fields take: IDs lie in 0 ..= 2^bits-1.
+    #[schema(maximum = 64)]
+    pub bits: u8,
+    /// The largest ID of the layout.
+    #[schema(schema_with = decimal_id)]
+    pub max_id: SnowflakeId,
+    /// Whether every ID of the layout is below 2^53, so that a JavaScript
+    /// number holds it exactly.
+    pub js_safe: bool,
+    /// IDs one node can issue per second (sequence values per tick times
+    /// ticks per second; 0 for a layout snowmint cannot mint).
+    pub ids_per_second: u64,
+    /// Whether snowmint can mint IDs of the layout (it has a sequence
+    /// field below the time, and no opaque field), or only read them.
+    pub mintable: bool,
 }
 
 /// One field of a layout.
@@ -228,8 +309,14 @@ pub struct LayoutField {
     /// Where it starts, counted from the lowest bit.
     #[schema(maximum = 63)]
     pub shift: u8,
-    /// Its largest value (for the timestamp: milliseconds since the epoch).
+    /// Its largest value (for the timestamp: ticks of the unit since the
+    /// epoch).
     pub max: u64,
+    /// What it holds: `time`, `node` (the slot is the node fields, most
+    /// significant first), `sequence` or `opaque` (bits snowmint gives no
+    /// meaning, such as a hash).
+    #[schema(examples("time", "node", "sequence", "opaque"))]
+    pub role: String,
 }
 
 impl LayoutDescription {
@@ -276,7 +363,11 @@ impl LayoutDescription {
             max_datacenter: mask(upper_bits),
             max_machine: mask(lowest_bits),
             max_sequence: sequence.map_or(0, |f| f.max()),
-            ids_per_ms: layout.ids_per_second() / 1000,
+            ids_per_ms: if layout.is_mintable() {
+                layout.ids_per_second() / 1000
+            } else {
+                0
+            },
             node_count: layout.node_count(),
             last_instant_ms: last,
             last_instant: format_time(last).to_string(),
@@ -292,8 +383,24 @@ impl LayoutDescription {
                     bits: field.width(),
                     shift: field.shift(),
                     max: field.max(),
+                    role: field.role().name().to_owned(),
                 })
                 .collect(),
+            family: Layout::presets()
+                .iter()
+                .find(|preset| preset.layout == *layout)
+                .map(|preset| preset.family.to_owned()),
+            unit: layout.unit().to_string(),
+            unit_us: layout.unit().as_micros(),
+            bits: layout.bits(),
+            max_id: layout.max_id(),
+            js_safe: layout.is_js_safe(),
+            ids_per_second: if layout.is_mintable() {
+                layout.ids_per_second()
+            } else {
+                0
+            },
+            mintable: layout.is_mintable(),
         }
     }
 }
