@@ -92,6 +92,9 @@ pub struct DecodeArgs {
     /// Leave out the header line of TSV and CSV.
     #[arg(long)]
     no_header: bool,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// Runs `snowmint decode`.

@@ -63,6 +63,9 @@ pub struct EncodeArgs {
     /// How to write the ID.
     #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
     output: Encoding,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// Runs `snowmint encode`.

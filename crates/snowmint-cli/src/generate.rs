@@ -104,6 +104,9 @@ pub struct GenerateArgs {
     /// For scratch use only.
     #[arg(long, conflicts_with = "state_dir")]
     no_state: bool,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// Runs `snowmint generate`.

@@ -58,6 +58,9 @@ pub struct LayoutArgs {
     /// Text for people, or JSON.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// Runs `snowmint layout`.

@@ -46,6 +46,9 @@ pub struct RangeArgs {
     /// How to write the IDs.
     #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
     output: Encoding,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// The JSON form of a range.

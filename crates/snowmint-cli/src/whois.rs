@@ -82,6 +82,9 @@ pub struct WhoisArgs {
     format: Format,
     #[command(flatten)]
     coordinator: CoordinatorFlags,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// The fleet's coordinator and how to reach it: the flags of

@@ -265,6 +265,8 @@ fn listen_on_localhost_by_name() {
         SNOWMINT,
         home.path(),
         &[
+            "--datacenter",
+            "0",
             "--listen",
             &format!("localhost:{port}"),
             "--state-dir",
@@ -458,9 +460,13 @@ fn check_tries_the_lock_the_ports_and_the_coordinator() {
     assert_eq!(grpc.status.code(), Some(1));
     assert!(text(&grpc.stderr).starts_with(&format!("error: cannot listen for gRPC on {address}")));
     assert!(
-        check(home.path(), &["--listen", &address], &[])
-            .status
-            .success()
+        check(
+            home.path(),
+            &["--listen", &address, "--datacenter", "4"],
+            &[]
+        )
+        .status
+        .success()
     );
 
     // An etcd nobody runs.
@@ -634,6 +640,8 @@ fn check_says_what_guards_each_listener() {
     let open = check(
         dir,
         &[
+            "--datacenter",
+            "0",
             "--grpc-listen",
             "127.0.0.1:9091",
             "--memcached-listen",
@@ -653,6 +661,8 @@ fn check_says_what_guards_each_listener() {
     let secured = check(
         dir,
         &[
+            "--datacenter",
+            "0",
             "--grpc-listen",
             "127.0.0.1:9091",
             "--tls-cert",

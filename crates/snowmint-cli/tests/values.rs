@@ -963,6 +963,15 @@ fn feed(way: Way, case: &Value, value: &str, home: &TempDir, http: &Service) -> 
     if case.name != "listen" {
         serve_args.push("--listen=127.0.0.1:0".to_owned());
     }
+    // A node must be told its identity: a fixed one, but for the values
+    // that are (part of) an identity themselves.
+    if !case.serve_with.contains(&NOWHERE) && case.name != "coordinator URL" {
+        for (setting, flag) in [("datacenter", "--datacenter=0"), ("machine", "--machine=0")] {
+            if case.name != setting {
+                serve_args.push(flag.to_owned());
+            }
+        }
+    }
     let serve_answer =
         |args: Vec<String>, env: &[(&str, &str)], suffix: String| match serve(home, &args, env) {
             // Kept running only until dropped: it took the value.
@@ -1042,7 +1051,12 @@ fn check(name: &str, index: usize) {
     let case = value(name, index);
     let home = temp_dir("values");
     let http_home = temp_dir("values-http");
-    let http = Service::start(SNOWMINT, http_home.path(), &[], &[]);
+    let http = Service::start(
+        SNOWMINT,
+        http_home.path(),
+        &["--datacenter", "0", "--machine", "0"],
+        &[],
+    );
     for (bad, says) in &case.bad {
         let mut seen: Vec<(String, String)> = Vec::new();
         for &way in &case.ways {
@@ -1278,7 +1292,11 @@ fn layouts_and_epochs_read_the_same_everywhere() {
         let cli = layout_json(&["layout", args[0], args[1]]);
         assert_eq!(cli["epoch_ms"], epoch_ms, "{args:?}");
 
-        let service = Service::start(SNOWMINT, home.path(), &args, &[]);
+        let node: Vec<&str> = ["--datacenter", "0", "--machine", "0"]
+            .into_iter()
+            .chain(args.iter().copied())
+            .collect();
+        let service = Service::start(SNOWMINT, home.path(), &node, &[]);
         let node = service.json("/v1/node");
         assert_eq!(node["epoch_ms"], epoch_ms, "serve {args:?}");
         assert_eq!(node["layout"], cli["layout"], "serve {args:?}");
@@ -1307,7 +1325,9 @@ fn empty_variables_count_as_unset_everywhere() {
 
     let mut env = empty.to_vec();
     env.push(("SNOWMINT_DATACENTER", ""));
-    let service = Service::start(SNOWMINT, home.path(), &[], &env);
+    // The machine given, so that the node has an identity; the empty
+    // datacenter is unset, so 0.
+    let service = Service::start(SNOWMINT, home.path(), &["--machine", "0"], &env);
     let node = service.json("/v1/node");
     assert_eq!(node["layout"], "twitter");
     assert_eq!(node["datacenter"], 0);

@@ -187,9 +187,9 @@ async fn bad_settings_and_arguments_name_their_range() {
         .build()
         .await
         .unwrap_err();
-    assert_eq!(
-        error,
-        Error::Config("batch 0 is out of range (1..=4096)".into())
+    assert!(
+        matches!(&error, Error::Config(m) if m == "batch 0 is out of range (1..=4096)"),
+        "{error:?}"
     );
     let error = Client::builder()
         .endpoints(["not a url"])
@@ -207,9 +207,10 @@ async fn bad_settings_and_arguments_name_their_range() {
         .build()
         .await
         .unwrap();
-    assert_eq!(
-        client.next_ids(0).await.unwrap_err(),
-        Error::InvalidArgument("n 0 is out of range (at least 1)".into())
+    let error = client.next_ids(0).await.unwrap_err();
+    assert!(
+        matches!(&error, Error::InvalidArgument(m) if m == "n 0 is out of range (at least 1)"),
+        "{error:?}"
     );
 }
 

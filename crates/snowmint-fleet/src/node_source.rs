@@ -9,8 +9,8 @@ use std::sync::Arc;
 use snowmint::{Layout, Node};
 
 use crate::{
-    CoordinatorConfig, CoordinatorUrl, FleetError, SlotSource, StaticSource, last_written_slot,
-    system_hostname,
+    CoordinatorConfig, CoordinatorUrl, FleetError, SettingError, SlotSource, StaticSource,
+    last_written_slot, system_hostname,
 };
 
 /// Where a node's (datacenter, machine) comes from (docs/ARCHITECTURE.md
@@ -90,10 +90,11 @@ impl NodeSource {
             }
             NodeSource::Coordinator { url, config } => {
                 if config.layout() != layout {
-                    return Err(FleetError::Setting(format!(
-                        "the coordinator's settings are for layout {}, but IDs are issued in layout {layout}",
-                        config.layout()
-                    )));
+                    return Err(SettingError::LayoutMismatch {
+                        coordinator: config.layout(),
+                        issued: layout,
+                    }
+                    .into());
                 }
                 let mut config = config
                     .clone()

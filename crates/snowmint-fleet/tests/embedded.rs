@@ -285,4 +285,32 @@ fn settings_are_checked_at_the_start() {
         ),
         "mark_step 3s is longer than mark_wait_max 2s: a node killed and restarted at once would refuse to start"
     );
+    // Settings that do not go together are typed, for programs to match.
+    let error = EmbeddedIssuer::builder()
+        .node(0, 0)
+        .mark_step(Duration::from_secs(3))
+        .state_dir(dir.path())
+        .start_blocking()
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            snowmint_fleet::FleetError::Setting(snowmint_fleet::SettingError::MarkStepAboveWait {
+                mark_step,
+                mark_wait_max,
+            }) if mark_step == Duration::from_secs(3) && mark_wait_max == Duration::from_secs(2)
+        ),
+        "{error:?}"
+    );
+    let error = EmbeddedIssuer::builder()
+        .state_dir(dir.path())
+        .start_blocking()
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            snowmint_fleet::FleetError::Setting(snowmint_fleet::SettingError::NoNode)
+        ),
+        "{error:?}"
+    );
 }

@@ -172,7 +172,8 @@ fn encode(
 /// ID); where the node comes from (`static`, or the coordinator's kind:
 /// `etcd`, `zookeeper`, `postgres`), whether `next_id()` may issue now and
 /// if not why; for a claimed node the claim's generation and deadline, the
-/// coordinator (its password as `***`) and the fleet.
+/// coordinator (its password as `***`; NULL, and hidden in the reason, for
+/// a role that may not read `snowmint.coordinator`) and the fleet.
 #[allow(clippy::type_complexity)]
 #[pg_extern(volatile)]
 fn node() -> Result<
@@ -227,10 +228,10 @@ fn node() -> Result<
         high_water,
         source.to_owned(),
         view.reason.is_none(),
-        view.reason,
+        view.reason.as_deref().map(fleet_settings::for_caller),
         view.generation.and_then(|g| i64::try_from(g).ok()),
         valid_until,
-        fleet_settings::shown_coordinator(),
+        fleet_settings::coordinator_for_caller(),
         settings.fleet.as_ref().map(|fleet| fleet.fleet.to_string()),
     )))
 }

@@ -44,6 +44,9 @@ pub struct Service {
     pub address: SocketAddr,
     /// Where its gRPC API listens, when started with `--grpc-listen`.
     pub grpc: Option<SocketAddr>,
+    /// Where it serves memcached's protocol, when started with
+    /// `--memcached-listen`.
+    pub memcached: Option<SocketAddr>,
     /// Whether it serves TLS (it said `https://`).
     pub tls: bool,
     /// The file its standard error goes to.
@@ -53,7 +56,8 @@ pub struct Service {
 impl Service {
     /// Starts `binary` with `--listen 127.0.0.1:0` added and waits for its
     /// `listening on http://ADDR` line (after `gRPC listening on
-    /// http://ADDR`, when `args` ask for gRPC; `https://` with TLS).
+    /// http://ADDR` and `memcached listening on ADDR`, when `args` ask for
+    /// them; `https://` with TLS).
     pub fn start(binary: &str, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Service {
         let stderr = home.join(format!(
             "stderr-{}.log",
@@ -72,7 +76,7 @@ impl Service {
         let stdout = child.stdout.take().unwrap();
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let mut grpc = None;
+            let (mut grpc, mut memcached) = (None, None);
             let url = |line: &str, prefix: &str| {
                 let rest = line.strip_prefix(prefix)?;
                 let (tls, address) = match rest.strip_prefix("https://") {
@@ -84,18 +88,23 @@ impl Service {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some((address, _)) = url(&line, "gRPC listening on ") {
                     grpc = Some(address);
+                } else if let Some(address) = line.strip_prefix("memcached listening on ") {
+                    memcached = Some(address.parse::<SocketAddr>().unwrap());
                 } else if let Some((address, tls)) = url(&line, "listening on ") {
-                    let _ = sender.send((address, grpc, tls));
+                    let _ = sender.send((address, grpc, memcached, tls));
                 }
             }
         });
         let deadline = Deadline::after(START_LIMIT, "snowmint serve to say where it listens");
         loop {
-            if let Ok((address, grpc, tls)) = receiver.recv_timeout(Duration::from_millis(50)) {
+            if let Ok((address, grpc, memcached, tls)) =
+                receiver.recv_timeout(Duration::from_millis(50))
+            {
                 return Service {
                     child,
                     address,
                     grpc,
+                    memcached,
                     tls,
                     stderr,
                 };

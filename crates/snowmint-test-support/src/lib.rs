@@ -28,6 +28,8 @@
 //! - [`schema`]: checks a JSON value against the OpenAPI document's schemas.
 //! - [`binary`]: the real `snowmint serve` binary as a child process.
 //! - [`faketime`]: libfaketime, to run a process with its clock moved.
+//! - [`podman`]: podman for the container tests, on a Debian base image
+//!   made without a registry.
 //! - [`shown`]: an example of the documentation as the body of the test
 //!   function that runs it, word for word.
 //! - [`servers`]: the [`CoordinatorServer`](servers::CoordinatorServer) a
@@ -71,6 +73,7 @@ pub mod faketime;
 pub mod hostile;
 pub mod http;
 pub mod net;
+pub mod podman;
 pub mod python;
 pub mod schema;
 pub mod servers;

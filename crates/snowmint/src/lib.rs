@@ -38,46 +38,43 @@
 //! # Ok::<(), snowmint::Error>(())
 //! ```
 //!
-//! # Layout of the crate
+//! # How it fits together
 //!
-//! - [`SnowflakeId`] (`id.rs`): the 64-bit value, decimal
-//!   `Display`/`FromStr`, serde as a string.
-//! - [`Layout`] (`layout/`): which bits mean what — named [`Field`]s with a
-//!   [`Role`], a time [`Unit`] from 1 µs to 1 s, an epoch; `encode`,
-//!   `decode` into [`Parts`], a generating [`Node`] and its slot, the ID
-//!   range of a time window; the layout text; the presets
-//!   ([`Layout::presets`]: Twitter, Discord, Instagram, Mastodon,
-//!   Sonyflake, Baidu, Hazelcast, TSID, CosId...).
-//! - [`Encoding`] (`encoding.rs`): hex, Crockford base32 and base58 text
-//!   besides decimal.
-//! - [`parse_time`], [`parse_time_us`], [`parse_instant`],
-//!   [`parse_instant_us`], [`parse_epoch`],
-//!   [`format_time`], [`format_time_us`] (`time.rs`): Unix milliseconds
-//!   and RFC 3339.
-//! - [`value`] (`value.rs`): the one reading of whole numbers in a range
-//!   and of durations ([`value::parse_bounded`], [`value::parse_duration`],
-//!   [`value::format_duration`]), shared by command-line flags, environment
-//!   variables, configuration files and HTTP parameters, and how messages
-//!   quote input ([`value::echo`]). The other kinds of value are read by
-//!   their own types:
-//!   `Layout::from_str`, [`Layout::parse_field`], `Unit::from_str`,
-//!   `Encoding::from_str`, [`ClockPolicy::from_name`],
-//!   `SnowflakeId::from_str`.
-//! - [`Clock`] (`clock.rs`): where time comes from; [`SystemClock`], and
-//!   [`ManualClock`] for tests.
-//! - [`Generator`] (`generator/`): makes IDs for one node in any layout
-//!   that can mint, over a state word it owns or, with
-//!   [`GeneratorBuilder::build_on`], one the caller owns (memory shared
-//!   between processes, as the PostgreSQL extension does).
-//! - [`Error`] (`error.rs`): every failure, opaque, with a message that
-//!   names the field, the value and the valid range.
-//! - [`inspect`] (`inspect/`): reads IDs out of any text (links,
-//!   mentions, every family of ID, numbers in any encoding), each reading
-//!   ranked by how plausible it is.
-//! - [`ErrorKind`] (`kind.rs`): the one classification of errors that
-//!   every front end maps (to an HTTP status, a SQLSTATE, an exit code...),
-//!   and the facts behind a message ([`Error::value`], [`Error::min`],
-//!   [`Error::max`], [`Limit`]).
+//! A [`SnowflakeId`] is the value: any 64-bit number, written in decimal
+//! (and as a string by serde), and in hex, Crockford base32 or base58 with
+//! an [`Encoding`]. A [`Layout`] says which bits mean what: named
+//! [`Field`]s, each with a [`Role`] (time, node, sequence or opaque), a
+//! time [`Unit`] from 1 µs to 1 s, and an epoch. It encodes [`Parts`] into
+//! an ID, decodes an ID into them, and turns a time window into the range
+//! of IDs made in it. [`Layout::presets`] names the families (Twitter, the
+//! default, Discord, Instagram, Mastodon, Sonyflake, Baidu, Hazelcast,
+//! TSID, CosId...), and the layout text describes any other; a [`Node`] is
+//! the slot a generating node holds, made of the layout's node fields.
+//!
+//! A [`Generator`] makes IDs for one node in any layout that can mint,
+//! with time from a [`Clock`] ([`SystemClock`], or [`ManualClock`] in
+//! tests), over a state word it owns or, with
+//! [`GeneratorBuilder::build_on`], one the caller owns (memory shared
+//! between processes, as the PostgreSQL extension does).
+//!
+//! Every value from outside has one reading, shared by command-line flags,
+//! environment variables, configuration files and HTTP parameters: times
+//! and epochs ([`parse_time`], [`parse_time_us`], [`parse_instant`],
+//! [`parse_instant_us`], [`parse_epoch`], and [`format_time`] and
+//! [`format_time_us`] back), whole numbers in a range and durations (the
+//! [`value`] module), and each type's own `FromStr` (`Layout`, `Unit`,
+//! `Encoding`, `SnowflakeId`, [`ClockPolicy::from_name`]); a family's
+//! field is read by [`Layout::parse_field`], and fields by name by
+//! [`Layout::parse_named`]. Every failure is an [`Error`] whose message
+//! names the field, the value and the valid range; [`Error::kind`] classes
+//! it into an [`ErrorKind`], the one classification every front end maps
+//! (to an HTTP status, a SQLSTATE, an exit code...), and [`Error::value`],
+//! [`Error::min`], [`Error::max`] and [`Limit`] give the facts behind the
+//! message.
+//!
+//! [`inspect`] reads IDs out of any text (links, mentions, every family of
+//! ID, numbers in any encoding), each reading ranked by how plausible it
+//! is.
 //!
 //! # Generating
 //!

@@ -88,30 +88,33 @@ nodes         1024 (datacenter x machine)
 IDs per ms    2048 per node (2048000 per second)",
     ),
     ("snowmint layout --layout discord --format json", DISCORD),
-    // README.md, against the service
+    // README.md, against the quick start's node (datacenter 3, machine 7)
     ("curl -s localhost:8080/v1/id", r#"{"id":"[ID]"}"#),
-    ("curl -s -H 'Accept: text/plain' localhost:8080/v1/id", "[ID]"),
     (
         "curl -s -H 'Accept: text/plain' localhost:8080/v1/id | snowmint decode",
         "id          [ID]\ntimestamp   [MS]\ntime        [TIME]\ndatacenter  3\nmachine     7\nsequence    [..]",
     ),
     ("curl -s localhost:8080/api/snowflake/get/order", "[ID]"),
+    // docs/service.md, against its node (datacenter 4, machine 2)
+    ("curl -s localhost:8090/v1/id", r#"{"id":"[ID]"}"#),
+    ("curl -s -H 'Accept: text/plain' localhost:8090/v1/id", "[ID]"),
+    ("curl -s localhost:8090/api/snowflake/get/order", "[ID]"),
     (
-        "curl -s 'localhost:8080/v1/ids?count=3'",
+        "curl -s 'localhost:8090/v1/ids?count=3'",
         r#"{"ids":["[ID]","[ID]","[ID]"]}"#,
     ),
-    ("curl -s 'localhost:8080/v1/layout?layout=discord'", DISCORD),
+    ("curl -s 'localhost:8090/v1/layout?layout=discord'", DISCORD),
     (
-        "curl -s localhost:8080/v1/node",
-        r#"{"state":"active","ready":true,"reason":null,"source":"static","slot":103,"datacenter":3,"machine":7,"generation":1,"claim_valid_for_ms":null,"claim_floor_ms":null,"claim_details":{},"layout":"twitter","spec":"41/5/5/12@1288834974657","epoch_ms":1288834974657,"clock_policy":"refuse","clock_max_ms":null,"clock_ms":[MS],"high_water_mark_ms":[MS],"high_water_mark":"[TIME]","last_timestamp_ms":[MS],"state_file":"/var/lib/snowmint/node-dc3-m7.mark","coordinator":null}"#,
+        "curl -s localhost:8090/v1/node",
+        r#"{"state":"active","ready":true,"reason":null,"source":"static","slot":130,"datacenter":4,"machine":2,"generation":1,"claim_valid_for_ms":null,"claim_floor_ms":null,"claim_details":{},"layout":"twitter","spec":"41/5/5/12@1288834974657","epoch_ms":1288834974657,"clock_policy":"refuse","clock_max_ms":null,"clock_ms":[MS],"high_water_mark_ms":[MS],"high_water_mark":"[TIME]","last_timestamp_ms":[MS],"state_file":"/var/lib/snowmint/node-dc4-m2.mark","coordinator":null,"listeners":[{"name":"http","address":"[..]","tls":false,"client_certificates":false,"tokens":false,"open":true}]}"#,
     ),
     (
-        "snowmint serve --datacenter 3 --machine 7 --state-dir /var/lib/snowmint --listen 127.0.0.1:0",
-        "[..]Z  INFO snowmint_server::serve: snowmint serve [..] starting on 127.0.0.1:[..] as datacenter 3 (from --datacenter) machine 7 (from --machine), state directory /var/lib/snowmint (from --state-dir), layout twitter, clock policy refuse
-error: datacenter 3 machine 7 is already being served from the state directory /var/lib/snowmint by process 4242, which holds the lock file /var/lib/snowmint/node-dc3-m7.lock; two processes issuing as one node would issue the same IDs, so this one will not. Stop process 4242, or give this one another node or another state directory",
+        "snowmint serve --datacenter 4 --machine 2 --state-dir /var/lib/snowmint --listen 127.0.0.1:0",
+        "[..]Z  INFO snowmint_server::serve: snowmint serve [..] starting on 127.0.0.1:[..] as datacenter 4 (from --datacenter) machine 2 (from --machine), state directory /var/lib/snowmint (from --state-dir), layout twitter, clock policy refuse
+error: datacenter 4 machine 2 is already being served from the state directory /var/lib/snowmint by process 4242, which holds the lock file /var/lib/snowmint/node-dc4-m2.lock; two processes issuing as one node would issue the same IDs, so this one will not. Stop process 4242, or give this one another node or another state directory",
     ),
     (
-        "cat /var/lib/snowmint/node-dc3-m7.mark",
+        "cat /var/lib/snowmint/node-dc4-m2.mark",
         "# snowmint high-water mark: no ID at or below this instant may be issued again
 high_water_ms = [MS]
 high_water = \"[TIME]\"",

@@ -14,8 +14,8 @@ use snowmint::{Clock, ClockPolicy, Layout, SystemClock};
 
 use super::{EmbeddedIssuer, Issuer, IssuerOptions, Refusal};
 use crate::{
-    CoordinatorConfig, CoordinatorUrl, FleetError, Holder, NodeSource, SlotRange, create_state_dir,
-    default_state_dir, system_hostname,
+    CoordinatorConfig, CoordinatorUrl, FleetError, Holder, NodeSource, SettingError, SlotRange,
+    create_state_dir, default_state_dir, system_hostname,
 };
 
 /// The claim TTL when none is given, as `snowmint serve`'s.
@@ -397,23 +397,19 @@ impl IssuerBuilder {
             Duration::ZERO..=DAY,
         )?;
         if mark_step > mark_wait_max {
-            return Err(FleetError::Setting(format!(
-                "mark_step {} is longer than mark_wait_max {}: a node killed and restarted at once would refuse to start",
-                format_duration(mark_step),
-                format_duration(mark_wait_max)
-            )));
+            return Err(SettingError::MarkStepAboveWait {
+                mark_step,
+                mark_wait_max,
+            }
+            .into());
         }
         let coordinated = matches!(self.source, Some(SourceSetting::Coordinator { .. }));
         if !coordinated && (self.slots.is_some() || self.claim_ttl.is_some()) {
-            return Err(FleetError::Setting(
-                "slots and claim_ttl apply to a coordinated node only: call .coordinator(url, fleet) too, or leave them out".to_owned(),
-            ));
+            return Err(SettingError::ClaimSettingsWithoutCoordinator.into());
         }
         let source = match self.source {
             None => {
-                return Err(FleetError::Setting(
-                    "no node was given: call .node(datacenter, machine), .hostname_ordinal() or .coordinator(url, fleet)".to_owned(),
-                ));
+                return Err(SettingError::NoNode.into());
             }
             Some(SourceSetting::Node(datacenter, machine)) => {
                 NodeSource::Static(layout.node_from_pair(datacenter, machine)?)

@@ -24,25 +24,18 @@
 //!
 //! The issuer holds the lock of the node it issues as, so that a second
 //! process on this host cannot issue as it from the same state directory;
-//! see `claims.rs`.
+//! a claim on a slot whose node another process holds is passed over.
 //!
-//! - `mod.rs`: [`Issuer`], the asynchronous front of the hot path, and the
-//!   slow steps (waiting for the clock, recording the mark).
-//! - `fast.rs`: the fencing check from a per-thread snapshot, and the
-//!   first attempt every request makes.
-//! - `claims.rs`: following the source: a generator and a reservation per
-//!   claim, and passing over a slot whose node another process holds.
-//! - `refusal.rs`: [`Refusal`], why no ID was issued.
-//! - `report.rs`: [`NodeReport`] and readiness, what the node says about
-//!   itself: ready exactly when an ID request would not be refused.
-//! - `builder.rs`: [`IssuerBuilder`], an issuer from settings (the node's
-//!   source, state directory, layout, clock policy), as `snowmint serve`,
-//!   `snowmint generate` and embedded programs start one.
-//! - `embedded.rs`: [`EmbeddedIssuer`], the synchronous handle an
-//!   application mints with, on its own runtime thread or the caller's.
-//! - `in_force.rs`: [`ClaimInForce`], the claim and its reservation for a
-//!   front end whose IDs come from generators of its own (the PostgreSQL
-//!   extension's backends).
+//! Around that hot path: a [`Refusal`] says why no ID was issued, and
+//! [`NodeReport`] what the node says about itself (ready exactly when an
+//! ID request would not be refused). An [`IssuerBuilder`] makes an issuer
+//! from settings (the node's source, state directory, layout, clock
+//! policy), as `snowmint serve`, `snowmint generate` and embedded programs
+//! start one; [`EmbeddedIssuer`] is the synchronous handle an application
+//! mints with, on its own runtime thread or the caller's; and
+//! [`ClaimInForce`] gives the claim and its reservation to a front end
+//! whose IDs come from generators of its own (the PostgreSQL extension's
+//! backends).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -303,6 +296,33 @@ impl Issuer {
 
     /// One new ID, waiting (asynchronously) for the mark's write or, under
     /// the `wait` policy, for the clock when it must.
+    ///
+    /// # Errors
+    ///
+    /// A [`Refusal`] when no ID may be issued now: no claim in force, the
+    /// clock behind beyond what the policy waits, the mark not writable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use snowmint_fleet::IssuerBuilder;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let issuer = IssuerBuilder::new()
+    ///     .node(1, 2)
+    ///     .state_dir(dir.path())
+    ///     .start_issuer()
+    ///     .await?;
+    /// let first = issuer.next_id().await?;
+    /// let mut batch = Vec::new();
+    /// issuer.next_ids(100, &mut batch).await?;
+    /// assert!(batch.iter().all(|id| *id > first));
+    /// issuer.release().await;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn next_id(&self) -> Result<SnowflakeId, Refusal> {
         let slow = match self.inner.first_attempt::<true>() {
             Ok(id) => return Ok(id),

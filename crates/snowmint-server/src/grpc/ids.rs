@@ -223,7 +223,7 @@ impl IdService for IdApi {
         _request: Request<pb::GetNodeRequest>,
     ) -> Result<Response<pb::NodeDescription>, Status> {
         self.state.metrics().grpc_call("GetNode");
-        let node = NodeDescription::new(self.state.issuer());
+        let node = NodeDescription::new(&self.state);
         Ok(Response::new(node_description(node)))
     }
 

@@ -600,13 +600,12 @@ async fn shutdown_ends_open_streams() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(snowmint_server::grpc::serve(
-        listener,
-        node.state.clone(),
+    let server = node.state.clone().serve(
+        vec![(snowmint_server::Listener::Grpc, listener)],
         async move {
             let _ = stopped.await;
         },
-    ));
+    );
     let channel = within(
         "a gRPC connection",
         LIMIT,
@@ -648,5 +647,7 @@ async fn shutdown_ends_open_streams() {
         matches!(&watch_end, Some(Err(status)) if status.code() == Code::Unavailable),
         "{watch_end:?}"
     );
-    within("the server to stop", LIMIT, server).await.unwrap();
+    within("the server to stop", LIMIT, server.stopped())
+        .await
+        .unwrap();
 }

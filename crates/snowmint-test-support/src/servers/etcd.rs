@@ -55,6 +55,39 @@ impl EtcdServer {
         enable_auth(&[endpoint], root_password, users).await;
     }
 
+    /// The value of etcd's own counter of the requests it served with
+    /// `method` of its KV service (`Range`, `Txn`, `Put`...), from its
+    /// `/metrics` endpoint: what clients cost it, counted by the server.
+    pub async fn kv_requests(&self, method: &str) -> f64 {
+        let mut stream = within(
+            "a connection to etcd's /metrics",
+            Duration::from_secs(20),
+            TcpStream::connect(self.client_addr()),
+        )
+        .await
+        .expect("etcd's client port takes connections");
+        let request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        within(
+            "etcd's /metrics",
+            Duration::from_secs(20),
+            stream.read_to_string(&mut answer),
+        )
+        .await
+        .unwrap();
+        let wanted = format!("grpc_method=\"{method}\"");
+        answer
+            .lines()
+            .filter(|line| {
+                line.starts_with("grpc_server_handled_total{")
+                    && line.contains(&wanted)
+                    && line.contains("grpc_service=\"etcdserverpb.KV\"")
+            })
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+
     /// The keys and values under `prefix` (every key that starts with it),
     /// read by the test's own client logged in as `user`.
     pub async fn keys_as(&self, user: &str, password: &str, prefix: &str) -> Vec<(String, String)> {
