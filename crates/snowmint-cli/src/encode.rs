@@ -30,7 +30,7 @@ Examples:
 
   $ snowmint encode --layout sonyflake --timestamp 2023-11-14T22:13:20Z \\
                     --machine 513
-  427683641004999169
+  487328464240640513
 
 Fields not given are 0. --field names any field by the layout's own name
 (`snowmint layout --layout NAME` lists them); --datacenter, --machine and

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args;
-use snowmint::{Clock, SystemClock};
+use snowmint::{Clock, Layout, SystemClock};
 use snowmint_server::body::{LayoutDescription, MS_PER_YEAR};
 
 use crate::Global;
@@ -48,6 +48,14 @@ Examples:
   $ snowmint layout --layout discord --format json
   {\"layout\":\"discord\",\"spec\":\"time:42/worker:5:node/process:5:node/increment:12:sequence@1420070400000\",\"epoch_ms\":1420070400000,\"epoch\":\"2015-01-01T00:00:00.000Z\",\"timestamp_bits\":42,\"datacenter_bits\":5,\"machine_bits\":5,\"sequence_bits\":12,\"timestamp_shift\":22,\"datacenter_shift\":17,\"machine_shift\":12,\"max_datacenter\":31,\"max_machine\":31,\"max_sequence\":4095,\"ids_per_ms\":4096,\"node_count\":1024,\"last_instant_ms\":5818116911103,\"last_instant\":\"2154-05-15T07:35:11.103Z\",\"years_left\":127.45,\"fields\":[{\"name\":\"timestamp\",\"bits\":42,\"shift\":22,\"max\":4398046511103},{\"name\":\"worker\",\"bits\":5,\"shift\":17,\"max\":31},{\"name\":\"process\",\"bits\":5,\"shift\":12,\"max\":31},{\"name\":\"increment\",\"bits\":12,\"shift\":0,\"max\":4095}]}
 
+  $ snowmint layout --list | head -6
+
+--list describes every preset: its fields (most significant first, with
+their widths), the unit and epoch of its time, the year its IDs run out,
+whether every ID is below 2^53 (a JavaScript number holds it exactly), and
+whether snowmint can mint it or only read it. With --format json, one
+object per preset, as the single layout's JSON.
+
 A layout is a preset (twitter, discord, instagram, sonyflake, baidu,
 tsid...), the four widths timestamp/datacenter/machine/sequence adding up
 to 63, or named fields most significant first
@@ -55,6 +63,9 @@ to 63, or named fields most significant first
 ,UNIT (1us to 1s, such as 10ms); --epoch replaces the epoch of any of
 them. An epoch is Unix milliseconds or an RFC 3339 time.")]
 pub struct LayoutArgs {
+    /// Describe every preset instead, one per line (JSON: an array).
+    #[arg(long, conflicts_with_all = ["layout", "epoch"])]
+    list: bool,
     /// Text for people, or JSON.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -65,17 +76,73 @@ pub struct LayoutArgs {
 
 /// Runs `snowmint layout`.
 pub fn run(args: LayoutArgs, global: &Global) -> anyhow::Result<ExitCode> {
-    let layout = global.layout()?;
-    // The same description as the service's `GET /v1/layout`.
-    let description = LayoutDescription::new(&layout, SystemClock.now_ms());
-    let text = match args.format {
-        Format::Text => as_text(&description),
-        Format::Json => format!("{}\n", serde_json::to_string(&description)?),
+    let now_ms = SystemClock.now_ms();
+    let text = if args.list {
+        let presets: Vec<LayoutDescription> = Layout::presets()
+            .iter()
+            .map(|preset| LayoutDescription::new(&preset.layout, now_ms))
+            .collect();
+        match args.format {
+            Format::Text => list_as_text(&presets),
+            Format::Json => format!("{}\n", serde_json::to_string(&presets)?),
+        }
+    } else {
+        let layout = global.layout()?;
+        // The same description as the service's `GET /v1/layout`.
+        let description = LayoutDescription::new(&layout, now_ms);
+        match args.format {
+            Format::Text => as_text(&description),
+            Format::Json => format!("{}\n", serde_json::to_string(&description)?),
+        }
     };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Three lines per preset: its name and family; its fields, most
+/// significant first, with their widths; its unit, epoch, the year of its
+/// last instant, whether snowmint mints it and whether it is
+/// JavaScript-safe.
+fn list_as_text(presets: &[LayoutDescription]) -> String {
+    let mut text = String::new();
+    for d in presets {
+        let _ = writeln!(
+            text,
+            "{}: {}",
+            d.layout,
+            d.family.as_deref().unwrap_or("custom")
+        );
+        let fields: Vec<String> = d
+            .fields
+            .iter()
+            .map(|field| {
+                // The time field is `timestamp` in the JSON, for the
+                // clients of the four-field layouts.
+                let name = if field.role == "time" {
+                    "time"
+                } else {
+                    &field.name
+                };
+                format!("{name}:{}", field.bits)
+            })
+            .collect();
+        let _ = writeln!(text, "  {}", fields.join(" "));
+        // The year of the last instant: the RFC 3339 text before the `-`
+        // that follows it (a year past 9999 has a sign and six digits).
+        let digits = d.last_instant.trim_start_matches(['+', '0']);
+        let year = digits.split('-').next().unwrap_or(digits);
+        let _ = writeln!(
+            text,
+            "  {} since {} until {year}; {}; {}",
+            d.unit,
+            d.epoch,
+            if d.mintable { "mints" } else { "reads only" },
+            if d.js_safe { "JS-safe" } else { "not JS-safe" },
+        );
+    }
+    text
 }
 
 fn as_text(d: &LayoutDescription) -> String {
