@@ -205,6 +205,44 @@ impl Layout {
         self.node_from_slot(slot)
     }
 
+    /// The first node or sequence field (most significant first) that
+    /// none of `names` sets (see the module's rules; names the layout
+    /// does not accept are ignored): what a front end that needs every
+    /// field given reports as missing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    ///
+    /// let missing = Layout::DISCORD.first_unnamed(&["worker", "sequence"]);
+    /// assert_eq!(missing.map(|field| field.name()), Some("process"));
+    /// assert_eq!(Layout::DISCORD.first_unnamed(&["datacenter", "machine", "sequence"]), None);
+    /// assert_eq!(Layout::MASTODON.first_unnamed(&[]), None);
+    /// ```
+    pub fn first_unnamed(&self, names: &[&str]) -> Option<&Field> {
+        let lowest = self.node_indices().last();
+        let mut covered = [false; MAX_FIELDS];
+        for target in names.iter().filter_map(|name| self.target(name)) {
+            match target {
+                Target::Field(at) => covered[at] = true,
+                Target::Upper => {
+                    for at in self.node_indices().filter(|&at| Some(at) != lowest) {
+                        covered[at] = true;
+                    }
+                }
+                Target::Lowest => {}
+            }
+        }
+        self.fields()
+            .iter()
+            .enumerate()
+            .find(|(at, field)| {
+                matches!(field.role(), Role::Node | Role::Sequence) && !covered[*at]
+            })
+            .map(|(_, field)| field)
+    }
+
     /// The value of each field the given values set, checked.
     fn apply(&self, given: &[(Target, u64, &str)]) -> Result<[Option<u64>; MAX_FIELDS], Error> {
         let mut set = [None; MAX_FIELDS];
