@@ -45,16 +45,21 @@ Examples:
   nodes         1024 (datacenter x machine)
   IDs per ms    2048 per node (2048000 per second)
 
-  $ snowmint layout --layout discord --format json
-  {\"layout\":\"discord\",\"spec\":\"time:42/worker:5:node/process:5:node/increment:12:sequence@1420070400000\",\"epoch_ms\":1420070400000,\"epoch\":\"2015-01-01T00:00:00.000Z\",\"timestamp_bits\":42,\"datacenter_bits\":5,\"machine_bits\":5,\"sequence_bits\":12,\"timestamp_shift\":22,\"datacenter_shift\":17,\"machine_shift\":12,\"max_datacenter\":31,\"max_machine\":31,\"max_sequence\":4095,\"ids_per_ms\":4096,\"node_count\":1024,\"last_instant_ms\":5818116911103,\"last_instant\":\"2154-05-15T07:35:11.103Z\",\"years_left\":127.45,\"fields\":[{\"name\":\"timestamp\",\"bits\":42,\"shift\":22,\"max\":4398046511103},{\"name\":\"worker\",\"bits\":5,\"shift\":17,\"max\":31},{\"name\":\"process\",\"bits\":5,\"shift\":12,\"max\":31},{\"name\":\"increment\",\"bits\":12,\"shift\":0,\"max\":4095}]}
-
   $ snowmint layout --list | head -6
+  twitter: Twitter Snowflake (the default)
+    time:41 datacenter:5 machine:5 sequence:12
+    1ms since 2010-11-04T01:42:54.657Z until 2080; mints; not JS-safe
+  discord: Discord snowflakes
+    time:42 worker:5 process:5 increment:12
+    1ms since 2015-01-01T00:00:00.000Z until 2154; mints; not JS-safe
 
 --list describes every preset: its fields (most significant first, with
 their widths), the unit and epoch of its time, the year its IDs run out,
 whether every ID is below 2^53 (a JavaScript number holds it exactly), and
-whether snowmint can mint it or only read it. With --format json, one
-object per preset, as the single layout's JSON.
+whether snowmint can mint it or only read it. With --format json, an
+array of the descriptions --format json gives of one layout (the service's
+GET /v1/layout), with each field's role, the unit, max_id, js_safe and
+mintable.
 
 A layout is a preset (twitter, discord, instagram, sonyflake, baidu,
 tsid...), the four widths timestamp/datacenter/machine/sequence adding up

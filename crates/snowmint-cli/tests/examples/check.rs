@@ -87,7 +87,6 @@ sequence      11      0  2047
 nodes         1024 (datacenter x machine)
 IDs per ms    2048 per node (2048000 per second)",
     ),
-    ("snowmint layout --layout discord --format json", DISCORD),
     // README.md, against the quick start's node (datacenter 3, machine 7)
     ("curl -s localhost:8080/v1/id", r#"{"id":"[ID]"}"#),
     (
@@ -123,7 +122,7 @@ high_water = \"[TIME]\"",
 
 /// The discord layout described in JSON, by `snowmint layout` and by
 /// `GET /v1/layout` alike.
-const DISCORD: &str = r#"{"layout":"discord","spec":"time:42/worker:5:node/process:5:node/increment:12:sequence@1420070400000","epoch_ms":1420070400000,"epoch":"2015-01-01T00:00:00.000Z","timestamp_bits":42,"datacenter_bits":5,"machine_bits":5,"sequence_bits":12,"timestamp_shift":22,"datacenter_shift":17,"machine_shift":12,"max_datacenter":31,"max_machine":31,"max_sequence":4095,"ids_per_ms":4096,"node_count":1024,"last_instant_ms":5818116911103,"last_instant":"2154-05-15T07:35:11.103Z","years_left":[YEARS],"fields":[{"name":"timestamp","bits":42,"shift":22,"max":4398046511103},{"name":"worker","bits":5,"shift":17,"max":31},{"name":"process","bits":5,"shift":12,"max":31},{"name":"increment","bits":12,"shift":0,"max":4095}]}"#;
+const DISCORD: &str = r#"{"layout":"discord","spec":"time:42/worker:5:node/process:5:node/increment:12:sequence@1420070400000","epoch_ms":1420070400000,"epoch":"2015-01-01T00:00:00.000Z","timestamp_bits":42,"datacenter_bits":5,"machine_bits":5,"sequence_bits":12,"timestamp_shift":22,"datacenter_shift":17,"machine_shift":12,"max_datacenter":31,"max_machine":31,"max_sequence":4095,"ids_per_ms":4096,"node_count":1024,"last_instant_ms":5818116911103,"last_instant":"2154-05-15T07:35:11.103Z","years_left":[YEARS],"fields":[{"name":"timestamp","bits":42,"shift":22,"max":4398046511103,"role":"time"},{"name":"worker","bits":5,"shift":17,"max":31,"role":"node"},{"name":"process","bits":5,"shift":12,"max":31,"role":"node"},{"name":"increment","bits":12,"shift":0,"max":4095,"role":"sequence"}],"family":"Discord snowflakes","unit":"1ms","unit_us":1000,"bits":64,"max_id":"18446744073709551615","js_safe":false,"ids_per_second":4096000,"mintable":true}"#;
 
 /// Whether `example` did what it shows: its exit status, and its output
 /// (exactly, or as its pattern says); else what differs.
