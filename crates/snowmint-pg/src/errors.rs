@@ -56,9 +56,7 @@ pub fn from_core_about(about: Option<&str>, error: snowmint::Error) -> ErrorRepo
         ErrorKind::UnknownName
         | ErrorKind::InvalidFields
         | ErrorKind::InvalidLayout
-        | ErrorKind::EmptyWindow => {
-            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE
-        }
+        | ErrorKind::EmptyWindow => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
         ErrorKind::ClockBehind | ErrorKind::SequenceExhausted => {
             PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
         }
