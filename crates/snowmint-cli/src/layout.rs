@@ -170,22 +170,32 @@ fn as_text(d: &LayoutDescription) -> String {
             "{:<10}  {:>4}  {:>5}  {}",
             field.name, field.bits, field.shift, field.max
         );
-        if field.name == "timestamp" {
-            let _ = write!(text, " ms ({span_years:.1} years)");
+        if field.role == "time" {
+            if d.unit == "1ms" {
+                let _ = write!(text, " ms ({span_years:.1} years)");
+            } else {
+                let _ = write!(text, " x {} ({span_years:.1} years)", d.unit);
+            }
         }
         let _ = writeln!(text);
     }
     let _ = writeln!(text);
-    let _ = writeln!(
-        text,
-        "nodes         {} (datacenter x machine)",
-        d.node_count
-    );
+    let nodes: Vec<&str> = d
+        .fields
+        .iter()
+        .filter(|field| field.role == "node")
+        .map(|field| field.name.as_str())
+        .collect();
+    let nodes = if nodes.is_empty() {
+        "no node field".to_owned()
+    } else {
+        nodes.join(" x ")
+    };
+    let _ = writeln!(text, "nodes         {} ({nodes})", d.node_count);
     let _ = writeln!(
         text,
         "IDs per ms    {} per node ({} per second)",
-        d.ids_per_ms,
-        d.ids_per_ms * 1000
+        d.ids_per_ms, d.ids_per_second
     );
     text
 }

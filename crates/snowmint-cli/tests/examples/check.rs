@@ -103,6 +103,23 @@ IDs per ms    2048 per node (2048000 per second)",
         r#"{"ids":["[ID]","[ID]","[ID]"]}"#,
     ),
     ("curl -s 'localhost:8090/v1/layout?layout=discord'", DISCORD),
+    // docs/layouts.md
+    (
+        "snowmint layout --layout time:39/sequence:8/machine:16@2014-09-01T00:00:00Z,10ms",
+        "\
+layout        sonyflake
+epoch         1409529600000 (2014-09-01T00:00:00.000Z)
+last instant  6907087738879 (2188-11-16T03:28:58.879Z)
+years left    [YEARS]
+
+field       bits  shift  max
+timestamp     39     24  549755813887 x 10ms (174.2 years)
+sequence       8     16  255
+machine       16      0  65535
+
+nodes         65536 (machine)
+IDs per ms    25 per node (25600 per second)",
+    ),
     (
         "curl -s localhost:8090/v1/node",
         r#"{"state":"active","ready":true,"reason":null,"source":"static","slot":130,"datacenter":4,"machine":2,"generation":1,"claim_valid_for_ms":null,"claim_floor_ms":null,"claim_details":{},"layout":"twitter","spec":"41/5/5/12@1288834974657","epoch_ms":1288834974657,"clock_policy":"refuse","clock_max_ms":null,"clock_ms":[MS],"high_water_mark_ms":[MS],"high_water_mark":"[TIME]","last_timestamp_ms":[MS],"state_file":"/var/lib/snowmint/node-dc4-m2.mark","coordinator":null,"listeners":[{"name":"http","address":"[..]","tls":false,"client_certificates":false,"tokens":false,"open":true}]}"#,
