@@ -11,6 +11,23 @@ use super::decimal_id;
 /// [`LayoutDescription::years_left`].
 pub const MS_PER_YEAR: f64 = 365.2425 * 86_400_000.0;
 
+/// The largest integer a JavaScript number holds exactly, 2^53 - 1: every
+/// JSON parser of a browser reads numbers into one, and rounds a larger
+/// one silently.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// A count or field value in JSON: a number up to
+/// [`MAX_SAFE_INTEGER`], a decimal string above it (as IDs always are).
+/// Only a field wider than 53 bits, in a layout given as text, reaches
+/// the string form; every preset's values are numbers.
+fn js_u64<S: serde::Serializer>(value: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+    if *value <= MAX_SAFE_INTEGER {
+        serializer.serialize_u64(*value)
+    } else {
+        serializer.collect_str(value)
+    }
+}
+
 /// An ID and its fields, read with a layout (`GET /v1/ids/{id}`,
 /// `GET /v1/encode`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -27,10 +44,13 @@ pub struct DecodedId {
     pub time: String,
     /// The datacenter field: in other layouts, the node fields above the
     /// lowest one (`fields` names each field as the family does).
+    #[serde(serialize_with = "js_u64")]
     pub datacenter: u64,
     /// The machine field: in other layouts, the lowest node field.
+    #[serde(serialize_with = "js_u64")]
     pub machine: u64,
     /// The sequence field (0 in a layout without one).
+    #[serde(serialize_with = "js_u64")]
     pub sequence: u64,
     /// Preset name or `T/D/M/S@EPOCH`.
     #[schema(examples("twitter"))]
@@ -64,8 +84,15 @@ impl Serialize for NamedFields {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        /// One value, as `js_u64` writes it.
+        struct Value(u64);
+        impl Serialize for Value {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                js_u64(&self.0, serializer)
+            }
+        }
         for (name, value) in &self.0 {
-            map.serialize_entry(name, value)?;
+            map.serialize_entry(name, &Value(*value))?;
         }
         map.end()
     }
@@ -246,14 +273,19 @@ pub struct LayoutDescription {
     #[schema(maximum = 63)]
     pub machine_shift: u8,
     /// The largest datacenter.
+    #[serde(serialize_with = "js_u64")]
     pub max_datacenter: u64,
     /// The largest machine.
+    #[serde(serialize_with = "js_u64")]
     pub max_machine: u64,
     /// The largest sequence number.
+    #[serde(serialize_with = "js_u64")]
     pub max_sequence: u64,
     /// IDs one node can issue per millisecond.
+    #[serde(serialize_with = "js_u64")]
     pub ids_per_ms: u64,
     /// Distinct (datacenter, machine) pairs.
+    #[serde(serialize_with = "js_u64")]
     pub node_count: u64,
     /// The last instant an ID can hold, Unix milliseconds.
     pub last_instant_ms: i64,
@@ -289,6 +321,7 @@ pub struct LayoutDescription {
     pub js_safe: bool,
     /// IDs one node can issue per second (sequence values per tick times
     /// ticks per second; 0 for a layout snowmint cannot mint).
+    #[serde(serialize_with = "js_u64")]
     pub ids_per_second: u64,
     /// Whether snowmint can mint IDs of the layout (it has a sequence
     /// field below the time, and no opaque field), or only read them.
@@ -311,6 +344,7 @@ pub struct LayoutField {
     pub shift: u8,
     /// Its largest value (for the timestamp: ticks of the unit since the
     /// epoch).
+    #[serde(serialize_with = "js_u64")]
     pub max: u64,
     /// What it holds: `time`, `node` (the slot is the node fields, most
     /// significant first), `sequence` or `opaque` (bits snowmint gives no

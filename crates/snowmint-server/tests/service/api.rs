@@ -1084,3 +1084,62 @@ async fn families_decode_and_encode_by_their_own_names() {
     assert_eq!(json["mintable"], true);
     assert_eq!(json["js_safe"], false);
 }
+
+/// No JSON number of the calculator passes 2^53 - 1, the largest integer
+/// a JavaScript number holds: IDs are strings in every layout, and so is
+/// any other value past it (only a field wider than 53 bits has one).
+#[tokio::test]
+async fn json_numbers_stay_javascript_safe() {
+    const MAX_SAFE: u64 = (1 << 53) - 1;
+    fn numbers(value: &serde_json::Value, found: &mut Vec<serde_json::Number>) {
+        match value {
+            serde_json::Value::Number(n) => found.push(n.clone()),
+            serde_json::Value::Array(items) => items.iter().for_each(|v| numbers(v, found)),
+            serde_json::Value::Object(map) => map.values().for_each(|v| numbers(v, found)),
+            _ => {}
+        }
+    }
+    let node = node().await;
+    let mut uris = Vec::new();
+    for preset in Layout::presets() {
+        let name = preset.name;
+        let max = preset.layout.max_id().as_u64();
+        uris.push(format!("/v1/layout?layout={name}"));
+        uris.push(format!("/v1/ids/{max}?layout={name}"));
+        uris.push(format!("/v1/ids/0?layout={name}"));
+    }
+    // A custom layout with a 54-bit field: its values and largest value
+    // are strings.
+    let wide = "time:10/wide:54:opaque@0";
+    uris.push(format!("/v1/layout?layout={wide}"));
+    uris.push(format!("/v1/ids/18446744073709551615?layout={wide}"));
+    for uri in &uris {
+        let answer = get(&node.app, uri).await;
+        assert_eq!(answer.status, StatusCode::OK, "{uri}: {}", answer.body);
+        let json = answer.json();
+        let mut found = Vec::new();
+        numbers(&json, &mut found);
+        for number in found {
+            let fits = number.as_u64().is_some_and(|n| n <= MAX_SAFE)
+                || number
+                    .as_i64()
+                    .is_some_and(|n| n.unsigned_abs() <= MAX_SAFE)
+                || number.is_f64();
+            assert!(fits, "{uri}: {number} in {json}");
+        }
+        if let Some(id) = json.get("id") {
+            assert!(id.is_string(), "{uri}: {json}");
+        }
+    }
+    let answer = get(
+        &node.app,
+        &format!("/v1/ids/18446744073709551615?layout={wide}"),
+    )
+    .await;
+    let json = answer.json();
+    assert_eq!(json["fields"]["wide"], "18014398509481983");
+    assert_eq!(json["timestamp_ms"], 1023);
+    let answer = get(&node.app, &format!("/v1/layout?layout={wide}")).await;
+    assert_eq!(answer.json()["fields"][1]["max"], "18014398509481983");
+    assert_eq!(answer.json()["fields"][1]["role"], "opaque");
+}
