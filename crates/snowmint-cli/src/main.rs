@@ -4,7 +4,7 @@
 //! arguments and calls `snowmint` (or `snowmint-server` for `serve`).
 //! Arguments are read with the core's parsers, so a bad number, instant,
 //! layout or encoding gets the message it gets everywhere; `serve`'s
-//! flags (and the coordinator's, for `whois`) are made from the service's
+//! flags (and the coordinator's, for `whois` and `audit`) are made from the service's
 //! setting declarations rather than written twice. Decoded IDs go out
 //! through one fast writer (text, JSON, TSV, CSV), and every failure ends
 //! the same way: its message on stderr and exit code 2 for bad input, 1
@@ -19,6 +19,7 @@ use snowmint_server::config::Setting;
 
 use crate::failure::Failure;
 
+mod audit;
 mod completions;
 mod decode;
 mod encode;
@@ -185,6 +186,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Which process of a fleet issued an ID (from the claim history).
     Whois(whois::WhoisArgs),
+    /// Check a column of IDs for duplicates and IDs no node issued.
+    Audit(audit::AuditArgs),
     /// Ask a running service whether it is ready (for health checks).
     Probe(probe::ProbeArgs),
     /// Print a shell completion script.
@@ -205,6 +208,7 @@ impl Command {
             Command::Layout(_) => "layout",
             Command::Serve(_) => "serve",
             Command::Whois(_) => "whois",
+            Command::Audit(_) => "audit",
             Command::Probe(_) => "probe",
             Command::Completions(_) => "completions",
             Command::Manpages(_) => "manpages",
@@ -221,6 +225,7 @@ impl Command {
             Command::Layout(args) => Some(&mut args.global),
             Command::Serve(args) => Some(&mut args.global),
             Command::Whois(args) => Some(&mut args.global),
+            Command::Audit(args) => Some(&mut args.global),
             Command::Probe(_) | Command::Completions(_) | Command::Manpages(_) => None,
         }
     }
@@ -261,6 +266,10 @@ fn main() -> ExitCode {
         Command::Whois(args) => {
             let global = args.global.clone();
             whois::run(args, &global)
+        }
+        Command::Audit(args) => {
+            let global = args.global.clone();
+            audit::run(args, &global)
         }
         Command::Probe(args) => probe::run(args),
         Command::Completions(args) => completions::run(args, Cli::command()),

@@ -153,6 +153,53 @@ pub fn count(name: &'static str, text: &str, max: u64) -> Result<u64, Failure> {
     Ok(snowmint::value::parse_bounded(name, text, 0..=max)?)
 }
 
+/// Reads an amount of memory: a whole number of bytes, or of `KiB`,
+/// `MiB` or `GiB` (`64MiB`), in `range` (bytes).
+pub fn size(
+    name: &'static str,
+    text: &str,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, Failure> {
+    let shown = |bytes: u64| {
+        for (unit, scale) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+            if bytes >= scale && bytes.is_multiple_of(scale) {
+                return format!("{}{unit}", bytes / scale);
+            }
+        }
+        format!("{bytes}B")
+    };
+    let expected = format!(
+        "expected a number of bytes, KiB, MiB or GiB, such as 64MiB, in {}..={}",
+        shown(*range.start()),
+        shown(*range.end())
+    );
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit {
+        "" | "B" => Some(1u64),
+        "KiB" => Some(1 << 10),
+        "MiB" => Some(1 << 20),
+        "GiB" => Some(1 << 30),
+        _ => None,
+    };
+    let bytes = scale
+        .filter(|_| !number.is_empty())
+        .and_then(|scale| number.parse::<u64>().ok()?.checked_mul(scale));
+    match bytes {
+        None => Err(Failure::bad_input(format!(
+            "{name} {text:?} is not an amount of memory ({expected})"
+        ))),
+        Some(bytes) if !range.contains(&bytes) => Err(Failure::bad_input(format!(
+            "{name} {text} is out of range ({}..={})",
+            shown(*range.start()),
+            shown(*range.end())
+        ))),
+        Some(bytes) => Ok(bytes),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,6 +225,37 @@ mod tests {
             message("+4"),
             "datacenter \"+4\" is not a number (expected an integer in 0..=31)"
         );
+    }
+
+    #[test]
+    fn sizes_have_units_and_bounds() {
+        let range = (1 << 20)..=(64u64 << 30);
+        assert_eq!(
+            size("memory limit", "64MiB", range.clone()).unwrap(),
+            64 << 20
+        );
+        assert_eq!(
+            size("memory limit", "1GiB", range.clone()).unwrap(),
+            1 << 30
+        );
+        assert_eq!(
+            size("memory limit", "2097152", range.clone()).unwrap(),
+            2 << 20
+        );
+        assert_eq!(
+            size("memory limit", "12KiB", range.clone())
+                .unwrap_err()
+                .to_string(),
+            "memory limit 12KiB is out of range (1MiB..=64GiB)"
+        );
+        assert_eq!(
+            size("memory limit", "64MB", range.clone())
+                .unwrap_err()
+                .to_string(),
+            "memory limit \"64MB\" is not an amount of memory (expected a number of bytes, KiB, MiB or GiB, such as 64MiB, in 1MiB..=64GiB)"
+        );
+        assert!(size("memory limit", "MiB", range.clone()).is_err());
+        assert!(size("memory limit", "99999999999GiB", range).is_err());
     }
 
     #[test]

@@ -966,6 +966,14 @@ fn discord_layout_and_custom_epoch() {
     expect_discord(run(&[
         "decode", "--layout", "discord", "--format", "json", id,
     ]));
+    // --layout belongs to the command that reads IDs, not before it.
+    let before = run(&["--layout", "discord", "decode", "--format", "json", id]);
+    assert_eq!(before.code, 2, "{}", before.stderr);
+    assert!(
+        before.stderr.contains("'decode --layout' exists"),
+        "{}",
+        before.stderr
+    );
     expect(run(&[
         "decode",
         "--epoch",
@@ -1243,12 +1251,11 @@ fn help_for_every_command_has_examples() {
             "{args:?}:\n{}",
             out.stdout
         );
-        // `completions` reads no ID (see
-        // only_the_commands_that_read_or_make_ids_take_a_layout); the top
-        // help shows another family's layout.
-        if command != ["completions"] {
-            assert!(out.stdout.contains("--layout"), "{args:?}");
-        }
+        // --layout is the commands' that read or make IDs, not the
+        // top level's or completions' (the top level's examples show it
+        // on `decode`).
+        let reads_ids = !matches!(command, [] | ["completions"]);
+        assert_eq!(out.stdout.contains("--layout <"), reads_ids, "{args:?}");
     }
 }
 

@@ -64,8 +64,10 @@
 //!   node is fenced saying so, and retries.
 //! - Clock: before a claim, and every [`ClockCheck::every`] while it is
 //!   held, the node's clock is checked against a few holders' and the
-//!   coordinator's; out of range, the node claims nothing, or gives its
-//!   slot up (see `clock_check.rs`).
+//!   coordinator's, for its offset and for its rate (a clock that runs
+//!   slow would time the claim's deadline past the lease's end); out of
+//!   range, the node claims nothing, or gives its slot up (see
+//!   `clock_check.rs`).
 //! - History: a claim's record is written before the claim is published,
 //!   ending the record it takes over; a clean release ends its own (see
 //!   `history.rs`).
@@ -99,7 +101,9 @@
 //! into its backend for [`connect`](crate::connect),
 //! [`read_holders`](crate::read_holders) and [`whois`](crate::whois)
 //! alike. How clients find the nodes (the fleet's slot keys read from
-//! outside it) and which claim covered an ID are read here too.
+//! outside it), which claim covered an ID, and a whole fleet's history
+//! at once ([`FleetHistory`], [`SlotClaims`], for `snowmint audit`) are
+//! read here too.
 //!
 //! Settings are read once each: a [`CoordinatorUrl`], a [`SlotRange`], a
 //! [`FleetName`], the claim TTL ([`parse_claim_ttl`]), gathered in a
@@ -117,6 +121,7 @@ mod config;
 mod directory;
 mod engine;
 mod error;
+mod fleet_history;
 mod fleet_name;
 mod history;
 mod layout;
@@ -141,14 +146,16 @@ use tokio::task::JoinHandle;
 pub use access::{CoordinatorAccess, CoordinatorTls, Credentials};
 pub use backend::{Backend, BackendError, Cause, GuardedWrite, Opened, Versioned};
 pub use clock_check::{
-    ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, PEERS, PeerClock,
-    parse_clock_check_every, parse_max_clock_skew,
+    ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, MIN_CLOCK_RATE, PEERS,
+    PeerClock, RateReading, parse_clock_check_every, parse_max_clock_skew,
 };
 pub use config::{
     ConfigError, CoordinatorConfig, Holder, MAX_FLEET_NAME, MAX_TTL, MIN_TTL, parse_claim_ttl,
 };
 pub(crate) use directory::read_with as read_holders_on;
 pub use error::ClaimError;
+pub(crate) use fleet_history::read_on as read_fleet_history_on;
+pub use fleet_history::{FleetHistory, SlotClaims};
 pub use fleet_name::FleetName;
 pub use history::{
     ClaimEnd, ClaimEntry, HistoryRetention, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, parse_history_keep,

@@ -67,11 +67,11 @@ pub use coordinator::{
     Backend, BackendError, Cause, ClaimEnd, ClaimEntry, ClaimError, ClaimRecord, ClaimState,
     ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, ConfigError, Coordinator,
     CoordinatorAccess, CoordinatorConfig, CoordinatorStatus, CoordinatorTls, CoordinatorUrl,
-    Credentials, FleetName, GuardedWrite, HIDDEN, HistoryRetention, Holder, Login, MAX_FLEET_NAME,
-    MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL, Opened, PEERS, PassedOver, PeerClock,
-    PostgresUrl, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer, mask_user_part,
-    parse_claim_ttl, parse_clock_check_every, parse_history_keep, parse_history_max_age,
-    parse_max_clock_skew,
+    Credentials, FleetHistory, FleetName, GuardedWrite, HIDDEN, HistoryRetention, Holder, Login,
+    MAX_FLEET_NAME, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_CLOCK_RATE, MIN_TTL, Opened,
+    PEERS, PassedOver, PeerClock, PostgresUrl, RateReading, Secret, SlotClaims, SlotRange, SslMode,
+    Versioned, Whois, WhoisAnswer, mask_user_part, parse_claim_ttl, parse_clock_check_every,
+    parse_history_keep, parse_history_max_age, parse_max_clock_skew,
 };
 /// etcd's messages and calls, for the tests' own etcd client (not a stable
 /// API).
@@ -81,7 +81,9 @@ pub use etcd::api as etcd_api;
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};
 #[cfg(feature = "postgres")]
-pub use postgres::{PostgresBackend, PostgresSession, postgres_schema};
+pub use postgres::{
+    PostgresBackend, PostgresSession, copy_out as postgres_copy_out, postgres_schema,
+};
 #[cfg(feature = "zookeeper")]
 pub use zookeeper::{ZooKeeperBackend, ZooKeeperSession};
 
@@ -116,7 +118,9 @@ pub use issuer::{
 pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use node_source::NodeSource;
-pub use registry::{connect, read_holders, read_holders_with, whois, whois_with};
+pub use registry::{
+    connect, read_fleet_history, read_holders, read_holders_with, whois, whois_with,
+};
 pub use reservation::{NodeMark, Reservation};
 pub use state_dir::{create_state_dir, default_state_dir, last_written_slot, state_dir_exists};
 pub use static_source::StaticSource;

@@ -2,7 +2,7 @@
 //! backend, built with the access settings (TLS, credentials), and the
 //! entry points that do something with it: start the claim engine
 //! ([`connect`]), read the slot keys ([`read_holders`]), judge an ID
-//! ([`whois`]). A URL whose backend this build leaves out (cargo features
+//! ([`whois`]), read a fleet's whole history ([`read_fleet_history`]). A URL whose backend this build leaves out (cargo features
 //! `etcd`, `zookeeper`, `postgres`) is refused here, the same for every
 //! caller; a new backend is one arm of [`with_backend`].
 //!
@@ -20,7 +20,7 @@ use snowmint::SnowflakeId;
 use crate::coordinator::PostgresUrl;
 use crate::coordinator::{
     Backend, ConfigError, Coordinator, CoordinatorAccess, CoordinatorConfig, CoordinatorUrl,
-    FleetName, Holder, Whois, read_holders_on, whois_on,
+    FleetHistory, FleetName, Holder, Whois, read_fleet_history_on, read_holders_on, whois_on,
 };
 use crate::{BoxFuture, FleetError, SlotSource};
 
@@ -209,6 +209,36 @@ impl<'a> UseBackend for WhoisOn<'a> {
 
     fn with<B: Backend>(self, backend: B) -> Self::Output {
         Box::pin(async move { whois_on(&backend, self.fleet, self.id).await })
+    }
+}
+
+/// Reads the whole claim history of `fleet` from the coordinator at
+/// `url`, reached as `access` says, in one short session of its own:
+/// what `snowmint audit` judges a column of IDs against.
+///
+/// # Errors
+///
+/// [`FleetError::Coordinator`] when the coordinator cannot be reached or
+/// answers with an error, when no node ever claimed in the fleet (it has
+/// no layout record), or when this build lacks the backend.
+pub async fn read_fleet_history(
+    url: &CoordinatorUrl,
+    access: &CoordinatorAccess,
+    fleet: &FleetName,
+) -> Result<FleetHistory, FleetError> {
+    with_backend(url, access, ReadHistory { fleet })?.await
+}
+
+/// Reads a fleet's history with whichever backend the URL names.
+struct ReadHistory<'a> {
+    fleet: &'a FleetName,
+}
+
+impl<'a> UseBackend for ReadHistory<'a> {
+    type Output = BoxFuture<'a, Result<FleetHistory, FleetError>>;
+
+    fn with<B: Backend>(self, backend: B) -> Self::Output {
+        Box::pin(async move { read_fleet_history_on(&backend, self.fleet).await })
     }
 }
 

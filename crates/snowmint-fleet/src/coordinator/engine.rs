@@ -170,7 +170,7 @@ impl<B: Backend> Shared<B> {
             if clock_checked.is_none_or(|at| at.elapsed() >= every) {
                 match self.check_clock(live, timing).await {
                     Err(reason) => return reason,
-                    Ok(Some(verdict)) if verdict.skewed => {
+                    Ok(Some(verdict)) if verdict.out_of_range() => {
                         self.fence(format!("{verdict}; retrying"));
                         tokio::time::sleep(backoff.next().min(every)).await;
                         if let Err(reason) = self
@@ -244,21 +244,23 @@ impl<B: Backend> Shared<B> {
         let mut trouble: Option<ClaimError> = None;
         // The next clock check, polled beside the keep-alives: while a
         // keep-alive is awaited it waits, so it never delays one.
-        let mut clock_check = Box::pin(self.clock_round(live, timing));
+        let mut clock_check =
+            Box::pin(self.clock_round(live, timing, self.first_check_after(timing)));
         loop {
             let deadline = timing.deadline(confirmed.0, confirmed.1);
             tokio::select! {
                 () = tokio::time::sleep_until(next.min(deadline).into()) => {}
                 checked = &mut clock_check => {
                     match checked {
-                        Ok(Some(verdict)) if verdict.skewed => {
+                        Ok(Some(verdict)) if verdict.out_of_range() => {
                             return self.give_up_for_clock(live, slot, generation, verdict, timing).await;
                         }
                         Ok(_) => {}
                         // The keep-alives see to the coordinator's trouble.
                         Err(error) => tracing::debug!(%error, "the clock check could not read the fleet"),
                     }
-                    clock_check = Box::pin(self.clock_round(live, timing));
+                    let every = self.config.ops.clock_check.every;
+                    clock_check = Box::pin(self.clock_round(live, timing, every));
                     continue;
                 }
                 () = self.guard_lost.notified() => {
@@ -325,14 +327,29 @@ impl<B: Backend> Shared<B> {
         }
     }
 
-    /// Waits the check's interval, then checks the clock.
+    /// Waits `after`, then checks the clock.
     async fn clock_round(
         &self,
         live: &Live<B::Session>,
         timing: Timing,
+        after: Duration,
     ) -> Result<Option<ClockVerdict>, ClaimError> {
-        tokio::time::sleep(self.config.ops.clock_check.every).await;
+        tokio::time::sleep(after).await;
         self.check_clock(live, timing).await
+    }
+
+    /// When the first clock check of a claim comes: soon when the check
+    /// before the claim read a source but could time no rate against it
+    /// (the first reading of a source), so that a clock that runs slow is
+    /// found while the claim is young; else after the usual interval.
+    fn first_check_after(&self, timing: Timing) -> Duration {
+        let every = self.config.ops.clock_check.every;
+        match &self.lock().clock {
+            Some((verdict, _)) if !verdict.readings.is_empty() && verdict.rates.is_empty() => {
+                timing.rate_span().min(every)
+            }
+            _ => every,
+        }
     }
 
     /// Ends the claim of `generation` because the clock is out of range:

@@ -211,23 +211,23 @@ fn last_ms(records: &[ClaimEntry], index: usize, mark_ms: Option<i64>) -> Option
     }
 }
 
-/// Judges the slot's `records` (oldest first) and mark for `timestamp_ms`:
-/// the answer and the claims that covered it.
-pub(super) fn judge(
-    records: &[ClaimEntry],
-    mark_ms: Option<i64>,
-    timestamp_ms: i64,
-) -> (WhoisAnswer, Vec<ClaimEntry>) {
-    let covering: Vec<ClaimEntry> = records
-        .iter()
-        .enumerate()
-        .filter(|(index, record)| {
-            last_ms(records, *index, mark_ms)
-                .is_some_and(|last| record.first_ms() <= timestamp_ms && timestamp_ms <= last)
+/// The timestamps each of a slot's `records` (oldest first) covers, first
+/// and last included; `None` for a claim that can have issued nothing.
+pub(super) fn spans(records: &[ClaimEntry], mark_ms: Option<i64>) -> Vec<Option<(i64, i64)>> {
+    (0..records.len())
+        .map(|index| {
+            let first = records[index].first_ms();
+            last_ms(records, index, mark_ms)
+                .filter(|last| first <= *last)
+                .map(|last| (first, last))
         })
-        .map(|(_, record)| record.clone())
-        .collect();
-    let answer = match covering.len() {
+        .collect()
+}
+
+/// The answer for `timestamp_ms` when `covering` claims of the slot's
+/// `records` cover it.
+pub(super) fn answer(records: &[ClaimEntry], covering: usize, timestamp_ms: i64) -> WhoisAnswer {
+    match covering {
         1 => WhoisAnswer::Covered,
         0 if records
             .first()
@@ -237,8 +237,25 @@ pub(super) fn judge(
         }
         0 => WhoisAnswer::NotCovered,
         _ => WhoisAnswer::Conflict,
-    };
-    (answer, covering)
+    }
+}
+
+/// Judges the slot's `records` (oldest first) and mark for `timestamp_ms`:
+/// the answer and the claims that covered it.
+pub(super) fn judge(
+    records: &[ClaimEntry],
+    mark_ms: Option<i64>,
+    timestamp_ms: i64,
+) -> (WhoisAnswer, Vec<ClaimEntry>) {
+    let covering: Vec<ClaimEntry> = records
+        .iter()
+        .zip(spans(records, mark_ms))
+        .filter(|(_, span)| {
+            span.is_some_and(|(first, last)| first <= timestamp_ms && timestamp_ms <= last)
+        })
+        .map(|(record, _)| record.clone())
+        .collect();
+    (answer(records, covering.len(), timestamp_ms), covering)
 }
 
 /// Reads what `whois` needs in `session` and judges it.
@@ -315,19 +332,12 @@ pub(crate) async fn whois_on<B: Backend>(
         .map_err(cannot)?;
     let session = opened.session;
     let read = async {
-        let Some(found) = backend.read(&session, &paths.layout()).await.map_err(cannot)? else {
-            return Err(failed(format!(
-                "fleet {fleet} has no layout record at {}: no node has claimed a slot in it (is the fleet name right?)",
-                paths.layout()
-            )));
-        };
-        let text = String::from_utf8_lossy(&found.value);
-        let layout: Layout = text.trim().parse().map_err(|_| {
-            failed(format!(
-                "the layout record at {} is {text:?}, which names no layout",
-                paths.layout()
-            ))
-        })?;
+        let layout = read_layout(backend, &session, fleet, &paths)
+            .await
+            .map_err(|message| match message {
+                Ok(message) => failed(message),
+                Err(error) => cannot(error),
+            })?;
         look_up(backend, &session, fleet.as_str(), layout, id)
             .await
             .map_err(cannot)
@@ -336,6 +346,30 @@ pub(crate) async fn whois_on<B: Backend>(
     // The session holds nothing; ending it only saves the service work.
     let _ = backend.release(&session, None).await;
     read
+}
+
+/// The fleet's recorded layout, read in `session`; `Err(Ok(message))`
+/// when there is none or it names no layout, `Err(Err(..))` when the read
+/// failed.
+pub(super) async fn read_layout<B: Backend>(
+    backend: &B,
+    session: &B::Session,
+    fleet: &FleetName,
+    paths: &Paths,
+) -> Result<Layout, Result<String, BackendError>> {
+    let Some(found) = backend.read(session, &paths.layout()).await.map_err(Err)? else {
+        return Err(Ok(format!(
+            "fleet {fleet} has no layout record at {}: no node has claimed a slot in it (is the fleet name right?)",
+            paths.layout()
+        )));
+    };
+    let text = String::from_utf8_lossy(&found.value);
+    text.trim().parse().map_err(|_| {
+        Ok(format!(
+            "the layout record at {} is {text:?}, which names no layout",
+            paths.layout()
+        ))
+    })
 }
 
 impl<B: Backend> Shared<B> {

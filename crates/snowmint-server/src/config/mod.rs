@@ -21,6 +21,7 @@ mod access_tests;
 mod layer;
 mod resolve;
 mod setting;
+mod spec;
 #[cfg(test)]
 mod tests;
 

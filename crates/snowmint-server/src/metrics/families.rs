@@ -375,7 +375,7 @@ impl ClaimMetrics {
             ),
             clock_skewed: r.gauge(
                 CLOCK_SKEWED,
-                "1 while the last clock check found this clock beyond the skew allowed, else 0.",
+                "1 while the last clock check found this clock out of range (beyond the skew allowed, or running slow), else 0.",
             ),
         }
     }
@@ -410,11 +410,12 @@ impl ClaimMetrics {
         };
         self.clock_peers.set(count(true));
         self.clock_coordinator.set(count(false));
-        self.clock_skewed.set(if verdict.is_some_and(|v| v.skewed) {
-            1.0
-        } else {
-            0.0
-        });
+        self.clock_skewed
+            .set(if verdict.is_some_and(|v| v.out_of_range()) {
+                1.0
+            } else {
+                0.0
+            });
     }
 }
 

@@ -42,7 +42,7 @@
 //! | `snowmint_clock_offset_error_ms` | gauge | the largest error bar (half a round trip, and 1 ms) of those readings |
 //! | `snowmint_clock_sources{kind}` | gauge | the clocks read by the last check: `peer` (slot holders) and `coordinator` |
 //! | `snowmint_clock_max_skew_ms` | gauge | the skew allowed (`--max-clock-skew`; NaN when the check is off) |
-//! | `snowmint_clock_skewed` | gauge | 1 while the last check found the clock beyond the skew allowed (the node claims no slot), else 0 |
+//! | `snowmint_clock_skewed` | gauge | 1 while the last check found the clock out of range: beyond the skew allowed, or running slow (the node claims no slot), else 0 |
 
 mod families;
 

@@ -319,23 +319,40 @@ pub(crate) async fn spawn(scheme: &str, extra: &[String]) -> ServerProcess {
     let (client_port, peer_port, metrics_port) = (free_port(), free_port(), free_port());
     let client_url = format!("{scheme}://127.0.0.1:{client_port}");
     let peer_url = format!("http://127.0.0.1:{peer_port}");
-    let mut args: Vec<String> = [
+    let mut args = args(&data, &client_url, &peer_url);
+    args.extend([
+        "--listen-metrics-urls".to_owned(),
+        format!("http://127.0.0.1:{metrics_port}"),
+    ]);
+    args.extend_from_slice(extra);
+    let process = ServerProcess::spawn("etcd", "etcd", &args, dir, INSTALL, client_port);
+    process.wait_ready(move |_| healthy(metrics_port)).await;
+    process
+}
+
+/// etcd's client port, on a host.
+pub const CLIENT_PORT: u16 = 2379;
+/// etcd's peer port, on a host.
+pub const PEER_PORT: u16 = 2380;
+
+/// The arguments of a single-member etcd with its data in `data`, serving
+/// clients at `client_url` and its (one) peer at `peer_url`.
+fn args(data: &std::path::Path, client_url: &str, peer_url: &str) -> Vec<String> {
+    [
         "--name",
         "snowmint-test",
         "--data-dir",
         &data.display().to_string(),
         "--listen-client-urls",
-        &client_url,
+        client_url,
         "--advertise-client-urls",
-        &client_url,
+        client_url,
         "--listen-peer-urls",
-        &peer_url,
+        peer_url,
         "--initial-advertise-peer-urls",
-        &peer_url,
+        peer_url,
         "--initial-cluster",
         &format!("snowmint-test={peer_url}"),
-        "--listen-metrics-urls",
-        &format!("http://127.0.0.1:{metrics_port}"),
         // A short election: the single member leads sooner.
         "--heartbeat-interval",
         "50",
@@ -343,11 +360,35 @@ pub(crate) async fn spawn(scheme: &str, extra: &[String]) -> ServerProcess {
         "500",
     ]
     .map(String::from)
-    .to_vec();
-    args.extend_from_slice(extra);
-    let process = ServerProcess::spawn("etcd", "etcd", &args, dir, INSTALL, client_port);
-    process.wait_ready(move |_| healthy(metrics_port)).await;
-    process
+    .to_vec()
+}
+
+impl EtcdServer {
+    /// A single-member etcd on `host` of a partition network, serving
+    /// plain HTTP on [`CLIENT_PORT`] at the host's address; the test reads
+    /// it through a forward ([`CoordinatorServer::client_addr`]), nodes on
+    /// other hosts at [`CoordinatorServer::served_url`].
+    pub async fn start_on(host: &crate::partition::Host) -> EtcdServer {
+        let dir = temp_dir("etcd");
+        let data = dir.path().join("data");
+        let client_url = format!("http://{}", host.addr(CLIENT_PORT));
+        let peer_url = format!("http://{}", host.addr(PEER_PORT));
+        let args = args(&data, &client_url, &peer_url);
+        let site = super::Site::Host(host.clone());
+        let process = ServerProcess::spawn_at(
+            &site,
+            "etcd",
+            "etcd",
+            &args,
+            &[],
+            None,
+            dir,
+            INSTALL,
+            CLIENT_PORT,
+        );
+        process.wait_ready(healthy).await;
+        EtcdServer { process }
+    }
 }
 
 impl CoordinatorServer for EtcdServer {

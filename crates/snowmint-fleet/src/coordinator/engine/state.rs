@@ -50,6 +50,9 @@ pub(in crate::coordinator) struct Inner<S> {
     pub(in crate::coordinator) clock: Option<(ClockVerdict, Instant)>,
     /// Set while the last clock check found the clock out of range.
     pub(in crate::coordinator) clock_skewed: bool,
+    /// The last reading of each source the clock check read, for the
+    /// next check's rates.
+    pub(in crate::coordinator) rate_samples: Vec<crate::coordinator::clock_check::RateSample>,
 }
 
 impl<S> Inner<S> {
@@ -68,6 +71,7 @@ impl<S> Inner<S> {
             passed_over: BTreeMap::new(),
             clock: None,
             clock_skewed: false,
+            rate_samples: Vec::new(),
         }
     }
 
