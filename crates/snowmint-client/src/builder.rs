@@ -300,10 +300,7 @@ impl ClientBuilder {
     ///     .build()
     ///     .await
     ///     .unwrap_err();
-    /// assert!(
-    ///     matches!(&error, Error::Config(message) if message == "batch 0 is out of range (1..=4096)"),
-    ///     "{error:?}"
-    /// );
+    /// assert!(matches!(&error, Error::Config(message) if message == "batch 0 is out of range (1..=4096)"), "{error}");
     ///
     /// // Files are read when the client is built, and named when they cannot be.
     /// let error = Client::builder()

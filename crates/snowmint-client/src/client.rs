@@ -217,7 +217,7 @@ impl Client {
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), snowmint_client::Error> {
     /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
-    /// #     snowmint::Layout::TWITTER.node_from_pair(1, 2).unwrap(),
+    /// #     snowmint::Node::from_slot(34),
     /// #     std::sync::Arc::new(snowmint::SystemClock),
     /// # )
     /// # .await;
@@ -286,7 +286,7 @@ impl Client {
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), snowmint_client::Error> {
     /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
-    /// #     snowmint::Layout::TWITTER.node_from_pair(1, 2).unwrap(),
+    /// #     snowmint::Node::from_slot(34),
     /// #     std::sync::Arc::new(snowmint::SystemClock),
     /// # )
     /// # .await;
@@ -301,8 +301,8 @@ impl Client {
     ///     .build()
     ///     .await?;
     /// let id = SnowflakeId::from_u64(client.next_id().await?);
-    /// let node = Layout::TWITTER.decode(id).unwrap().node();
-    /// assert_eq!(Layout::TWITTER.pair_of(node), (1, 2));
+    /// let parts = Layout::TWITTER.decode(id).expect("a Twitter-layout ID");
+    /// assert_eq!(parts.get("machine"), Some(2));
     /// // The first call filled the buffer; the next ones come from it.
     /// client.next_id().await?;
     /// assert_eq!(client.stats().round_trips, 1);
@@ -335,7 +335,7 @@ impl Client {
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), snowmint_client::Error> {
     /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
-    /// #     snowmint::Layout::TWITTER.node_from_pair(1, 2).unwrap(),
+    /// #     snowmint::Node::from_slot(34),
     /// #     std::sync::Arc::new(snowmint::SystemClock),
     /// # )
     /// # .await;
@@ -437,7 +437,7 @@ impl Client {
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), snowmint_client::Error> {
     /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
-    /// #     snowmint::Layout::TWITTER.node_from_pair(1, 2).unwrap(),
+    /// #     snowmint::Node::from_slot(34),
     /// #     std::sync::Arc::new(snowmint::SystemClock),
     /// # )
     /// # .await;

@@ -625,7 +625,7 @@ fn readme_example(
         println!(
             "issuing as slot {} ({})",
             claim.slot,
-            Layout::TWITTER.describe(claim.node)
+            issuer.layout().describe(claim.node)
         );
     }
 

@@ -151,7 +151,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// use snowmint::Layout;
+    /// use snowmint::Node;
     /// use snowmint_server::config::{Config, Layer, Setting};
     ///
     /// // Flags win over the environment, which wins over the file.
@@ -163,8 +163,7 @@ impl Config {
     ///     _ => None,
     /// };
     /// let config = Config::load_with(flags, env)?;
-    /// let node = config.node().expect("a node");
-    /// assert_eq!(Layout::TWITTER.pair_of(node), (3, 7));
+    /// assert_eq!(config.node(), Some(Node::from_slot(3 * 32 + 7)));
     /// assert_eq!(config.origin_note(Setting::Datacenter), "(from SNOWMINT_DATACENTER)");
     ///
     /// // A bad value says what is wrong and where it came from.
