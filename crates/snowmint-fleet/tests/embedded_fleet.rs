@@ -605,7 +605,6 @@ fn readme_example(
     url: &str,
     dir: &Path,
 ) -> Result<(SnowflakeId, Vec<SnowflakeId>), Box<dyn std::error::Error>> {
-    use snowmint::Layout;
     use snowmint_fleet::{EmbeddedIssuer, NodeState};
     use std::time::Duration;
 
