@@ -128,6 +128,7 @@ impl ApiError {
             ErrorKind::OutOfRange => (StatusCode::BAD_REQUEST, "out_of_range"),
             ErrorKind::InvalidText => (StatusCode::BAD_REQUEST, "invalid_parameter"),
             ErrorKind::UnknownName => (StatusCode::BAD_REQUEST, "invalid_parameter"),
+            ErrorKind::InvalidFields => (StatusCode::BAD_REQUEST, "invalid_fields"),
             ErrorKind::InvalidLayout => (StatusCode::BAD_REQUEST, "invalid_layout"),
             ErrorKind::EmptyWindow => (StatusCode::BAD_REQUEST, "empty_window"),
             // Not the request's fault: the same call may succeed later.

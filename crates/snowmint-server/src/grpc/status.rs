@@ -38,6 +38,7 @@ pub(crate) fn from_core(field: &str, error: snowmint::Error) -> Status {
         ErrorKind::OutOfRange
         | ErrorKind::InvalidText
         | ErrorKind::UnknownName
+        | ErrorKind::InvalidFields
         | ErrorKind::InvalidLayout
         | ErrorKind::EmptyWindow => Code::InvalidArgument,
         ErrorKind::ClockBehind | ErrorKind::SequenceExhausted => Code::Unavailable,
