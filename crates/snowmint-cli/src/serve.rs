@@ -31,30 +31,39 @@ pub struct ServeArgs {
     flags: Layer,
     /// `--check`: say what the node would do, and exit.
     check: bool,
+    /// `--offline`, with `--check`: try neither the lock, the ports nor
+    /// the coordinator.
+    offline: bool,
 }
 
 /// The flag that checks the settings instead of serving (not a setting:
 /// it comes from the command line only).
 const CHECK: &str = "check";
+/// The flag that keeps `--check` off the host's lock and ports and the
+/// network.
+const OFFLINE: &str = "offline";
 
 /// What `snowmint serve --help` says under the flags.
 const AFTER_HELP: &str = "\
 Examples:
-  $ snowmint serve --check --datacenter 3 --machine 7 --state-dir state
+  $ snowmint serve --check --offline --datacenter 3 --machine 7
   identity     static: slot 103 (datacenter 3 (from --datacenter), [..])
   layout       twitter 41/5/5/12@1288834974657
-  state dir    state (from --state-dir): not there yet, a start creates it; [..]
+  state dir    [..]
   coordinator  none
   listen       http://127.0.0.1:8080
   grpc         off
   memcached    off
+  tls          off: every listener is cleartext
+  tokens       off: no endpoint needs a token
+  open         issuing with no credential: HTTP 127.0.0.1:8080
   clock        clock_policy refuse, mark_step 1s, mark_wait_max 2s
   requests     request_timeout 10s
   note: listen 127.0.0.1:8080 is loopback: only this host (or container) [..]
-  ok: this configuration starts (nothing was bound, claimed or written)
+  ok: this configuration starts, as far as can be told offline [..]
 
-  $ SNOWMINT_HOSTNAME=ids-12 snowmint serve --check --machine-from-hostname \\
-      --listen 0.0.0.0:8080 --state-dir state | head -1
+  $ SNOWMINT_HOSTNAME=ids-12 snowmint serve --check --offline \\
+      --machine-from-hostname --listen 0.0.0.0:8080 | head -1
   identity     hostname: slot 12 (datacenter 0, machine 12) of \"ids-12\" [..]
 
   $ snowmint serve --check --coordinator etcd://10.0.0.1:2379 --machine 7
@@ -68,9 +77,16 @@ Start a node (Ctrl-C or SIGTERM stops it and releases its claim):
   snowmint serve --coordinator etcd://10.0.0.1:2379 --fleet ids \\
       --memcached-listen 0.0.0.0:11211
 
---check reads every setting as a start does and says what the node would \
-do, without binding a port or claiming a slot: exit code 0, or 2 with the \
-message a start would stop with.
+--check reads every setting, the TLS files and the token file as a start \
+does and says what the node would do: each listener with its scheme, what \
+guards it, and every one that issues IDs with no credential. Then it tries, \
+claiming nothing, what a start would run into: another process holding the \
+node's lock, a port in use (each address is bound and let go), and a \
+coordinator that does not answer or refuses the node's login (a read-only \
+session). Exit code 0; 2 with the message a start would stop with for a \
+setting or file that cannot be used; 1 for the lock, a port or the \
+coordinator. --check --offline leaves the lock, the ports and the network \
+alone.
 
 Each setting may also come from its environment variable or from its file \
 key (the flag's name in snake_case) in the --config file; flags win over \
@@ -82,11 +98,20 @@ impl Args for ServeArgs {
     fn augment_args(command: clap::Command) -> clap::Command {
         let own = Setting::ALL.iter().filter(|s| is_flag(s));
         let check = Arg::new(CHECK).long(CHECK).action(ArgAction::SetTrue).help(
-            "Say what the node would do with these settings, and exit without binding a \
-             port, claiming a slot or writing a file",
+            "Say what the node would do with these settings and try its lock, ports and \
+             coordinator login, then exit without claiming a slot or writing a file",
         );
+        let offline = Arg::new(OFFLINE)
+            .long(OFFLINE)
+            .action(ArgAction::SetTrue)
+            .requires(CHECK)
+            .help(
+                "With --check: leave the node's lock, the ports and the coordinator untried \
+                 (no network)",
+            );
         command
             .arg(check)
+            .arg(offline)
             .args(own.map(|&setting| settings::flag(setting)))
             .after_help(AFTER_HELP)
     }
@@ -102,6 +127,7 @@ impl FromArgMatches for ServeArgs {
         Ok(ServeArgs {
             flags: settings::typed(matches, own),
             check: matches.get_flag(CHECK),
+            offline: matches.get_flag(OFFLINE),
         })
     }
 
@@ -124,10 +150,18 @@ fn is_flag(setting: &Setting) -> bool {
 /// without an ordinal, a mark far ahead of the clock): the message is the
 /// start's, and nothing is bound, claimed or written.
 pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
-    let check = args.check;
+    let (check, offline) = (args.check, args.offline);
     let config = Config::load(flags(args, global)).map_err(Failure::bad_input)?;
     if check {
-        let plan = snowmint_server::check(&config).map_err(Failure::bad_input)?;
+        let mut plan = snowmint_server::check(&config).map_err(Failure::bad_input)?;
+        if !offline {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?;
+            // What the host and the network say is no bad input: exit 1.
+            runtime.block_on(snowmint_server::probe(&config, &mut plan))?;
+        }
         let mut out = std::io::stdout().lock();
         write!(out, "{plan}")?;
         out.flush()?;

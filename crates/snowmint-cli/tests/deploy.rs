@@ -49,6 +49,9 @@ fn serve_check(args: &[String], env: &BTreeMap<String, String>) -> (Option<i32>,
     command
         .arg("serve")
         .arg("--check")
+        // The manifests name hosts of their own cluster: the check reads
+        // them offline.
+        .arg("--offline")
         .args(args)
         .env_clear()
         .env("HOME", home.path())
@@ -95,6 +98,7 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
     let secrets = of_kind("Secret");
     let services = of_kind("Service");
     let budgets = of_kind("PodDisruptionBudget");
+    let policies = of_kind("NetworkPolicy");
     let mut sources = Vec::new();
     let workloads: Vec<&Value> = documents
         .iter()
@@ -165,6 +169,19 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
             } else {
                 vec![None]
             };
+            // The Secrets mounted as files (TLS, tokens, the etcd CA) are
+            // made here, as the cluster would mount them, and the paths
+            // the node is given point at them.
+            let fixtures = temp_dir("deploy-secrets");
+            let mounted = secret_files(pod, container, fixtures.path())?;
+            let local = |text: &str| {
+                mounted.iter().fold(text.to_owned(), |text, (mount, dir)| {
+                    text.replace(mount.as_str(), dir.to_str().unwrap())
+                })
+            };
+            let args: Vec<String> = args.iter().map(|a| local(a)).collect();
+            let env: BTreeMap<String, String> =
+                env.iter().map(|(k, v)| (k.clone(), local(v))).collect();
             for hostname in hostnames {
                 let mut env = env.clone();
                 if let Some(hostname) = &hostname {
@@ -215,6 +232,7 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
             }
         }
         check_services(kind, name, labels, pod, &services)?;
+        check_network_policy(kind, name, labels, pod, &policies)?;
         if kind == "StatefulSet" {
             let governing = services
                 .iter()
@@ -238,6 +256,114 @@ fn check_manifest(path: &Path) -> Result<Vec<String>, String> {
         }
     }
     Ok(sources)
+}
+
+/// Makes the files of each Secret volume the container mounts under
+/// `dir`, as the cluster would (a certificate and key of a test CA for
+/// `tls.crt` and `tls.key`, the CA for `ca.crt`, a token for anything
+/// else); returns each mount path with the directory standing for it.
+fn secret_files(
+    pod: &Value,
+    container: &Value,
+    dir: &Path,
+) -> Result<Vec<(String, PathBuf)>, String> {
+    let ca = snowmint_test_support::tls::TestCa::new("deploy");
+    let server = ca.server("snowmint");
+    let mut mounted = Vec::new();
+    for mount in container["volumeMounts"].as_array().into_iter().flatten() {
+        let volume = pod["volumes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|v| v["name"] == mount["name"]);
+        let Some(secret) = volume.map(|v| &v["secret"]).filter(|s| s.is_object()) else {
+            continue;
+        };
+        if mount["readOnly"] != true || secret["secretName"].as_str().is_none() {
+            return Err(format!(
+                "the Secret volume {} is not mounted read-only",
+                mount["name"]
+            ));
+        }
+        let local = dir.join(s(&mount["name"]));
+        std::fs::create_dir_all(&local).unwrap();
+        for (file, text) in [
+            ("tls.crt", server.cert_pem.clone()),
+            ("tls.key", server.key_pem.clone()),
+            ("ca.crt", ca.pem().to_owned()),
+            ("tokens", "deploy-token-0123456789abcdef\n".to_owned()),
+        ] {
+            let path = local.join(file);
+            std::fs::write(&path, text).unwrap();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o400))
+                .unwrap();
+        }
+        mounted.push((s(&mount["mountPath"]).to_owned(), local));
+    }
+    Ok(mounted)
+}
+
+/// The NetworkPolicy of the file admits only labelled pods, on the
+/// workload's named ports (checked without kubectl: the fields a cluster
+/// reads, and that they name what exists).
+fn check_network_policy(
+    kind: &str,
+    name: &str,
+    labels: &Value,
+    pod: &Value,
+    policies: &[&Value],
+) -> Result<(), String> {
+    let policy = policies
+        .iter()
+        .find(|p| p["spec"]["podSelector"]["matchLabels"] == *labels)
+        .ok_or(format!("{kind} {name}: no NetworkPolicy selects its pods"))?;
+    if policy["apiVersion"] != "networking.k8s.io/v1" {
+        return Err(format!(
+            "{kind} {name}: the NetworkPolicy is not networking.k8s.io/v1"
+        ));
+    }
+    if !policy["spec"]["policyTypes"]
+        .as_array()
+        .is_some_and(|types| types.iter().any(|t| t == "Ingress"))
+    {
+        return Err(format!(
+            "{kind} {name}: the NetworkPolicy does not restrict ingress"
+        ));
+    }
+    let ports: Vec<&str> = pod["containers"][0]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| s(&p["name"]))
+        .collect();
+    for rule in policy["spec"]["ingress"]
+        .as_array()
+        .ok_or("no ingress rules")?
+    {
+        let from = rule["from"]
+            .as_array()
+            .filter(|f| !f.is_empty())
+            .ok_or(format!(
+                "{kind} {name}: an ingress rule admits every source"
+            ))?;
+        for source in from {
+            let selected = source["podSelector"]["matchLabels"].as_object();
+            if selected.is_none_or(|l| l.is_empty()) || source.get("ipBlock").is_some() {
+                return Err(format!(
+                    "{kind} {name}: an ingress source is not a labelled pod: {source}"
+                ));
+            }
+        }
+        for port in rule["ports"].as_array().into_iter().flatten() {
+            if !ports.contains(&s(&port["port"])) {
+                return Err(format!(
+                    "{kind} {name}: the NetworkPolicy names port {}, which the pods do not have",
+                    port["port"]
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The pod's ports, probes and volumes agree with what the check says.
@@ -272,6 +398,14 @@ fn check_pod(
                 "{kind} {name}: {probe} is not GET {path} on port http"
             ));
         }
+        let tls = line(output, "listen").is_some_and(|l| l.starts_with("https://"));
+        if tls != (get["scheme"] == "HTTPS") {
+            return Err(format!(
+                "{kind} {name}: {probe} scheme {} for a node that listens on {}",
+                get["scheme"],
+                line(output, "listen").unwrap_or("?")
+            ));
+        }
     }
     let state = line(output, "state dir")
         .and_then(|l| l.split(' ').next())
@@ -302,6 +436,27 @@ fn check_pod(
     }
     if pod["securityContext"]["runAsNonRoot"] != true {
         return Err(format!("{kind} {name}: not runAsNonRoot"));
+    }
+    // The "restricted" Pod Security Standard, and no API token mounted.
+    if pod["securityContext"]["seccompProfile"]["type"] != "RuntimeDefault" {
+        return Err(format!("{kind} {name}: no seccompProfile RuntimeDefault"));
+    }
+    if pod["automountServiceAccountToken"] != false {
+        return Err(format!(
+            "{kind} {name}: the service account token is mounted (automountServiceAccountToken)"
+        ));
+    }
+    // Secured by default: TLS on, tokens on, nothing issuing open.
+    for (what, expected) in [
+        ("tls", "on for HTTP and gRPC"),
+        ("tokens", "1 token of "),
+        ("open", "none"),
+    ] {
+        if !line(output, what).is_some_and(|l| l.starts_with(expected)) {
+            return Err(format!(
+                "{kind} {name}: {what} is not {expected:?}:\n{output}"
+            ));
+        }
     }
     Ok(())
 }
@@ -357,13 +512,79 @@ fn every_manifest_container_passes_serve_check() {
     );
 }
 
+/// The image is tagged with the crate version wherever it is named: the
+/// manifests, the Containerfile's build line and the README's.
+#[test]
+fn the_image_tag_is_the_crate_version() {
+    let tag = format!("snowmint:{}", env!("CARGO_PKG_VERSION"));
+    let dir = deploy_dir();
+    for manifest in [
+        "kubernetes/statefulset.yaml",
+        "kubernetes/deployment-etcd.yaml",
+    ] {
+        for document in yaml_documents(&dir.join(manifest)).unwrap() {
+            let containers = &document["spec"]["template"]["spec"]["containers"];
+            for container in containers.as_array().into_iter().flatten() {
+                assert_eq!(container["image"], tag.as_str(), "{manifest}");
+            }
+        }
+    }
+    let readme = std::fs::read_to_string(dir.join("../README.md")).unwrap();
+    let containerfile = std::fs::read_to_string(dir.join("Containerfile")).unwrap();
+    for (name, text) in [("README.md", &readme), ("Containerfile", &containerfile)] {
+        for line in text
+            .lines()
+            .filter(|l| l.contains("deploy/Containerfile -t "))
+        {
+            let named = line
+                .split("-t ")
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap();
+            assert_eq!(named, tag, "{name}: {line}");
+        }
+    }
+}
+
 /// Copies of the manifests, each broken in one way, fail the check, each
 /// saying what is wrong.
 #[test]
 fn broken_manifests_fail_the_check() {
     let dir = deploy_dir().join("kubernetes");
     let work = temp_dir("deploy-broken");
-    let cases: [(&str, &str, &str, &str); 8] = [
+    let cases: [(&str, &str, &str, &str); 13] = [
+        (
+            "statefulset.yaml",
+            "          type: RuntimeDefault\n",
+            "          type: Unconfined\n",
+            "no seccompProfile RuntimeDefault",
+        ),
+        (
+            "deployment-etcd.yaml",
+            "automountServiceAccountToken: false",
+            "automountServiceAccountToken: true",
+            "service account token is mounted",
+        ),
+        (
+            "statefulset.yaml",
+            "            - --auth-token-file=/etc/snowmint/tokens/tokens\n",
+            "",
+            "tokens is not",
+        ),
+        (
+            "deployment-etcd.yaml",
+            "              snowmint.io/client: \"true\"",
+            "              {}",
+            "an ingress source is not a labelled pod",
+        ),
+        (
+            "statefulset.yaml",
+            "              scheme: HTTPS",
+            "              scheme: HTTP",
+            "readinessProbe scheme",
+        ),
         (
             "statefulset.yaml",
             "- --machine-from-hostname\n",
@@ -451,10 +672,29 @@ fn unit_keys(text: &str) -> Result<BTreeMap<String, Vec<(String, String)>>, Stri
     Ok(sections)
 }
 
-/// Checks a unit file: systemd's own verifier where systemd-analyze
-/// runs (with the unit's binary swapped for the one under test), the
-/// settings the unit must have, and its `ExecStart` through --check.
-fn check_unit(path: &Path) -> Result<(), String> {
+/// The `KEY=value` lines of an environment file (systemd's
+/// `EnvironmentFile`), comments and blank lines skipped.
+fn env_file(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut env = BTreeMap::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line
+            .split_once('=')
+            .ok_or(format!("env line {}: not KEY=value", number + 1))?;
+        env.insert(key.trim().to_owned(), value.trim().to_owned());
+    }
+    Ok(env)
+}
+
+/// Checks a unit file with the environment file it names (`env`, the
+/// text installed as /etc/snowmint/env): systemd's own verifier where
+/// systemd-analyze runs (with the unit's binary swapped for the one under
+/// test), the settings the unit must have, and its `ExecStart` through
+/// --check with the file's variables. Returns the check's output.
+fn check_unit(path: &Path, env: &str) -> Result<String, String> {
     let text = std::fs::read_to_string(path).unwrap();
     let sections = unit_keys(&text)?;
     let get = |section: &str, key: &str| {
@@ -469,6 +709,13 @@ fn check_unit(path: &Path) -> Result<(), String> {
         ("ProtectSystem", "strict"),
         ("NoNewPrivileges", "yes"),
         ("Restart", "on-failure"),
+        ("LimitNOFILE", "65536"),
+        ("MemoryMax", "1G"),
+        ("ProtectProc", "invisible"),
+        ("ProcSubset", "pid"),
+        ("SystemCallFilter", "@system-service"),
+        // Required: without the operator's file the unit does not start.
+        ("EnvironmentFile", "/etc/snowmint/env"),
     ] {
         if get("Service", key) != Some(expected) {
             return Err(format!("[Service] {key}={expected} is missing"));
@@ -486,19 +733,27 @@ fn check_unit(path: &Path) -> Result<(), String> {
     if words.get(state_at + 1) != Some(&"${STATE_DIRECTORY}") {
         return Err("--state-dir is not the StateDirectory systemd makes".to_owned());
     }
+    // The environment file is the one place the settings come from: a
+    // flag here would beat it, silently.
+    if let Some(flag) = words[2..]
+        .iter()
+        .find(|w| w.starts_with("--") && **w != "--state-dir")
+    {
+        return Err(format!(
+            "ExecStart gives {flag}, which beats the environment file's setting"
+        ));
+    }
+    let env = env_file(env)?;
     // systemd sets STATE_DIRECTORY to /var/lib/<StateDirectory>.
     let args: Vec<String> = words[2..]
         .iter()
         .map(|w| w.replace("${STATE_DIRECTORY}", "/var/lib/snowmint"))
         .collect();
-    let (code, output) = serve_check(&args, &BTreeMap::new());
+    let (code, output) = serve_check(&args, &env);
     if code != Some(0) {
         return Err(format!(
             "ExecStart through --check exits {code:?}:\n{output}"
         ));
-    }
-    if line(&output, "identity").is_none_or(|l| !l.starts_with("static: ")) {
-        return Err(format!("not a fixed node:\n{output}"));
     }
     if line(&output, "state dir")
         .is_none_or(|l| !l.starts_with("/var/lib/snowmint (from --state-dir)"))
@@ -508,7 +763,12 @@ fn check_unit(path: &Path) -> Result<(), String> {
     if let Some(analyze) = systemd_analyze() {
         let work = temp_dir("deploy-unit");
         let copy = work.path().join("snowmint.service");
-        std::fs::write(&copy, text.replace(words[0], SNOWMINT)).unwrap();
+        let env_copy = work.path().join("env");
+        std::fs::write(&env_copy, "").unwrap();
+        let text = text
+            .replace(words[0], SNOWMINT)
+            .replace("/etc/snowmint/env", env_copy.to_str().unwrap());
+        std::fs::write(&copy, text).unwrap();
         let verified = Command::new(analyze)
             .arg("verify")
             .arg(&copy)
@@ -523,7 +783,7 @@ fn check_unit(path: &Path) -> Result<(), String> {
             return Err(format!("systemd-analyze verify: {said}"));
         }
     }
-    Ok(())
+    Ok(output)
 }
 
 /// systemd-analyze, when it runs here.
@@ -536,36 +796,91 @@ fn systemd_analyze() -> Option<&'static str> {
         .map(|_| "systemd-analyze")
 }
 
-/// The unit passes systemd's verifier (where it runs here) and its
-/// `ExecStart` starts the node it means; broken copies fail.
+/// The unit passes systemd's verifier (where it runs here) and, with its
+/// environment file, starts the node the file means: the identity comes
+/// from the file alone (a `SNOWMINT_DATACENTER` there is the node's, a
+/// `SNOWMINT_COORDINATOR` there makes a fleet node, where a flag in the
+/// unit used to beat the one and clash with the other); broken copies
+/// fail.
 #[test]
-fn the_systemd_unit_verifies_and_its_exec_start_passes_serve_check() {
+fn the_systemd_unit_takes_its_settings_from_its_env_file() {
     let unit = deploy_dir().join("systemd/snowmint.service");
+    let env = std::fs::read_to_string(deploy_dir().join("systemd/env")).unwrap();
     if systemd_analyze().is_none() {
         eprintln!("systemd-analyze does not run here: checking the unit's syntax only");
     }
-    check_unit(&unit).unwrap();
+    let output = check_unit(&unit, &env).unwrap();
+    assert!(
+        line(&output, "identity").is_some_and(|l| l.starts_with(
+            "static: slot 1 (datacenter 0 (from SNOWMINT_DATACENTER), machine 1 (from SNOWMINT_MACHINE))"
+        )),
+        "{output}"
+    );
+    let moved = env.replace("SNOWMINT_DATACENTER=0", "SNOWMINT_DATACENTER=3");
+    let output = check_unit(&unit, &moved).unwrap();
+    assert!(
+        line(&output, "identity")
+            .unwrap()
+            .contains("datacenter 3 (from SNOWMINT_DATACENTER)"),
+        "{output}"
+    );
+    let fleet = env
+        .replace("SNOWMINT_DATACENTER=0\n", "")
+        .replace("SNOWMINT_MACHINE=1\n", "")
+        .replace(
+            "#SNOWMINT_COORDINATOR=etcd://ids@10.0.0.5:2379",
+            "SNOWMINT_COORDINATOR=etcd://10.0.0.5:2379",
+        )
+        .replace("#SNOWMINT_FLEET=ids", "SNOWMINT_FLEET=ids");
+    let output = check_unit(&unit, &fleet).unwrap();
+    assert!(
+        line(&output, "identity").unwrap().starts_with("etcd: "),
+        "{output}"
+    );
+
     let text = std::fs::read_to_string(&unit).unwrap();
     let work = temp_dir("deploy-unit-broken");
-    for (from, to, expected) in [
+    for (from, to, env_from, env_to, expected) in [
         (
             "StateDirectory=snowmint",
+            "",
+            "",
             "",
             "StateDirectory=snowmint is missing",
         ),
         (
-            "--machine 1 --state-dir",
-            "--machine 32 --state-dir",
+            "ProtectProc=invisible",
+            "",
+            "",
+            "",
+            "ProtectProc=invisible is missing",
+        ),
+        (
+            "",
+            "",
+            "SNOWMINT_MACHINE=1",
+            "SNOWMINT_MACHINE=32",
             "exits Some(2)",
         ),
         (
             "--state-dir ${STATE_DIRECTORY}",
+            "--state-dir ${STATE_DIRECTORY} --datacenter 0",
+            "",
+            "",
+            "ExecStart gives --datacenter",
+        ),
+        (
+            "--state-dir ${STATE_DIRECTORY}",
+            "",
+            "",
             "",
             "does not tell the node",
         ),
         (
             "[Service]",
             "[Service]\nRestartSecs=2",
+            "",
+            "",
             "systemd-analyze verify",
         ),
     ] {
@@ -573,9 +888,19 @@ fn the_systemd_unit_verifies_and_its_exec_start_passes_serve_check() {
             continue;
         }
         let broken = work.path().join("snowmint.service");
-        std::fs::write(&broken, text.replacen(from, to, 1)).unwrap();
-        let error = check_unit(&broken).expect_err(&format!("{to:?} passed"));
-        assert!(error.contains(expected), "{to:?}: {error}");
+        let text = if from.is_empty() {
+            text.clone()
+        } else {
+            text.replacen(from, to, 1)
+        };
+        std::fs::write(&broken, text).unwrap();
+        let env = if env_from.is_empty() {
+            env.clone()
+        } else {
+            env.replacen(env_from, env_to, 1)
+        };
+        let error = check_unit(&broken, &env).expect_err(&format!("{to:?} {env_to:?} passed"));
+        assert!(error.contains(expected), "{to:?} {env_to:?}: {error}");
     }
 }
 

@@ -289,3 +289,87 @@ fn a_fenced_node_answers_server_error_and_keeps_the_connection() {
     reader.read_line(&mut line).unwrap();
     assert_eq!(line, format!("VERSION {}\r\n", env!("CARGO_PKG_VERSION")));
 }
+
+/// memcached's protocol carries no token and no TLS. A node with tokens
+/// or TLS refuses to start with memcached on an address other than
+/// loopback (exit code 2, naming the way out), unless told it may be
+/// open; then, and on loopback, it starts and says in its log that
+/// memcached is open. (It served IDs to anyone before.)
+#[test]
+fn memcached_beside_tokens_or_tls_is_open_only_when_said() {
+    let home = temp_dir("memcached-gate");
+    let tokens = home.path().join("tokens");
+    std::fs::write(&tokens, "memcached-token-0123456789\n").unwrap();
+    std::fs::set_permissions(&tokens, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let ca = snowmint_test_support::tls::TestCa::new("memcached");
+    let server = ca.server("localhost");
+    let port = free_port();
+    let everywhere = format!("0.0.0.0:{port}");
+    let token_args = ["--auth-token-file", tokens.to_str().unwrap()];
+    let tls_args = [
+        "--tls-cert",
+        server.cert.to_str().unwrap(),
+        "--tls-key",
+        server.key.to_str().unwrap(),
+    ];
+    for secured in [&token_args[..], &tls_args[..]] {
+        let args = [
+            secured,
+            &["--memcached-listen", &everywhere, "--datacenter", "1"],
+        ]
+        .concat();
+        let (status, _, stderr) =
+            snowmint_test_support::binary::run_to_end(SNOWMINT, home.path(), &args, &[]);
+        assert_eq!(status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "--memcached-listen {everywhere} would serve IDs to any client"
+            )) && stderr.contains("127.0.0.1:")
+                && stderr.contains("--memcached-unauthenticated"),
+            "{stderr}"
+        );
+    }
+
+    // Said open: it starts, serves, and says so in its log.
+    let state = home.path().join("state");
+    let args = [
+        &token_args[..],
+        &[
+            "--memcached-listen",
+            &everywhere,
+            "--memcached-unauthenticated",
+            "--datacenter",
+            "1",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
+    ]
+    .concat();
+    let service = Service::start(SNOWMINT, home.path(), &args, &[]);
+    let answer = nc(
+        SocketAddr::from(([127, 0, 0, 1], port)),
+        b"get a\r\nquit\r\n",
+    );
+    assert!(answer.starts_with("VALUE a 0 "), "{answer}");
+    let log = service.log();
+    assert!(
+        log.contains(&format!(
+            "memcached on {everywhere} issues IDs with no token and in cleartext"
+        )) && log.contains("served open by --memcached-unauthenticated"),
+        "{log}"
+    );
+    // HTTP still needs the token.
+    assert_eq!(service.connect().get("/v1/id").unwrap().status, 401);
+
+    // On loopback it needs no word, and the log says it is open there.
+    let (service, memcached, _home) = node("memcached-loopback", &token_args);
+    let answer = nc(memcached, b"get a\r\nquit\r\n");
+    assert!(answer.starts_with("VALUE a 0 "), "{answer}");
+    assert!(
+        service
+            .log()
+            .contains("reachable from this host only (loopback)"),
+        "{}",
+        service.log()
+    );
+}

@@ -452,6 +452,64 @@ fn the_token_file_is_read_again_when_it_changes() {
     assert!(!log.contains(FIRST) && !log.contains(WRONG), "{log}");
 }
 
+/// Emptying the file revokes every token: the node keeps running, every
+/// guarded request is refused, `/readyz` answers 503 `tokens_revoked` and
+/// the log says why; a token written back is served again; deleting the
+/// file revokes too; a last line with no newline (a writer half-way) is
+/// not a token, so a prefix of a new token is never let in.
+#[test]
+fn emptying_or_deleting_the_token_file_revokes_every_token() {
+    let home = temp_dir("auth-revoke");
+    let tokens = token_file(home.path());
+    let service = start(home.path(), &tokens, &[]);
+    let status = |token: &str| get(&service, "/v1/id", &[&bearer(token)]).status;
+    assert_eq!(status(FIRST), 200);
+
+    std::fs::write(&tokens, "").unwrap();
+    wait_until("the emptied token file to be read", LIMIT, || {
+        (status(FIRST) == 401).then_some(())
+    });
+    assert_eq!(status(SECOND), 401);
+    let ready = get(&service, "/readyz", &[]);
+    assert_eq!(ready.status, 503, "{}", ready.body);
+    assert!(ready.body.contains("\"tokens_revoked\""), "{}", ready.body);
+    assert!(ready.body.contains("holds no token"), "{}", ready.body);
+    assert!(
+        service.log().contains("every token is revoked"),
+        "{}",
+        service.log()
+    );
+    assert_eq!(
+        get(&service, "/healthz", &[]).status,
+        200,
+        "the node stopped"
+    );
+
+    // The writer stalls 19 characters into a new token.
+    std::fs::write(&tokens, &FIRST[..19]).unwrap();
+    wait_until("the half-written file to be read", LIMIT, || {
+        get(&service, "/readyz", &[])
+            .body
+            .contains("taken for half-written and ignored")
+            .then_some(())
+    });
+    assert_eq!(status(&FIRST[..19]), 401);
+    std::fs::write(&tokens, format!("{FIRST}\n")).unwrap();
+    wait_until("the token to be served again", LIMIT, || {
+        (status(FIRST) == 200).then_some(())
+    });
+    assert_eq!(get(&service, "/readyz", &[]).status, 200);
+
+    std::fs::remove_file(&tokens).unwrap();
+    wait_until("the deleted token file to revoke", LIMIT, || {
+        (status(FIRST) == 401).then_some(())
+    });
+    let ready = get(&service, "/readyz", &[]);
+    assert!(ready.body.contains("cannot be read"), "{}", ready.body);
+    let log = service.log();
+    assert!(!log.contains(FIRST) && !log.contains(SECOND), "{log}");
+}
+
 /// A token file that cannot be used stops the start with exit code 2,
 /// naming the file (and the line) and quoting no token; so do a scope that
 /// does not exist and a scope without a file.

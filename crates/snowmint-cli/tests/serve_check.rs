@@ -16,9 +16,9 @@ use snowmint_test_support::temp::temp_dir;
 
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
 
-/// `snowmint serve --check ARGS` in `home`, with `env`.
+/// `snowmint serve --check --offline ARGS` in `home`, with `env`.
 fn check(home: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut all = vec!["--check"];
+    let mut all = vec!["--check", "--offline"];
     all.extend_from_slice(args);
     binary::command(SNOWMINT, home, &all, env)
         .stdin(Stdio::null())
@@ -54,7 +54,7 @@ fn check_names_the_identity_and_where_each_setting_came_from() {
         "{out}"
     );
     assert!(
-        out.ends_with("ok: this configuration starts (nothing was bound, claimed or written)\n"),
+        out.ends_with("ok: this configuration starts, as far as can be told offline (the lock, the ports and the coordinator were not tried; nothing was bound, claimed or written)\n"),
         "{out}"
     );
 
@@ -376,4 +376,327 @@ fn decode_names_the_input_that_reads_an_id() {
         stderr.contains("line 2: ID \"17eed6190fcedffe\""),
         "{stderr}"
     );
+}
+
+/// `snowmint serve --check ARGS` (trying the lock, the ports and the
+/// coordinator) in `home`, with `env`.
+fn check_live(home: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut all = vec!["--check"];
+    all.extend_from_slice(args);
+    binary::command(SNOWMINT, home, &all, env)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running snowmint serve --check")
+}
+
+/// By default --check tries what a start would run into, claiming
+/// nothing: a node's lock held by a running node, a port in use, an etcd
+/// nobody runs, each refused with exit code 1 and the start's words; a
+/// free configuration says so and leaves no lock file. `--offline` says
+/// "ok" to the same, trying none of them.
+#[test]
+fn check_tries_the_lock_the_ports_and_the_coordinator() {
+    let home = temp_dir("check-live");
+    let state = home.path().join("state");
+    let state = state.to_str().unwrap();
+    let node = ["--datacenter", "3", "--machine", "7", "--state-dir", state];
+
+    // Free: the lock file is not made, the port is let go.
+    let free = check_live(
+        home.path(),
+        &[&node[..], &["--listen", "127.0.0.1:0"]].concat(),
+        &[],
+    );
+    assert_eq!(free.status.code(), Some(0), "{}", text(&free.stderr));
+    let out = text(&free.stdout);
+    assert!(out.contains("lock         "), "{out}");
+    assert!(
+        out.contains("ports        every listener's address can be bound"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("ok: this configuration starts (the lock, the ports and the coordinator were tried; nothing was claimed or written)\n"),
+        "{out}"
+    );
+    assert!(
+        !home.path().join("state").exists(),
+        "--check made the state directory"
+    );
+
+    // Held by a running node.
+    let running = binary::Service::start(SNOWMINT, home.path(), &node, &[]);
+    let held = check_live(
+        home.path(),
+        &[&node[..], &["--listen", "127.0.0.1:0"]].concat(),
+        &[],
+    );
+    assert_eq!(held.status.code(), Some(1), "{}", text(&held.stdout));
+    let error = text(&held.stderr);
+    assert!(
+        error.contains(&format!("process {}", running.pid())),
+        "{error}"
+    );
+    assert!(check(home.path(), &node, &[]).status.success());
+    drop(running);
+
+    // A port in use.
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let used = check_live(
+        home.path(),
+        &["--listen", &address, "--datacenter", "4"],
+        &[],
+    );
+    assert_eq!(used.status.code(), Some(1), "{}", text(&used.stdout));
+    let error = text(&used.stderr);
+    assert!(
+        error.starts_with(&format!("error: cannot listen for HTTP on {address}")),
+        "{error}"
+    );
+    let grpc = check_live(
+        home.path(),
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--grpc-listen",
+            &address,
+            "--datacenter",
+            "4",
+        ],
+        &[],
+    );
+    assert_eq!(grpc.status.code(), Some(1));
+    assert!(text(&grpc.stderr).starts_with(&format!("error: cannot listen for gRPC on {address}")));
+    assert!(
+        check(home.path(), &["--listen", &address], &[])
+            .status
+            .success()
+    );
+
+    // An etcd nobody runs.
+    let coordinator = [
+        "--coordinator",
+        "etcd://127.0.0.1:1",
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    let unreachable = check_live(home.path(), &coordinator, &[]);
+    assert_eq!(
+        unreachable.status.code(),
+        Some(1),
+        "{}",
+        text(&unreachable.stdout)
+    );
+    let error = text(&unreachable.stderr);
+    assert!(
+        error.starts_with("error: coordinator etcd://127.0.0.1:1: "),
+        "{error}"
+    );
+    assert!(check(home.path(), &coordinator, &[]).status.success());
+}
+
+/// A wrong password is refused by the coordinator's read-only login
+/// (exit code 1, the password shown nowhere); the right one is let in
+/// and the fleet's free slots are counted; nothing is claimed.
+#[tokio::test(flavor = "multi_thread")]
+async fn check_logs_in_to_the_coordinator() {
+    use snowmint_test_support::servers::CoordinatorServer;
+    use snowmint_test_support::servers::etcd::{EtcdServer, Permission};
+    const ROOT: &str = "Root-Pw-5120";
+    const RIGHT: &str = "Ids-Pw-6631";
+    const WRONG: &str = "Wrong-Pw-7342";
+    let etcd = EtcdServer::start().await;
+    etcd.enable_auth(
+        ROOT,
+        &[(
+            "ids",
+            RIGHT,
+            Some(Permission::read_write("/snowmint/ids/").with_prefix()),
+        )],
+    )
+    .await;
+    let home = temp_dir("check-login");
+    let url = format!("etcd://ids@{}", etcd.client_addr());
+    let args = [
+        "--coordinator",
+        &url,
+        "--fleet",
+        "ids",
+        "--slots",
+        "0-7",
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    let wrong = check_live(
+        home.path(),
+        &args,
+        &[("SNOWMINT_COORDINATOR_PASSWORD", WRONG)],
+    );
+    assert_eq!(wrong.status.code(), Some(1), "{}", text(&wrong.stdout));
+    let error = text(&wrong.stderr);
+    assert!(
+        error.starts_with(&format!(
+            "error: coordinator etcd://ids:***@{}",
+            etcd.client_addr()
+        )),
+        "{error}"
+    );
+    assert!(!error.contains(WRONG) && !error.contains(RIGHT), "{error}");
+
+    let right = check_live(
+        home.path(),
+        &args,
+        &[("SNOWMINT_COORDINATOR_PASSWORD", RIGHT)],
+    );
+    assert_eq!(right.status.code(), Some(0), "{}", text(&right.stderr));
+    let out = text(&right.stdout);
+    assert!(
+        out.contains("answered a read-only login: fleet ids has 8 of 8 slots free"),
+        "{out}"
+    );
+    assert!(!out.contains(RIGHT), "{out}");
+    let keys = etcd.keys_as("root", ROOT, "/snowmint/ids/slots/").await;
+    assert!(keys.is_empty(), "--check claimed: {keys:?}");
+
+    // A node that holds a slot is counted (the login reads the fleet).
+    let state = home.path().join("node-state");
+    let mut node_args = args.to_vec();
+    node_args.retain(|arg| *arg != "--listen" && *arg != "127.0.0.1:0");
+    node_args.extend_from_slice(&["--state-dir", state.to_str().unwrap()]);
+    let node = binary::Service::start(
+        SNOWMINT,
+        home.path(),
+        &node_args,
+        &[("SNOWMINT_COORDINATOR_PASSWORD", RIGHT)],
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while node.connect().get("/readyz").unwrap().status != 200 {
+        assert!(std::time::Instant::now() < deadline, "{}", node.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let counted = check_live(
+        home.path(),
+        &args,
+        &[("SNOWMINT_COORDINATOR_PASSWORD", RIGHT)],
+    );
+    let out = text(&counted.stdout);
+    assert!(out.contains("fleet ids has 7 of 8 slots free"), "{out}");
+}
+
+/// --check reads the TLS files and the token file as a start does:
+/// missing files and a token file of comments only are refused with the
+/// start's message and exit code 2 (it said "ok" to each before).
+#[test]
+fn check_refuses_the_files_a_start_refuses() {
+    let home = temp_dir("check-files");
+    let dir = home.path();
+    let comments = dir.join("comments");
+    std::fs::write(&comments, "# the tokens go here\n\n").unwrap();
+    let missing = dir.join("missing.pem");
+    let missing = missing.to_str().unwrap();
+    let ca = snowmint_test_support::tls::TestCa::new("check");
+    let server = ca.server("localhost");
+    let cert = server.cert.to_str().unwrap();
+    type Case<'a> = &'a [&'a str];
+    let cases: [Case; 4] = [
+        &["--tls-cert", missing, "--tls-key", missing],
+        &["--tls-cert", cert, "--tls-key", missing],
+        &["--auth-token-file", missing],
+        &["--auth-token-file", comments.to_str().unwrap()],
+    ];
+    for args in cases {
+        let args = [args, &["--datacenter", "2"]].concat();
+        let checked = check(dir, &args, &[]);
+        assert_eq!(
+            checked.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&checked.stdout)
+        );
+        let (started, _, start_err) = run_to_end(SNOWMINT, dir, &args, &[]);
+        assert_eq!(started.code(), Some(2), "{args:?} started");
+        let check_err = text(&checked.stderr);
+        assert_eq!(
+            check_err.lines().next(),
+            start_err.lines().find(|line| line.starts_with("error: ")),
+            "{args:?}:\ncheck: {check_err}\nstart: {start_err}"
+        );
+    }
+}
+
+/// --check names the scheme of each listener, what guards it, and every
+/// listener that issues with no credential.
+#[test]
+fn check_says_what_guards_each_listener() {
+    let home = temp_dir("check-gate");
+    let dir = home.path();
+    let tokens = dir.join("tokens");
+    std::fs::write(&tokens, "check-token-0123456789\nother-token-0123456789\n").unwrap();
+    let ca = snowmint_test_support::tls::TestCa::new("check");
+    let server = ca.server("localhost");
+    let line = |out: &str, name: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name:<12} ")))
+            .unwrap_or_else(|| panic!("no {name} line: {out}"))
+            .to_owned()
+    };
+
+    let open = check(
+        dir,
+        &[
+            "--grpc-listen",
+            "127.0.0.1:9091",
+            "--memcached-listen",
+            "127.0.0.1:11211",
+        ],
+        &[],
+    );
+    assert!(open.status.success(), "{}", text(&open.stderr));
+    let out = text(&open.stdout);
+    assert_eq!(line(&out, "tls"), "off: every listener is cleartext");
+    assert_eq!(line(&out, "tokens"), "off: no endpoint needs a token");
+    assert_eq!(
+        line(&out, "open"),
+        "issuing with no credential: HTTP 127.0.0.1:8080, gRPC 127.0.0.1:9091, memcached 127.0.0.1:11211"
+    );
+
+    let secured = check(
+        dir,
+        &[
+            "--grpc-listen",
+            "127.0.0.1:9091",
+            "--tls-cert",
+            server.cert.to_str().unwrap(),
+            "--tls-key",
+            server.key.to_str().unwrap(),
+            "--auth-token-file",
+            tokens.to_str().unwrap(),
+            "--memcached-listen",
+            "127.0.0.1:11211",
+        ],
+        &[],
+    );
+    assert!(secured.status.success(), "{}", text(&secured.stderr));
+    let out = text(&secured.stdout);
+    assert!(
+        line(&out, "listen").starts_with("https://127.0.0.1:8080"),
+        "{out}"
+    );
+    assert!(
+        line(&out, "grpc").starts_with("https://127.0.0.1:9091"),
+        "{out}"
+    );
+    assert!(
+        line(&out, "tls").starts_with("on for HTTP and gRPC: certificate "),
+        "{out}"
+    );
+    let guard = line(&out, "tokens");
+    assert!(guard.starts_with("2 tokens of "), "{guard}");
+    assert!(guard.contains(" guard scope issue: "), "{guard}");
+    assert!(guard.contains("/api/snowflake/get/{key}"), "{guard}");
+    assert_eq!(
+        line(&out, "open"),
+        "issuing with no credential: memcached 127.0.0.1:11211 (its protocol carries no token and no TLS; loopback only)"
+    );
+    assert!(!out.contains("check-token"), "{out}");
 }

@@ -134,6 +134,43 @@ impl NodeLock {
         })
     }
 
+    /// Whether the lock of `mark` could be taken now, without taking it
+    /// or writing anything: a missing lock file is free; an existing one
+    /// is opened read-only, locked and let go at once (`snowmint serve
+    /// --check`).
+    ///
+    /// # Errors
+    ///
+    /// [`FleetError::NodeLocked`] when another process holds it, naming
+    /// its pid; [`FleetError::Io`] when the file cannot be opened.
+    pub fn probe(mark: &MarkFile) -> Result<(), FleetError> {
+        let path = mark.lock_path();
+        let file = match File::open(&path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(error) => {
+                return Err(FleetError::Io {
+                    context: format!("cannot open the lock file {}", path.display()),
+                    error,
+                });
+            }
+        };
+        match file.try_lock() {
+            // Dropping the file lets the lock go.
+            Ok(()) => Ok(()),
+            Err(TryLockError::WouldBlock) => Err(FleetError::NodeLocked {
+                state_dir: mark.dir().to_owned(),
+                node: mark.node(),
+                pid: read_pid(&path),
+                lock_file: path,
+            }),
+            Err(TryLockError::Error(error)) => Err(FleetError::Io {
+                context: format!("cannot lock the lock file {}", path.display()),
+                error,
+            }),
+        }
+    }
+
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path

@@ -1,26 +1,39 @@
 //! `snowmint serve --check`: what a node would do with a configuration,
-//! found without binding a port, claiming a slot or writing a file.
+//! found without claiming a slot or writing a file.
 //!
-//! It goes as far as a start can go without those: the settings are
+//! [`check`] goes as far as a start can go offline: the settings are
 //! resolved by [`Config`] as for a start; a hostname's ordinal is read and
 //! checked against the layout; the state directory is looked at (not
 //! made); a fixed node's recorded high-water mark is read and held against
 //! the clock with the rule a start applies, so that a start that would
-//! refuse (a clock set back) is refused here with the same message.
+//! refuse (a clock set back) is refused here with the same message; the
+//! TLS files and the token file are read as a start reads them, and
+//! refused as a start refuses them. It names each listener with its
+//! scheme, what guards it, and every one that serves IDs without a
+//! credential.
 //!
-//! What only a start can find out is named, not tried: whether the ports
-//! are free, whether the coordinator answers and has a slot free, whether
-//! the state directory may be created, and whether another process holds
-//! the node's lock.
+//! [`probe`] then tries, as a start would and claiming nothing, what
+//! only the host and the network can say: whether another process holds
+//! the node's lock, whether each listener's address can be bound (it is
+//! let go at once), and whether the coordinator answers a read-only login
+//! with the node's credentials (one short session that lists the fleet's
+//! slot keys). `snowmint serve --check --offline` skips it.
 
 use std::fmt;
 use std::net::SocketAddr;
 
-use snowmint::{Clock, Node};
-use snowmint_fleet::{FleetError, MarkFile, StaticSource, system_hostname};
+use std::time::Duration;
 
+use snowmint::{Clock, Node};
+use snowmint_fleet::{FleetError, FleetName, MarkFile, NodeLock, StaticSource, system_hostname};
+
+use crate::auth::{AuthScope, Tokens};
 use crate::config::{Config, Identity, Origin, Setting};
+use crate::net::Tls;
 use crate::serve::{ServeError, naming_the_setting};
+
+/// The longest [`probe`] waits for the coordinator's answer.
+const COORDINATOR_PROBE: Duration = Duration::from_secs(10);
 
 /// What a node would do with a configuration: one line per concern, for
 /// people, and the identity's source for programs.
@@ -44,6 +57,8 @@ pub struct Plan {
     source: &'static str,
     lines: Vec<(&'static str, String)>,
     notes: Vec<String>,
+    /// Whether [`probe`] tried the lock, the ports and the coordinator.
+    probed: bool,
 }
 
 impl Plan {
@@ -68,10 +83,17 @@ impl fmt::Display for Plan {
         for note in &self.notes {
             writeln!(f, "note: {note}")?;
         }
-        writeln!(
-            f,
-            "ok: this configuration starts (nothing was bound, claimed or written)"
-        )
+        if self.probed {
+            writeln!(
+                f,
+                "ok: this configuration starts (the lock, the ports and the coordinator were tried; nothing was claimed or written)"
+            )
+        } else {
+            writeln!(
+                f,
+                "ok: this configuration starts, as far as can be told offline (the lock, the ports and the coordinator were not tried; nothing was bound, claimed or written)"
+            )
+        }
     }
 }
 
@@ -139,9 +161,14 @@ pub fn check_with_clock(config: &Config, clock: &dyn Clock) -> Result<Plan, Serv
         ("state dir", state),
         ("coordinator", coordinator),
     ];
+    let scheme = if config.tls.is_some() {
+        "https://"
+    } else {
+        "http://"
+    };
     let listeners = [
-        ("listen", Setting::Listen, Some(config.listen), "http://"),
-        ("grpc", Setting::GrpcListen, config.grpc_listen, "http://"),
+        ("listen", Setting::Listen, Some(config.listen), scheme),
+        ("grpc", Setting::GrpcListen, config.grpc_listen, scheme),
         (
             "memcached",
             Setting::MemcachedListen,
@@ -172,6 +199,7 @@ pub fn check_with_clock(config: &Config, clock: &dyn Clock) -> Result<Plan, Serv
         };
         lines.push((name, text));
     }
+    lines.extend(gate(config)?);
     let policy = match config.clock_policy.bound() {
         Some(bound) => format!(
             "{}{} up to {}{}",
@@ -211,7 +239,165 @@ pub fn check_with_clock(config: &Config, clock: &dyn Clock) -> Result<Plan, Serv
         source,
         lines,
         notes,
+        probed: false,
     })
+}
+
+/// The lines on what guards the front ends: TLS and the token file, read
+/// as a start reads them (a file a start would refuse is refused here
+/// with the start's message), and the listeners that serve IDs to a
+/// client with no credential.
+fn gate(config: &Config) -> Result<Vec<(&'static str, String)>, ServeError> {
+    let from = |setting| from(config, setting);
+    let tls = match &config.tls {
+        Some(files) => {
+            Tls::load(files.clone())?;
+            format!(
+                "on for HTTP and gRPC: certificate {}{}, key {}{}{}",
+                files.cert.display(),
+                from(Setting::TlsCert),
+                files.key.display(),
+                from(Setting::TlsKey),
+                match &files.client_ca {
+                    Some(ca) => format!(
+                        ", client certificates of {}{} required",
+                        ca.display(),
+                        from(Setting::TlsClientCa)
+                    ),
+                    None => String::new(),
+                }
+            )
+        }
+        None => "off: every listener is cleartext".to_owned(),
+    };
+    let tokens = match &config.auth {
+        Some((file, scope)) => {
+            let tokens = Tokens::load(file)?;
+            let guarded = match scope {
+                AuthScope::Issue => {
+                    "issuing and whois (/v1/id, /v1/ids, /api/snowflake/get/{key}, /v1/node, /v1/whois/{id}; gRPC NextIds, StreamIds, GetNode, Whois)"
+                }
+                AuthScope::All => "every endpoint but /healthz, /readyz and gRPC health",
+            };
+            format!(
+                "{} of {}{} guard scope {scope}{}: {guarded}",
+                match tokens.count() {
+                    1 => "1 token".to_owned(),
+                    n => format!("{n} tokens"),
+                },
+                file.display(),
+                from(Setting::AuthTokenFile),
+                from(Setting::AuthScope),
+            )
+        }
+        None => "off: no endpoint needs a token".to_owned(),
+    };
+    let mut open = Vec::new();
+    if config.auth.is_none() {
+        open.push(format!("HTTP {}", config.listen));
+        if let Some(grpc) = config.grpc_listen {
+            open.push(format!("gRPC {grpc}"));
+        }
+    }
+    if let Some(memcached) = config.memcached_listen {
+        let why = if config.auth.is_some() || config.tls.is_some() {
+            if config.memcached_unauthenticated {
+                " (its protocol carries no token and no TLS; served open by --memcached-unauthenticated)"
+            } else {
+                " (its protocol carries no token and no TLS; loopback only)"
+            }
+        } else {
+            ""
+        };
+        open.push(format!("memcached {memcached}{why}"));
+    }
+    let open = if open.is_empty() {
+        "none: every listener that issues needs a token".to_owned()
+    } else {
+        format!("issuing with no credential: {}", open.join(", "))
+    };
+    Ok(vec![("tls", tls), ("tokens", tokens), ("open", open)])
+}
+
+/// Tries what only the host and the network can say, as a start would
+/// and claiming nothing, and adds what it found to `plan`: the node's lock
+/// (a fixed node's), each listener's address (bound and let go at once),
+/// and a read-only login to the coordinator with the node's credentials.
+///
+/// # Errors
+///
+/// What a start would stop at: [`FleetError::NodeLocked`] naming the
+/// holder's pid; an address that cannot be bound
+/// ([`ServeError::Io`], naming it); a coordinator that cannot be reached
+/// in 10 s, or that refuses the login ([`FleetError::Coordinator`]).
+pub async fn probe(config: &Config, plan: &mut Plan) -> Result<(), ServeError> {
+    let lock = match identity(config)?.2 {
+        Some(node) => {
+            let mark = MarkFile::for_node(&config.state_dir, node);
+            NodeLock::probe(&mark)?;
+            format!("{}: free", mark.lock_path().display())
+        }
+        None => "taken per slot once one is claimed".to_owned(),
+    };
+    plan.lines.push(("lock", lock));
+    let listeners = [
+        ("HTTP", Some(config.listen)),
+        ("gRPC", config.grpc_listen),
+        ("memcached", config.memcached_listen),
+    ];
+    let mut bound = Vec::new();
+    for (name, address) in listeners {
+        let Some(address) = address else { continue };
+        // Held until all are bound, so that two listeners on one address
+        // are found out as a start would find them.
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(|source| ServeError::Io {
+                context: format!("cannot listen for {name} on {address}"),
+                source,
+            })?;
+        bound.push(listener);
+    }
+    drop(bound);
+    plan.lines.push((
+        "ports",
+        "every listener's address can be bound (let go again)".to_owned(),
+    ));
+    if let Identity::Coordinator {
+        url,
+        config: claims,
+    } = &config.identity
+    {
+        let fleet: FleetName = claims.fleet().parse().map_err(FleetError::from)?;
+        let read = snowmint_fleet::read_holders_with(url, claims.access(), &fleet);
+        let holders = match tokio::time::timeout(COORDINATOR_PROBE, read).await {
+            Ok(read) => read?,
+            Err(_) => {
+                return Err(FleetError::Coordinator {
+                    coordinator: url.to_string(),
+                    message: format!(
+                        "no answer within {} s (is it running, and is this its address?)",
+                        COORDINATOR_PROBE.as_secs()
+                    ),
+                }
+                .into());
+            }
+        };
+        let held = holders
+            .keys()
+            .filter(|slot| claims.slots().contains(**slot))
+            .count() as u64;
+        let free = claims.slots().len() - held;
+        plan.lines.push((
+            "login",
+            format!(
+                "{url} answered a read-only login: fleet {fleet} has {free} of {} slots free",
+                claims.slots().len()
+            ),
+        ));
+    }
+    plan.probed = true;
+    Ok(())
 }
 
 /// ` (from --flag)` after a value that was given; nothing after a default.

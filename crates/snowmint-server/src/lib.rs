@@ -90,7 +90,7 @@ mod serve;
 mod state;
 
 pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
-pub use check::{Plan, check, check_with_clock};
+pub use check::{Plan, check, check_with_clock, probe};
 pub use error::ApiError;
 pub use metrics::Metrics;
 pub use net::{Limit, Limits, Listener, Tls, TlsError, TlsFiles};

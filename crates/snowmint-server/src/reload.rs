@@ -101,6 +101,13 @@ pub(crate) async fn follow(tls: Option<Arc<Tls>>, auth: Option<Arc<Auth>>, metri
         if let Some(auth) = &auth {
             match auth.tokens().reload(force) {
                 Ok(false) => {}
+                Ok(true) if auth.tokens().revoked().is_some() => {
+                    metrics.reloaded("tokens", true);
+                    tracing::warn!(
+                        reason = auth.tokens().revoked().unwrap_or_default(),
+                        "every token is revoked: guarded endpoints refuse every request, and /readyz answers 503, until the file holds a token"
+                    );
+                }
                 Ok(true) => {
                     metrics.reloaded("tokens", true);
                     tracing::info!(

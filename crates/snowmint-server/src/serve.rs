@@ -110,6 +110,25 @@ pub fn password_on_command_line(config: &Config) -> Option<String> {
         .then(|| crate::config::password_warning(url))
 }
 
+/// The warning for memcached served beside tokens or TLS: its protocol
+/// carries neither, so it issues to whoever reaches it (the configuration
+/// allows that only on loopback or with `--memcached-unauthenticated`).
+pub fn memcached_open(config: &Config) -> Option<String> {
+    let address = config.memcached_listen?;
+    if config.auth.is_none() && config.tls.is_none() {
+        return None;
+    }
+    let why = if address.ip().is_loopback() {
+        "reachable from this host only (loopback)"
+    } else {
+        "served open by --memcached-unauthenticated"
+    };
+    Some(format!(
+        "memcached on {address} issues IDs with no token and in cleartext (its protocol carries neither), \
+         unlike the node's other front ends: {why}"
+    ))
+}
+
 /// Who this process is, as written into the slot key it claims: an
 /// operator reading the coordinator can find the process from it.
 fn holder(listen: SocketAddr, grpc: Option<SocketAddr>) -> Holder {
@@ -340,6 +359,9 @@ pub async fn serve(
     })?;
     tracing::info!("{}", startup_line(&config, address));
     if let Some(warning) = password_on_command_line(&config) {
+        tracing::warn!("{warning}");
+    }
+    if let Some(warning) = memcached_open(&config) {
         tracing::warn!("{warning}");
     }
     let grpc = match config.grpc_listen {

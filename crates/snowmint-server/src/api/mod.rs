@@ -18,8 +18,8 @@ use std::time::Instant;
 use axum::Router;
 use axum::error_handling::HandleErrorLayer;
 use axum::extract::Request;
-use axum::http::header::CONTENT_LENGTH;
-use axum::http::{Method, StatusCode, Uri};
+use axum::http::header::{ALLOW, CONTENT_LENGTH};
+use axum::http::{HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
@@ -46,8 +46,8 @@ pub const MAX_BODY_BYTES: u64 = 64 * 1024;
 /// OpenAPI document describes exactly these (a test checks it).
 pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
     vec![
-        ("/v1/id", get(issue::next_id)),
-        ("/v1/ids", get(issue::next_ids)),
+        ("/v1/id", issuing(get(issue::next_id))),
+        ("/v1/ids", issuing(get(issue::next_ids))),
         ("/v1/ids/{id}", get(calc::decode)),
         ("/v1/encode", get(calc::encode)),
         ("/v1/range", get(calc::range)),
@@ -58,9 +58,33 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/readyz", get(status::readyz)),
         ("/metrics", get(status::metrics)),
         ("/openapi.json", get(status::openapi)),
-        ("/api/snowflake/get/{key}", get(leaf::next_id)),
+        ("/api/snowflake/get/{key}", issuing(get(leaf::next_id))),
         ("/api/snowflake/decode", get(leaf::decode)),
     ]
+}
+
+/// A route that issues IDs: `HEAD` on it is refused rather than served
+/// as a `GET` whose body is dropped, which would throw away every ID it
+/// drew (4096 of them for `HEAD /v1/ids?count=4096`).
+fn issuing(route: MethodRouter<AppState>) -> MethodRouter<AppState> {
+    route.head(head_issues_nothing)
+}
+
+/// 405 to `HEAD` on a route that issues; nothing is drawn.
+async fn head_issues_nothing(uri: Uri) -> Response {
+    let mut response = ApiError::status(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!(
+            "HEAD is not answered on {}: it would issue IDs only to throw them away; use GET",
+            snowmint::value::echo(uri.path())
+        ),
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static("GET"));
+    response
 }
 
 /// The service as a [`Router`]: every route, the calculator page's files

@@ -59,7 +59,7 @@ pub async fn healthz() -> Json<Status> {
 ///
 /// 200 while an ID request would be answered; 503 otherwise, with the
 /// refusal it would get (no claim, clock behind or out of range, the
-/// high-water mark not writable).
+/// high-water mark not writable, every bearer token revoked).
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -72,6 +72,17 @@ pub async fn healthz() -> Json<Status> {
     ),
 )]
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<Status>, ApiError> {
+    if let Some(reason) = state.auth().and_then(|auth| auth.tokens().revoked()) {
+        // A node whose every token is revoked serves nobody an ID: a load
+        // balancer should send clients elsewhere.
+        return Err(ApiError::unavailable(
+            "tokens_revoked",
+            format!(
+                "every bearer token is revoked ({reason}); guarded endpoints refuse every request until the file holds a token"
+            ),
+            std::time::Duration::from_secs(1),
+        ));
+    }
     state.issuer().readiness().await?;
     Ok(Json(Status {
         status: StatusWord::Ready,

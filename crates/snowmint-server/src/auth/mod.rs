@@ -1,10 +1,15 @@
 //! Bearer tokens (`--auth-token-file`, `--auth-scope`).
 //!
-//! - With a token file, issuing needs `Authorization: Bearer <token>`:
-//!   HTTP `/v1/id`, `/v1/ids`, `/v1/node`, gRPC `NextIds`, `StreamIds`,
-//!   `GetNode` (scope `issue`, the default). Scope `all` extends it to
-//!   every endpoint but `/healthz`, `/readyz` and gRPC health, which
-//!   probes must reach without a secret.
+//! - With a token file, issuing needs `Authorization: Bearer <token>`,
+//!   and so does what describes the node's processes: HTTP `/v1/id`,
+//!   `/v1/ids`, Leaf's `/api/snowflake/get/{key}`, `/v1/node`,
+//!   `/v1/whois/{id}`, gRPC `NextIds`, `StreamIds`, `GetNode`, `Whois`
+//!   (scope `issue`, the default). Scope `all` extends it to every
+//!   endpoint but `/healthz`, `/readyz` and gRPC health, which probes
+//!   must reach without a secret.
+//! - memcached's text protocol carries no credential: a node with tokens
+//!   serves it only when told so (see `crate::config`'s
+//!   `--memcached-unauthenticated`).
 //! - A missing, malformed or unknown token is HTTP 401 with
 //!   `WWW-Authenticate: Bearer` (and the API's error body), or gRPC
 //!   `UNAUTHENTICATED`. Refusals are counted by reason, never by token.
@@ -26,8 +31,9 @@ pub use tokens::{MAX_TOKEN_LEN, MIN_TOKEN_LEN, TokenFileError, Tokens};
 /// Which endpoints need a token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AuthScope {
-    /// Those that issue IDs or describe the node: HTTP `/v1/id`,
-    /// `/v1/ids`, `/v1/node`; gRPC `NextIds`, `StreamIds`, `GetNode`.
+    /// Those that issue IDs or describe the node's processes: HTTP
+    /// `/v1/id`, `/v1/ids`, `/api/snowflake/get/{key}`, `/v1/node`,
+    /// `/v1/whois/{id}`; gRPC `NextIds`, `StreamIds`, `GetNode`, `Whois`.
     #[default]
     Issue,
     /// Every endpoint but `/healthz`, `/readyz` and gRPC health.
@@ -87,15 +93,24 @@ impl FromStr for AuthScope {
     }
 }
 
-/// The HTTP routes that issue or describe the node.
-const HTTP_ISSUE: [&str; 3] = ["/v1/id", "/v1/ids", "/v1/node"];
+/// The HTTP routes that issue, or describe the node's processes (whois
+/// names any fleet node's host, pid, addresses and lease). A test walks
+/// the router and fails when a route that issues is missing here.
+const HTTP_ISSUE: [&str; 5] = [
+    "/v1/id",
+    "/v1/ids",
+    "/api/snowflake/get/{key}",
+    "/v1/node",
+    "/v1/whois/{id}",
+];
 /// The HTTP routes that stay open whatever the scope.
 const HTTP_OPEN: [&str; 2] = ["/healthz", "/readyz"];
 /// The gRPC methods that issue or describe the node.
-const GRPC_ISSUE: [&str; 3] = [
+const GRPC_ISSUE: [&str; 4] = [
     "/snowmint.v1.IdService/NextIds",
     "/snowmint.v1.IdService/StreamIds",
     "/snowmint.v1.IdService/GetNode",
+    "/snowmint.v1.IdService/Whois",
 ];
 /// The gRPC service that stays open whatever the scope.
 const GRPC_OPEN: &str = "/grpc.health.v1.Health/";
@@ -254,7 +269,13 @@ mod tests {
         std::fs::write(&path, "the-token-0123456789\n").unwrap();
         let issue = Auth::new(Tokens::load(&path).unwrap(), AuthScope::Issue);
         let all = Auth::new(Tokens::load(&path).unwrap(), AuthScope::All);
-        for route in ["/v1/id", "/v1/ids", "/v1/node"] {
+        for route in [
+            "/v1/id",
+            "/v1/ids",
+            "/v1/node",
+            "/api/snowflake/get/{key}",
+            "/v1/whois/{id}",
+        ] {
             assert!(
                 issue.guards_http(route) && all.guards_http(route),
                 "{route}"
@@ -281,6 +302,7 @@ mod tests {
             );
         }
         assert!(issue.guards_grpc("/snowmint.v1.IdService/StreamIds"));
+        assert!(issue.guards_grpc("/snowmint.v1.IdService/Whois"));
         assert!(!issue.guards_grpc("/snowmint.v1.IdService/Decode"));
         assert!(all.guards_grpc("/snowmint.v1.IdService/Decode"));
         assert!(all.guards_grpc("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"));

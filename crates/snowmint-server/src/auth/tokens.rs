@@ -10,6 +10,17 @@
 //!   (no early exit), so that neither the time an answer takes nor a dump
 //!   of the process gives a token away.
 //! - Errors name the file and the line, never what the line holds.
+//! - The file is read only as far as its last newline: a final line
+//!   without one may be half-written, and is ignored. Replace the file by
+//!   writing a new one beside it and renaming it over the old one (as
+//!   Kubernetes and `install -m 600` do); an edit in place is read as it
+//!   stands each second.
+//! - Revocation: a file deleted, or left with no token, while the node
+//!   runs revokes every token: each guarded endpoint is refused, as on a
+//!   node with no token, `/readyz` answers 503 `tokens_revoked` saying
+//!   why, and the log says so. A file that holds tokens again restores
+//!   them. (A malformed file keeps the tokens in force: it is a mistake
+//!   to fix, not a revocation.)
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -33,6 +44,9 @@ pub struct TokenFileError {
     pub path: PathBuf,
     /// What is wrong, with the line number where there is one.
     pub reason: String,
+    /// Whether, for a running node, this revokes every token: the file
+    /// is gone or holds no token.
+    pub revokes: bool,
 }
 
 /// The tokens of the token file, as digests.
@@ -40,6 +54,9 @@ pub struct Tokens {
     path: PathBuf,
     digests: RwLock<Arc<Vec<[u8; 32]>>>,
     stamp: Mutex<Option<FileStamp>>,
+    /// Why every token is revoked (the file was deleted or emptied), while
+    /// it is.
+    revoked: RwLock<Option<String>>,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -66,7 +83,17 @@ impl Tokens {
             path: path.to_owned(),
             digests: RwLock::new(Arc::new(digests)),
             stamp: Mutex::new(stamp),
+            revoked: RwLock::new(None),
         })
+    }
+
+    /// Why every token is revoked, while the file is deleted or holds no
+    /// token; `None` while tokens are in force.
+    pub fn revoked(&self) -> Option<String> {
+        self.revoked
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The file.
@@ -83,9 +110,11 @@ impl Tokens {
     }
 
     /// Reads the file again if it changed since it was last read (or
-    /// always, with `force`). `Ok(false)`: nothing changed. On an error
-    /// the tokens in force stay, and the same file is not tried again
-    /// until it changes (or `force`).
+    /// always, with `force`). `Ok(false)`: nothing changed. A file deleted
+    /// or holding no token revokes every token (`Ok(true)`, and
+    /// [`Tokens::revoked`] says why). On any other error the tokens in
+    /// force stay, and the same file is not tried again until it changes
+    /// (or `force`).
     ///
     /// # Errors
     ///
@@ -99,8 +128,13 @@ impl Tokens {
             }
             *stamp = now;
         }
-        let digests = read(&self.path)?;
+        let (digests, revoked) = match read(&self.path) {
+            Ok(digests) => (digests, None),
+            Err(error) if error.revokes => (Vec::new(), Some(error.to_string())),
+            Err(error) => return Err(error),
+        };
         *self.digests.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(digests);
+        *self.revoked.write().unwrap_or_else(PoisonError::into_inner) = revoked;
         Ok(true)
     }
 
@@ -133,12 +167,18 @@ fn read(path: &Path) -> Result<Vec<[u8; 32]>, TokenFileError> {
     let bad = |reason: String| TokenFileError {
         path: path.to_owned(),
         reason,
+        revokes: false,
     };
-    let text = std::fs::read(path).map_err(|error| bad(format!("cannot be read: {error}")))?;
+    let text = std::fs::read(path).map_err(|error| TokenFileError {
+        revokes: error.kind() == std::io::ErrorKind::NotFound,
+        ..bad(format!("cannot be read: {error}"))
+    })?;
     // Not from_utf8's error: it would quote the bytes around the fault.
     let text = String::from_utf8(text).map_err(|_| bad("is not UTF-8 text".to_owned()))?;
+    // Only whole lines: a writer may be half-way through the last one.
+    let (complete, partial) = text.split_at(text.rfind('\n').map_or(0, |end| end + 1));
     let mut digests = Vec::new();
-    for (number, line) in text.lines().enumerate() {
+    for (number, line) in complete.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -154,9 +194,17 @@ fn read(path: &Path) -> Result<Vec<[u8; 32]>, TokenFileError> {
         digests.push(sum);
     }
     if digests.is_empty() {
-        return Err(bad(
-            "holds no token (one per line; blank lines and # comments are skipped)".to_owned(),
-        ));
+        let partial = if partial.trim().is_empty() {
+            ""
+        } else {
+            "; its last line has no newline, so it is taken for half-written and ignored"
+        };
+        return Err(TokenFileError {
+            revokes: true,
+            ..bad(format!(
+                "holds no token (one per line, each ended by a newline; blank lines and # comments are skipped){partial}"
+            ))
+        });
     }
     Ok(digests)
 }
@@ -222,8 +270,9 @@ mod tests {
         std::fs::write(&path, "# nothing\n").unwrap();
         let error = Tokens::load(&path).unwrap_err().to_string();
         assert!(
-            error
-                .ends_with("holds no token (one per line; blank lines and # comments are skipped)"),
+            error.ends_with(
+                "holds no token (one per line, each ended by a newline; blank lines and # comments are skipped)"
+            ),
             "{error}"
         );
         std::fs::write(&path, b"\xff\xfesecret-token-0123456789\n").unwrap();
@@ -246,6 +295,68 @@ mod tests {
         assert_eq!(tokens.reload(true), Ok(true));
         assert!(!tokens.accepts(b"old-token-0123456789"));
         assert!(tokens.accepts(b"new-token-0123456789"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Emptying or deleting the file revokes every token; a final line
+    /// with no newline is never read (a writer may be half-way through
+    /// it); a file with tokens again restores them.
+    #[test]
+    fn emptied_or_deleted_files_revoke_and_half_lines_are_ignored() {
+        let dir = tempfile_dir();
+        let path = dir.join("tokens");
+        std::fs::write(
+            &path,
+            "old-token-0123456789
+",
+        )
+        .unwrap();
+        let tokens = Tokens::load(&path).unwrap();
+        assert_eq!(tokens.revoked(), None);
+
+        std::fs::write(
+            &path,
+            "# none for now
+",
+        )
+        .unwrap();
+        assert_eq!(tokens.reload(true), Ok(true));
+        assert!(!tokens.accepts(b"old-token-0123456789"));
+        assert!(tokens.revoked().unwrap().contains("holds no token"));
+
+        std::fs::write(
+            &path,
+            "old-token-0123456789
+",
+        )
+        .unwrap();
+        assert_eq!(tokens.reload(true), Ok(true));
+        assert!(tokens.accepts(b"old-token-0123456789"));
+        assert_eq!(tokens.revoked(), None);
+
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(tokens.reload(true), Ok(true));
+        assert!(!tokens.accepts(b"old-token-0123456789"));
+        assert!(tokens.revoked().unwrap().contains("cannot be read"));
+
+        // A writer stalled 19 characters into a new token: the prefix is
+        // not a token, and the complete line before it still is.
+        std::fs::write(
+            &path,
+            "old-token-0123456789
+new-token-012345678",
+        )
+        .unwrap();
+        assert_eq!(tokens.reload(true), Ok(true));
+        assert!(tokens.accepts(b"old-token-0123456789"));
+        assert!(!tokens.accepts(b"new-token-012345678"));
+        assert_eq!(tokens.count(), 1);
+        std::fs::write(&path, "new-token-012345678").unwrap();
+        let error = Tokens::load(&path).unwrap_err().to_string();
+        assert!(
+            error.ends_with("taken for half-written and ignored"),
+            "{error}"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -57,6 +57,10 @@ pub struct Config {
     /// How long a memcached connection may go without a whole request
     /// before it is closed.
     pub memcached_idle_timeout: Duration,
+    /// memcached served beside tokens or TLS on an address other than
+    /// loopback, as the operator said (`--memcached-unauthenticated`):
+    /// its protocol carries no credential and no TLS.
+    pub memcached_unauthenticated: bool,
     /// Where the node's identity comes from.
     pub identity: Identity,
     /// Directory of the high-water mark files.

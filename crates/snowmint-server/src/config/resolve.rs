@@ -138,6 +138,9 @@ impl Config {
             parse_address("memcached_listen", text)
         })?;
         let memcached_idle_timeout = l.duration(Setting::MemcachedIdleTimeout)?;
+        let memcached_unauthenticated = l.required(Setting::MemcachedUnauthenticated, |s| {
+            parse_bool(Setting::MemcachedUnauthenticated.key(), s)
+        })?;
         let layout = layout(&mut l)?;
         let identity = identity(&mut l, layout)?;
         let state_dir = l
@@ -150,6 +153,13 @@ impl Config {
         let limits = limits(&mut l)?;
         let tls = tls(&mut l)?;
         let auth = auth(&mut l)?;
+        memcached_gate(
+            &l,
+            memcached_listen,
+            memcached_unauthenticated,
+            tls.is_some(),
+            auth.is_some(),
+        )?;
         let clock_offset_ms = l.integer(Setting::ClockOffsetMs)?;
         let log = l.required(Setting::Log, |s| {
             Ok::<_, std::convert::Infallible>(s.to_owned())
@@ -159,6 +169,7 @@ impl Config {
             grpc_listen,
             memcached_listen,
             memcached_idle_timeout,
+            memcached_unauthenticated,
             identity,
             state_dir,
             layout,
@@ -583,6 +594,44 @@ fn auth(l: &mut Lookup<'_>) -> Result<Option<(PathBuf, AuthScope)>, ConfigError>
         ))),
         None => Ok(None),
     }
+}
+
+/// memcached's text protocol carries no credential and no TLS, so a node
+/// whose other front ends are secured serves it only on loopback, or when
+/// the operator says it may be open (`--memcached-unauthenticated`): it
+/// would otherwise hand IDs to anyone the tokens and TLS keep out.
+fn memcached_gate(
+    l: &Lookup<'_>,
+    listen: Option<SocketAddr>,
+    unauthenticated: bool,
+    tls: bool,
+    tokens: bool,
+) -> Result<(), ConfigError> {
+    let Some(address) = listen else {
+        if unauthenticated {
+            return Err(ConfigError::Conflict(format!(
+                "{} only applies with --memcached-listen",
+                l.named(Setting::MemcachedUnauthenticated)
+            )));
+        }
+        return Ok(());
+    };
+    if unauthenticated || address.ip().is_loopback() || !(tls || tokens) {
+        return Ok(());
+    }
+    let secured = match (tls, tokens) {
+        (true, true) => "TLS and bearer tokens",
+        (true, false) => "TLS",
+        _ => "bearer tokens",
+    };
+    Err(ConfigError::Conflict(format!(
+        "{} {address} would serve IDs to any client that reaches it, with no token and in cleartext \
+         (memcached's text protocol carries neither), while the node's other front ends need {secured}: \
+         listen on loopback (127.0.0.1:{}) behind a proxy that authenticates, or say \
+         --memcached-unauthenticated to serve it open",
+        l.named(Setting::MemcachedListen),
+        address.port()
+    )))
 }
 
 /// The clock policy, with `clock_max` as its bound.

@@ -97,6 +97,13 @@ settings! {
         // memcached clients keep pooled connections open between bursts;
         // the bound is for connections abandoned or never used.
         .durations(Duration::from_millis(100), DAY);
+    /// Serve memcached beside tokens or TLS, though it has neither.
+    MemcachedUnauthenticated = Spec::switch("memcached_unauthenticated")
+        .help(
+            "Serve memcached's protocol on a node with tokens or TLS although it carries \
+             neither (anyone who reaches the address gets IDs); not needed on loopback",
+        )
+        .default("off");
     /// Datacenter id of the node.
     Datacenter = Spec::number("datacenter", "N")
         .help("This node's datacenter id")

@@ -6,6 +6,7 @@
 mod api;
 mod claims;
 mod error_kinds;
+mod gate;
 mod grpc;
 mod grpc_whois;
 mod openapi;
