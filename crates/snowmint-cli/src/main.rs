@@ -7,6 +7,7 @@
 //!   input, 1 for the rest, 0 for a closed pipe).
 //! - `values.rs`: reading numbers, instants, layouts and encodings from
 //!   arguments, with the core's parsers.
+//! - `lines.rs`: standard input line by line, in constant memory.
 //! - `records.rs`: the fast writer of decoded IDs (text, JSON, TSV, CSV).
 //! - `settings.rs`: flags made from the service's setting declarations
 //!   (all of `serve`'s, and the coordinator's for `whois`).
@@ -25,7 +26,9 @@ mod decode;
 mod encode;
 mod failure;
 mod generate;
+mod inspect;
 mod layout;
+mod lines;
 mod probe;
 mod range;
 mod records;
@@ -166,6 +169,8 @@ enum Command {
     Encode(encode::EncodeArgs),
     /// Explain IDs: time, datacenter, machine, sequence.
     Decode(decode::DecodeArgs),
+    /// Read IDs out of any text (links, mentions, every family), ranked.
+    Inspect(inspect::InspectArgs),
     /// Make new IDs with the real generator.
     Generate(generate::GenerateArgs),
     /// The smallest and largest ID of a time window.
@@ -188,6 +193,7 @@ impl Command {
         match self {
             Command::Encode(_) => "encode",
             Command::Decode(_) => "decode",
+            Command::Inspect(_) => "inspect",
             Command::Generate(_) => "generate",
             Command::Range(_) => "range",
             Command::Layout(_) => "layout",
@@ -207,6 +213,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Encode(args) => encode::run(args, &cli.global),
         Command::Decode(args) => decode::run(args, &cli.global),
+        Command::Inspect(args) => inspect::run(args, &cli.global),
         Command::Generate(args) => generate::run(args, &cli.global),
         Command::Range(args) => range::run(args, &cli.global),
         Command::Layout(args) => layout::run(args, &cli.global),

@@ -57,16 +57,28 @@ fn every_vector_reads_as_its_family() {
             continue;
         };
         if time_json(reading) != vector["time"] {
-            failures.push(format!("{family} {input}: time {} (expected {})", time_json(reading), vector["time"]));
+            failures.push(format!(
+                "{family} {input}: time {} (expected {})",
+                time_json(reading),
+                vector["time"]
+            ));
         }
         for (name, expected) in vector["fields"].as_object().expect("fields") {
             let got = reading.field(name).map(field_json);
             if got.as_ref() != Some(expected) {
-                failures.push(format!("{family} {input}: {name} {got:?} (expected {expected})"));
+                failures.push(format!(
+                    "{family} {input}: {name} {got:?} (expected {expected})"
+                ));
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} vectors failed:\n{}", failures.len(), list.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} vectors failed:\n{}",
+        failures.len(),
+        list.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -79,7 +91,9 @@ fn every_text_reads_as_its_top_families() {
         let expected = entry["tokens"].as_array().expect("tokens");
         assert_eq!(tokens.len(), expected.len(), "{text}: {tokens:#?}");
         for (token, expected) in tokens.iter().zip(expected) {
-            let best = token.best().unwrap_or_else(|| panic!("{text}: {token:?} has no reading"));
+            let best = token
+                .best()
+                .unwrap_or_else(|| panic!("{text}: {token:?} has no reading"));
             assert_eq!(token.input(), expected["input"], "{text}");
             assert_eq!(best.family(), expected["family"], "{text}: {token:#?}");
             assert_eq!(time_json(best), expected["time"], "{text}");

@@ -37,7 +37,12 @@ fn run(dir: &Path, program: &str, args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(output.status.success(), "{program} {args:?} in {}: {}\n{text}", dir.display(), output.status);
+    assert!(
+        output.status.success(),
+        "{program} {args:?} in {}: {}\n{text}",
+        dir.display(),
+        output.status
+    );
     text
 }
 
@@ -50,11 +55,19 @@ fn the_vectors_are_what_their_sources_say() {
         std::fs::copy(vectors.join(file), dir.join(file))
             .unwrap_or_else(|err| panic!("cannot copy vectors/{file}: {err}"));
     }
-    run(&dir, "npm", &["ci", "--no-audit", "--no-fund", "--loglevel=error"]);
+    run(
+        &dir,
+        "npm",
+        &["ci", "--no-audit", "--no-fund", "--loglevel=error"],
+    );
     let file = vectors.join("vectors.json");
     let file = file.to_str().expect("a UTF-8 path");
     let write = std::env::var_os("SNOWMINT_WRITE_VECTORS").is_some_and(|v| v == "1");
-    let args: &[&str] = if write { &["generate.mjs", file] } else { &["generate.mjs", "--check", file] };
+    let args: &[&str] = if write {
+        &["generate.mjs", file]
+    } else {
+        &["generate.mjs", "--check", file]
+    };
     let said = run(&dir, "node", args);
     println!("{said}");
 }
