@@ -135,3 +135,108 @@ fn the_crate_table_is_what_cargo_metadata_says() {
 fn actual_of_own_workspace(manifest: &str) -> BTreeMap<String, BTreeSet<String>> {
     actual(manifest)
 }
+
+/// The directories whose files may cite this page.
+const CITING: &[&str] = &["crates", "bench", "fuzz", "scripts", "deploy", "proto"];
+
+/// Every `ARCHITECTURE.md §N` cited anywhere in the code names a section
+/// of the page, and every `§N, "Title"` a heading of that section; a
+/// citation may run over two comment lines.
+#[test]
+fn every_cited_section_is_there() {
+    let page = std::fs::read_to_string(repository().join("docs/ARCHITECTURE.md")).unwrap();
+    let sections = sections(&page);
+    let mut files = Vec::new();
+    for dir in CITING {
+        walk(&repository().join(dir), &mut files);
+    }
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue; // not text
+        };
+        let prose = comment_text(&text);
+        for (at, _) in prose.match_indices("ARCHITECTURE.md") {
+            let rest = prose[at + "ARCHITECTURE.md".len()..].trim_start();
+            let Some(rest) = rest.strip_prefix('§') else {
+                continue;
+            };
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if digits.is_empty() {
+                continue; // `§N`, as this file writes it
+            }
+            count += 1;
+            let shown = file.strip_prefix(repository()).unwrap_or(file).display();
+            let Some(titles) = digits.parse().ok().and_then(|n: u32| sections.get(&n)) else {
+                failures.push(format!("{shown}: cites §{digits}, which is no section"));
+                continue;
+            };
+            let rest = &rest[digits.len()..];
+            if let Some(title) = rest
+                .strip_prefix(", \"")
+                .and_then(|rest| rest.split_once('"'))
+                .map(|(title, _)| title)
+                && !titles.iter().any(|heading| heading == title)
+            {
+                failures.push(format!(
+                    "{shown}: cites §{digits}, \"{title}\", which is no heading of §{digits}"
+                ));
+            }
+        }
+    }
+    assert!(count >= 20, "only {count} citations found");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The page's numbered sections (`## 3. The invariants`), each with the
+/// titles of its `###` headings.
+fn sections(page: &str) -> BTreeMap<u32, Vec<String>> {
+    let mut sections: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    let mut current = None;
+    for line in page.lines() {
+        if let Some(title) = line.strip_prefix("## ") {
+            current = title
+                .split_once(". ")
+                .and_then(|(number, _)| number.parse().ok());
+            if let Some(number) = current {
+                sections.entry(number).or_default();
+            }
+        } else if let (Some(title), Some(number)) = (line.strip_prefix("### "), current) {
+            sections.entry(number).or_default().push(title.to_owned());
+        }
+    }
+    sections
+}
+
+/// The files under `dir`, but for build output and dependencies.
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy();
+        if path.is_dir() {
+            if !["target", "node_modules", ".venv", "__pycache__"].contains(&&*name) {
+                walk(&path, files);
+            }
+        } else {
+            files.push(path);
+        }
+    }
+}
+
+/// `text` with each line's comment markers (`//!`, `///`, `//`, `#`, `*`)
+/// and indentation left out and the lines joined by spaces, so that a
+/// citation broken over two comment lines reads as one.
+fn comment_text(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            line.trim_start()
+                .trim_start_matches(['/', '!', '#', '*'])
+                .trim()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -10,7 +10,7 @@
 //! `debootstrap --variant=minbase bookworm` (Debian's packages only) and
 //! `podman import`, and kept under `target/podman/` so that later runs
 //! skip it. The image holds the binary under test (the Containerfile takes
-//! it from the build context, as README.md builds it from a release
+//! it from the build context, as docs/deploying.md builds it from a release
 //! build). podman runs with `runc`, host networking (the containers reach
 //! the test's etcd on loopback), and a containers.conf of its own under
 //! `target/podman/` (`default_ulimits = []`: the defaults cannot be set in

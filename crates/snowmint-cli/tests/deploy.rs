@@ -513,7 +513,7 @@ fn every_manifest_container_passes_serve_check() {
 }
 
 /// The image is tagged with the crate version wherever it is named: the
-/// manifests, the Containerfile's build line and the README's.
+/// manifests, the Containerfile's build line and the deploying guide's.
 #[test]
 fn the_image_tag_is_the_crate_version() {
     let tag = format!("snowmint:{}", env!("CARGO_PKG_VERSION"));
@@ -529,13 +529,18 @@ fn the_image_tag_is_the_crate_version() {
             }
         }
     }
-    let readme = std::fs::read_to_string(dir.join("../README.md")).unwrap();
+    let guide = std::fs::read_to_string(dir.join("../docs/deploying.md")).unwrap();
     let containerfile = std::fs::read_to_string(dir.join("Containerfile")).unwrap();
-    for (name, text) in [("README.md", &readme), ("Containerfile", &containerfile)] {
+    let mut named_in_guide = 0;
+    for (name, text) in [
+        ("docs/deploying.md", &guide),
+        ("Containerfile", &containerfile),
+    ] {
         for line in text
             .lines()
             .filter(|l| l.contains("deploy/Containerfile -t "))
         {
+            named_in_guide += usize::from(name == "docs/deploying.md");
             let named = line
                 .split("-t ")
                 .nth(1)
@@ -546,6 +551,7 @@ fn the_image_tag_is_the_crate_version() {
             assert_eq!(named, tag, "{name}: {line}");
         }
     }
+    assert!(named_in_guide > 0, "docs/deploying.md builds no image");
 }
 
 /// Copies of the manifests, each broken in one way, fail the check, each

@@ -41,7 +41,7 @@ const WRONG_PASSWORD: &str = "Wrong-Pw-2290";
 const READER_PASSWORD: &str = "Reader-Pw-3386";
 
 /// The etcd user `ids`, whose role may read and write the fleet's prefix
-/// and nothing else: the minimal role of README "Security".
+/// and nothing else: the minimal role of docs/security.md ("etcd: users and roles").
 fn ids_user() -> (&'static str, &'static str, Option<Permission>) {
     (
         "ids",

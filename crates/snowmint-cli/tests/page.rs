@@ -555,7 +555,7 @@ async fn works_with_the_keyboard_alone() {
     page.close().await;
 }
 
-/// Pictures of the whole page for the README: the worked example decoded,
+/// Pictures of the whole page for the service guide: the worked example decoded,
 /// built, ten new IDs and a time window. Saved as
 /// `target/screenshots/readme-en.png`, `readme-es.png` and, on a phone
 /// screen, `readme-es-phone.png`.

@@ -45,7 +45,7 @@ const PROBES: usize = 6;
 /// process at rest (about 15 MiB for this debug build), 96 connections'
 /// buffers, and at most 256 calls in flight (the test's `--max-calls`),
 /// each holding its queue of two batches and its HTTP/2 send buffer
-/// (see README "Limits").
+/// (see docs/service.md, "Limits").
 const RSS_BOUND_MIB: u64 = 160;
 
 /// The build under test, and the flags it is started with beside the

@@ -15,6 +15,7 @@ use std::time::Duration;
 use snowmint_client::proto::id_service_client::IdServiceClient;
 use snowmint_client::proto::{NextIdsRequest, StreamIdsRequest};
 use snowmint_test_support::binary::{Service, run_to_end};
+use snowmint_test_support::shown;
 use snowmint_test_support::temp::temp_dir;
 use snowmint_test_support::tls::{Issued, TestCa, presented_serial, serial_bytes};
 use snowmint_test_support::wait::wait_until;
@@ -460,7 +461,7 @@ fn a_bad_tls_file_at_start_exits_2_naming_it() {
     }
 }
 
-/// README.md's secured client example ("Clients of a secured node"), word
+/// The security guide's client example ("Clients of a secured node"), word
 /// for word but for the addresses and files, which come in as variables.
 async fn readme_secured_client(
     a: &str,
@@ -483,32 +484,28 @@ async fn readme_secured_client(
     Ok(id)
 }
 
-/// The README's example runs against a node that requires TLS, a client
+/// The guide's example runs against a node that requires TLS, a client
 /// certificate and a token, and is the code above.
 #[test]
 fn the_readme_secured_client_example_runs_as_shown() {
-    let readme = include_str!("../../../README.md");
-    let section = readme
-        .find("### Clients of a secured node")
-        .expect("README.md has a section \"Clients of a secured node\"");
-    let block = &readme[section..];
-    let block = &block[block.find("```text\n").expect("a text block") + 8..];
-    let block = &block[..block.find("```").expect("the block ends")];
-    let shown = block
-        .replace(
-            "[\"https://ids-0.internal:9090\", \"https://ids-1.internal:9090\"]",
-            "[a, b]",
-        )
-        .replace("(\"/etc/snowmint/tls/ca.crt\")", "(ca)")
-        .replace(
-            "(\"/etc/snowmint/tls/client.crt\", \"/etc/snowmint/tls/client.key\")",
-            "(cert, key)",
-        )
-        .replace("(\"/etc/snowmint/client-token\")", "(token)");
-    let indented: String = shown.lines().map(|line| format!("    {line}\n")).collect();
+    let indented = shown::as_function_body(
+        include_str!("../../../docs/security.md"),
+        "## Clients of a secured node",
+        "text",
+    )
+    .replace(
+        "[\"https://ids-0.internal:9090\", \"https://ids-1.internal:9090\"]",
+        "[a, b]",
+    )
+    .replace("(\"/etc/snowmint/tls/ca.crt\")", "(ca)")
+    .replace(
+        "(\"/etc/snowmint/tls/client.crt\", \"/etc/snowmint/tls/client.key\")",
+        "(cert, key)",
+    )
+    .replace("(\"/etc/snowmint/client-token\")", "(token)");
     assert!(
         include_str!("serve_tls.rs").contains(&indented),
-        "README.md's example is not the code of readme_secured_client:\n{indented}"
+        "docs/security.md's example is not the code of readme_secured_client:\n{indented}"
     );
 
     let home = temp_dir("tls-readme");

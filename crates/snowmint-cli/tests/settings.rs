@@ -1,5 +1,5 @@
 //! What people are told about `snowmint serve`'s settings is what the code
-//! declares and does: `serve --help` and the README's settings table are
+//! declares and does: `serve --help` and the service guide's settings table are
 //! checked against each setting's one declaration
 //! (`snowmint_server::config::Setting::spec`), and the declared ranges are
 //! the ones the real binary enforces.
@@ -111,7 +111,7 @@ fn serve_help_shows_each_setting_as_declared() {
     }
 }
 
-/// The README's table of settings, made from the declarations.
+/// The service guide's table of settings, made from the declarations.
 fn expected_table() -> String {
     let code = |text: &str| format!("`{text}`");
     let mut table = String::from(
@@ -148,16 +148,19 @@ fn expected_table() -> String {
     table
 }
 
-/// The README's table of settings ("Configuration") is the one the
+/// The service guide's table of settings ("Configuration") is the one the
 /// declarations make.
 #[test]
-fn readme_table_is_the_declared_settings() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-        .expect("reading README.md");
-    let start = readme
+fn the_guides_table_is_the_declared_settings() {
+    let guide = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/service.md"
+    ))
+    .expect("reading docs/service.md");
+    let start = guide
         .find("| flag | environment | file key |")
-        .expect("README.md has no settings table (| flag | environment | file key | ...)");
-    let table: String = readme[start..]
+        .expect("docs/service.md has no settings table (| flag | environment | file key | ...)");
+    let table: String = guide[start..]
         .lines()
         .take_while(|line| line.starts_with('|'))
         .map(|line| format!("{line}\n"))
@@ -165,7 +168,7 @@ fn readme_table_is_the_declared_settings() {
     let expected = expected_table();
     assert!(
         table == expected,
-        "README.md's settings table differs from the declarations; it should read:\n\n{expected}\nit reads:\n\n{table}"
+        "docs/service.md's settings table differs from the declarations; it should read:\n\n{expected}\nit reads:\n\n{table}"
     );
 }
 

@@ -84,6 +84,11 @@ pub use error::Error;
 pub use snowmint_fleet::{CoordinatorAccess, CoordinatorTls, Secret};
 pub use stats::Stats;
 
+// The examples of the crate's README are compiled as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// The types and the tonic client generated from
 /// `proto/snowmint/v1/snowmint.proto` (see that file for the contract),
 /// checked in (`generated/`) so that building needs no `protoc`; the

@@ -1,11 +1,12 @@
-//! The Rust client example of README.md ("The Rust client") is the code
-//! this test runs, word for word but for the two node addresses.
+//! The example of the crate's README is the code this test runs, word for
+//! word but for the two node addresses.
 
 use snowmint::{Node, SystemClock};
 use snowmint_test_support::in_process::grpc::GrpcNode;
+use snowmint_test_support::shown;
 use std::sync::Arc;
 
-/// The example, as README.md shows it, with `a` and `b` for its two
+/// The example, as the README shows it, with `a` and `b` for its two
 /// addresses.
 async fn readme_example(a: &str, b: &str) -> Result<(u64, Vec<u64>), snowmint_client::Error> {
     use snowmint_client::Client;
@@ -24,30 +25,13 @@ async fn readme_example(a: &str, b: &str) -> Result<(u64, Vec<u64>), snowmint_cl
 
 #[tokio::test]
 async fn the_readme_example_runs_as_shown() {
-    let readme = include_str!("../../../README.md");
-    let start = readme
-        .find("### The Rust client")
-        .expect("README.md has a section \"The Rust client\"");
-    let block = &readme[start..];
-    let block = &block[block.find("```text\n").expect("a text block") + 8..];
-    let block = &block[..block.find("```").expect("the block ends")];
-    let shown = block
+    let indented = shown::as_function_body(include_str!("../README.md"), "", "rust,no_run")
         .replace("\"http://10.0.0.1:9090\"", "a")
         .replace("\"http://10.0.0.2:9090\"", "b");
     let source = include_str!("readme.rs");
-    let indented: String = shown
-        .lines()
-        .map(|line| {
-            if line.is_empty() {
-                "\n".to_owned()
-            } else {
-                format!("    {line}\n")
-            }
-        })
-        .collect();
     assert!(
         source.contains(&indented),
-        "README.md's example is not the code of readme_example:\n{indented}"
+        "the crate README's example is not the code of readme_example:\n{indented}"
     );
 
     let node = |machine| {

@@ -120,6 +120,11 @@ pub use reservation::{NodeMark, Reservation};
 pub use state_dir::{create_state_dir, default_state_dir, last_written_slot, state_dir_exists};
 pub use static_source::StaticSource;
 
+// The examples of the crate's README are compiled as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// The most IDs a node hands out in one request: one millisecond's worth
 /// in the Twitter layout. The service's `/v1/ids?count=`, gRPC's `NextIds`
 /// and `StreamIds` batches, and the Rust client's batches all stop here

@@ -6,7 +6,7 @@
 //! issued twice, each issuer's strictly increasing, each carrying the node
 //! of the slot it was issued under.
 //!
-//! Also here, against etcd: README.md's "Embedding" example, run as shown.
+//! Also here, against etcd: the crate README's "Embedding" example, run as shown.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
@@ -22,6 +22,7 @@ use snowmint_test_support::servers::etcd::EtcdServer;
 use snowmint_test_support::servers::postgres::PostgresServer;
 use snowmint_test_support::servers::proxy::Proxy;
 use snowmint_test_support::servers::zookeeper::ZooKeeperServer;
+use snowmint_test_support::shown;
 use snowmint_test_support::temp::temp_dir;
 use snowmint_test_support::wait::eventually;
 
@@ -598,7 +599,7 @@ scenarios!(etcd, EtcdServer);
 scenarios!(zookeeper, ZooKeeperServer);
 scenarios!(postgres, PostgresServer);
 
-/// README.md's "Embedding" example, as shown but for the coordinator's
+/// The crate README's "Embedding" example, as shown but for the coordinator's
 /// URL (`url`) and the state directory (`dir`).
 fn readme_example(
     url: &str,
@@ -631,34 +632,18 @@ fn readme_example(
     Ok((id, batch))
 }
 
-/// The example of README.md's "Embedding" is `readme_example`, word for
+/// The example of the crate README's "Embedding" is `readme_example`, word for
 /// word but for the URL, and it runs against a real etcd: IDs of the slot
 /// it claimed, and the slot free again once it is shut down.
 #[test]
 fn the_readme_example_runs_as_shown() {
-    let readme = include_str!("../../../README.md");
-    let start = readme
-        .find("## Embedding")
-        .expect("README.md has a section \"Embedding\"");
-    let block = &readme[start..];
-    let block = &block[block.find("```text\n").expect("a text block") + 8..];
-    let block = &block[..block.find("```").expect("the block ends")];
-    let shown = block
-        .replace("\"etcd://10.0.0.9:2379\"", "url")
-        .replace("\"/var/lib/orders/snowmint\"", "dir");
-    let indented: String = shown
-        .lines()
-        .map(|line| {
-            if line.is_empty() {
-                "\n".to_owned()
-            } else {
-                format!("    {line}\n")
-            }
-        })
-        .collect();
+    let indented =
+        shown::as_function_body(include_str!("../README.md"), "## Embedding", "rust,no_run")
+            .replace("\"etcd://10.0.0.9:2379\"", "url")
+            .replace("\"/var/lib/orders/snowmint\"", "dir");
     assert!(
         include_str!("embedded_fleet.rs").contains(&indented),
-        "README.md's example is not the code of readme_example:\n{indented}"
+        "the crate README's example is not the code of readme_example:\n{indented}"
     );
 
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -1,5 +1,5 @@
-"""Every example in the package's docstrings, and the Python examples of
-the repository's README, run as doctests."""
+"""Every example in the package's docstrings, in its README and in the
+Python guide (docs/python.md) runs as a doctest."""
 
 import doctest
 import re
@@ -44,16 +44,25 @@ def test_docstring_examples():
     assert examples >= 50, f"only {examples} docstring examples ran"
 
 
-def test_readme_python_examples():
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("\n## Python\n", 1)
-    assert len(section) == 2, "README.md has no '## Python' section"
-    body = section[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", body, flags=re.S)
-    assert blocks, "the README's Python section has no ```python block"
+def python_session(path, minimum):
+    """The ```python blocks of a document, run as one session, as a reader
+    would type them."""
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
+    assert blocks, f"{path} has no ```python block"
     parser = doctest.DocTestParser()
-    # The blocks run as one session, as a reader would type them.
-    session = parser.get_doctest("\n".join(blocks), {}, "README.md Python section", str(ROOT / "README.md"), 0)
+    session = parser.get_doctest("\n".join(blocks), {}, path.name, str(path), 0)
     examples, failed = run([session])
-    assert failed == 0, "README examples failed (above)"
-    assert examples >= 10, f"only {examples} README examples ran"
+    assert failed == 0, f"the examples of {path} failed (above)"
+    assert examples >= minimum, f"only {examples} examples of {path} ran"
+
+
+def test_python_guide_examples():
+    python_session(ROOT / "docs" / "python.md", 10)
+
+
+def test_package_readme_examples():
+    python_session(ROOT / "crates" / "snowmint-py" / "README.md", 3)
+
+
+def test_repository_readme_examples():
+    python_session(ROOT / "README.md", 1)

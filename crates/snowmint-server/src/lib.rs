@@ -3,7 +3,7 @@
 //! A fleet of applications calls it for Twitter-style Snowflake IDs, over
 //! HTTP/JSON and, with `--grpc-listen`, over gRPC ([`grpc`]); it also
 //! explains IDs (decode, encode, time windows, layouts). The contract is in
-//! README.md ("The service", "Running a fleet") and its invariants in
+//! docs/service.md and docs/fleet.md and its invariants in
 //! docs/ARCHITECTURE.md §3; `/openapi.json` describes every endpoint.
 //!
 //! ```no_run

@@ -336,7 +336,7 @@ impl Metrics {
         recorder.describe_counter(
             LIMIT_REACHED.into(),
             None,
-            "Times a limit held a client off, by limit (see README, Limits).".into(),
+            "Times a limit held a client off, by limit (see docs/service.md, Limits).".into(),
         );
         let limits = Limit::ALL
             .iter()

@@ -241,7 +241,7 @@ fn read_all(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinH
 }
 
 /// The timestamp (Unix ms) of a Twitter-layout ID, by the formula in
-/// README.md (`(unix_ms - epoch) << 22 | ...`).
+/// the README (`(unix_ms - epoch) << 22 | ...`).
 pub fn timestamp_ms(id: u64) -> i64 {
     (id >> 22) as i64 + 1_288_834_974_657
 }

@@ -28,6 +28,8 @@
 //! - [`schema`]: checks a JSON value against the OpenAPI document's schemas.
 //! - [`binary`]: the real `snowmint serve` binary as a child process.
 //! - [`faketime`]: libfaketime, to run a process with its clock moved.
+//! - [`shown`]: an example of the documentation as the body of the test
+//!   function that runs it, word for word.
 //! - [`servers`]: the [`CoordinatorServer`](servers::CoordinatorServer) a
 //!   fleet test runs against, the server process behind it, a TCP proxy
 //!   that cuts a node off, and replicated coordinators
@@ -72,6 +74,7 @@ pub mod net;
 pub mod python;
 pub mod schema;
 pub mod servers;
+pub mod shown;
 pub mod temp;
 pub mod wait;
 

@@ -118,7 +118,12 @@ pub use kind::{ErrorKind, Limit};
 pub use layout::{DISCORD_EPOCH_MS, Layout, Node, Parts, TWITTER_EPOCH_MS};
 pub use time::{Rfc3339, format_time, parse_epoch, parse_instant, parse_time};
 
-// The README's examples are compiled and run as doctests.
-#[doc = include_str!("../../../README.md")]
+// The examples of the crate's README are compiled and run as doctests.
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+// So are the Rust examples of the repository's README.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct RepositoryReadmeDoctests;

@@ -4,20 +4,24 @@
 //! - each `$ ` example of `snowmint --help` and of every subcommand's
 //!   `--help`, read from the real binary's help (so that no example can be
 //!   shown there without being run);
-//! - each ```` ```console ```` block of README.md; the ones that talk to
-//!   `localhost:8080` or use `/var/lib/snowmint` run against a `snowmint
-//!   serve` that this test starts as the README does.
+//! - each ```` ```console ```` block of every document (README.md, the
+//!   guides of docs/, the crates' READMEs; see `markdown::documents`); the
+//!   ones that talk to `localhost:8080` or use `/var/lib/snowmint` run
+//!   against a `snowmint serve` that this test starts as the service
+//!   guide does.
 //!
 //! Examples are terminal transcripts in trycmd's syntax (see
 //! `transcript`), run with `sh` so that pipes work as shown; output that
 //! changes with the clock is compared with a pattern (see `check`).
+//!
+//! The documents' links and anchors are checked here too (`links`).
 
 mod check;
+mod links;
+mod markdown;
 mod server;
 mod shell;
 mod transcript;
-
-use std::path::Path;
 
 use check::Outcome;
 use shell::Sandbox;
@@ -48,17 +52,17 @@ fn every_help_example_runs_as_shown() {
     report(count, &failures);
 }
 
-/// Every command of every ```` ```console ```` block of README.md does
-/// what the block shows.
+/// Every command of every ```` ```console ```` block of every document
+/// does what the block shows.
 #[test]
-fn every_readme_console_block_runs_as_shown() {
-    let blocks = readme_blocks().unwrap_or_else(|error| panic!("{error}"));
+fn every_console_block_runs_as_shown() {
+    let blocks = console_blocks().unwrap_or_else(|error| panic!("{error}"));
     assert!(
         std::process::Command::new("curl")
             .arg("--version")
             .output()
             .is_ok_and(|output| output.status.success()),
-        "the README's HTTP examples need curl: apt-get install curl (scripts/test does)"
+        "the documents' HTTP examples need curl: apt-get install curl (scripts/test does)"
     );
     let mut server = None;
     let mut failures = Vec::new();
@@ -80,8 +84,11 @@ fn every_readme_console_block_runs_as_shown() {
             record(&mut failures, example, &outcome);
         }
     }
-    assert!(server.is_some(), "no README example talks to the service");
-    assert!(count >= 20, "only {count} README examples found");
+    assert!(
+        server.is_some(),
+        "no example of the documents talks to the service"
+    );
+    assert!(count >= 30, "only {count} examples found in the documents");
     report(count, &failures);
 }
 
@@ -89,7 +96,7 @@ fn every_readme_console_block_runs_as_shown() {
 /// example that is shown, so that none outlives its example.
 #[test]
 fn every_clock_pattern_belongs_to_a_shown_example() {
-    let mut commands: Vec<String> = readme_blocks()
+    let mut commands: Vec<String> = console_blocks()
         .unwrap()
         .into_iter()
         .flatten()
@@ -106,7 +113,7 @@ fn every_clock_pattern_belongs_to_a_shown_example() {
     for (command, _) in check::VARYING {
         assert!(
             commands.iter().any(|shown| shown == command),
-            "check::VARYING has a pattern for `{command}`, which no help text or README block shows"
+            "check::VARYING has a pattern for `{command}`, which no help text or document shows"
         );
     }
 }
@@ -209,42 +216,19 @@ fn help_examples(title: &str, help: &str) -> Result<Vec<Example>, String> {
     Ok(examples)
 }
 
-/// The examples of each ```` ```console ```` block of README.md.
-fn readme_blocks() -> Result<Vec<Vec<Example>>, String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
-    let text = std::fs::read_to_string(&path).expect("reading README.md");
-    let lines: Vec<&str> = text.lines().collect();
-    let mut blocks = Vec::new();
-    let mut at = 0;
-    while at < lines.len() {
-        let Some(info) = lines[at].strip_prefix("```") else {
-            at += 1;
-            continue;
-        };
-        let info = info.trim();
-        // trycmd takes a block without a language for a transcript; this
-        // README says what each block is.
-        if info.is_empty() {
-            return Err(format!(
-                "README.md:{}: a code block without a language",
-                at + 1
-            ));
+/// The examples of each ```` ```console ```` block of every document.
+fn console_blocks() -> Result<Vec<Vec<Example>>, String> {
+    let mut examples = Vec::new();
+    for document in markdown::documents() {
+        for block in markdown::code_blocks(&document.path, &document.text)? {
+            if block.info == "console" {
+                examples.push(transcript::parse(
+                    &document.path,
+                    block.first_line,
+                    &block.lines,
+                )?);
+            }
         }
-        let start = at + 1;
-        let Some(length) = lines[start..].iter().position(|line| *line == "```") else {
-            return Err(format!(
-                "README.md:{}: a code block that does not end",
-                at + 1
-            ));
-        };
-        if info == "console" {
-            blocks.push(transcript::parse(
-                "README.md",
-                start + 1,
-                &lines[start..start + length],
-            )?);
-        }
-        at = start + length + 1;
     }
-    Ok(blocks)
+    Ok(examples)
 }

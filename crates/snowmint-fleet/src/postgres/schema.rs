@@ -340,14 +340,14 @@ async fn ensure_tables(client: &Client, schema: &str) -> Result<(), BackendError
                 format!(
                     "{tables} {} {verb} not exist and role {role:?} may not create {them} in \
                      schema {schema} (it lacks CREATE on the schema); create the tables as the \
-                     README shows, or grant CREATE",
+                     fleet guide (docs/fleet.md) shows, or grant CREATE",
                     missing.join(", ")
                 )
             } else {
                 format!(
                     "schema {schema} does not exist and role {role:?} may not create it \
                      (it lacks CREATE on database {:?}); create the schema and tables as the \
-                     README shows, or grant CREATE",
+                     fleet guide (docs/fleet.md) shows, or grant CREATE",
                     found.database
                 )
             };

@@ -98,7 +98,7 @@ async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
         format!(
             "the coordinator {shown} could not serve the request: schema snowmint does not \
              exist and role \"app\" may not create it (it lacks CREATE on database \"appdb\"); \
-             create the schema and tables as the README shows, or grant CREATE; retrying"
+             create the schema and tables as the fleet guide (docs/fleet.md) shows, or grant CREATE; retrying"
         )
     );
     // It keeps trying, and stays fenced.
@@ -128,10 +128,10 @@ async fn a_role_without_rights_is_told_what_is_missing_and_stays_fenced() {
             "the coordinator {shown} could not serve the request: tables snowmint.slots, \
              snowmint.marks, snowmint.fleets, snowmint.claims do not exist and role \"app\" may not create them \
              in schema snowmint (it lacks CREATE on the schema); create the tables as the \
-             README shows, or grant CREATE; retrying"
+             fleet guide (docs/fleet.md) shows, or grant CREATE; retrying"
         )
     );
-    // Then the tables, as the README shows, granting only reading.
+    // Then the tables, as the fleet guide shows, granting only reading.
     owner
         .batch_execute(&postgres_schema("snowmint"))
         .await
@@ -269,15 +269,16 @@ async fn a_password_given_apart_from_the_url_logs_the_node_in() {
     assert!(slot <= 3);
 }
 
-/// The README's DDL for PostgreSQL is the one nodes run.
+/// The fleet guide's DDL for PostgreSQL is the one nodes run.
 #[test]
-fn the_readme_shows_the_tables_nodes_create() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-        .expect("cannot read README.md");
+fn the_guide_shows_the_tables_nodes_create() {
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/fleet.md"))
+            .expect("cannot read docs/fleet.md");
     let ddl = postgres_schema("snowmint");
     assert!(
-        readme.contains(&format!("```sql\n{ddl}")),
-        "README.md has no ```sql block starting with:\n{ddl}"
+        guide.contains(&format!("```sql\n{ddl}")),
+        "docs/fleet.md has no ```sql block starting with:\n{ddl}"
     );
 }
 

@@ -170,16 +170,18 @@ async fn node_shows_the_claim_and_masks_the_password() {
     assert!(mark >= id_ms, "mark {mark} below the ID's time {id_ms}");
 }
 
-/// The README's fleet example: its settings (with this test's etcd for the
+/// The PostgreSQL guide's fleet example: its settings (with this test's etcd for the
 /// example's) on two servers, and its query, which shows each server's
 /// claim: two distinct slots of the example's range.
 #[tokio::test]
-async fn the_readme_fleet_example_runs() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../README.md"))
-            .expect("README.md");
-    let section = &readme[readme
-        .find("### A fleet of servers")
+async fn the_guides_fleet_example_runs() {
+    let guide = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../docs/postgresql.md"
+    ))
+    .expect("docs/postgresql.md");
+    let section = &guide[guide
+        .find("\n## A fleet of servers")
         .expect("a fleet section")..];
     let block = |fence: &str| {
         let start = section.find(fence).expect("a block") + fence.len();
@@ -218,7 +220,7 @@ async fn the_readme_fleet_example_runs() {
         let row = client
             .query_one(&query, &[])
             .await
-            .unwrap_or_else(|error| panic!("the README's query: {}\n{query}", described(&error)));
+            .unwrap_or_else(|error| panic!("the guide's query: {}\n{query}", described(&error)));
         assert_eq!(row.get::<_, String>("source"), "etcd");
         assert!(row.get::<_, bool>("ready"));
         slots.push(row.get::<_, i64>("slot"));

@@ -176,21 +176,31 @@ async fn id_range_selects_exactly_the_rows_of_a_window() {
     );
 }
 
-/// The README's PostgreSQL example runs as shown (after CREATE EXTENSION,
-/// which `server` has done), and its table gets IDs of this server's node.
-#[tokio::test]
-async fn the_readme_example_runs() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../README.md"))
-            .expect("README.md");
-    let section = &readme[readme.find("## PostgreSQL").expect("a PostgreSQL section")..];
+/// The first SQL block of `document` (from the repository's root).
+fn first_sql_block(document: &str) -> String {
+    let path = format!("{}/../../../{document}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
+    let section = &text[text.find("## PostgreSQL").unwrap_or(0)..];
     let start = section.find("```sql\n").expect("an sql block") + "```sql\n".len();
-    let block = &section[start..start + section[start..].find("```").expect("the block's end")];
+    section[start..start + section[start..].find("```").expect("the block's end")].to_owned()
+}
+
+/// The PostgreSQL guide's example runs as shown (after CREATE EXTENSION,
+/// which `server` has done), and its table gets IDs of this server's node.
+/// The README's, a part of it, runs with it.
+#[tokio::test]
+async fn the_guides_example_runs() {
+    let block = first_sql_block("docs/postgresql.md");
+    let readme = first_sql_block("README.md");
+    assert!(
+        block.contains(&readme),
+        "README.md's PostgreSQL example is no part of docs/postgresql.md's first:\n{readme}"
+    );
     let (_server, client) =
         server(&[("snowmint.datacenter", "3"), ("snowmint.machine", "7")]).await;
     let sql = block.replace("CREATE EXTENSION snowmint;", "");
     client.batch_execute(&sql).await.unwrap_or_else(|error| {
-        panic!("the README's example: {}\n{sql}", common::described(&error))
+        panic!("the guide's example: {}\n{sql}", common::described(&error))
     });
     let rows = client
         .query(

@@ -8,9 +8,9 @@
 //! default and its range. The `snowmint` binary builds its `serve` flags
 //! and their help from these entries, [`Layer`](super::Layer) reads the
 //! environment and the file by them, and [`Config::resolve`](super::Config::resolve)
-//! applies the declared default and range; so what `--help` and the README
+//! applies the declared default and range; so what `--help` and the service guide
 //! say is what the code does (`crates/snowmint-cli/tests/settings.rs`
-//! checks the help and the README's table against these entries).
+//! checks the help and the guide's table against these entries).
 //!
 //! # Adding a setting
 //!
@@ -23,9 +23,9 @@
 //!    which applies the declared range) and keep the value in a
 //!    [`Config`](super::Config) field. A declared default is read by the
 //!    same parser as a given value, so there is no second default in code.
-//! 3. Add its row to the table in README.md ("Configuration"):
+//! 3. Add its row to the table in docs/service.md ("Configuration"):
 //!    `cargo test -p snowmint-cli --test settings` prints the table these
-//!    entries make when the README's differs.
+//!    entries make when the guide's differs.
 
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -380,7 +380,7 @@ pub struct Spec {
     /// Whether it is a flag of the command line (a password is not: the
     /// command line is every local user's to read).
     pub flag: bool,
-    /// Left out of `--help`, the README and the list of known keys: a knob
+    /// Left out of `--help`, the guide's table and the list of known keys: a knob
     /// for tests and operations.
     pub hidden: bool,
 }
