@@ -149,6 +149,20 @@ impl Params {
         )?)
     }
 
+    /// The IDs of `text` as `/v1/inspect` reads them: `now=` (the node's
+    /// clock by default), and `layout=`/`epoch=` to read integers as that
+    /// layout alone.
+    pub fn inspect(&self, text: &[u8]) -> Result<inputs::Inspection, ApiError> {
+        Ok(inputs::inspect(
+            text,
+            self.node_layout,
+            self.get("layout")?,
+            self.get("epoch")?,
+            self.get("now")?,
+            self.clock.as_ref(),
+        )?)
+    }
+
     /// The encoding named by `encoding=`, decimal if none.
     pub fn encoding(&self) -> Result<Encoding, ApiError> {
         Ok(inputs::encoding(self.get("encoding")?)?)

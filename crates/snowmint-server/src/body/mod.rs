@@ -10,6 +10,8 @@
 //!   what `snowmint layout --format json` prints).
 //! - `node.rs`: [`NodeDescription`] with its [`CoordinatorDescription`],
 //!   and [`Status`] for `/healthz` and `/readyz`.
+//! - `inspect.rs`: [`Inspected`], the answer of `/v1/inspect`, and
+//!   [`InspectRequest`], its JSON request.
 //! - `whois.rs`: [`WhoisBody`] and its [`ClaimRecordBody`]s.
 //! - `error.rs`: [`ErrorBody`], the one error answer.
 //!
@@ -20,12 +22,14 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 
 mod calc;
 mod error;
+mod inspect;
 mod issue;
 mod node;
 mod whois;
 
 pub use calc::{DecodedId, Encodings, IdRange, LayoutDescription, LayoutField, MS_PER_YEAR};
 pub use error::{ErrorBody, ErrorDetails};
+pub use inspect::{InspectRequest, Inspected};
 pub use issue::{IdText, IdsText, NewId, NewIds};
 pub use node::{
     ClockCheckDescription, CoordinatorDescription, FencingState, NodeDescription, Status,

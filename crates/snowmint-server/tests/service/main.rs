@@ -9,6 +9,7 @@ mod error_kinds;
 mod gate;
 mod grpc;
 mod grpc_whois;
+mod inspect;
 mod openapi;
 mod page;
 mod readiness;
