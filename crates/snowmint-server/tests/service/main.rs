@@ -8,6 +8,7 @@ mod claims;
 mod error_kinds;
 mod gate;
 mod grpc;
+mod grpc_inspect;
 mod grpc_whois;
 mod inspect;
 mod openapi;
