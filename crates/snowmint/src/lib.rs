@@ -39,6 +39,8 @@
 //!   `encode`, `decode`, the ID range of a time window. Presets
 //!   [`Layout::TWITTER`] (the default) and [`Layout::DISCORD`], or any epoch and
 //!   widths that add up to 63.
+//! - [`decimal_prefixes`] (`prefixes.rs`): the shortest set of decimal
+//!   prefixes of an ID range, for searching text.
 //! - [`Encoding`] (`encoding.rs`): hex, Crockford base32 and base58 text
 //!   besides decimal.
 //! - [`parse_time`], [`parse_instant`], [`parse_epoch`], [`format_time`]
@@ -106,6 +108,7 @@ mod id;
 pub mod inspect;
 mod kind;
 mod layout;
+mod prefixes;
 mod time;
 pub mod value;
 
@@ -116,6 +119,7 @@ pub use generator::{ClockPolicy, Generator, GeneratorBuilder, GeneratorStats, Id
 pub use id::SnowflakeId;
 pub use kind::{ErrorKind, Limit};
 pub use layout::{DISCORD_EPOCH_MS, Layout, Node, Parts, TWITTER_EPOCH_MS};
+pub use prefixes::{DecimalPrefix, decimal_prefixes};
 pub use time::{Rfc3339, format_time, parse_epoch, parse_instant, parse_time};
 
 // The examples of the crate's README are compiled and run as doctests.
