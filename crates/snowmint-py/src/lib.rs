@@ -6,6 +6,7 @@
 //! - `layout.rs`: `Layout` (encode, decode, `id_range`) and `Parts`.
 //! - `columns.rs`: `decode_many` and the `Columns` it returns.
 //! - `text.rs`: `to_text` and `from_text`.
+//! - `inspect.rs`: `inspect`, and the `Token`s and `Reading`s it returns.
 //! - `generator.rs`: `Generator` and `ManualClock`.
 //! - `issued.rs`: generators that issue through snowmint's issuer (a state
 //!   directory, a claimed slot), and what a fork does to them.
@@ -28,6 +29,7 @@ mod columns;
 mod errors;
 mod fork;
 mod generator;
+mod inspect;
 mod issued;
 mod layout;
 mod refusals;
@@ -94,6 +96,9 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_many, m)?)?;
     m.add_function(wrap_pyfunction!(text::to_text, m)?)?;
     m.add_function(wrap_pyfunction!(text::from_text, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect::inspect, m)?)?;
+    m.add_class::<inspect::PyToken>()?;
+    m.add_class::<inspect::PyReading>()?;
     m.add("MAX_ID", snowmint::SnowflakeId::MAX.as_u64())?;
     // The crate's version is the wheel's (maturin reads it from Cargo).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
