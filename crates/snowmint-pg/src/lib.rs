@@ -6,6 +6,8 @@
 //!
 //! - `sql.rs`: the SQL functions, thin: they read their arguments with the
 //!   core's rules and turn its errors into SQL errors.
+//! - `inspect.rs`: `inspect(text)`, a row per reading of each ID-like
+//!   token of a text.
 //! - `issue.rs`: `next_id()`: this backend's generator over the server's
 //!   shared state word, for a static node, and the choice between a static
 //!   and a coordinated node.
@@ -56,6 +58,7 @@ mod claim_state;
 mod claimed;
 mod errors;
 mod fleet_settings;
+mod inspect;
 mod issue;
 mod settings;
 // The one module with unsafe code: see "Unsafe code" above.
