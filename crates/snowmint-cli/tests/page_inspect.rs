@@ -8,6 +8,10 @@
 //! documented ID 175928847299117063 is 2016-04-30T11:18:25.796Z; Twitter's
 //! epoch is 1288834974657), never from the program.
 
+#[allow(
+    dead_code,
+    reason = "the browser module serves several test files; this one uses part of it"
+)]
 mod browser;
 
 use browser::{Browser, Options};
