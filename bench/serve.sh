@@ -27,7 +27,7 @@ cargo build --release --quiet -p snowmint-cli
 
 work=$(mktemp -d)
 : >"$work/stdout"
-target/release/snowmint serve --listen 127.0.0.1:0 --state-dir "$work/state" \
+target/release/snowmint serve --datacenter 0 --machine 0 --listen 127.0.0.1:0 --state-dir "$work/state" \
   >"$work/stdout" 2>"$work/stderr" &
 server=$!
 cleanup() { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; rm -rf "$work"; }

@@ -37,7 +37,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-target/release/snowmint serve --listen 127.0.0.1:0 --state-dir "$work/state" \
+target/release/snowmint serve --datacenter 0 --machine 0 --listen 127.0.0.1:0 --state-dir "$work/state" \
   >"$work/stdout" 2>"$work/stderr" &
 server=$!
 pids+=("$server")

@@ -97,14 +97,7 @@ impl Shared for Generator {
 
 /// snowmint's generator on the system clock, default layout and policy.
 pub fn snowmint() -> Generator {
-    Generator::new(
-        Layout::TWITTER,
-        Node {
-            datacenter: 1,
-            machine: 1,
-        },
-    )
-    .expect("node 1/1 fits the Twitter layout")
+    Generator::new(Layout::TWITTER, Node::from_slot(33)).expect("node 1/1 fits the Twitter layout")
 }
 
 /// The [`Spec`] of [`snowmint()`].

@@ -87,10 +87,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let node = Node {
-        datacenter: 1,
-        machine: 1,
-    };
+    let node = Node::from_slot(33);
     let load_before = report::load_average();
     let mut out = Vec::with_capacity(4096);
     let mut subjects = vec![

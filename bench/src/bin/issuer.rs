@@ -31,10 +31,7 @@ use snowmint_bench::report;
 use snowmint_bench::sustained::{self, Buffers, Sustained};
 use snowmint_fleet::EmbeddedIssuer;
 
-const NODE: Node = Node {
-    datacenter: 1,
-    machine: 1,
-};
+const NODE: Node = Node::from_slot(33);
 
 /// Calls in a burst: one millisecond's IDs.
 const BURST: usize = 4096;
@@ -87,7 +84,10 @@ fn dyn_generator() -> Generator<Arc<dyn Clock>> {
 
 fn issuer(dir: &std::path::Path) -> EmbeddedIssuer {
     EmbeddedIssuer::builder()
-        .node(NODE.datacenter, NODE.machine)
+        .node(
+            Layout::TWITTER.pair_of(NODE).0,
+            Layout::TWITTER.pair_of(NODE).1,
+        )
         .state_dir(dir)
         .start_blocking()
         .expect("the issuer starts on a fresh state directory")

@@ -5,6 +5,7 @@
 //! ```text
 //! bench/memcached.sh                          # builds the release binaries, runs this
 //! target/release/memcached SNOWMINT [SECONDS] [ROUNDS]   # default 5 s, 3 rounds
+//! target/release/memcached builds BEFORE AFTER [SECONDS] [ROUNDS]   # bench/seam.sh
 //! ```
 //!
 //! Starts one `snowmint serve` (release binary `SNOWMINT`, node 0/1, a
@@ -17,6 +18,11 @@
 //! gives the median round of each, and the `get` : `/v1/id` ratio is the
 //! median of the per-round ratios. Every answer is checked (an ID, or
 //! `VALUE ... END`); nothing here is a test.
+//!
+//! `builds` starts one node of each of two builds (before and after a
+//! change, nodes 0/1 and 0/2) and measures memcached `get k` on each in
+//! turn, the order swapped every round; it reports the median of the
+//! per-round ratios after : before.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -40,13 +46,14 @@ impl Drop for Node {
     }
 }
 
-fn start(binary: &str) -> Node {
+fn start(binary: &str, machine: u32) -> Node {
     let state = tempfile::tempdir().expect("a temporary directory");
     let memcached = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port");
     let mut child = Command::new(binary)
-        .args(["serve", "--listen", "127.0.0.1:0", "--machine", "1"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--machine"])
+        .arg(machine.to_string())
         .arg("--memcached-listen")
         .arg(memcached.to_string())
         .arg("--state-dir")
@@ -168,15 +175,60 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+/// memcached `get k` on a node of each of two builds, in turns.
+fn builds(before: &str, after: &str, seconds: u64, rounds: usize) {
+    let (old, new) = (start(before, 1), start(after, 2));
+    eprintln!(
+        "memcached get, {CONNECTIONS} connections, {seconds} s per run, {rounds} rounds: before {}, after {}",
+        old.memcached, new.memcached
+    );
+    let (mut a, mut b, mut ratios) = (vec![], vec![], vec![]);
+    for round in 1..=rounds {
+        let (x, y) = if round % 2 == 1 {
+            let x = measure(memcached_get, old.memcached, seconds);
+            (x, measure(memcached_get, new.memcached, seconds))
+        } else {
+            let y = measure(memcached_get, new.memcached, seconds);
+            (measure(memcached_get, old.memcached, seconds), y)
+        };
+        eprintln!(
+            "round {round}: before {x:.0} IDs/s, after {y:.0} IDs/s; {:.1}%",
+            100.0 * y / x
+        );
+        a.push(x);
+        b.push(y);
+        ratios.push(y / x);
+    }
+    println!("| memcached `get k`, 8 connections | IDs/s (median of {rounds}) |");
+    println!("|---|--:|");
+    println!("| before | {:.0} |", median(a));
+    println!("| after | {:.0} |", median(b));
+    println!();
+    println!(
+        "after : before = {:.1}% (median of the per-round ratios)",
+        100.0 * median(ratios)
+    );
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
+    if let [_, mode, before, after, rest @ ..] = args.as_slice()
+        && mode == "builds"
+    {
+        let seconds: u64 = rest.first().map_or(5, |s| s.parse().expect("SECONDS"));
+        let rounds: usize = rest.get(1).map_or(5, |s| s.parse().expect("ROUNDS"));
+        builds(before, after, seconds, rounds);
+        return ExitCode::SUCCESS;
+    }
     let Some(binary) = args.get(1) else {
-        eprintln!("usage: memcached SNOWMINT [SECONDS] [ROUNDS]");
+        eprintln!(
+            "usage: memcached SNOWMINT [SECONDS] [ROUNDS] | memcached builds BEFORE AFTER [SECONDS] [ROUNDS]"
+        );
         return ExitCode::from(2);
     };
     let seconds: u64 = args.get(2).map_or(5, |s| s.parse().expect("SECONDS"));
     let rounds: usize = args.get(3).map_or(3, |s| s.parse().expect("ROUNDS"));
-    let node = start(binary);
+    let node = start(binary, 1);
     eprintln!(
         "snowmint serve: HTTP {}, memcached {}; {CONNECTIONS} connections, {seconds} s per run, {rounds} rounds",
         node.http, node.memcached

@@ -77,7 +77,9 @@ async fn main() {
         "\nbest {:.0} ms, median {:.0} ms over {RUNS} runs (target: under 1000 ms); load average {}",
         totals[0],
         totals[RUNS / 2],
-        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
     );
     page.close().await;
 }

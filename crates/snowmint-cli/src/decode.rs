@@ -15,7 +15,7 @@ use std::ffi::OsStr;
 
 use clap::Args;
 use clap::builder::{PossibleValue, TypedValueParser};
-use snowmint::{Encoding, SnowflakeId};
+use snowmint::{Encoding, Layout, SnowflakeId};
 
 use crate::Global;
 use crate::failure::{BAD_INPUT, exit_code};
@@ -89,12 +89,16 @@ pub struct DecodeArgs {
     /// Leave out the header line of TSV and CSV.
     #[arg(long)]
     no_header: bool,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// Runs `snowmint decode`.
 pub fn run(args: DecodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = global.layout()?;
     let mut decoder = Decoder {
+        layout,
         input: args.input,
         hinted: false,
         records: RecordWriter::new(args.format, layout, args.output, !args.no_header),
@@ -172,6 +176,8 @@ impl TypedValueParser for InputParser {
 
 /// The state of one `decode` run.
 struct Decoder<W: Write> {
+    /// The layout the IDs are read in.
+    layout: Layout,
     input: Input,
     /// Whether a bad ID was already told which encodings read it (once
     /// per run: a file of IDs in another encoding would say it per line).
@@ -197,8 +203,8 @@ impl<W: Write> Decoder<W> {
             Input::Exactly(encoding) => encoding,
             Input::Auto => return self.decode_auto(text, line),
         };
-        match SnowflakeId::parse(encoding, text) {
-            Ok(id) => self.write(id)?,
+        match self.layout.parse_id(encoding, text) {
+            Ok(id) => self.write(id, line)?,
             Err(error) if !self.hinted => {
                 let hint = readings_hint(text, encoding);
                 self.hinted = !hint.is_empty();
@@ -222,11 +228,11 @@ impl<W: Write> Decoder<W> {
             .map(|(_, id)| *id)
             .collect::<std::collections::BTreeSet<_>>();
         match distinct.len() {
-            1 => self.write(readings[0].1),
+            1 => self.write(readings[0].1, line),
             0 => self.report(
                 line,
                 &format_args!(
-                    "ID {:?} is not valid in any encoding (expected 0..=9223372036854775807 in decimal, hex, base32 or base58)",
+                    "ID {:?} is not valid in any encoding (expected 0..=18446744073709551615 in decimal, hex, base32 or base58)",
                     snowmint::value::echo(text)
                 ),
             ),
@@ -245,8 +251,11 @@ impl<W: Write> Decoder<W> {
     }
 
     #[inline]
-    fn write(&mut self, id: SnowflakeId) -> io::Result<()> {
-        self.records.write(id, &mut self.pending);
+    fn write(&mut self, id: SnowflakeId, line: Option<u64>) -> io::Result<()> {
+        if let Err(error) = self.records.write(id, &mut self.pending) {
+            self.code = exit_code(error.kind());
+            return self.report(line, &error);
+        }
         if self.pending.len() >= CHUNK {
             self.flush()?;
         }

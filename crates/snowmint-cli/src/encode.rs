@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args;
-use snowmint::{Encoding, Field, Parts};
+use snowmint::Encoding;
 
 use crate::Global;
 use crate::values::{self, EncodingParser};
@@ -41,19 +41,21 @@ pub struct EncodeArgs {
     /// How to write the ID.
     #[arg(long, value_name = "ENCODING", default_value = "decimal", value_parser = EncodingParser)]
     output: Encoding,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// Runs `snowmint encode`.
 pub fn run(args: EncodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = global.layout()?;
-    let parts = Parts {
-        timestamp_ms: values::instant("timestamp", &args.timestamp)?,
-        datacenter: values::field_value(&layout, Field::Datacenter, &args.datacenter)?,
-        machine: values::field_value(&layout, Field::Machine, &args.machine)?,
-        sequence: values::field_value(&layout, Field::Sequence, &args.sequence)?,
-    };
     let id = layout
-        .encode(parts)
+        .encode_pair(
+            values::instant("timestamp", &args.timestamp)?,
+            values::field_value(&layout, "datacenter", &args.datacenter)?,
+            values::field_value(&layout, "machine", &args.machine)?,
+            values::field_value(&layout, "sequence", &args.sequence)?,
+        )
         .map_err(crate::failure::Failure::from)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", id.encode(args.output))?;

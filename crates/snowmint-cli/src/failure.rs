@@ -14,7 +14,7 @@ use std::fmt;
 use std::io;
 use std::process::ExitCode;
 
-use snowmint::ErrorKind;
+use snowmint::{ErrorKind, Limit};
 
 /// Exit code for bad arguments and input, the same as clap's.
 pub const BAD_INPUT: u8 = 2;
@@ -87,17 +87,14 @@ impl From<snowmint::Error> for Failure {
     fn from(error: snowmint::Error) -> Failure {
         // A time outside the layout is easier to fix knowing which times
         // it holds.
-        let hint = match &error {
-            snowmint::Error::TimestampBeforeEpoch {
-                epoch_ms, last_ms, ..
+        let hint = match (error.subject(), error.min(), error.max()) {
+            (Some("timestamp"), Some(Limit::Integer(epoch_ms)), Some(Limit::Integer(last_ms))) => {
+                Some(format!(
+                    "the layout covers {} ..= {}",
+                    snowmint::format_time(epoch_ms as i64),
+                    snowmint::format_time(last_ms as i64)
+                ))
             }
-            | snowmint::Error::TimestampPastEnd {
-                epoch_ms, last_ms, ..
-            } => Some(format!(
-                "the layout covers {} ..= {}",
-                snowmint::format_time(*epoch_ms),
-                snowmint::format_time(*last_ms)
-            )),
             _ => None,
         };
         Failure {

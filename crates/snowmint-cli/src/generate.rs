@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use snowmint::{Clock, Encoding, Field, Generator, Node, SnowflakeId, SystemClock};
+use snowmint::{Clock, Encoding, Generator, SnowflakeId, SystemClock};
 use snowmint_fleet::EmbeddedIssuer;
 
 use crate::Global;
@@ -104,15 +104,21 @@ pub struct GenerateArgs {
     /// For scratch use only.
     #[arg(long, conflicts_with = "state_dir")]
     no_state: bool,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// Runs `snowmint generate`.
 pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = global.layout()?;
-    let node = Node {
-        datacenter: values::field_value(&layout, Field::Datacenter, &args.datacenter)?,
-        machine: values::field_value(&layout, Field::Machine, &args.machine)?,
-    };
+    // The node as two numbers (see `Layout::node_from_pair`): datacenter
+    // and machine in Twitter's layout.
+    let datacenter = values::field_value(&layout, "datacenter", &args.datacenter)?;
+    let machine = values::field_value(&layout, "machine", &args.machine)?;
+    let node = layout
+        .node_from_pair(datacenter, machine)
+        .map_err(Failure::from)?;
     let count = values::count("count", &args.count, u64::MAX)?;
     let lock_wait = snowmint::value::parse_duration(
         "lock-wait",
@@ -127,13 +133,15 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
     }
     let source = if args.no_state {
         eprintln!(
-            "warning: --no-state: minting without the node's lock and high-water mark, so another process on datacenter {} machine {}, or a later run with the clock set back, can issue these same IDs; for scratch use only",
-            node.datacenter, node.machine
+            "warning: --no-state: minting without the node's lock and high-water mark, so another process on {}, or a later run with the clock set back, can issue these same IDs; for scratch use only",
+            layout.describe(node)
         );
-        Source::Bare(Generator::new(layout, node).map_err(Failure::from)?)
+        Source::Bare(Box::new(
+            Generator::new(layout, node).map_err(Failure::from)?,
+        ))
     } else {
         let mut builder = EmbeddedIssuer::builder()
-            .node(node.datacenter, node.machine)
+            .node(datacenter, machine)
             .layout(layout)
             .mark_step(MARK_STEP)
             .lock_wait(lock_wait);
@@ -163,7 +171,7 @@ enum Source {
     /// The fleet's issuer: the lock and the mark.
     Issuer(EmbeddedIssuer),
     /// `--no-state`: a generator alone.
-    Bare(Generator),
+    Bare(Box<Generator>),
 }
 
 impl Source {

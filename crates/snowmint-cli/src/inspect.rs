@@ -89,6 +89,9 @@ pub struct InspectArgs {
         allow_negative_numbers = true
     )]
     now: String,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// Runs `snowmint inspect`.

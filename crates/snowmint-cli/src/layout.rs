@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args;
-use snowmint::{Clock, Field, SystemClock};
+use snowmint::{Clock, SystemClock};
 use snowmint_server::body::{LayoutDescription, MS_PER_YEAR};
 
 use crate::Global;
@@ -46,16 +46,21 @@ Examples:
   IDs per ms    2048 per node (2048000 per second)
 
   $ snowmint layout --layout discord --format json
-  {\"layout\":\"discord\",\"spec\":\"41/5/5/12@1420070400000\",\"epoch_ms\":1420070400000,\"epoch\":\"2015-01-01T00:00:00.000Z\",\"timestamp_bits\":41,\"datacenter_bits\":5,\"machine_bits\":5,\"sequence_bits\":12,\"timestamp_shift\":22,\"datacenter_shift\":17,\"machine_shift\":12,\"max_datacenter\":31,\"max_machine\":31,\"max_sequence\":4095,\"ids_per_ms\":4096,\"node_count\":1024,\"last_instant_ms\":3619093655551,\"last_instant\":\"2084-09-06T15:47:35.551Z\",\"years_left\":57.77,\"fields\":[{\"name\":\"timestamp\",\"bits\":41,\"shift\":22,\"max\":2199023255551},{\"name\":\"datacenter\",\"bits\":5,\"shift\":17,\"max\":31},{\"name\":\"machine\",\"bits\":5,\"shift\":12,\"max\":31},{\"name\":\"sequence\",\"bits\":12,\"shift\":0,\"max\":4095}]}
+  {\"layout\":\"discord\",\"spec\":\"time:42/worker:5:node/process:5:node/increment:12:sequence@1420070400000\",\"epoch_ms\":1420070400000,\"epoch\":\"2015-01-01T00:00:00.000Z\",\"timestamp_bits\":42,\"datacenter_bits\":5,\"machine_bits\":5,\"sequence_bits\":12,\"timestamp_shift\":22,\"datacenter_shift\":17,\"machine_shift\":12,\"max_datacenter\":31,\"max_machine\":31,\"max_sequence\":4095,\"ids_per_ms\":4096,\"node_count\":1024,\"last_instant_ms\":5818116911103,\"last_instant\":\"2154-05-15T07:35:11.103Z\",\"years_left\":127.45,\"fields\":[{\"name\":\"timestamp\",\"bits\":42,\"shift\":22,\"max\":4398046511103},{\"name\":\"worker\",\"bits\":5,\"shift\":17,\"max\":31},{\"name\":\"process\",\"bits\":5,\"shift\":12,\"max\":31},{\"name\":\"increment\",\"bits\":12,\"shift\":0,\"max\":4095}]}
 
-A layout is a preset (twitter, discord) or the four widths
-timestamp/datacenter/machine/sequence adding up to 63, optionally with
-@EPOCH; --epoch replaces the epoch of any of them. An epoch is Unix
-milliseconds or an RFC 3339 time.")]
+A layout is a preset (twitter, discord, instagram, sonyflake, baidu,
+tsid...), the four widths timestamp/datacenter/machine/sequence adding up
+to 63, or named fields most significant first
+(time:39/sequence:8/machine:16), any of them optionally with @EPOCH and
+,UNIT (1us to 1s, such as 10ms); --epoch replaces the epoch of any of
+them. An epoch is Unix milliseconds or an RFC 3339 time.")]
 pub struct LayoutArgs {
     /// Text for people, or JSON.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// Runs `snowmint layout`.
@@ -93,7 +98,7 @@ fn as_text(d: &LayoutDescription) -> String {
             "{:<10}  {:>4}  {:>5}  {}",
             field.name, field.bits, field.shift, field.max
         );
-        if field.name == Field::Timestamp.name() {
+        if field.name == "timestamp" {
             let _ = write!(text, " ms ({span_years:.1} years)");
         }
         let _ = writeln!(text);

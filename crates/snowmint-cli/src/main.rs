@@ -2,15 +2,13 @@
 //!
 //! Thin over the libraries: each subcommand is a module that parses its
 //! arguments and calls `snowmint` (or `snowmint-server` for `serve`).
-//!
-//! - `failure.rs`: how errors become messages and exit codes (2 for bad
-//!   input, 1 for the rest, 0 for a closed pipe).
-//! - `values.rs`: reading numbers, instants, layouts and encodings from
-//!   arguments, with the core's parsers.
-//! - `lines.rs`: standard input line by line, in constant memory.
-//! - `records.rs`: the fast writer of decoded IDs (text, JSON, TSV, CSV).
-//! - `settings.rs`: flags made from the service's setting declarations
-//!   (all of `serve`'s, and the coordinator's for `whois`).
+//! Arguments are read with the core's parsers, so a bad number, instant,
+//! layout or encoding gets the message it gets everywhere; `serve`'s
+//! flags (and the coordinator's, for `whois` and `audit`) are made from the service's
+//! setting declarations rather than written twice. Decoded IDs go out
+//! through one fast writer (text, JSON, TSV, CSV), and every failure ends
+//! the same way: its message on stderr and exit code 2 for bad input, 1
+//! for the rest, 0 for a closed pipe.
 
 use std::process::ExitCode;
 
@@ -21,6 +19,7 @@ use snowmint_server::config::Setting;
 
 use crate::failure::Failure;
 
+mod audit;
 mod completions;
 mod decode;
 mod encode;
@@ -29,6 +28,7 @@ mod generate;
 mod inspect;
 mod layout;
 mod lines;
+mod manpages;
 mod probe;
 mod range;
 mod records;
@@ -80,20 +80,18 @@ Examples:
 Each command's --help has more examples."
 )]
 struct Cli {
-    #[command(flatten)]
-    global: Global,
     #[command(subcommand)]
     command: Command,
 }
 
-/// Options every command takes: the service's global settings (see
-/// `snowmint_server::config::Setting`), declared there with their help and
-/// default.
+/// Options of the commands that read or make IDs (not of `probe` and
+/// `completions`, where they would mean nothing): the service's global
+/// settings (see `snowmint_server::config::Setting`), declared there with
+/// their help and default.
 #[derive(Debug, Clone, Args)]
 struct Global {
     #[arg(
         long = Setting::Layout.long(),
-        global = true,
         default_value = Setting::Layout.spec().default.text(),
         env = Setting::Layout.env(),
         value_name = Setting::Layout.spec().form.value_name(),
@@ -105,7 +103,6 @@ struct Global {
     layout: String,
     #[arg(
         long = Setting::Epoch.long(),
-        global = true,
         env = Setting::Epoch.env(),
         value_name = Setting::Epoch.spec().form.value_name(),
         allow_negative_numbers = true,
@@ -130,7 +127,7 @@ struct Sources {
 
 impl Sources {
     /// The sources in `matches`, read where the subcommand's own values
-    /// are (global options are propagated there).
+    /// are.
     fn of(matches: &ArgMatches) -> Sources {
         let matches = matches.subcommand().map_or(matches, |(_, sub)| sub);
         Sources {
@@ -181,10 +178,15 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Which process of a fleet issued an ID (from the claim history).
     Whois(whois::WhoisArgs),
+    /// Check a column of IDs for duplicates and IDs no node issued.
+    Audit(audit::AuditArgs),
     /// Ask a running service whether it is ready (for health checks).
     Probe(probe::ProbeArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
+    /// Write the manual pages of snowmint and its commands (for packagers).
+    #[command(hide = true)]
+    Manpages(manpages::ManpagesArgs),
 }
 
 impl Command {
@@ -199,8 +201,26 @@ impl Command {
             Command::Layout(_) => "layout",
             Command::Serve(_) => "serve",
             Command::Whois(_) => "whois",
+            Command::Audit(_) => "audit",
             Command::Probe(_) => "probe",
             Command::Completions(_) => "completions",
+            Command::Manpages(_) => "manpages",
+        }
+    }
+
+    /// The command's `--layout` and `--epoch`, if it takes them.
+    fn global_mut(&mut self) -> Option<&mut Global> {
+        match self {
+            Command::Encode(args) => Some(&mut args.global),
+            Command::Decode(args) => Some(&mut args.global),
+            Command::Inspect(args) => Some(&mut args.global),
+            Command::Generate(args) => Some(&mut args.global),
+            Command::Range(args) => Some(&mut args.global),
+            Command::Layout(args) => Some(&mut args.global),
+            Command::Serve(args) => Some(&mut args.global),
+            Command::Whois(args) => Some(&mut args.global),
+            Command::Audit(args) => Some(&mut args.global),
+            Command::Probe(_) | Command::Completions(_) | Command::Manpages(_) => None,
         }
     }
 }
@@ -208,19 +228,50 @@ impl Command {
 fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
-    cli.global.sources = Sources::of(&matches);
+    if let Some(global) = cli.command.global_mut() {
+        global.sources = Sources::of(&matches);
+    }
     let name = cli.command.name();
     let result = match cli.command {
-        Command::Encode(args) => encode::run(args, &cli.global),
-        Command::Decode(args) => decode::run(args, &cli.global),
-        Command::Inspect(args) => inspect::run(args, &cli.global),
-        Command::Generate(args) => generate::run(args, &cli.global),
-        Command::Range(args) => range::run(args, &cli.global),
-        Command::Layout(args) => layout::run(args, &cli.global),
-        Command::Serve(args) => serve::run(args, &cli.global),
-        Command::Whois(args) => whois::run(args, &cli.global),
+        Command::Encode(args) => {
+            let global = args.global.clone();
+            encode::run(args, &global)
+        }
+        Command::Decode(args) => {
+            let global = args.global.clone();
+            decode::run(args, &global)
+        }
+        Command::Inspect(args) => {
+            let global = args.global.clone();
+            inspect::run(args, &global)
+        }
+        Command::Generate(args) => {
+            let global = args.global.clone();
+            generate::run(args, &global)
+        }
+        Command::Range(args) => {
+            let global = args.global.clone();
+            range::run(args, &global)
+        }
+        Command::Layout(args) => {
+            let global = args.global.clone();
+            layout::run(args, &global)
+        }
+        Command::Serve(args) => {
+            let global = args.global.clone();
+            serve::run(args, &global)
+        }
+        Command::Whois(args) => {
+            let global = args.global.clone();
+            whois::run(args, &global)
+        }
+        Command::Audit(args) => {
+            let global = args.global.clone();
+            audit::run(args, &global)
+        }
         Command::Probe(args) => probe::run(args),
         Command::Completions(args) => completions::run(args, Cli::command()),
+        Command::Manpages(args) => manpages::run(args, Cli::command()),
     };
     match result {
         Ok(code) => code,

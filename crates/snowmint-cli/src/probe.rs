@@ -8,12 +8,16 @@
 //! `snowmint serve` would listen on, read from the same settings
 //! (`SNOWMINT_LISTEN`, `--config`), so that a container's health check
 //! follows its configuration.
+//!
+//! With `--wait DURATION` it asks again until the answer is 200 or the
+//! time is up: what a script that starts a node waits with before it asks
+//! for IDs (a node listens at once, and is ready once it holds its slot).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -23,6 +27,12 @@ use crate::failure::Failure;
 
 /// The longest answer read: `/readyz` and `/healthz` answer a line of JSON.
 const MAX_ANSWER: u64 = 64 * 1024;
+
+/// The longest `--wait`.
+const MAX_WAIT: Duration = Duration::from_secs(3600);
+
+/// How long `--wait` pauses between two questions.
+const PAUSE: Duration = Duration::from_millis(100);
 
 /// Arguments of `snowmint probe`.
 #[derive(Debug, Args)]
@@ -37,6 +47,14 @@ Examples:
   error: probe URL \"ftp://127.0.0.1/readyz\" is not http://IP:PORT/PATH
   ...
 
+  $ snowmint probe --wait 1s http://127.0.0.1:1
+  ? 1
+  error: not ready after 1s: cannot reach 127.0.0.1:1: Connection refused [..]
+
+In a script, after starting a node (it is ready once it may issue IDs, a
+fleet node once it holds its slot):
+  snowmint probe --wait 30s http://127.0.0.1:8081/readyz && curl ...
+
 In a container whose node is set up by SNOWMINT_* variables:
   HEALTHCHECK CMD [\"snowmint\", \"probe\"]
 
@@ -47,19 +65,50 @@ pub struct ProbeArgs {
     /// /readyz), or a whole URL http://IP:PORT/PATH.
     #[arg(value_name = "PATH|URL", default_value = "/readyz")]
     target: String,
-    /// Give up after this many seconds.
+    /// Give up on one question after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 3)]
     timeout: u64,
+    /// Ask again until the answer is 200, for at most this long (500ms,
+    /// 30s, 2m; up to 1h); exit code 1 if it never is.
+    #[arg(long, value_name = "DURATION", value_parser = parse_wait)]
+    wait: Option<Duration>,
     /// TOML file of `snowmint serve`'s settings, to read `listen` from
     /// [env: SNOWMINT_CONFIG].
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
 }
 
+/// `--wait`'s duration, read as every duration is.
+fn parse_wait(text: &str) -> Result<Duration, String> {
+    snowmint::value::parse_duration("wait", text, Duration::ZERO..=MAX_WAIT)
+        .map_err(|error| error.to_string())
+}
+
 /// Runs `snowmint probe`.
 pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
     let (address, path) = target(&args)?;
     let timeout = Duration::from_secs(args.timeout.max(1));
+    let Some(wait) = args.wait else {
+        return ask(address, &path, timeout);
+    };
+    let deadline = Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match ask(address, &path, timeout.min(left.max(PAUSE))) {
+            Ok(code) => return Ok(code),
+            Err(error) if left.is_zero() => {
+                return Err(error.context(format!(
+                    "not ready after {}",
+                    snowmint::value::format_duration(wait)
+                )));
+            }
+            Err(_) => std::thread::sleep(PAUSE.min(left)),
+        }
+    }
+}
+
+/// Asks `path` on `address` once: success when the answer is 200.
+fn ask(address: SocketAddr, path: &str, timeout: Duration) -> anyhow::Result<ExitCode> {
     let mut stream = TcpStream::connect_timeout(&address, timeout)
         .with_context(|| format!("cannot reach {address}"))?;
     stream.set_read_timeout(Some(timeout))?;
@@ -95,7 +144,7 @@ fn target(args: &ProbeArgs) -> anyhow::Result<(SocketAddr, String)> {
             flags.set(Setting::ConfigFile, file.display().to_string());
         }
         let config = Config::load(flags).map_err(Failure::bad_input)?;
-        let mut address = config.listen;
+        let mut address = config.listeners.http();
         // A node listening everywhere is reached on loopback.
         if address.ip().is_unspecified() {
             address.set_ip(if address.is_ipv4() {

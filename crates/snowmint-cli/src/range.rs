@@ -79,6 +79,9 @@ pub struct RangeArgs {
     /// window's, for searching text.
     #[arg(long)]
     prefixes: bool,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// The JSON form of a range.
@@ -120,7 +123,7 @@ pub fn run(args: RangeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let (min, max) = (range.start().encode(encoding), range.end().encode(encoding));
     // The IDs just outside the window, where the layout has them.
     let (first, last) = (range.start().as_u64(), range.end().as_u64());
-    let largest = SnowflakeId::MAX.as_u64();
+    let largest = layout.max_id().as_u64();
     let after = first.checked_sub(1).map(|id| encoded(id, encoding));
     let before = (last < largest).then(|| encoded(last + 1, encoding));
     let prefixes = args.prefixes.then(|| decimal_prefixes(first, last));
@@ -177,6 +180,5 @@ pub fn run(args: RangeArgs, global: &Global) -> anyhow::Result<ExitCode> {
 
 /// `id` in `encoding`.
 fn encoded(id: u64, encoding: Encoding) -> String {
-    // Below or at the layout's largest ID, so a valid ID.
-    SnowflakeId::from_u64(id).map_or_else(|_| id.to_string(), |id| id.encode(encoding).to_string())
+    SnowflakeId::from_u64(id).encode(encoding).to_string()
 }

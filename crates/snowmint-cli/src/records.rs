@@ -33,6 +33,14 @@ const COLUMNS: [&str; 6] = [
     "sequence",
 ];
 
+/// The numbers of one record.
+struct Row {
+    timestamp_ms: i64,
+    datacenter: u64,
+    machine: u64,
+    sequence: u64,
+}
+
 /// Writes decoded IDs in one format, appending to a buffer that the caller
 /// sends out in big chunks.
 pub struct RecordWriter {
@@ -58,13 +66,31 @@ impl RecordWriter {
         }
     }
 
-    /// Appends one ID's record to `record`.
+    /// Appends one ID's record to `record`: its time, the node as two
+    /// numbers (`datacenter` and `machine`: the node fields above the
+    /// lowest one, and the lowest; see `Layout::node_from_pair`) and its
+    /// sequence (0 in a layout without one).
+    ///
+    /// # Errors
+    ///
+    /// An ID above the layout's largest; nothing is appended.
     #[inline]
-    pub fn write(&mut self, id: SnowflakeId, record: &mut Vec<u8>) {
+    pub fn write(&mut self, id: SnowflakeId, record: &mut Vec<u8>) -> Result<(), snowmint::Error> {
+        let decoded = self.layout.decode(id)?;
         if self.written == 0 && self.header {
             self.write_header(record);
         }
-        let parts = self.layout.decode(id);
+        let (datacenter, machine) = self.layout.pair_of(decoded.node());
+        let sequence = self
+            .layout
+            .sequence_field()
+            .map_or(0, |f| f.value_in(id.as_u64()));
+        let parts = Row {
+            timestamp_ms: decoded.time_ms(),
+            datacenter,
+            machine,
+            sequence,
+        };
         let encoded = id.encode(self.encoding);
         let id_text = encoded.as_str().as_bytes();
         // Every timestamp a layout can decode is at or after its epoch,
@@ -122,6 +148,7 @@ impl RecordWriter {
         }
         record.push(b'\n');
         self.written += 1;
+        Ok(())
     }
 
     fn separator(&self) -> u8 {

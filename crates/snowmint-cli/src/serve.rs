@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use snowmint_fleet::{FleetError, MarkFile, NodeLock};
-use snowmint_server::ServeError;
 use snowmint_server::config::{Config, Identity, Layer, Setting};
+use snowmint_server::{Listener, ServeError};
 use tracing_subscriber::EnvFilter;
 
 use crate::Global;
@@ -34,6 +34,8 @@ pub struct ServeArgs {
     /// `--offline`, with `--check`: try neither the lock, the ports nor
     /// the coordinator.
     offline: bool,
+    /// `--layout` and `--epoch`.
+    pub global: Global,
 }
 
 /// The flag that checks the settings instead of serving (not a setting:
@@ -109,7 +111,7 @@ impl Args for ServeArgs {
                 "With --check: leave the node's lock, the ports and the coordinator untried \
                  (no network)",
             );
-        command
+        Global::augment_args(command)
             .arg(check)
             .arg(offline)
             .args(own.map(|&setting| settings::flag(setting)))
@@ -128,6 +130,7 @@ impl FromArgMatches for ServeArgs {
             flags: settings::typed(matches, own),
             check: matches.get_flag(CHECK),
             offline: matches.get_flag(OFFLINE),
+            global: Global::from_arg_matches(matches)?,
         })
     }
 
@@ -152,6 +155,9 @@ fn is_flag(setting: &Setting) -> bool {
 pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let (check, offline) = (args.check, args.offline);
     let config = Config::load(flags(args, global)).map_err(Failure::bad_input)?;
+    // A node told no identity is refused by its start and by its check
+    // alike, before either looks at anything else.
+    config.require_identity().map_err(Failure::bad_input)?;
     if check {
         let mut plan = snowmint_server::check(&config).map_err(Failure::bad_input)?;
         if !offline {
@@ -173,30 +179,55 @@ pub fn run(args: ServeArgs, global: &Global) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let listener = match tokio::net::TcpListener::bind(config.listen).await {
-            Ok(listener) => listener,
-            Err(error) => {
-                // A second process on the node most often asks for the
-                // same port too: the node in use is the reason to give.
-                if error.kind() == std::io::ErrorKind::AddrInUse
-                    && let Some(locked) = node_in_use(&config)
-                {
-                    return Err(ServeError::from(locked).into());
-                }
-                return Err(anyhow::Error::new(error)
-                    .context(format!("cannot listen on {}", config.listen)));
+        let locked = || node_in_use(&config);
+        let serving = match snowmint_server::serve(
+            config.clone(),
+            snowmint_server::shutdown_signal(),
+        )
+        .await
+        {
+            Ok(serving) => serving,
+            // A second process on the node most often asks for the same
+            // port too: the node in use is the reason to give.
+            Err(ServeError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::AddrInUse
+                    && let Some(locked) = locked() =>
+            {
+                return Err(ServeError::from(locked).into());
             }
-        };
-        match snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await {
             // A TLS or token file that cannot be used is a setting that
             // cannot be used: bad input, as a bad value is.
-            Err(error @ (ServeError::Tls(_) | ServeError::Tokens(_))) => {
-                Err(Failure::bad_input(error).into())
+            Err(error @ (ServeError::Config(_) | ServeError::Tls(_) | ServeError::Tokens(_))) => {
+                return Err(Failure::bad_input(error).into());
             }
-            other => other.map_err(anyhow::Error::from),
-        }
+            Err(error) => return Err(anyhow::Error::from(error)),
+        };
+        print_listening(&serving);
+        serving.stopped().await.map_err(anyhow::Error::from)
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the node listens, on stdout, once it answers: `gRPC listening on
+/// http://ADDR` and the like for each listener but HTTP, then `listening
+/// on http://ADDR` (`https://` with TLS), the line scripts and tests wait
+/// for. A closed stdout is no reason to stop serving.
+fn print_listening(serving: &snowmint_server::Serving) {
+    let mut out = std::io::stdout().lock();
+    let tls = serving.tls();
+    for (kind, address) in serving.listeners().on() {
+        if kind != Listener::Http {
+            let _ = writeln!(
+                out,
+                "{} listening on {}{address}",
+                kind.title(),
+                kind.scheme(tls)
+            );
+        }
+    }
+    let http = serving.listeners().http();
+    let _ = writeln!(out, "listening on {}{http}", Listener::Http.scheme(tls));
+    let _ = out.flush();
 }
 
 /// For a fixed identity, the error that another process holds the node's
@@ -205,7 +236,7 @@ fn node_in_use(config: &Config) -> Option<FleetError> {
     let Identity::Static(node) = config.identity else {
         return None;
     };
-    let mark = MarkFile::for_node(&config.state_dir, node);
+    let mark = MarkFile::for_node(&config.state_dir, config.layout, node);
     match NodeLock::acquire(&mark) {
         Err(error @ FleetError::NodeLocked { .. }) => Some(error),
         // Free (the lock goes again at once), or not to be had for some

@@ -12,7 +12,7 @@ use std::ffi::OsStr;
 use clap::ValueEnum;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::parser::ValueSource;
-use snowmint::{Encoding, Field, Layout, SystemClock};
+use snowmint::{Encoding, Layout, SystemClock};
 
 use crate::failure::Failure;
 
@@ -98,15 +98,69 @@ pub fn instant(name: &'static str, text: &str) -> Result<i64, Failure> {
     Ok(snowmint::parse_instant(name, text, &SystemClock)?)
 }
 
-/// Reads the value of an ID field (datacenter, machine, sequence) in the
-/// layout's range.
-pub fn field_value(layout: &Layout, field: Field, text: &str) -> Result<u64, Failure> {
-    Ok(layout.parse_field(field, text)?)
+/// Reads `datacenter`, `machine` or `sequence` in the layout's range: the
+/// node as two numbers (see `Layout::node_from_pair`; in Twitter's layout
+/// its datacenter and machine fields) and the sequence.
+pub fn field_value(layout: &Layout, name: &'static str, text: &str) -> Result<u64, Failure> {
+    let (upper, lowest) = layout.pair_max();
+    let max = match name {
+        "datacenter" => upper,
+        "machine" => lowest,
+        _ => layout.sequence_field().map_or(0, |f| f.max()),
+    };
+    Ok(snowmint::value::parse_bounded(name, text, 0..=max)?)
 }
 
 /// Reads a count of things: a whole number up to `max` (0 makes nothing).
 pub fn count(name: &'static str, text: &str, max: u64) -> Result<u64, Failure> {
     Ok(snowmint::value::parse_bounded(name, text, 0..=max)?)
+}
+
+/// Reads an amount of memory: a whole number of bytes, or of `KiB`,
+/// `MiB` or `GiB` (`64MiB`), in `range` (bytes).
+pub fn size(
+    name: &'static str,
+    text: &str,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, Failure> {
+    let shown = |bytes: u64| {
+        for (unit, scale) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+            if bytes >= scale && bytes.is_multiple_of(scale) {
+                return format!("{}{unit}", bytes / scale);
+            }
+        }
+        format!("{bytes}B")
+    };
+    let expected = format!(
+        "expected a number of bytes, KiB, MiB or GiB, such as 64MiB, in {}..={}",
+        shown(*range.start()),
+        shown(*range.end())
+    );
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit {
+        "" | "B" => Some(1u64),
+        "KiB" => Some(1 << 10),
+        "MiB" => Some(1 << 20),
+        "GiB" => Some(1 << 30),
+        _ => None,
+    };
+    let bytes = scale
+        .filter(|_| !number.is_empty())
+        .and_then(|scale| number.parse::<u64>().ok()?.checked_mul(scale));
+    match bytes {
+        None => Err(Failure::bad_input(format!(
+            "{name} {text:?} is not an amount of memory ({expected})"
+        ))),
+        Some(bytes) if !range.contains(&bytes) => Err(Failure::bad_input(format!(
+            "{name} {text} is out of range ({}..={})",
+            shown(*range.start()),
+            shown(*range.end())
+        ))),
+        Some(bytes) => Ok(bytes),
+    }
 }
 
 #[cfg(test)]
@@ -117,7 +171,7 @@ mod tests {
     fn numbers_name_the_range() {
         let layout = Layout::TWITTER;
         let message = |text| {
-            field_value(&layout, Field::Datacenter, text)
+            field_value(&layout, "datacenter", text)
                 .unwrap_err()
                 .to_string()
         };
@@ -134,6 +188,37 @@ mod tests {
             message("+4"),
             "datacenter \"+4\" is not a number (expected an integer in 0..=31)"
         );
+    }
+
+    #[test]
+    fn sizes_have_units_and_bounds() {
+        let range = (1 << 20)..=(64u64 << 30);
+        assert_eq!(
+            size("memory limit", "64MiB", range.clone()).unwrap(),
+            64 << 20
+        );
+        assert_eq!(
+            size("memory limit", "1GiB", range.clone()).unwrap(),
+            1 << 30
+        );
+        assert_eq!(
+            size("memory limit", "2097152", range.clone()).unwrap(),
+            2 << 20
+        );
+        assert_eq!(
+            size("memory limit", "12KiB", range.clone())
+                .unwrap_err()
+                .to_string(),
+            "memory limit 12KiB is out of range (1MiB..=64GiB)"
+        );
+        assert_eq!(
+            size("memory limit", "64MB", range.clone())
+                .unwrap_err()
+                .to_string(),
+            "memory limit \"64MB\" is not an amount of memory (expected a number of bytes, KiB, MiB or GiB, such as 64MiB, in 1MiB..=64GiB)"
+        );
+        assert!(size("memory limit", "MiB", range.clone()).is_err());
+        assert!(size("memory limit", "99999999999GiB", range).is_err());
     }
 
     #[test]
@@ -163,8 +248,10 @@ mod tests {
         let err = layout(("twitter", None), (Some("soon"), env)).unwrap_err();
         assert!(err.to_string().ends_with(" (from SNOWMINT_EPOCH)"), "{err}");
         assert_eq!(
-            layout(("twitter", None), (Some("2015-01-01T00:00:00Z"), flag)).unwrap(),
-            Layout::DISCORD
+            layout(("twitter", None), (Some("2015-01-01T00:00:00Z"), flag))
+                .unwrap()
+                .epoch_ms(),
+            snowmint::DISCORD_EPOCH_MS
         );
         // Empty variables count as unset; an empty flag is a value.
         assert_eq!(layout(("", env), (Some(""), env)).unwrap(), Layout::TWITTER);

@@ -81,15 +81,22 @@ pub struct WhoisArgs {
     #[arg(long, value_enum, default_value_t)]
     format: Format,
     #[command(flatten)]
-    coordinator: CoordinatorFlags,
+    coordinator: CoordinatorFlags<true>,
+    /// `--layout` and `--epoch`.
+    #[command(flatten)]
+    pub global: Global,
 }
 
 /// The fleet's coordinator and how to reach it: the flags of
 /// [`FleetAccess::SETTINGS`], as typed (the configuration reads them, and
-/// the environment).
+/// the environment); `--coordinator` required when `REQUIRED` (`whois`),
+/// optional otherwise (`audit`).
 #[derive(Debug)]
-struct CoordinatorFlags {
-    flags: Layer,
+pub struct CoordinatorFlags<const REQUIRED: bool> {
+    /// The flags typed.
+    pub flags: Layer,
+    /// Whether a coordinator was given, by flag or by environment.
+    pub given: bool,
 }
 
 /// What `--coordinator` says in `whois --help`: the setting's own help is
@@ -108,7 +115,7 @@ fn flag_settings() -> impl Iterator<Item = Setting> {
         .filter(|setting| setting.spec().flag)
 }
 
-impl Args for CoordinatorFlags {
+impl<const REQUIRED: bool> Args for CoordinatorFlags<REQUIRED> {
     fn augment_args(command: clap::Command) -> clap::Command {
         command.args(flag_settings().map(|setting| {
             let flag = settings::flag(setting).help_heading("Coordinator");
@@ -120,26 +127,27 @@ impl Args for CoordinatorFlags {
                     .help(COORDINATOR_HELP)
                     .env(setting.env())
                     .hide_env(true)
-                    .required(true),
+                    .required(REQUIRED),
                 _ => flag,
             }
         }))
     }
 
     fn augment_args_for_update(command: clap::Command) -> clap::Command {
-        CoordinatorFlags::augment_args(command)
+        CoordinatorFlags::<REQUIRED>::augment_args(command)
     }
 }
 
-impl FromArgMatches for CoordinatorFlags {
-    fn from_arg_matches(matches: &ArgMatches) -> Result<CoordinatorFlags, clap::Error> {
+impl<const REQUIRED: bool> FromArgMatches for CoordinatorFlags<REQUIRED> {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<CoordinatorFlags<REQUIRED>, clap::Error> {
         Ok(CoordinatorFlags {
             flags: settings::typed(matches, flag_settings()),
+            given: matches.contains_id(Setting::Coordinator.key()),
         })
     }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
-        *self = CoordinatorFlags::from_arg_matches(matches)?;
+        *self = CoordinatorFlags::<REQUIRED>::from_arg_matches(matches)?;
         Ok(())
     }
 }
@@ -161,20 +169,7 @@ pub fn run(args: WhoisArgs, global: &Global) -> anyhow::Result<ExitCode> {
         &fleet.fleet,
         id,
     ))?;
-    // The ID is read in the fleet's layout; a layout typed on the command
-    // line that is not the fleet's is a mistake worth saying.
-    if global.layout_flag().is_some() || global.epoch_flag().is_some() {
-        let asked = global.layout()?;
-        if asked.spec() != whois.layout.spec() {
-            return Err(Failure::bad_input(format!(
-                "fleet {} issues IDs in layout {}, not {}; whois reads the ID in the fleet's layout (leave --layout out)",
-                fleet.fleet,
-                whois.layout.spec(),
-                asked.spec()
-            ))
-            .into());
-        }
-    }
+    fleet_layout_only(global, &fleet, &whois.layout, "whois")?;
     let text = match args.format {
         Format::Text => as_text(&whois),
         Format::Json => format!("{}\n", serde_json::to_string(&WhoisBody::new(&whois))?),
@@ -191,6 +186,29 @@ pub fn run(args: WhoisArgs, global: &Global) -> anyhow::Result<ExitCode> {
             ExitCode::from(CONFLICT)
         }
     })
+}
+
+/// IDs are read in the fleet's layout: a layout typed on the command line
+/// that is not the fleet's is a mistake worth saying (`command` reads in
+/// the fleet's).
+pub fn fleet_layout_only(
+    global: &Global,
+    fleet: &FleetAccess,
+    layout: &snowmint::Layout,
+    command: &str,
+) -> Result<(), Failure> {
+    if global.layout_flag().is_some() || global.epoch_flag().is_some() {
+        let asked = global.layout()?;
+        if asked.spec() != layout.spec() {
+            return Err(Failure::bad_input(format!(
+                "fleet {} issues IDs in layout {}, not {}; {command} reads IDs in the fleet's layout (leave --layout out)",
+                fleet.fleet,
+                layout.spec(),
+                asked.spec()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn as_text(whois: &Whois) -> String {

@@ -240,3 +240,51 @@ fn comment_text(text: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Module docs say what a module's components are, in prose; a bullet
+/// list of its files (`` - `engine.rs`: ... ``, `` - [`Layout`]
+/// (`layout.rs`): ... ``) goes stale as files come and go, and lists
+/// nothing a reader cannot see in the directory.
+#[test]
+fn module_docs_list_no_files() {
+    let mut files = Vec::new();
+    for dir in ["crates", "bench", "fuzz"] {
+        walk(&repository().join(dir), &mut files);
+    }
+    let mut failures = Vec::new();
+    for file in files
+        .iter()
+        .filter(|file| file.extension().is_some_and(|e| e == "rs"))
+    {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (at, line) in text.lines().enumerate() {
+            let Some(item) = line.trim_start().strip_prefix("//! - ") else {
+                continue;
+            };
+            // The first code span of the bullet, or the one in parentheses
+            // right after a linked item.
+            let span = match item.strip_prefix('`') {
+                Some(rest) => rest.split('`').next(),
+                None if item.starts_with("[`") => item
+                    .split_once("] (`")
+                    .and_then(|(_, rest)| rest.split('`').next()),
+                None => None,
+            };
+            if span.is_some_and(|span| {
+                span.ends_with(".rs") || (span.ends_with('/') && !span.contains(' '))
+            }) {
+                failures.push(format!(
+                    "{}:{}: {}",
+                    file.strip_prefix(repository()).unwrap_or(file).display(),
+                    at + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "module docs that list files; say what the components are, in prose:\n{}",
+        failures.join("\n")
+    );
+}

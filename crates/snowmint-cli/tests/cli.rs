@@ -1131,8 +1131,8 @@ fn discord_layout_and_custom_epoch() {
 /// Unknown layouts and impossible epochs are usage errors.
 #[test]
 fn bad_layouts_and_epochs() {
-    let out = run(&["layout", "--layout", "instagram"]);
-    out.assert_bad_input(&["instagram", "twitter", "discord"]);
+    let out = run(&["layout", "--layout", "snowflake9000"]);
+    out.assert_bad_input(&["snowflake9000", "twitter", "discord"]);
     let out = run(&["layout", "--epoch", "-5"]);
     out.assert_bad_input(&["epoch -5"]);
     let out = run(&["layout", "--layout", "41/5/5/13"]);
@@ -1184,4 +1184,41 @@ fn completions() {
     let out = run(&["completions", "tcsh"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("tcsh"));
+}
+
+/// `--layout` and `--epoch` belong to the commands that read or make IDs:
+/// `probe` and `completions` neither list them nor take them, and the
+/// others do, after their name.
+#[test]
+fn only_the_commands_that_read_or_make_ids_take_a_layout() {
+    for command in ["probe", "completions"] {
+        let help = run(&[command, "--help"]);
+        help.assert_ok();
+        for flag in ["--layout", "--epoch"] {
+            assert!(!help.stdout.contains(flag), "{command} --help lists {flag}");
+        }
+        let refused = run(&[command, "--layout", "discord", "bash"]);
+        assert_eq!(refused.code, 2, "{command}: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains("unexpected argument '--layout'"),
+            "{command}: {}",
+            refused.stderr
+        );
+    }
+    for command in [
+        "encode", "decode", "generate", "range", "layout", "serve", "whois",
+    ] {
+        let help = run(&[command, "--help"]);
+        help.assert_ok();
+        for flag in ["--layout", "--epoch"] {
+            assert!(help.stdout.contains(flag), "{command} --help lacks {flag}");
+        }
+    }
+    let decoded = run(&["decode", "--layout", "discord", "175928847299117063"]);
+    decoded.assert_ok();
+    assert!(
+        decoded.stdout.contains("2016-04-30T11:18:25.796Z"),
+        "{}",
+        decoded.stdout
+    );
 }

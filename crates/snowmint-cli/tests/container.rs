@@ -6,165 +6,57 @@
 //! container takes that slot and issues above its high-water mark. It
 //! prints how long each container took from `podman run` to its first ID.
 //!
-//! No image registry is reached: the base image is made here with
-//! `debootstrap --variant=minbase bookworm` (Debian's packages only) and
-//! `podman import`, and kept under `target/podman/` so that later runs
-//! skip it. The image holds the binary under test (the Containerfile takes
-//! it from the build context, as docs/deploying.md builds it from a release
-//! build). podman runs with `runc`, host networking (the containers reach
-//! the test's etcd on loopback), and a containers.conf of its own under
-//! `target/podman/` (`default_ulimits = []`: the defaults cannot be set in
-//! every sandbox this runs in); the system's configuration is not touched.
+//! No image registry is reached: the base image is made from Debian's
+//! packages (`snowmint_test_support::podman`). The image holds the binary
+//! under test (the Containerfile takes it from the build context, as
+//! docs/deploying.md builds it from a release build). podman runs with
+//! `runc` and host networking (the containers reach the test's etcd on
+//! loopback).
 
 use std::collections::HashSet;
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use snowmint::{Layout, SnowflakeId};
 use snowmint_test_support::http::Connection;
 use snowmint_test_support::net::free_port;
+use snowmint_test_support::podman::{BASE, Podman};
 use snowmint_test_support::servers::CoordinatorServer;
 use snowmint_test_support::servers::etcd::EtcdServer;
 use snowmint_test_support::wait::wait_until;
 
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
 
-/// The base image made here, and the image built from the Containerfile.
-const BASE: &str = "localhost/snowmint-test-base:bookworm";
+/// The image built from the Containerfile.
 const IMAGE: &str = "localhost/snowmint-test:latest";
 
 /// A bound on each wait (not a timing assertion).
 const LIMIT: Duration = Duration::from_secs(90);
 
-/// podman, set up for this test.
-struct Podman {
-    /// Where the base image's tarball, the build context and
-    /// containers.conf live.
-    dir: PathBuf,
-}
-
-impl Podman {
-    fn new() -> Podman {
-        for (tool, package) in [
-            ("podman", "podman"),
-            ("runc", "runc"),
-            ("debootstrap", "debootstrap"),
-        ] {
-            let found = Command::new("sh")
-                .args(["-c", &format!("command -v {tool}")])
-                .output()
-                .is_ok_and(|o| o.status.success());
-            assert!(
-                found,
-                "{tool} is missing: apt-get install {package} (scripts/test installs it)"
-            );
-        }
-        assert!(
-            Command::new("id")
-                .arg("-u")
-                .output()
-                .is_ok_and(|o| o.stdout == b"0\n"),
-            "the container test runs podman as root (rootful; debootstrap needs root too): run the tests as root"
-        );
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/podman");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("containers.conf"),
-            "[containers]\ndefault_ulimits = []\n",
-        )
-        .unwrap();
-        Podman { dir }
-    }
-
-    fn command(&self) -> Command {
-        let mut command = Command::new("podman");
-        command
-            .env("CONTAINERS_CONF", self.dir.join("containers.conf"))
-            .args(["--runtime", "runc"]);
-        command
-    }
-
-    /// `podman ARGS`, which must succeed; its output.
-    fn run(&self, args: &[&str]) -> String {
-        let output = self.output(args);
-        assert!(
-            output.status.success(),
-            "podman {args:?} failed ({}):\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    fn output(&self, args: &[&str]) -> Output {
-        self.command().args(args).output().expect("running podman")
-    }
-
-    /// The base image: imported from the tarball under target/podman/,
-    /// which debootstrap makes the first time.
-    fn base_image(&self) {
-        let lock = File::create(self.dir.join("base.lock")).unwrap();
-        lock.lock().unwrap();
-        if self.output(&["image", "exists", BASE]).status.success() {
-            return;
-        }
-        let tarball = self.dir.join("bookworm-minbase.tar.gz");
-        if !tarball.exists() {
-            let rootfs = self.dir.join("rootfs");
-            let _ = std::fs::remove_dir_all(&rootfs);
-            let status = Command::new("debootstrap")
-                .args(["--variant=minbase", "bookworm"])
-                .arg(&rootfs)
-                .arg("http://deb.debian.org/debian")
-                .status()
-                .expect("running debootstrap");
-            assert!(status.success(), "debootstrap failed: {status}");
-            // The packages it downloaded are no part of an image.
-            let packed = Command::new("sh")
-                .arg("-c")
-                .arg(
-                    "rm -rf \"$1\"/var/cache/apt/archives/*.deb \"$1\"/var/lib/apt/lists/* \
-                     && tar -C \"$1\" -c . | gzip -1 > \"$2.part\" && mv \"$2.part\" \"$2\"",
-                )
-                .arg("sh")
-                .arg(&rootfs)
-                .arg(&tarball)
-                .status()
-                .unwrap();
-            assert!(packed.success(), "packing the base image failed");
-            std::fs::remove_dir_all(&rootfs).unwrap();
-        }
-        self.run(&["import", tarball.to_str().unwrap(), BASE]);
-    }
-
-    /// Builds the image from deploy/Containerfile, with the binary under
-    /// test in the build context.
-    fn build(&self) {
-        let context = self.dir.join("context");
-        let _ = std::fs::remove_dir_all(&context);
-        std::fs::create_dir_all(&context).unwrap();
-        std::fs::copy(SNOWMINT, context.join("snowmint")).unwrap();
-        let containerfile =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/Containerfile");
-        self.run(&[
-            "build",
-            // HEALTHCHECK is kept by the docker format only.
-            "--format",
-            "docker",
-            "--network",
-            "host",
-            "--build-arg",
-            &format!("BASE={BASE}"),
-            "-f",
-            containerfile.to_str().unwrap(),
-            "-t",
-            IMAGE,
-            context.to_str().unwrap(),
-        ]);
-    }
+/// Builds the image from deploy/Containerfile, with the binary under test
+/// in the build context.
+fn build(podman: &Podman) {
+    let context = podman.dir().join("context");
+    let _ = std::fs::remove_dir_all(&context);
+    std::fs::create_dir_all(&context).unwrap();
+    std::fs::copy(SNOWMINT, context.join("snowmint")).unwrap();
+    let containerfile = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/Containerfile");
+    podman.run(&[
+        "build",
+        // HEALTHCHECK is kept by the docker format only.
+        "--format",
+        "docker",
+        "--network",
+        "host",
+        "--build-arg",
+        &format!("BASE={BASE}"),
+        "-f",
+        containerfile.to_str().unwrap(),
+        "-t",
+        IMAGE,
+        context.to_str().unwrap(),
+    ]);
 }
 
 /// A container, removed (with its volume) when dropped.
@@ -269,12 +161,11 @@ impl<'a> Container<'a> {
 }
 
 fn slot_of(id: u64) -> u64 {
-    let parts = Layout::TWITTER.decode(SnowflakeId::from_u64(id).unwrap());
-    parts.datacenter * 32 + parts.machine
+    (id >> 12) & 0x3ff
 }
 
 fn timestamp_of(id: u64) -> i64 {
-    Layout::TWITTER.timestamp_ms(SnowflakeId::from_u64(id).unwrap())
+    Layout::TWITTER.timestamp_ms(SnowflakeId::from_u64(id))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -282,7 +173,7 @@ async fn two_containers_claim_slots_and_a_third_takes_a_released_one() {
     let podman = Podman::new();
     tokio::task::block_in_place(|| {
         podman.base_image();
-        podman.build();
+        build(&podman);
     });
     let etcd = EtcdServer::start().await;
     let endpoint = etcd.client_addr().to_string();
@@ -357,7 +248,10 @@ async fn two_containers_claim_slots_and_a_third_takes_a_released_one() {
     assert_eq!(stopped.trim(), "0");
     let logs = tokio::task::block_in_place(|| a.logs());
     assert!(logs.contains("SIGTERM received"), "{logs}");
-    assert!(logs.contains("the node's claim is released"), "{logs}");
+    assert!(
+        logs.contains(&format!("its claim on slot {slot_a} is released")),
+        "{logs}"
+    );
     let holders = etcd.slot_holders(&fleet).await;
     assert!(
         !holders.contains_key(&slot_a),

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use snowmint::{Layout, SnowflakeId};
 use snowmint_test_support::binary::Service;
@@ -110,8 +110,12 @@ fn pymemcache_fetches_100000_ids_all_distinct_and_from_this_node() {
             last[connection]
         );
         last[connection] = id;
-        let parts = Layout::TWITTER.decode(SnowflakeId::from_u64(id).unwrap());
-        assert_eq!((parts.datacenter, parts.machine), (5, 9), "ID {id}");
+        let parts = Layout::TWITTER.decode(SnowflakeId::from_u64(id)).unwrap();
+        assert_eq!(
+            (parts.get("datacenter"), parts.get("machine")),
+            (Some(5), Some(9)),
+            "ID {id}"
+        );
     }
     assert_eq!(versions, 4);
     assert_eq!(seen.len(), 100_000);
@@ -159,9 +163,10 @@ print("id", int(client.get("after")))
     let id: u64 = lines[3].strip_prefix("id ").unwrap().parse().unwrap();
     assert_eq!(
         Layout::TWITTER
-            .decode(SnowflakeId::from_u64(id).unwrap())
-            .machine,
-        9
+            .decode(SnowflakeId::from_u64(id))
+            .unwrap()
+            .get("machine"),
+        Some(9)
     );
 }
 
@@ -227,14 +232,18 @@ fn nc_gets_memcacheds_answers() {
 }
 
 /// A line past 8 KiB is answered `CLIENT_ERROR line too long` and the
-/// connection closed (the rest of it cannot be read as requests); a client
-/// that connects and says nothing, and one that stops halfway through a
-/// line, are closed after the idle timeout; meanwhile, and after, other
-/// clients are served.
+/// connection closed (the rest of it cannot be read as requests). A
+/// client that connects and says nothing, and one that stops halfway
+/// through its first line, are closed at the first request's deadline
+/// (the request timeout, as on every listener); one that goes quiet after
+/// a request is closed after the memcached idle timeout; each is counted
+/// in `/metrics`. Meanwhile, and after, other clients are served.
 #[test]
 fn long_lines_and_silent_clients_cost_nothing_to_others() {
-    let (_service, memcached, _home) =
-        node("memcached-hostile", &["--memcached-idle-timeout", "1s"]);
+    let (service, memcached, _home) = node(
+        "memcached-hostile",
+        &["--memcached-idle-timeout", "1s", "--request-timeout", "1s"],
+    );
     let mut long = vec![b'a'; 9000];
     long.extend_from_slice(b"\r\nget a\r\n");
     assert_eq!(nc(memcached, &long), "CLIENT_ERROR line too long\r\n");
@@ -242,23 +251,36 @@ fn long_lines_and_silent_clients_cost_nothing_to_others() {
     let silent = TcpStream::connect(memcached).unwrap();
     let mut halfway = TcpStream::connect(memcached).unwrap();
     halfway.write_all(b"get a").unwrap();
-    let connected = Instant::now();
-    // Others are served while those two hang on.
+    let mut quiet = TcpStream::connect(memcached).unwrap();
+    quiet.set_read_timeout(Some(LIMIT)).unwrap();
+    quiet.write_all(b"get a\r\n").unwrap();
+    let mut answer = Vec::new();
+    let mut byte = [0u8];
+    while !answer.ends_with(b"END\r\n") {
+        assert_eq!(quiet.read(&mut byte).unwrap(), 1, "{answer:?}");
+        answer.push(byte[0]);
+    }
+    // Others are served while those hang on.
     for _ in 0..5 {
         assert_eq!(values(&nc(memcached, b"get a\r\n")).len(), 1);
     }
-    for mut stream in [silent, halfway] {
+    for mut stream in [silent, halfway, quiet] {
         stream.set_read_timeout(Some(LIMIT)).unwrap();
         let mut rest = Vec::new();
-        // The server closes it: end of stream, and nothing was answered.
+        // The server closes it: end of stream, and nothing more answered.
         stream.read_to_end(&mut rest).unwrap();
         assert_eq!(rest, b"", "a silent or unfinished request got an answer");
     }
-    assert!(
-        connected.elapsed() >= Duration::from_millis(900),
-        "closed before the idle timeout: {:?}",
-        connected.elapsed()
-    );
+    let metrics = service.connect().get("/metrics").unwrap().body;
+    let count = |limit: &str| {
+        let series = format!("snowmint_limit_reached_total{{limit=\"{limit}\"}} ");
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(&series))
+            .map_or(0.0, |value| value.parse::<f64>().unwrap())
+    };
+    assert_eq!(count("first_request_timeout"), 2.0, "{metrics}");
+    assert_eq!(count("idle_timeout"), 1.0, "{metrics}");
     assert_eq!(values(&nc(memcached, b"get b\r\n")).len(), 1);
 }
 
@@ -360,6 +382,38 @@ fn memcached_beside_tokens_or_tls_is_open_only_when_said() {
     );
     // HTTP still needs the token.
     assert_eq!(service.connect().get("/v1/id").unwrap().status, 401);
+    // /v1/node names each listener and which issue with no credential.
+    let described = service
+        .connect()
+        .get_with(
+            "/v1/node",
+            &[("Authorization", "Bearer memcached-token-0123456789")],
+        )
+        .unwrap();
+    assert_eq!(described.status, 200, "{}", described.body);
+    let described: serde_json::Value = serde_json::from_str(&described.body).unwrap();
+    let listeners: Vec<(String, bool, bool)> = described["listeners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let name = l["name"].as_str().unwrap().to_owned();
+            (
+                name,
+                l["tokens"].as_bool().unwrap(),
+                l["open"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listeners,
+        [
+            ("http".to_owned(), true, false),
+            ("memcached".to_owned(), false, true)
+        ],
+        "{described}"
+    );
+    assert_eq!(described["listeners"][1]["address"], everywhere);
 
     // On loopback it needs no word, and the log says it is open there.
     let (service, memcached, _home) = node("memcached-loopback", &token_args);

@@ -44,6 +44,10 @@ fn token_file(dir: &Path) -> PathBuf {
 
 fn start(home: &Path, tokens: &Path, more: &[&str]) -> Service {
     let mut args = vec![
+        "--datacenter",
+        "0",
+        "--machine",
+        "0",
         "--grpc-listen",
         "127.0.0.1:0",
         "--log",
@@ -560,7 +564,10 @@ fn a_bad_token_file_at_start_exits_2_naming_it() {
         ),
     ];
     for (args, expected) in cases {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let args: Vec<&str> = ["--datacenter", "0", "--machine", "0"]
+            .into_iter()
+            .chain(args.iter().map(String::as_str))
+            .collect();
         let (status, stdout, stderr) = run_to_end(SNOWMINT, dir, &args, &[]);
         assert_eq!(status.code(), Some(2), "{args:?}: {stderr}");
         assert!(
@@ -584,7 +591,7 @@ fn the_token_settings_come_from_the_environment_and_the_file_too() {
     let by_env = Service::start(
         SNOWMINT,
         home.path(),
-        &[],
+        &["--datacenter", "0", "--machine", "0"],
         &[
             ("SNOWMINT_AUTH_TOKEN_FILE", tokens.to_str().unwrap()),
             ("SNOWMINT_AUTH_SCOPE", "all"),
@@ -598,7 +605,7 @@ fn the_token_settings_come_from_the_environment_and_the_file_too() {
     std::fs::write(
         &config,
         format!(
-            "auth_token_file = {:?}\nauth_scope = \"issue\"\nstate_dir = {:?}\n",
+            "auth_token_file = {:?}\nauth_scope = \"issue\"\nstate_dir = {:?}\ndatacenter = 0\nmachine = 0\n",
             tokens.display().to_string(),
             home.path().join("state-toml").display().to_string()
         ),

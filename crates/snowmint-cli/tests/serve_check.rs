@@ -9,7 +9,7 @@
 use std::net::TcpListener;
 use std::process::{Command, Output, Stdio};
 
-use snowmint::{Layout, Node, SnowflakeId};
+use snowmint::{Layout, Node};
 use snowmint_fleet::MarkFile;
 use snowmint_test_support::binary::{self, now_ms, run_to_end};
 use snowmint_test_support::temp::temp_dir;
@@ -203,15 +203,9 @@ fn a_mark_far_ahead_is_refused_naming_mark_wait_max() {
     let state = home.path().join("state");
     std::fs::create_dir_all(&state).unwrap();
     let mark = now_ms() + 3_600_000;
-    MarkFile::for_node(
-        &state,
-        Node {
-            datacenter: 0,
-            machine: 4,
-        },
-    )
-    .write(mark)
-    .unwrap();
+    MarkFile::for_node(&state, Layout::TWITTER, Node::from_slot(4))
+        .write(mark)
+        .unwrap();
     let args = ["--machine", "4", "--state-dir", state.to_str().unwrap()];
     let (status, _, start_err) = run_to_end(SNOWMINT, home.path(), &args, &[]);
     assert!(!status.success());
@@ -271,6 +265,8 @@ fn listen_on_localhost_by_name() {
         SNOWMINT,
         home.path(),
         &[
+            "--datacenter",
+            "0",
             "--listen",
             &format!("localhost:{port}"),
             "--state-dir",
@@ -317,7 +313,6 @@ fn decode_names_the_input_that_reads_an_id() {
         "error: ID \"17eed6190fcedfff\" is not a decimal integer: 'e' at position 2; \
          expected a decimal integer in 0..=9223372036854775807; it reads as hex: --input hex\n"
     );
-    let example = SnowflakeId::from_u64(1_724_551_110_457_221_119).unwrap();
     // Each of these reads in one encoding only.
     for spelling in [
         "17eed6190fcedfff",
@@ -338,13 +333,10 @@ fn decode_names_the_input_that_reads_an_id() {
             "{spelling}: {}",
             text(&auto.stderr)
         );
-        let parts = Layout::TWITTER.decode(example);
+        // The specification's worked example.
         assert_eq!(
             text(&auto.stdout),
-            format!(
-                "1724551110457221119,{},2023-11-14T22:13:20.000Z,{},{},{}\n",
-                parts.timestamp_ms, parts.datacenter, parts.machine, parts.sequence
-            ),
+            "1724551110457221119,1700000000000,2023-11-14T22:13:20.000Z,7,13,4095\n",
             "{spelling}"
         );
     }
@@ -468,9 +460,13 @@ fn check_tries_the_lock_the_ports_and_the_coordinator() {
     assert_eq!(grpc.status.code(), Some(1));
     assert!(text(&grpc.stderr).starts_with(&format!("error: cannot listen for gRPC on {address}")));
     assert!(
-        check(home.path(), &["--listen", &address], &[])
-            .status
-            .success()
+        check(
+            home.path(),
+            &["--listen", &address, "--datacenter", "4"],
+            &[]
+        )
+        .status
+        .success()
     );
 
     // An etcd nobody runs.
@@ -644,6 +640,8 @@ fn check_says_what_guards_each_listener() {
     let open = check(
         dir,
         &[
+            "--datacenter",
+            "0",
             "--grpc-listen",
             "127.0.0.1:9091",
             "--memcached-listen",
@@ -663,6 +661,8 @@ fn check_says_what_guards_each_listener() {
     let secured = check(
         dir,
         &[
+            "--datacenter",
+            "0",
             "--grpc-listen",
             "127.0.0.1:9091",
             "--tls-cert",

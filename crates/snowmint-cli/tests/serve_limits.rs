@@ -5,19 +5,30 @@
 //! 1. thousands of gRPC `StreamIds` calls opened with a huge window and
 //!    never read;
 //! 2. HTTP clients that pipeline requests and never read the answers;
-//! 3. silent TCP connections to the gRPC port.
+//! 3. silent TCP connections to the gRPC port;
+//!
+//! and those of issue 34, on the memcached listener, which had its own
+//! accept loop outside the connection cap (a flood of it took the
+//! descriptors the state file needs):
+//!
+//! 4. silent connections to the memcached port;
+//! 5. memcached clients that pipeline `gets` of many keys and never read.
 //!
 //! Under each attack a new client must keep getting `/healthz`, an ID over
-//! HTTP and one over gRPC; the node's resident memory must stay under a
-//! stated bound; and the limit that held the attack off must show in
-//! `/metrics` (`snowmint_limit_reached_total{limit=...}`). Each test
-//! prints its figures (answers, RSS, descriptors), which the closing note
-//! of the issue quotes.
+//! HTTP, one over gRPC and one over memcached; the high-water mark must
+//! keep being written (the node runs with a 100 ms mark step, so every
+//! probe needs a fresh write, which needs a descriptor); the node's
+//! resident memory must stay under a stated bound; and the limit that held
+//! the attack off must show in `/metrics`
+//! (`snowmint_limit_reached_total{limit=...}`). Each test prints its
+//! figures (answers, RSS, descriptors), which the closing notes of the
+//! issues quote.
 //!
 //! `SNOWMINT_REPLAY_BINARY=/path/to/snowmint` replays the attacks against
 //! another build (an old one, for the "before" figures); the test then
 //! fails where that build fails, after printing what it saw.
 
+use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -51,7 +62,16 @@ const RSS_BOUND_MIB: u64 = 160;
 /// The build under test, and the flags it is started with beside the
 /// addresses: an older build replayed gets only the ones it knows.
 fn binary() -> (String, Vec<&'static str>) {
-    let mut args = vec!["--request-timeout", "2s"];
+    let mut args = vec![
+        "--datacenter",
+        "0",
+        "--machine",
+        "0",
+        "--request-timeout",
+        "2s",
+        "--mark-step",
+        "100ms",
+    ];
     match std::env::var("SNOWMINT_REPLAY_BINARY") {
         Ok(other) => (other, args),
         Err(_) => {
@@ -67,25 +87,58 @@ struct Figures {
     healthz: usize,
     http_ids: usize,
     grpc_ids: usize,
+    memcached_ids: usize,
+    /// The high-water mark on disk before and after the attack, Unix ms.
+    mark_before: i64,
+    mark_after: i64,
     rss_start_kib: u64,
     rss_peak_kib: u64,
     descriptors_peak: usize,
     reopened: u64,
 }
 
-/// Starts a node, lowers its descriptor limit, sets `connections`
-/// attackers on it (on the gRPC port or the HTTP one), and probes it as a
-/// new client [`PROBES`] times; then stops the attack and returns the
-/// figures with the node's `/metrics`.
-fn replay(attack: Attack, on_grpc: bool, connections: usize, name: &str) -> (Figures, String) {
+/// The listener an attack goes to.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    Http,
+    Grpc,
+    Memcached,
+}
+
+/// The node's high-water mark on disk (datacenter 0, machine 0).
+fn mark_on_disk(state: &std::path::Path) -> i64 {
+    snowmint_fleet::MarkFile::for_node(state, snowmint::Layout::TWITTER, snowmint::Node::default())
+        .read()
+        .unwrap()
+        .unwrap_or(0)
+}
+
+/// Starts a node with HTTP, gRPC and memcached, lowers its descriptor
+/// limit, sets `connections` attackers on one of its listeners, and
+/// probes it as a new client [`PROBES`] times; then stops the attack and
+/// returns the figures with the node's `/metrics`.
+fn replay(attack: Attack, target: Target, connections: usize, name: &str) -> (Figures, String) {
     let home = temp_dir("serve-limits");
+    let state = home.path().join("state");
     let (binary, mut args) = binary();
-    args.extend(["--grpc-listen", "127.0.0.1:0"]);
+    args.extend([
+        "--grpc-listen",
+        "127.0.0.1:0",
+        "--memcached-listen",
+        "127.0.0.1:0",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]);
     let service = Service::start(&binary, home.path(), &args, &[]);
     let pid = service.pid();
     let grpc = service.grpc.expect("a gRPC address");
+    let memcached = service.memcached.expect("a memcached address");
+    // One ID before the attack, so that the mark is on disk.
+    let first = try_get(service.address, "/v1/id", PROBE_LIMIT);
+    assert!(matches!(first, Some((200, _))), "{first:?}");
     let mut figures = Figures {
         rss_start_kib: rss_kib(pid),
+        mark_before: mark_on_disk(&state),
         ..Figures::default()
     };
     limit_descriptors(pid, DESCRIPTORS);
@@ -107,7 +160,11 @@ fn replay(attack: Attack, on_grpc: bool, connections: usize, name: &str) -> (Fig
         })
     };
 
-    let target = if on_grpc { grpc } else { service.address };
+    let target = match target {
+        Target::Http => service.address,
+        Target::Grpc => grpc,
+        Target::Memcached => memcached,
+    };
     let horde = Horde::start(target, attack, connections);
     // Let the attack take hold before the first probe.
     std::thread::sleep(Duration::from_secs(3));
@@ -120,15 +177,17 @@ fn replay(attack: Attack, on_grpc: bool, connections: usize, name: &str) -> (Fig
         let healthz = try_get(service.address, "/healthz", PROBE_LIMIT);
         let id = try_get(service.address, "/v1/id", PROBE_LIMIT);
         let grpc_id = runtime.block_on(grpc_next_id(grpc));
+        let memcached_id = memcached_get(memcached);
         eprintln!(
-            "{name}: probe {probe}: /healthz {:?}, /v1/id {:?}, gRPC NextIds {grpc_id:?} ({} ms)",
+            "{name}: probe {probe}: /healthz {:?}, /v1/id {:?}, gRPC NextIds {grpc_id:?}, memcached get {memcached_id:?} ({} ms)",
             healthz.as_ref().map(|(status, _)| *status),
-            id.as_ref().map(|(status, _)| *status),
+            id.as_ref().map(|(status, body)| (*status, body.trim())),
             started.elapsed().as_millis()
         );
         figures.healthz += usize::from(matches!(healthz, Some((200, _))));
         figures.http_ids += usize::from(matches!(id, Some((200, _))));
         figures.grpc_ids += usize::from(grpc_id.is_ok());
+        figures.memcached_ids += usize::from(memcached_id.is_ok());
         std::thread::sleep(Duration::from_millis(500));
     }
     figures.reopened = horde.stop();
@@ -136,16 +195,20 @@ fn replay(attack: Attack, on_grpc: bool, connections: usize, name: &str) -> (Fig
     sampler.join().unwrap();
     figures.rss_peak_kib = peak.load(Ordering::Relaxed);
     figures.descriptors_peak = peak_fds.load(Ordering::Relaxed) as usize;
+    figures.mark_after = mark_on_disk(&state);
     let metrics = try_get(service.address, "/metrics", Duration::from_secs(60))
         .map(|(_, body)| body)
         .unwrap_or_default();
     eprintln!(
-        "{name}: /healthz answered {} of {PROBES}, /v1/id {} of {PROBES}, gRPC NextIds {} of {PROBES}; \
+        "{name}: /healthz answered {} of {PROBES}, /v1/id {} of {PROBES}, gRPC NextIds {} of {PROBES}, \
+         memcached get {} of {PROBES}; the mark on disk moved {} ms; \
          RSS {} MiB at start, {} MiB at the peak (bound {RSS_BOUND_MIB} MiB); \
          at most {} descriptors open of {DESCRIPTORS}; attackers reconnected {} times",
         figures.healthz,
         figures.http_ids,
         figures.grpc_ids,
+        figures.memcached_ids,
+        figures.mark_after - figures.mark_before,
         figures.rss_start_kib / 1024,
         figures.rss_peak_kib / 1024,
         figures.descriptors_peak,
@@ -181,6 +244,38 @@ async fn grpc_next_id(address: SocketAddr) -> Result<u64, String> {
         .unwrap_or_else(|_| Err("no answer".to_owned()))
 }
 
+/// One `get` on a new memcached connection, within [`PROBE_LIMIT`]: the
+/// ID, or what came instead.
+fn memcached_get(address: SocketAddr) -> Result<u64, String> {
+    let mut stream = std::net::TcpStream::connect_timeout(&address, PROBE_LIMIT)
+        .map_err(|e| format!("connect: {e}"))?;
+    stream.set_read_timeout(Some(PROBE_LIMIT)).unwrap();
+    stream
+        .write_all(b"get probe\r\n")
+        .map_err(|e| format!("write: {e}"))?;
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 256];
+    // Up to END, or to the end of an error line.
+    let done = |answer: &[u8]| {
+        answer.ends_with(b"END\r\n") || (!answer.starts_with(b"VALUE") && answer.ends_with(b"\r\n"))
+    };
+    while !done(&answer) {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => answer.extend_from_slice(&buffer[..n]),
+            Err(e) => return Err(format!("read: {e}")),
+        }
+    }
+    let text = String::from_utf8_lossy(&answer);
+    let mut lines = text.split("\r\n");
+    match (lines.next(), lines.next()) {
+        (Some(head), Some(id)) if head.starts_with("VALUE probe 0 ") => {
+            id.parse().map_err(|_| text.clone().into_owned())
+        }
+        _ => Err(text.into_owned()),
+    }
+}
+
 /// The value of the sample `name{labels}` in Prometheus text (0 when
 /// absent).
 fn sample(metrics: &str, series: &str) -> f64 {
@@ -194,6 +289,20 @@ fn assert_served(figures: &Figures, metrics: &str, limits: &[&str]) {
     assert_eq!(figures.healthz, PROBES, "/healthz answers: {figures:?}");
     assert_eq!(figures.http_ids, PROBES, "IDs over HTTP: {figures:?}");
     assert_eq!(figures.grpc_ids, PROBES, "IDs over gRPC: {figures:?}");
+    assert_eq!(
+        figures.memcached_ids, PROBES,
+        "IDs over memcached: {figures:?}"
+    );
+    // Every probe took IDs past the mark a 100 ms step reserved before it.
+    assert!(
+        figures.mark_after > figures.mark_before,
+        "the high-water mark on disk did not move: {figures:?}"
+    );
+    assert_eq!(
+        sample(metrics, "snowmint_mark_write_failing"),
+        0.0,
+        "the mark cannot be written"
+    );
     assert!(
         figures.rss_peak_kib < RSS_BOUND_MIB * 1024,
         "RSS {} MiB over the bound of {RSS_BOUND_MIB} MiB",
@@ -218,7 +327,7 @@ fn assert_served(figures: &Figures, metrics: &str, limits: &[&str]) {
 fn unread_grpc_streams_cannot_exhaust_memory_or_starve_other_clients() {
     let (figures, metrics) = replay(
         Attack::UnreadStreams { streams: 100 },
-        true,
+        Target::Grpc,
         40,
         "unread StreamIds",
     );
@@ -234,7 +343,7 @@ fn unread_grpc_streams_cannot_exhaust_memory_or_starve_other_clients() {
 fn pipelining_clients_that_never_read_are_disconnected() {
     let (figures, metrics) = replay(
         Attack::Pipeline("/v1/id"),
-        false,
+        Target::Http,
         150,
         "pipelined, unread HTTP",
     );
@@ -247,12 +356,52 @@ fn pipelining_clients_that_never_read_are_disconnected() {
 /// coordinator.
 #[test]
 fn silent_grpc_connections_are_closed_and_capped() {
-    let (figures, metrics) = replay(Attack::Silent, true, 150, "silent gRPC connections");
+    let (figures, metrics) = replay(Attack::Silent, Target::Grpc, 150, "silent gRPC connections");
     assert_served(
         &figures,
         &metrics,
         &["connections", "first_request_timeout"],
     );
+}
+
+/// Issue 34, finding 3: 120 silent connections to the memcached port.
+/// They count towards the one connection cap, under the descriptor limit
+/// less the reserve the state files need, and each must send a first
+/// request within the request timeout, as every listener's.
+#[test]
+fn silent_memcached_connections_are_capped_and_closed() {
+    let (figures, metrics) = replay(
+        Attack::Silent,
+        Target::Memcached,
+        120,
+        "silent memcached connections",
+    );
+    assert_served(
+        &figures,
+        &metrics,
+        &["connections", "first_request_timeout"],
+    );
+}
+
+/// `gets` of 1,000 keys (a 2 KB line, about 30 KB of answers), sent over
+/// and over.
+static MANY_GETS: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("gets{}\r\n", " k".repeat(1000)));
+
+/// Issue 34, findings 3 and 4: 125 memcached clients that pipeline
+/// `gets` of many keys and never read. They count towards the cap, and a
+/// new client waiting at the cap makes the oldest close (the write
+/// deadline would close each a request timeout after its answers stopped
+/// going out: see the next test).
+#[test]
+fn memcached_clients_that_never_read_are_disconnected() {
+    let (figures, metrics) = replay(
+        Attack::Repeat(&MANY_GETS),
+        Target::Memcached,
+        125,
+        "pipelined, unread memcached",
+    );
+    assert_served(&figures, &metrics, &["connections", "evicted"]);
 }
 
 /// The sample `snowmint_limit_reached_total{limit="NAME"}` of `service`.
@@ -282,11 +431,70 @@ fn wait_for_limit(service: &Service, limit: &str) {
 #[test]
 fn a_client_that_leaves_answers_unread_is_closed_by_the_write_deadline() {
     let home = temp_dir("serve-limits-write");
-    let service = Service::start(SNOWMINT, home.path(), &["--request-timeout", "2s"], &[]);
-    let horde = Horde::start(service.address, Attack::Pipeline("/v1/ids?count=4096"), 4);
-    wait_for_limit(&service, "write_timeout");
-    let reply = try_get(service.address, "/v1/id", PROBE_LIMIT);
-    assert!(matches!(reply, Some((200, _))), "{reply:?}");
+    let service = Service::start(
+        SNOWMINT,
+        home.path(),
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--request-timeout",
+            "2s",
+        ],
+        &[],
+    );
+    let address = service.address;
+    write_deadline_holds(
+        &service,
+        address,
+        Attack::Pipeline("/v1/ids?count=4096"),
+        || match try_get(address, "/v1/id", PROBE_LIMIT) {
+            Some((200, _)) => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+}
+
+/// Issue 34, finding 4: the write deadline on memcached, below the
+/// connection cap: four clients that pipeline `gets` of many keys and
+/// never read are closed once their answers have waited a request timeout
+/// (not the memcached idle timeout of 10 minutes), and a new client is
+/// served meanwhile.
+#[test]
+fn a_memcached_client_that_leaves_answers_unread_is_closed_by_the_write_deadline() {
+    let home = temp_dir("serve-limits-memcached-write");
+    let args = [
+        "--datacenter",
+        "0",
+        "--machine",
+        "0",
+        "--request-timeout",
+        "2s",
+        "--memcached-listen",
+        "127.0.0.1:0",
+    ];
+    // The build under test, or the one replayed (SNOWMINT_REPLAY_BINARY).
+    let service = Service::start(&binary().0, home.path(), &args, &[]);
+    let memcached = service.memcached.unwrap();
+    write_deadline_holds(&service, memcached, Attack::Repeat(&MANY_GETS), || {
+        memcached_get(memcached).map(drop)
+    });
+}
+
+/// Sets four attackers that never read on `target` of `service` and
+/// waits until the write deadline closes one; meanwhile `served` (a new
+/// client) must succeed, and nobody is evicted (the cap is far).
+fn write_deadline_holds(
+    service: &Service,
+    target: SocketAddr,
+    attack: Attack,
+    served: impl Fn() -> Result<(), String>,
+) {
+    let horde = Horde::start(target, attack, 4);
+    wait_for_limit(service, "write_timeout");
+    let reply = served();
+    assert!(reply.is_ok(), "{reply:?}");
     // The attacker sees its connection gone only at its next write, after
     // the node counted the close: wait for that (a liveness bound).
     snowmint_test_support::wait::wait_until(
@@ -296,7 +504,7 @@ fn a_client_that_leaves_answers_unread_is_closed_by_the_write_deadline() {
     );
     assert!(horde.stop() > 0, "no attacker was disconnected");
     assert_eq!(
-        limit_count(&service, "evicted"),
+        limit_count(service, "evicted"),
         0.0,
         "below the cap, nobody is evicted"
     );
@@ -314,6 +522,10 @@ fn grpc_connections_are_closed_when_idle_silent_to_pings_or_too_old() {
         SNOWMINT,
         home.path(),
         &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
             "--grpc-listen",
             "127.0.0.1:0",
             "--request-timeout",

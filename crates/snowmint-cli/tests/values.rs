@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use snowmint::{ClockPolicy, Encoding, Field, Layout, SnowflakeId, SystemClock};
+use snowmint::{ClockPolicy, Encoding, Layout, SystemClock};
 use snowmint_fleet::{CoordinatorConfig, CoordinatorUrl, FleetName, SlotRange};
 use snowmint_test_support::binary::Service;
 use snowmint_test_support::temp::{TempDir, temp_dir};
@@ -128,7 +128,7 @@ fn table() -> Vec<Value> {
                 ServeFile("datacenter"),
                 Http("/v1/encode?timestamp=1700000000000&datacenter={}&machine=0&sequence=0"),
                 Api("Layout::parse_field", |v| {
-                    api(Layout::TWITTER.parse_field(Field::Datacenter, v))
+                    api(Layout::TWITTER.parse_field("datacenter", v))
                 }),
             ],
             serve_with: &[],
@@ -151,7 +151,7 @@ fn table() -> Vec<Value> {
                 ServeFile("machine"),
                 Http("/v1/encode?timestamp=1700000000000&datacenter=0&machine={}&sequence=0"),
                 Api("Layout::parse_field", |v| {
-                    api(Layout::TWITTER.parse_field(Field::Machine, v))
+                    api(Layout::TWITTER.parse_field("machine", v))
                 }),
             ],
             serve_with: &[],
@@ -170,7 +170,7 @@ fn table() -> Vec<Value> {
                 ]),
                 Http("/v1/encode?timestamp=1700000000000&datacenter=0&machine=0&sequence={}"),
                 Api("Layout::parse_field", |v| {
-                    api(Layout::TWITTER.parse_field(Field::Sequence, v))
+                    api(Layout::TWITTER.parse_field("sequence", v))
                 }),
             ],
             serve_with: &[],
@@ -227,7 +227,10 @@ fn table() -> Vec<Value> {
             ],
             serve_with: &[],
             bad: vec![
-                ("instagram", vec!["\"instagram\"", "twitter", "discord"]),
+                (
+                    "snowflake9000",
+                    vec!["\"snowflake9000\"", "twitter", "discord"],
+                ),
                 ("41/5/5/13", vec!["layout", "41+5+5+13", "63"]),
                 ("twitter@soon", vec!["layout", "epoch \"soon\"", "RFC 3339"]),
                 ("42/0/10/11@-5", vec!["layout", "epoch -5", "1970"]),
@@ -326,7 +329,9 @@ fn table() -> Vec<Value> {
             ways: vec![
                 Cli(&["decode", "--", "{}"]),
                 Http("/v1/ids/{}"),
-                Api("SnowflakeId::from_str", |v| api(v.parse::<SnowflakeId>())),
+                Api("Layout::parse_id", |v| {
+                    api(Layout::TWITTER.parse_id(Encoding::Decimal, v))
+                }),
             ],
             serve_with: &[],
             bad: vec![
@@ -958,6 +963,15 @@ fn feed(way: Way, case: &Value, value: &str, home: &TempDir, http: &Service) -> 
     if case.name != "listen" {
         serve_args.push("--listen=127.0.0.1:0".to_owned());
     }
+    // A node must be told its identity: a fixed one, but for the values
+    // that are (part of) an identity themselves.
+    if !case.serve_with.contains(&NOWHERE) && case.name != "coordinator URL" {
+        for (setting, flag) in [("datacenter", "--datacenter=0"), ("machine", "--machine=0")] {
+            if case.name != setting {
+                serve_args.push(flag.to_owned());
+            }
+        }
+    }
     let serve_answer =
         |args: Vec<String>, env: &[(&str, &str)], suffix: String| match serve(home, &args, env) {
             // Kept running only until dropped: it took the value.
@@ -1037,7 +1051,12 @@ fn check(name: &str, index: usize) {
     let case = value(name, index);
     let home = temp_dir("values");
     let http_home = temp_dir("values-http");
-    let http = Service::start(SNOWMINT, http_home.path(), &[], &[]);
+    let http = Service::start(
+        SNOWMINT,
+        http_home.path(),
+        &["--datacenter", "0", "--machine", "0"],
+        &[],
+    );
     for (bad, says) in &case.bad {
         let mut seen: Vec<(String, String)> = Vec::new();
         for &way in &case.ways {
@@ -1273,7 +1292,11 @@ fn layouts_and_epochs_read_the_same_everywhere() {
         let cli = layout_json(&["layout", args[0], args[1]]);
         assert_eq!(cli["epoch_ms"], epoch_ms, "{args:?}");
 
-        let service = Service::start(SNOWMINT, home.path(), &args, &[]);
+        let node: Vec<&str> = ["--datacenter", "0", "--machine", "0"]
+            .into_iter()
+            .chain(args.iter().copied())
+            .collect();
+        let service = Service::start(SNOWMINT, home.path(), &node, &[]);
         let node = service.json("/v1/node");
         assert_eq!(node["epoch_ms"], epoch_ms, "serve {args:?}");
         assert_eq!(node["layout"], cli["layout"], "serve {args:?}");
@@ -1302,7 +1325,9 @@ fn empty_variables_count_as_unset_everywhere() {
 
     let mut env = empty.to_vec();
     env.push(("SNOWMINT_DATACENTER", ""));
-    let service = Service::start(SNOWMINT, home.path(), &[], &env);
+    // The machine given, so that the node has an identity; the empty
+    // datacenter is unset, so 0.
+    let service = Service::start(SNOWMINT, home.path(), &["--machine", "0"], &env);
     let node = service.json("/v1/node");
     assert_eq!(node["layout"], "twitter");
     assert_eq!(node["datacenter"], 0);

@@ -326,6 +326,93 @@ async fn a_conflict_on_etcd_is_said_loudly() {
     overlapping_claims_are_a_conflict::<EtcdServer>().await;
 }
 
+/// Look-ups a node reads from the coordinator per second, as the README
+/// states (`crates/snowmint-server/src/api/whois.rs`, `RATE`).
+const WHOIS_RATE: f64 = 10.0;
+
+/// Issue 34, finding 6: a flood of look-ups costs the coordinator a
+/// bounded rate, counted by etcd itself (its `/metrics`). First, a node's
+/// answer for an ID at or below the slot's mark is kept: asking for it 50
+/// more times reads nothing. Then 16 clients ask for IDs of every slot as
+/// fast as they are answered for 3 s: the node reads the history at most
+/// `WHOIS_RATE` times a second (two `Range` requests each, with one burst
+/// of that many), and tells the others `busy`. Once the flood passes, a
+/// caller is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whois_flood_costs_the_coordinator_a_bounded_rate() {
+    let etcd = EtcdServer::start().await;
+    let url = etcd.url();
+    let home = temp_dir("whois-flood");
+    // No clock check: nothing but look-ups reads etcd's keys meanwhile.
+    let a = node(&home, &url, "flood", "a", &["--max-clock-skew", "off"]);
+    let id = an_id(&a).await;
+    let target = format!("/v1/whois/{id}");
+    assert_eq!(a.json(&target)["answer"], "covered");
+    let before = etcd.kv_requests("Range").await;
+    for _ in 0..50 {
+        assert_eq!(a.json(&target)["answer"], "covered");
+    }
+    let read = etcd.kv_requests("Range").await - before;
+    assert_eq!(
+        read, 0.0,
+        "50 look-ups of a kept answer read etcd {read} times"
+    );
+
+    let address = a.address;
+    let before = etcd.kv_requests("Range").await;
+    let started = std::time::Instant::now();
+    let flood: Vec<_> = (0..16u64)
+        .map(|client| {
+            std::thread::spawn(move || {
+                let (mut answered, mut busy) = (0u64, 0u64);
+                let mut slot = client;
+                while started.elapsed() < Duration::from_secs(3) {
+                    let id =
+                        (((now_ms() - 1_288_834_974_657) as u64) << 22) | ((slot % 1024) << 12);
+                    slot += 16;
+                    let mut connection =
+                        snowmint_test_support::http::Connection::open(address).unwrap();
+                    let response = connection.get(&format!("/v1/whois/{id}")).unwrap();
+                    match response.status {
+                        200 => answered += 1,
+                        503 if response.body.contains("\"busy\"") => busy += 1,
+                        other => panic!("{other}: {}", response.body),
+                    }
+                }
+                (answered, busy)
+            })
+        })
+        .collect();
+    let (answered, busy) = flood
+        .into_iter()
+        .map(|thread| thread.join().unwrap())
+        .fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
+    let elapsed = started.elapsed().as_secs_f64();
+    let ranges = etcd.kv_requests("Range").await - before;
+    let bound = 2.0 * WHOIS_RATE * (1.0 + elapsed);
+    eprintln!(
+        "{answered} look-ups answered, {busy} told busy in {elapsed:.1} s; etcd served {ranges} Range requests (bound {bound:.0})"
+    );
+    assert!(
+        answered > 0 && busy > answered,
+        "{answered} answered, {busy} busy"
+    );
+    assert!(
+        ranges <= bound,
+        "{ranges} Range requests, over the bound of {bound:.0}"
+    );
+
+    // A caller after the flood: its ID is newer than any mark read, so the
+    // node reads the coordinator, once it has a turn again.
+    let later = an_id(&a).await;
+    let answer = eventually("a whois answer after the flood", LIMIT, || async {
+        let response = a.connect().get(&format!("/v1/whois/{later}")).unwrap();
+        (response.status == 200).then(|| serde_json::from_str::<Value>(&response.body).unwrap())
+    })
+    .await;
+    assert_eq!(answer["answer"], "covered", "{answer}");
+}
+
 /// Bad input is exit 2 with the value and its range, before any
 /// coordinator is asked; a coordinator that cannot be reached is exit 1,
 /// naming it.

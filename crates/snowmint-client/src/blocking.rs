@@ -7,12 +7,19 @@ use crate::{Client, ClientBuilder, Error, Stats};
 /// background on the client's own thread. Do not use it inside an async
 /// runtime (blocking there stalls the runtime): use [`Client`].
 ///
-/// ```no_run
+/// ```
+/// # let runtime = tokio::runtime::Runtime::new().unwrap();
+/// # let node = runtime.block_on(snowmint_test_support::in_process::grpc::GrpcNode::start(
+/// #     snowmint::Node { datacenter: 1, machine: 2 },
+/// #     std::sync::Arc::new(snowmint::SystemClock),
+/// # ));
+/// # let endpoint = node.endpoint(); // a node's --grpc-listen, as http://HOST:PORT
 /// use snowmint_client::{BlockingClient, Client};
 ///
-/// let client = BlockingClient::new(Client::builder().endpoints(["http://127.0.0.1:9090"]))?;
+/// let client = BlockingClient::new(Client::builder().endpoints([endpoint]))?;
 /// let id = client.next_id()?;
-/// println!("{id}");
+/// let batch = client.next_ids(100)?;
+/// assert!(batch.iter().all(|later| *later > id));
 /// # Ok::<(), snowmint_client::Error>(())
 /// ```
 #[derive(Debug)]

@@ -66,6 +66,22 @@ impl ClientBuilder {
     /// The nodes' gRPC addresses, such as `http://10.0.0.1:9090` (what
     /// `snowmint serve --grpc-listen` listens on). Added to any discovered
     /// ones.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), snowmint_client::Error> {
+    /// use snowmint_client::Client;
+    ///
+    /// let client = Client::builder()
+    ///     .endpoints(["http://10.0.0.1:9090", "http://10.0.0.2:9090"])
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(client.endpoints().len(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn endpoints<I, S>(mut self, endpoints: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -82,6 +98,23 @@ impl ClientBuilder {
     /// that claim a slot are added, nodes whose key is gone are dropped.
     /// A secured coordinator takes [`coordinator_access`](Self::coordinator_access)
     /// too; a password in the URL is never shown.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), snowmint_client::Error> {
+    /// use snowmint_client::Client;
+    ///
+    /// // The nodes of fleet "ids", as they claim and release their slots.
+    /// let client = Client::builder()
+    ///     .discover("etcd://10.0.0.9:2379,10.0.0.10:2379", "ids")
+    ///     .build()
+    ///     .await?;
+    /// println!("{:?}", client.endpoints());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn discover(mut self, coordinator: impl AsRef<str>, fleet: impl Into<String>) -> Self {
         let url = CoordinatorUrl::from_str(coordinator.as_ref()).map_err(|e| e.to_string());
         self.discover = Some((url, fleet.into()));
@@ -119,7 +152,8 @@ impl ClientBuilder {
     /// The oldest an ID may be when it is handed out, judged by its
     /// timestamp against this machine's clock (default 100 ms). Older IDs
     /// in the buffer are dropped, never handed out. `Duration::ZERO` turns
-    /// the buffer off: every call is a round trip.
+    /// the buffer off: every call is a round trip (see
+    /// [`Client::stats`]).
     pub fn max_age(mut self, max_age: Duration) -> Self {
         self.settings.max_age = max_age;
         self
@@ -216,6 +250,18 @@ impl ClientBuilder {
     /// Sends `authorization: Bearer <token>` with every call, for nodes
     /// that require a token (`snowmint serve --auth-token-file`). The
     /// token is never shown (`Debug` and errors leave it out).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_client::Client;
+    ///
+    /// let builder = Client::builder()
+    ///     .endpoints(["https://ids-0.internal:9090"])
+    ///     .tls_ca_file("/etc/snowmint/tls/ca.crt")
+    ///     .token("kJ8fQ2mZr4XbN7wVt1cYp5sLd0aHe3uG");
+    /// assert!(!format!("{builder:?}").contains("kJ8fQ2mZ"));
+    /// ```
     pub fn token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(TokenSource::Given(Token(token.into())));
         self
@@ -240,6 +286,32 @@ impl ClientBuilder {
     /// a URL, neither endpoints nor discovery, a TLS file or token that
     /// cannot be read or used (named, never quoted);
     /// [`Error::Discovery`] when the coordinator cannot be read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main]
+    /// # async fn main() {
+    /// use snowmint_client::{Client, Error};
+    ///
+    /// let error = Client::builder()
+    ///     .endpoints(["http://10.0.0.1:9090"])
+    ///     .batch(0)
+    ///     .build()
+    ///     .await
+    ///     .unwrap_err();
+    /// assert_eq!(error, Error::Config("batch 0 is out of range (1..=4096)".into()));
+    ///
+    /// // Files are read when the client is built, and named when they cannot be.
+    /// let error = Client::builder()
+    ///     .endpoints(["https://10.0.0.1:9090"])
+    ///     .tls_ca_file("/nonexistent/ca.pem")
+    ///     .build()
+    ///     .await
+    ///     .unwrap_err();
+    /// assert!(error.to_string().contains("/nonexistent/ca.pem"), "{error}");
+    /// # }
+    /// ```
     pub async fn build(self) -> Result<Client, Error> {
         let s = &self.settings;
         if !(1..=MAX_BATCH).contains(&s.batch) {

@@ -198,18 +198,38 @@ impl Buffer {
     }
 }
 
-/// The timestamp of `id`; IDs above 2^63-1 (which no node sends) count as
-/// infinitely old, so that they are dropped.
+/// The timestamp of `id`; IDs above the layout's largest (which no node
+/// sends) count as infinitely old, so that they are dropped.
 fn timestamp_ms(layout: &Layout, id: u64) -> i64 {
-    match SnowflakeId::from_u64_checked(id) {
-        Some(id) => layout.timestamp_ms(id),
-        None => i64::MIN,
+    match layout.check_id(SnowflakeId::from_u64(id)) {
+        Ok(id) => layout.timestamp_ms(id),
+        Err(_) => i64::MIN,
     }
 }
 
 impl Client {
     /// A builder: give it [`endpoints`](ClientBuilder::endpoints) or
     /// [`discover`](ClientBuilder::discover).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), snowmint_client::Error> {
+    /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
+    /// #     snowmint::Node { datacenter: 1, machine: 2 },
+    /// #     std::sync::Arc::new(snowmint::SystemClock),
+    /// # )
+    /// # .await;
+    /// # let endpoint = node.endpoint(); // a node's --grpc-listen, as http://HOST:PORT
+    /// use snowmint_client::Client;
+    ///
+    /// let client = Client::builder().endpoints([endpoint]).build().await?;
+    /// let (a, b) = (client.next_id().await?, client.next_id().await?);
+    /// assert!(a < b, "one node's IDs increase");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn builder() -> ClientBuilder {
         ClientBuilder::default()
     }
@@ -253,11 +273,41 @@ impl Client {
             .push(task);
     }
 
-    /// One new ID.
+    /// One new ID: from the buffer when it holds a fresh one, else from a
+    /// node.
     ///
     /// # Errors
     ///
     /// [`Error::Unavailable`] when no node served within the deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), snowmint_client::Error> {
+    /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
+    /// #     snowmint::Node { datacenter: 1, machine: 2 },
+    /// #     std::sync::Arc::new(snowmint::SystemClock),
+    /// # )
+    /// # .await;
+    /// # let endpoint = node.endpoint(); // a node's --grpc-listen, as http://HOST:PORT
+    /// use snowmint::{Layout, SnowflakeId};
+    /// use snowmint_client::Client;
+    /// use std::time::Duration;
+    ///
+    /// let client = Client::builder()
+    ///     .endpoints([endpoint])
+    ///     .max_age(Duration::from_secs(60))
+    ///     .build()
+    ///     .await?;
+    /// let id = SnowflakeId::from_u64(client.next_id().await?).unwrap();
+    /// assert_eq!(Layout::TWITTER.decode(id).machine, 2);
+    /// // The first call filled the buffer; the next ones come from it.
+    /// client.next_id().await?;
+    /// assert_eq!(client.stats().round_trips, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn next_id(&self) -> Result<u64, Error> {
         // The common case, from the buffer, without the machinery of a
         // batch; the slow path is boxed so that this future stays small.
@@ -277,6 +327,28 @@ impl Client {
     /// [`Error::InvalidArgument`] for `n = 0`; [`Error::Unavailable`] when
     /// no node served within the deadline (IDs taken before are dropped,
     /// not handed out later).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), snowmint_client::Error> {
+    /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
+    /// #     snowmint::Node { datacenter: 1, machine: 2 },
+    /// #     std::sync::Arc::new(snowmint::SystemClock),
+    /// # )
+    /// # .await;
+    /// # let endpoint = node.endpoint(); // a node's --grpc-listen, as http://HOST:PORT
+    /// use snowmint_client::{Client, Error};
+    ///
+    /// let client = Client::builder().endpoints([endpoint]).build().await?;
+    /// let ids = client.next_ids(10_000).await?;
+    /// let distinct: std::collections::HashSet<u64> = ids.iter().copied().collect();
+    /// assert_eq!(distinct.len(), 10_000);
+    /// assert!(matches!(client.next_ids(0).await, Err(Error::InvalidArgument(_))));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn next_ids(&self, n: usize) -> Result<Vec<u64>, Error> {
         if n == 0 {
             return Err(Error::InvalidArgument(
@@ -357,6 +429,34 @@ impl Client {
     }
 
     /// The counters so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), snowmint_client::Error> {
+    /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
+    /// #     snowmint::Node { datacenter: 1, machine: 2 },
+    /// #     std::sync::Arc::new(snowmint::SystemClock),
+    /// # )
+    /// # .await;
+    /// # let endpoint = node.endpoint(); // a node's --grpc-listen, as http://HOST:PORT
+    /// use snowmint_client::Client;
+    /// use std::time::Duration;
+    ///
+    /// // No buffer: every call is a round trip.
+    /// let client = Client::builder()
+    ///     .endpoints([endpoint])
+    ///     .max_age(Duration::ZERO)
+    ///     .build()
+    ///     .await?;
+    /// client.next_id().await?;
+    /// client.next_id().await?;
+    /// let stats = client.stats();
+    /// assert_eq!((stats.round_trips, stats.buffer_hits), (2, 0));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn stats(&self) -> Stats {
         let c = &self.shared.counters;
         let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);

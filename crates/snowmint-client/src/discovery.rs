@@ -23,7 +23,7 @@ pub(crate) async fn endpoints(
 ) -> Result<Vec<String>, Error> {
     let holders = snowmint_fleet::read_holders_with(url, access, fleet)
         .await
-        .map_err(|error| Error::Discovery(error.to_string()))?;
+        .map_err(Error::Discovery)?;
     Ok(holders
         .into_values()
         .filter_map(|holder| holder.grpc)
@@ -50,7 +50,18 @@ pub(crate) async fn follow(
         };
         match found {
             Ok(found) => shared.set_discovered(&fixed, &found),
-            Err(error) => tracing::warn!(%error, "keeping the nodes known so far"),
+            Err(error) => tracing::warn!(error = %chain(&error), "keeping the nodes known so far"),
         }
     }
+}
+
+/// `error` and its sources, each after a colon.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
 }

@@ -2,8 +2,35 @@
 
 use std::time::Duration;
 
+use snowmint_fleet::FleetError;
+
 /// Why the client could not hand out IDs, or could not be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), snowmint_client::Error> {
+/// use snowmint_client::{Client, Error};
+/// use std::time::Duration;
+///
+/// // A node that does not answer: the call gives up at its deadline.
+/// let client = Client::builder()
+///     .endpoints(["http://127.0.0.1:9"])
+///     .deadline(Duration::from_millis(300))
+///     .build()
+///     .await?;
+/// match client.next_id().await {
+///     Err(Error::Unavailable { deadline, attempts }) => {
+///         assert_eq!(deadline, Duration::from_millis(300));
+///         assert!(attempts.iter().all(|a| a.starts_with("http://127.0.0.1:9")), "{attempts:?}");
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// No node answered with IDs within the call's deadline. `attempts`
@@ -38,7 +65,10 @@ pub enum Error {
     /// The builder's settings cannot be used.
     #[error("{0}")]
     Config(String),
-    /// The fleet's nodes could not be read from the coordinator.
-    #[error("cannot discover the fleet's nodes: {0}")]
-    Discovery(String),
+    /// The fleet's nodes could not be read from the coordinator. The
+    /// message is the context alone: the fleet's error (which coordinator,
+    /// and what it said) is the source, which error reports print after
+    /// it.
+    #[error("cannot discover the fleet's nodes")]
+    Discovery(#[source] FleetError),
 }

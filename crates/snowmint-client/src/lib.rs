@@ -52,19 +52,20 @@
 //! # }
 //! ```
 //!
-//! # Layout
+//! # How it fits together
 //!
-//! - `builder.rs`: [`ClientBuilder`], endpoints or discovery, and the
-//!   settings (`max_age`, batch, per-call timeout, deadline, backoff).
-//! - `client.rs`: [`Client`]: the buffer, the staleness rule, failover.
-//! - `nodes.rs`: the node set, round robin and backoff.
-//! - `discovery.rs`: the nodes from the coordinator's slot keys.
-//! - `secure.rs`: TLS (the CA, a client certificate) and the bearer token.
-//! - `blocking.rs`: [`BlockingClient`], for code that is not async.
-//! - `stats.rs`: [`Stats`], the counters.
-//! - [`proto`]: the messages and the raw tonic stub of
-//!   `snowmint.v1.IdService`, for calls the client does not wrap
-//!   (`StreamIds`, the calculator).
+//! A [`ClientBuilder`] takes the nodes (a list of endpoints, or a fleet to
+//! discover on its coordinator) and the settings (`max_age`, the batch
+//! size, the per-call timeout, the call's deadline, the backoff) and
+//! builds a [`Client`]. The client owns the buffer and the staleness
+//! rule; behind it, a node set picks nodes round robin and keeps the
+//! ones that failed in backoff, and discovery, when asked for, keeps that
+//! set in step with the fleet's slot keys. TLS and the bearer token are
+//! set once on the builder and apply to every node, discovered ones
+//! included. [`BlockingClient`] wraps a client for code that is not
+//! async, and [`Stats`] counts what the client did. [`proto`] has the
+//! messages and the raw tonic stub of `snowmint.v1.IdService`, for calls
+//! the client does not wrap (`StreamIds`, the calculator).
 
 mod blocking;
 mod builder;

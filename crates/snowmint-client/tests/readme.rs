@@ -34,15 +34,8 @@ async fn the_readme_example_runs_as_shown() {
         "the crate README's example is not the code of readme_example:\n{indented}"
     );
 
-    let node = |machine| {
-        GrpcNode::start(
-            Node {
-                datacenter: 2,
-                machine,
-            },
-            Arc::new(SystemClock),
-        )
-    };
+    let node =
+        |machine: u64| GrpcNode::start(Node::from_slot(2 * 32 + machine), Arc::new(SystemClock));
     let (a, b) = (node(1).await, node(2).await);
     let (id, batch) = readme_example(&a.endpoint(), &b.endpoint()).await.unwrap();
     assert_eq!(batch.len(), 100);

@@ -20,7 +20,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use snowmint::{Layout, Parts, SystemClock};
+use snowmint::{Layout, SystemClock};
 use snowmint_fleet::{
     ClockCheck, Coordinator, CoordinatorConfig, CoordinatorUrl, FleetName, HistoryRetention,
     NodeState, SlotRange, SlotSource,
@@ -138,12 +138,7 @@ async fn measure<C: CoordinatorServer>(url: impl Fn(&C) -> String) {
     let url: CoordinatorUrl = url(&cluster).parse().unwrap();
     let fleet: FleetName = "bench".parse().unwrap();
     let id = Layout::TWITTER
-        .encode(Parts {
-            timestamp_ms: snowmint::Clock::now_ms(&SystemClock),
-            datacenter: 0,
-            machine: 9,
-            sequence: 0,
-        })
+        .encode_pair(snowmint::Clock::now_ms(&SystemClock), 0, 9, 0)
         .unwrap();
     let whois = snowmint_fleet::whois(&url, &fleet, id).await.unwrap();
     let records = serde_json::to_vec(&whois.kept).unwrap().len() + r#"{"v":1,"records":}"#.len();

@@ -64,8 +64,10 @@
 //!   node is fenced saying so, and retries.
 //! - Clock: before a claim, and every [`ClockCheck::every`] while it is
 //!   held, the node's clock is checked against a few holders' and the
-//!   coordinator's; out of range, the node claims nothing, or gives its
-//!   slot up (see `clock_check.rs`).
+//!   coordinator's, for its offset and for its rate (a clock that runs
+//!   slow would time the claim's deadline past the lease's end); out of
+//!   range, the node claims nothing, or gives its slot up (see
+//!   `clock_check.rs`).
 //! - History: a claim's record is written before the claim is published,
 //!   ending the record it takes over; a clean release ends its own (see
 //!   `history.rs`).
@@ -79,51 +81,47 @@
 //!   "; retrying", and the log gets the client library's details
 //!   ([`ClaimError::details`]), which no reason shows.
 //!
-//! # Layout of the module
+//! # How the module is built
 //!
-//! - `coordinator.rs`: [`connect`] and [`Coordinator`], the handle the
-//!   service holds.
-//! - `engine.rs`: the claim loop (open, claim, keep alive, fence, start
-//!   over) and the state it shares with the handle.
-//! - `pick.rs`: which free slot to try (preferred, then pseudo-random).
-//! - `layout.rs`: the fleet's layout record.
-//! - `mark.rs`: the slot's shared high-water mark: read, and written by
-//!   one guarded compare-and-set loop, for the write back at claim time
-//!   and for the reservations.
-//! - `history.rs`: the claim history ([`ClaimEntry`], [`HistoryRetention`])
-//!   and its rules; `whois.rs`: [`whois`], which claim covered an ID.
-//! - `clock_check.rs`: the clock check ([`ClockCheck`], [`PeerClock`],
-//!   [`ClockVerdict`]).
-//! - `timing.rs`: the intervals that follow from the TTL, and the backoff.
-//! - `paths.rs`: the key names.
-//! - `status.rs`: [`CoordinatorStatus`], [`ClaimState`], [`ClaimRecord`].
-//! - `error.rs`: [`ClaimError`].
-//! - `backend.rs`: [`Backend`], the primitives a service must offer, and
-//!   [`BackendError`].
-//! - `dispatch.rs`: the one match from a [`CoordinatorUrl`] to its
-//!   backend, built with the access settings, for [`connect`],
-//!   [`read_holders`] and [`whois`]; a backend this build leaves out is
-//!   refused there.
-//! - `directory.rs`: [`read_holders`], a fleet's slot keys read from
-//!   outside it (how clients find the nodes).
-//! - `config.rs`: [`CoordinatorConfig`], [`Holder`], the claim TTL's bounds
-//!   and [`ConfigError`].
-//! - `url.rs`, `slots.rs`, `fleet_name.rs`: the one reading of a
-//!   [`CoordinatorUrl`], a [`SlotRange`] and a [`FleetName`].
-//! - `access.rs`: [`CoordinatorAccess`], how a node gets into a secured
-//!   coordinator ([`CoordinatorTls`], [`Credentials`]); `tls_files.rs`
-//!   reads and checks the TLS files.
-//! - `secret.rs`: [`Secret`], a password never shown, and
-//!   [`mask_user_part`] for URLs that cannot be read.
+//! [`connect`](crate::connect) opens a [`Coordinator`], the handle a
+//! service holds; behind it, one task runs the claim loop (open a
+//! session, claim, keep alive, fence, start over) and shares its state
+//! with the handle. Which free slot to try, the fleet's layout record, the
+//! slot's shared mark (one guarded compare-and-set loop, for the
+//! write-back at claim time and for every reservation), the claim history
+//! ([`ClaimEntry`], [`HistoryRetention`]) and the clock check
+//! ([`ClockCheck`], [`PeerClock`], [`ClockVerdict`]) are each a part of
+//! that loop; the intervals and backoffs all follow from the TTL. What it
+//! reports is a [`CoordinatorStatus`] with its [`ClaimState`] and
+//! [`ClaimRecord`]s, and every failure a [`ClaimError`].
+//!
+//! Below the engine, a [`Backend`] offers the primitives (with
+//! [`BackendError`]). The engine knows backends only through that trait:
+//! the crate's registry, above this module, turns a [`CoordinatorUrl`]
+//! into its backend for [`connect`](crate::connect),
+//! [`read_holders`](crate::read_holders) and [`whois`](crate::whois)
+//! alike. How clients find the nodes (the fleet's slot keys read from
+//! outside it), which claim covered an ID, and a whole fleet's history
+//! at once ([`FleetHistory`], [`SlotClaims`], for `snowmint audit`) are
+//! read here too.
+//!
+//! Settings are read once each: a [`CoordinatorUrl`], a [`SlotRange`], a
+//! [`FleetName`], the claim TTL ([`parse_claim_ttl`]), gathered in a
+//! [`CoordinatorConfig`] with its [`Holder`]; [`ConfigError`] when one
+//! cannot be used. [`CoordinatorAccess`] says how a node gets into a
+//! secured coordinator ([`CoordinatorTls`], read and checked from files
+//! whenever a connection is made, and [`Credentials`]); a password is a
+//! [`Secret`], and [`mask_user_part`] hides the user part of a URL that
+//! cannot be read.
 
 mod access;
 mod backend;
 mod clock_check;
 mod config;
 mod directory;
-mod dispatch;
 mod engine;
 mod error;
+mod fleet_history;
 mod fleet_name;
 mod history;
 mod layout;
@@ -148,14 +146,16 @@ use tokio::task::JoinHandle;
 pub use access::{CoordinatorAccess, CoordinatorTls, Credentials};
 pub use backend::{Backend, BackendError, Cause, GuardedWrite, Opened, Versioned};
 pub use clock_check::{
-    ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, PEERS, PeerClock,
-    parse_clock_check_every, parse_max_clock_skew,
+    ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, MIN_CLOCK_RATE, PEERS,
+    PeerClock, RateReading, parse_clock_check_every, parse_max_clock_skew,
 };
 pub use config::{
     ConfigError, CoordinatorConfig, Holder, MAX_FLEET_NAME, MAX_TTL, MIN_TTL, parse_claim_ttl,
 };
-pub use directory::{read_holders, read_holders_with};
+pub(crate) use directory::read_with as read_holders_on;
 pub use error::ClaimError;
+pub(crate) use fleet_history::read_on as read_fleet_history_on;
+pub use fleet_history::{FleetHistory, SlotClaims};
 pub use fleet_name::FleetName;
 pub use history::{
     ClaimEnd, ClaimEntry, HistoryRetention, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, parse_history_keep,
@@ -167,45 +167,12 @@ pub use status::{ClaimRecord, ClaimState, CoordinatorStatus, PassedOver};
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
 pub use tls_files::TlsFiles;
 pub use url::{CoordinatorUrl, Login, PostgresUrl, SslMode};
-pub use whois::{Whois, WhoisAnswer, whois, whois_with};
+pub(crate) use whois::whois_on;
+pub use whois::{Whois, WhoisAnswer};
 
 use crate::{BoxFuture, FleetError, NodeState, SlotSource};
-use dispatch::{UseBackend, with_backend};
 use engine::Shared;
 use timing::Timing;
-
-/// Starts a claim engine for `url`, returned as the [`SlotSource`] the
-/// service reads, reaching the coordinator as [`CoordinatorConfig::access`]
-/// says (TLS, credentials).
-///
-/// Returns at once: the node starts fenced ("starting") and the claim is
-/// made in the background; watch [`SlotSource::state`]. Must be called
-/// inside a Tokio runtime.
-///
-/// # Errors
-///
-/// [`FleetError::Coordinator`] when this build lacks the backend (cargo
-/// features `etcd`, `zookeeper`, `postgres`), the access settings do not
-/// fit the URL ([`CoordinatorAccess::check`]), or there is no Tokio
-/// runtime.
-pub fn connect(
-    url: &CoordinatorUrl,
-    config: CoordinatorConfig,
-) -> Result<Arc<dyn SlotSource>, FleetError> {
-    /// Starts the engine on whichever backend the URL names.
-    struct Start(CoordinatorConfig);
-
-    impl UseBackend for Start {
-        type Output = Result<Arc<dyn SlotSource>, FleetError>;
-
-        fn with<B: Backend>(self, backend: B) -> Self::Output {
-            Ok(Arc::new(Coordinator::start(backend, self.0)?))
-        }
-    }
-
-    let access = config.access().clone();
-    with_backend(url, &access, Start(config))?
-}
 
 /// A node's claim on a slot of a fleet, kept through a coordination service.
 ///
@@ -218,7 +185,7 @@ pub struct Coordinator<B: Backend> {
 }
 
 impl<B: Backend> Coordinator<B> {
-    /// Starts claiming a slot through `backend`; see [`connect`].
+    /// Starts claiming a slot through `backend`; see [`connect`](crate::connect).
     ///
     /// # Errors
     ///

@@ -16,48 +16,48 @@
 //! A slot numbers a node: `slot = datacenter * 32 + machine` in the Twitter
 //! layout (see [`snowmint::Layout::node_from_slot`]).
 //!
-//! # Layout of the crate
+//! # How it fits together
 //!
-//! - `lib.rs`: the interfaces: [`SlotSource`], [`NodeState`], [`Claim`],
-//!   [`FleetError`].
-//! - `static_source.rs`: [`StaticSource`], identities that cannot be lost
-//!   (explicit values, hostname ordinals).
-//! - `hostname.rs`: [`hostname_ordinal`] (`ids-12` -> 12) and
-//!   [`system_hostname`].
-//! - `mark.rs`: [`MarkFile`], the high-water mark's state file (atomic
-//!   writes, the start-up wait-or-refuse rule).
-//! - `state_dir.rs`: [`create_state_dir`], the directory the state files
-//!   live in, and [`last_written_slot`], the slot a restarted node most
-//!   likely held.
-//! - `lock.rs`: [`NodeLock`], one holder per node on a host (an exclusive
-//!   lock beside the state file).
-//! - `reservation.rs`: [`NodeMark`] and [`Reservation`], reserving the mark
-//!   ahead of the clock in steps so that no ID costs a write.
-//! - `issuer/`: [`Issuer`], minting under a claim: it follows a
-//!   [`SlotSource`], holds the node's lock, builds a generator per claim
-//!   that resumes after the mark, and hands an ID out only when the claim is
-//!   in force (fencing) and the mark covers it; [`Refusal`] says why not,
-//!   [`NodeReport`] what the node is. `snowmint serve` is a front end over
-//!   it; so is any program that mints in-process.
-//! - `coordinator/`: the claim engine shared by every coordination service
-//!   ([`Coordinator`], [`connect`]), its errors ([`ClaimError`]), its
-//!   settings and their one reading ([`CoordinatorUrl`], [`FleetName`],
-//!   [`SlotRange`], [`parse_claim_ttl`], [`CoordinatorConfig`]) and the
-//!   primitives a service must offer ([`Backend`]).
-//! - `reason.rs`: how I/O errors read in messages (the system's words,
-//!   once).
-//! - `etcd.rs` (feature `etcd`): [`EtcdBackend`], leases and transactions.
-//! - `zookeeper.rs` (feature `zookeeper`): [`ZooKeeperBackend`], ephemeral
-//!   znodes and sessions.
-//! - `postgres.rs` (feature `postgres`): `PostgresBackend`, rows of a
-//!   PostgreSQL database leased on its clock, and `postgres_schema`, the
-//!   tables' DDL.
+//! A [`SlotSource`] answers the first question: it publishes the node's
+//! [`NodeState`] and raises its high-water mark. A [`NodeSource`] says
+//! where the identity comes from and makes the source for it: a
+//! [`StaticSource`] for identities that cannot be lost (explicit values,
+//! or the ordinal at the end of a hostname: [`hostname_ordinal`] of
+//! [`system_hostname`]), or a [`Coordinator`], the claim engine, for a
+//! slot leased from etcd, ZooKeeper or PostgreSQL. The engine holds every
+//! rule (claiming, keeping alive, fencing, the slot's shared mark, the
+//! claim history, the clock check) and a [`Backend`] only speaks one
+//! service's primitives ([`EtcdBackend`], [`ZooKeeperBackend`],
+//! `PostgresBackend`). Above both sits the registry: [`connect`] picks the
+//! backend a [`CoordinatorUrl`] names, with the TLS and credentials of a
+//! [`CoordinatorAccess`], so that the engine never imports a backend.
+//! Passwords are [`Secret`]s, never shown.
+//!
+//! The second question is the node's own files, in a state directory
+//! ([`create_state_dir`], [`default_state_dir`]): a [`MarkFile`] keeps
+//! the high-water mark, written atomically; a [`NodeLock`] keeps a second
+//! process off the node; [`NodeMark`] and [`Reservation`] reserve the
+//! mark ahead of the clock in steps, so that no ID costs a write.
+//!
+//! The [`Issuer`] is where they meet: it follows a slot source, holds the
+//! node's lock, builds a generator per claim that resumes after the mark,
+//! and hands an ID out only when the claim is in force (fencing) and the
+//! mark covers it; a [`Refusal`] says why not, a [`NodeReport`] what the
+//! node is. `snowmint serve` is a front end over it, and so is any
+//! program that mints in-process through an [`EmbeddedIssuer`]. Every
+//! failure is a [`FleetError`]; settings that cannot be used together are
+//! a typed [`SettingError`] inside it.
+//!
+//! Reading a fleet from outside it takes no claim: [`read_holders`] lists
+//! the nodes (how clients find them) and [`whois`] names the claim that
+//! issued an ID.
 
 mod coordinator;
 #[cfg(feature = "etcd")]
 mod etcd;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod registry;
 #[cfg(feature = "zookeeper")]
 mod zookeeper;
 
@@ -67,12 +67,11 @@ pub use coordinator::{
     Backend, BackendError, Cause, ClaimEnd, ClaimEntry, ClaimError, ClaimRecord, ClaimState,
     ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, ConfigError, Coordinator,
     CoordinatorAccess, CoordinatorConfig, CoordinatorStatus, CoordinatorTls, CoordinatorUrl,
-    Credentials, FleetName, GuardedWrite, HIDDEN, HistoryRetention, Holder, Login, MAX_FLEET_NAME,
-    MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_TTL, Opened, PEERS, PassedOver, PeerClock,
-    PostgresUrl, Secret, SlotRange, SslMode, Versioned, Whois, WhoisAnswer, connect,
-    mask_user_part, parse_claim_ttl, parse_clock_check_every, parse_history_keep,
-    parse_history_max_age, parse_max_clock_skew, read_holders, read_holders_with, whois,
-    whois_with,
+    Credentials, FleetHistory, FleetName, GuardedWrite, HIDDEN, HistoryRetention, Holder, Login,
+    MAX_FLEET_NAME, MAX_HISTORY_AGE, MAX_HISTORY_KEEP, MAX_TTL, MIN_CLOCK_RATE, MIN_TTL, Opened,
+    PEERS, PassedOver, PeerClock, PostgresUrl, RateReading, Secret, SlotClaims, SlotRange, SslMode,
+    Versioned, Whois, WhoisAnswer, mask_user_part, parse_claim_ttl, parse_clock_check_every,
+    parse_history_keep, parse_history_max_age, parse_max_clock_skew,
 };
 /// etcd's messages and calls, for the tests' own etcd client (not a stable
 /// API).
@@ -82,19 +81,21 @@ pub use etcd::api as etcd_api;
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdBackend, EtcdSession};
 #[cfg(feature = "postgres")]
-pub use postgres::{PostgresBackend, PostgresSession, postgres_schema};
+pub use postgres::{
+    PostgresBackend, PostgresSession, copy_out as postgres_copy_out, postgres_schema,
+};
 #[cfg(feature = "zookeeper")]
 pub use zookeeper::{ZooKeeperBackend, ZooKeeperSession};
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::path::PathBuf;
 use std::pin::Pin;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use snowmint::Node;
 use tokio::sync::watch;
 
+mod error;
 mod hostname;
 mod issuer;
 mod lock;
@@ -109,6 +110,7 @@ mod testing;
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
 mod tls_probe;
 
+pub use error::{FleetError, SettingError};
 pub use hostname::{ordinal as hostname_ordinal, system_hostname};
 pub use issuer::{
     ClaimInForce, EmbeddedIssuer, Issuer, IssuerBuilder, IssuerOptions, NodeReport, Refusal,
@@ -116,6 +118,9 @@ pub use issuer::{
 pub use lock::NodeLock;
 pub use mark::MarkFile;
 pub use node_source::NodeSource;
+pub use registry::{
+    connect, read_fleet_history, read_holders, read_holders_with, whois, whois_with,
+};
 pub use reservation::{NodeMark, Reservation};
 pub use state_dir::{create_state_dir, default_state_dir, last_written_slot, state_dir_exists};
 pub use static_source::StaticSource;
@@ -179,122 +184,14 @@ impl NodeState {
     }
 }
 
-/// Errors of this crate.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum FleetError {
-    /// The node's identity is not valid for the layout.
-    #[error(transparent)]
-    Id(#[from] snowmint::Error),
-    /// Reading or writing local state failed.
-    ///
-    /// The message says what was being done and the system's words for
-    /// what went wrong ("cannot read the state file /x: permission
-    /// denied"); the I/O error itself is in `error`, not repeated as a
-    /// source.
-    #[error("{context}: {}", reason::io_reason(error))]
-    Io {
-        /// What was being done, with the path: "cannot read the state
-        /// file /x".
-        context: String,
-        /// The underlying error.
-        error: std::io::Error,
-    },
-    /// The state directory cannot be used.
-    #[error("state directory {} {problem}", path.display())]
-    StateDir {
-        /// The directory.
-        path: PathBuf,
-        /// What is wrong with it: "is not a directory (it is a file)".
-        problem: String,
-    },
-    /// The coordination service could not be used (this build lacks its
-    /// backend, or there is no async runtime to run the claim engine in).
-    #[error("coordinator {coordinator}: {message}")]
-    Coordinator {
-        /// Which coordinator (its URL).
-        coordinator: String,
-        /// What went wrong.
-        message: String,
-    },
-    /// The claim engine failed (a mark could not be written).
-    #[error(transparent)]
-    Claim(#[from] ClaimError),
-    /// The node holds no valid claim.
-    #[error("no slot is held: {reason}")]
-    Fenced {
-        /// Why.
-        reason: String,
-    },
-    /// A state file that exists but cannot be understood.
-    #[error("state file {}: {reason}", path.display())]
-    StateFile {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The recorded high-water mark lies further ahead of the clock than the
-    /// node is willing to wait at start.
-    #[error(
-        "the state file {} says IDs may have been issued up to {} ({mark_ms} ms), but the clock reads {} ({now_ms} ms), {} ms earlier; that is more than the {} ms this node waits at start, so it refuses to start. Fix the clock, or wait until it passes the mark",
-        path.display(),
-        snowmint::format_time(*mark_ms),
-        snowmint::format_time(*now_ms),
-        mark_ms.saturating_sub(*now_ms),
-        max_wait.as_millis()
-    )]
-    MarkAhead {
-        /// The state file.
-        path: PathBuf,
-        /// The recorded mark, Unix ms.
-        mark_ms: i64,
-        /// The clock reading, Unix ms.
-        now_ms: i64,
-        /// The longest gap waited out.
-        max_wait: Duration,
-    },
-    /// Another holder (another process on this host, or another handle in
-    /// this one) has the node's lock: it issues as this node from this
-    /// state directory.
-    #[error("{}", lock::held_message(state_dir, *node, lock_file, *pid))]
-    NodeLocked {
-        /// The state directory.
-        state_dir: PathBuf,
-        /// The node, when known.
-        node: Option<Node>,
-        /// The lock file.
-        lock_file: PathBuf,
-        /// The holder's pid, as it wrote it into the lock file (not yet
-        /// written, or unreadable: `None`).
-        pid: Option<u32>,
-    },
-    /// A hostname that yields no slot.
-    #[error("hostname {:?}: {reason}", snowmint::value::echo(.hostname))]
-    Hostname {
-        /// The hostname.
-        hostname: String,
-        /// Why it yields no slot.
-        reason: String,
-    },
-    /// A coordinator setting (URL, fleet, slots, claim TTL) that cannot be
-    /// used; the message names the value and what is accepted.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// Settings of an [`IssuerBuilder`] that cannot be used together, or
-    /// a missing one ("no node was given: ...").
-    #[error("{0}")]
-    Setting(String),
-}
-
 /// Where a node's identity comes from, and what keeps it.
 ///
 /// Static identities (flags, hostname ordinal) never change; coordinated
-/// ones (etcd, ZooKeeper) can be lost and claimed again, possibly as another
-/// slot.
+/// ones (etcd, ZooKeeper, PostgreSQL) can be lost and claimed again,
+/// possibly as another slot.
 pub trait SlotSource: Send + Sync + 'static {
     /// A short name for logs and `/v1/node`: `static`, `hostname`, `etcd`,
-    /// `zookeeper`.
+    /// `zookeeper`, `postgres`.
     fn kind(&self) -> &'static str;
 
     /// The current state; every change is published on this channel.

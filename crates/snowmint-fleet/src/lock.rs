@@ -34,8 +34,6 @@ use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use snowmint::Node;
-
 use crate::state_dir::dir_problem;
 use crate::{FleetError, MarkFile};
 
@@ -47,12 +45,12 @@ const PID_KEY: &str = "pid";
 /// # Examples
 ///
 /// ```
-/// use snowmint::Node;
+/// use snowmint::Layout;
 /// use snowmint_fleet::{FleetError, MarkFile, NodeLock};
 ///
 /// let dir = std::env::temp_dir().join(format!("snowmint-doc-lock-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;
-/// let file = MarkFile::for_node(&dir, Node { datacenter: 3, machine: 7 });
+/// let file = MarkFile::for_node(&dir, Layout::TWITTER, Layout::TWITTER.node(&[3, 7])?);
 /// let lock = NodeLock::acquire(&file)?;
 /// assert!(lock.path().ends_with("node-dc3-m7.lock"));
 /// // A second holder of the same node is refused, and told who holds it.
@@ -114,6 +112,7 @@ impl NodeLock {
                 return Err(FleetError::NodeLocked {
                     state_dir: mark.dir().to_owned(),
                     node: mark.node(),
+                    node_text: mark.node_text(),
                     lock_file: path.clone(),
                     pid: read_pid(&path),
                 });
@@ -161,6 +160,7 @@ impl NodeLock {
             Err(TryLockError::WouldBlock) => Err(FleetError::NodeLocked {
                 state_dir: mark.dir().to_owned(),
                 node: mark.node(),
+                node_text: mark.node_text(),
                 pid: read_pid(&path),
                 lock_file: path,
             }),
@@ -224,7 +224,7 @@ fn read_pid(path: &Path) -> Option<u32> {
 /// The message of [`FleetError::NodeLocked`].
 pub(crate) fn held_message(
     state_dir: &Path,
-    node: Option<Node>,
+    node: Option<&str>,
     lock_file: &Path,
     pid: Option<u32>,
 ) -> String {
@@ -238,9 +238,7 @@ pub(crate) fn held_message(
     };
     let what = match node {
         Some(node) => format!(
-            "datacenter {} machine {} is already being served from the state directory {} by {holder}",
-            node.datacenter,
-            node.machine,
+            "{node} is already being served from the state directory {} by {holder}",
             state_dir.display()
         ),
         None => format!(
@@ -256,13 +254,13 @@ pub(crate) fn held_message(
 
 #[cfg(test)]
 mod tests {
+    use snowmint::{Layout, Node};
+
     use super::*;
     use crate::testing::TempDir;
 
-    const NODE: Node = Node {
-        datacenter: 3,
-        machine: 7,
-    };
+    /// Datacenter 3, machine 7.
+    const NODE: Node = Node::from_slot(3 * 32 + 7);
 
     /// A second lock on the node (another open file, as another process
     /// would have) is refused with the holder's pid, the directory and the
@@ -270,7 +268,7 @@ mod tests {
     #[test]
     fn a_held_node_is_refused_until_its_lock_is_dropped() {
         let dir = TempDir::new("lock-held");
-        let mark = MarkFile::for_node(dir.path(), NODE);
+        let mark = MarkFile::for_node(dir.path(), Layout::TWITTER, NODE);
         let first = NodeLock::acquire(&mark).unwrap();
         assert_eq!(first.path(), dir.path().join("node-dc3-m7.lock"));
         assert_eq!(read_pid(first.path()), Some(std::process::id()));
@@ -298,8 +296,14 @@ mod tests {
     #[test]
     fn other_nodes_are_not_held() {
         let dir = TempDir::new("lock-other");
-        let _first = NodeLock::acquire(&MarkFile::for_node(dir.path(), NODE)).unwrap();
-        NodeLock::acquire(&MarkFile::for_node(dir.path(), Node::default())).unwrap();
+        let _first =
+            NodeLock::acquire(&MarkFile::for_node(dir.path(), Layout::TWITTER, NODE)).unwrap();
+        NodeLock::acquire(&MarkFile::for_node(
+            dir.path(),
+            Layout::TWITTER,
+            Node::default(),
+        ))
+        .unwrap();
     }
 
     /// A lock file without a pid (its holder has just locked it) still
@@ -307,7 +311,7 @@ mod tests {
     #[test]
     fn a_holder_without_a_pid_is_still_named() {
         let dir = TempDir::new("lock-no-pid");
-        let mark = MarkFile::for_node(dir.path(), NODE);
+        let mark = MarkFile::for_node(dir.path(), Layout::TWITTER, NODE);
         let first = NodeLock::acquire(&mark).unwrap();
         fs::write(first.path(), "").unwrap();
         let message = NodeLock::acquire(&mark).unwrap_err().to_string();
@@ -325,7 +329,7 @@ mod tests {
     #[test]
     fn a_deleted_lock_file_is_taken_again_or_refused() {
         let dir = TempDir::new("lock-deleted");
-        let mark = MarkFile::for_node(dir.path(), NODE);
+        let mark = MarkFile::for_node(dir.path(), Layout::TWITTER, NODE);
         let mut holder = NodeLock::acquire(&mark).unwrap();
         fs::remove_file(holder.path()).unwrap();
         holder.confirm().unwrap();
@@ -347,7 +351,7 @@ mod tests {
     fn a_missing_directory_is_named() {
         let dir = TempDir::new("lock-missing");
         let gone = dir.path().join("gone");
-        let message = NodeLock::acquire(&MarkFile::for_node(&gone, NODE))
+        let message = NodeLock::acquire(&MarkFile::for_node(&gone, Layout::TWITTER, NODE))
             .unwrap_err()
             .to_string();
         assert_eq!(

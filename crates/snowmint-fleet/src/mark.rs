@@ -21,7 +21,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use snowmint::{Node, format_time};
+use snowmint::{Layout, Node, format_time};
 
 use crate::FleetError;
 use crate::state_dir::dir_problem;
@@ -34,13 +34,16 @@ const KEY: &str = "high_water_ms";
 /// # Examples
 ///
 /// ```
-/// use snowmint::Node;
+/// use snowmint::Layout;
 /// use snowmint_fleet::MarkFile;
 ///
 /// let dir = std::env::temp_dir().join(format!("snowmint-doc-mark-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;
-/// let file = MarkFile::for_node(&dir, Node { datacenter: 3, machine: 7 });
+/// let file = MarkFile::for_node(&dir, Layout::TWITTER, Layout::TWITTER.node(&[3, 7])?);
 /// assert!(file.path().ends_with("node-dc3-m7.mark"));
+/// // Sonyflake's machine 513 is the lowest (and only) node field.
+/// let file = MarkFile::for_node(&dir, Layout::SONYFLAKE, Layout::SONYFLAKE.node(&[513])?);
+/// assert!(file.path().ends_with("node-dc0-m513.mark"));
 /// assert_eq!(file.read()?, None); // no file yet: nothing was issued
 /// file.write(1_700_000_001_000)?;
 /// assert_eq!(file.read()?, Some(1_700_000_001_000));
@@ -50,18 +53,30 @@ const KEY: &str = "high_water_ms";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MarkFile {
     path: PathBuf,
-    /// The node the file is for, when known (for messages).
-    node: Option<Node>,
+    /// The node the file is for and its layout, when known (for messages).
+    node: Option<(Layout, Node)>,
+}
+
+/// The two numbers a node's state file is named by, `node-dc{upper}-m{lowest}`:
+/// its lowest node field, and the node fields above it taken together
+/// (Twitter's datacenter and machine). Files keep the names they had
+/// before layouts named their fields, and one slot of one layout has one
+/// name.
+pub(crate) fn file_numbers(layout: &Layout, node: Node) -> (u64, u64) {
+    layout.pair_of(node)
 }
 
 impl MarkFile {
-    /// The file of `node` in the state directory `dir`:
-    /// `node-dc{datacenter}-m{machine}.mark`, so that several nodes can share
-    /// one directory.
-    pub fn for_node(dir: &Path, node: Node) -> MarkFile {
+    /// The file of `node` of `layout` in the state directory `dir`:
+    /// `node-dc{upper}-m{lowest}.mark` — for Twitter's layout
+    /// `node-dc{datacenter}-m{machine}.mark`; in general the lowest node
+    /// field and the node fields above it taken together — so that several
+    /// nodes can share one directory.
+    pub fn for_node(dir: &Path, layout: Layout, node: Node) -> MarkFile {
+        let (upper, lowest) = file_numbers(&layout, node);
         MarkFile {
-            path: dir.join(format!("node-dc{}-m{}.mark", node.datacenter, node.machine)),
-            node: Some(node),
+            path: dir.join(format!("node-dc{upper}-m{lowest}.mark")),
+            node: Some((layout, node)),
         }
     }
 
@@ -89,7 +104,14 @@ impl MarkFile {
     /// The node the file is for, if it was made with
     /// [`for_node`](MarkFile::for_node).
     pub fn node(&self) -> Option<Node> {
+        self.node.map(|(_, node)| node)
+    }
+
+    /// The node as its layout names it (`datacenter 3 machine 7`), if the
+    /// file was made with [`for_node`](MarkFile::for_node).
+    pub fn node_text(&self) -> Option<String> {
         self.node
+            .map(|(layout, node)| layout.describe(node).to_string())
     }
 
     /// The node's lock file, beside the state file (see [`NodeLock`]):
@@ -102,12 +124,14 @@ impl MarkFile {
     ///
     /// ```
     /// use std::path::Path;
-    /// use snowmint::Node;
+    /// use snowmint::Layout;
     /// use snowmint_fleet::MarkFile;
     ///
-    /// let file = MarkFile::for_node(Path::new("/var/lib/snowmint"), Node { datacenter: 1, machine: 2 });
+    /// let node = Layout::TWITTER.node(&[1, 2])?;
+    /// let file = MarkFile::for_node(Path::new("/var/lib/snowmint"), Layout::TWITTER, node);
     /// assert_eq!(file.lock_path(), Path::new("/var/lib/snowmint/node-dc1-m2.lock"));
     /// assert_eq!(MarkFile::at("/x/state").lock_path(), Path::new("/x/state.lock"));
+    /// # Ok::<(), snowmint::Error>(())
     /// ```
     pub fn lock_path(&self) -> PathBuf {
         if self.path.extension().is_some_and(|ext| ext == "mark") {
@@ -292,7 +316,7 @@ mod tests {
         let dir = TempDir::new("write-into-file");
         let state = dir.path().join("state");
         fs::write(&state, "").unwrap();
-        let file = MarkFile::for_node(&state, Node::default());
+        let file = MarkFile::for_node(&state, Layout::TWITTER, Node::default());
         let message = file.write(1_000).unwrap_err().to_string();
         assert_eq!(
             message,

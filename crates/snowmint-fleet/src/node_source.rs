@@ -9,8 +9,8 @@ use std::sync::Arc;
 use snowmint::{Layout, Node};
 
 use crate::{
-    CoordinatorConfig, CoordinatorUrl, FleetError, SlotSource, StaticSource, last_written_slot,
-    system_hostname,
+    CoordinatorConfig, CoordinatorUrl, FleetError, SettingError, SlotSource, StaticSource,
+    last_written_slot, system_hostname,
 };
 
 /// Where a node's (datacenter, machine) comes from (docs/ARCHITECTURE.md
@@ -23,19 +23,22 @@ use crate::{
 /// use snowmint_fleet::NodeSource;
 ///
 /// let dir = std::env::temp_dir();
-/// let source = NodeSource::Static(Node { datacenter: 1, machine: 2 })
+/// let source = NodeSource::Static(Node::from_slot(34))
 ///     .slot_source(Layout::TWITTER, &dir, None)?;
 /// assert_eq!(source.kind(), "static");
 /// let source = NodeSource::Hostname(Some("ids-12".into())).slot_source(Layout::TWITTER, &dir, None)?;
 /// assert_eq!(source.kind(), "hostname");
-/// let Err(err) = NodeSource::Static(Node { datacenter: 32, machine: 0 })
+/// let Err(err) = NodeSource::Static(Node::from_slot(1024))
 ///     .slot_source(Layout::TWITTER, &dir, None)
 /// else {
-///     panic!("datacenter 32 is outside the Twitter layout");
+///     panic!("slot 1024 is outside the Twitter layout");
 /// };
-/// assert_eq!(err.to_string(), "datacenter 32 is out of range (0..=31)");
+/// assert_eq!(err.to_string(), "slot 1024 is out of range (0..=1023)");
 /// # Ok::<(), snowmint_fleet::FleetError>(())
 /// ```
+// Made once per node: a coordinator's settings (with their layout) are
+// large, and boxing them would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeSource {
     /// Given explicitly (flags, environment, configuration).
@@ -87,10 +90,11 @@ impl NodeSource {
             }
             NodeSource::Coordinator { url, config } => {
                 if config.layout() != layout {
-                    return Err(FleetError::Setting(format!(
-                        "the coordinator's settings are for layout {}, but IDs are issued in layout {layout}",
-                        config.layout()
-                    )));
+                    return Err(SettingError::LayoutMismatch {
+                        coordinator: config.layout(),
+                        issued: layout,
+                    }
+                    .into());
                 }
                 let mut config = config
                     .clone()

@@ -31,14 +31,17 @@
 //! One connection per node, made again with backoff when it breaks
 //! (`link.rs`); TLS by rustls as the URL's `sslmode` says (`tls.rs`); the
 //! password from the URL, `PGPASSWORD` or a password file
-//! (`password.rs`). The engine's keys map onto rows in `keys.rs`.
+//! (`password.rs`). The engine's keys map onto rows in `keys.rs`. The
+//! same way in runs a user's query for `snowmint audit` (`copy_out.rs`).
 
+mod copy_out;
 mod keys;
 mod link;
 mod password;
 mod schema;
 mod tls;
 
+pub use copy_out::copy_out;
 pub use schema::postgres_schema;
 
 use std::collections::hash_map::RandomState;
@@ -211,17 +214,21 @@ impl Backend for PostgresBackend {
         session: &PostgresSession,
         dir: &str,
     ) -> Result<Vec<String>, BackendError> {
-        let fleet = match Key::parse(dir)? {
-            Key::Slots { fleet } => fleet,
+        let rows = match Key::parse(dir)? {
+            Key::Slots { fleet } => {
+                self.query(session, |c| &c.statements.list, &[&fleet])
+                    .await?
+            }
+            Key::Histories { fleet } => {
+                self.query(session, |c| &c.statements.list_histories, &[&fleet])
+                    .await?
+            }
             _ => {
                 return Err(BackendError::unavailable(format!(
                     "{dir} is not a list of slots"
                 )));
             }
         };
-        let rows = self
-            .query(session, |c| &c.statements.list, &[&fleet])
-            .await?;
         Ok(rows
             .iter()
             .map(|row| row.get::<_, i64>(0).to_string())

@@ -54,12 +54,12 @@ fn due_for_refresh(covered: &AtomicI64, step_ms: i64, ts_ms: i64) -> bool {
 /// # Examples
 ///
 /// ```
-/// use snowmint::Node;
+/// use snowmint::{Layout, Node};
 /// use snowmint_fleet::{FleetError, MarkFile, NodeMark};
 ///
 /// let dir = std::env::temp_dir().join(format!("snowmint-doc-nodemark-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;
-/// let file = MarkFile::for_node(&dir, Node::default());
+/// let file = MarkFile::for_node(&dir, Layout::TWITTER, Node::default());
 /// file.write(1_700_000_000_000)?;
 /// let mark = NodeMark::open(file.clone())?;
 /// assert_eq!(mark.recorded_ms(), Some(1_700_000_000_000));
@@ -381,12 +381,9 @@ mod tests {
     use crate::testing::TempDir;
 
     fn reservation(dir: &TempDir, step_ms: i64) -> Arc<Reservation> {
-        let node = Node {
-            datacenter: 1,
-            machine: 2,
-        };
+        let node = Node::from_slot(34);
         let source = Arc::new(StaticSource::new(Layout::TWITTER, node).unwrap());
-        let mark = NodeMark::open(MarkFile::for_node(dir.path(), node)).unwrap();
+        let mark = NodeMark::open(MarkFile::for_node(dir.path(), Layout::TWITTER, node)).unwrap();
         Arc::new(Reservation::new(mark, source, 1, step_ms))
     }
 

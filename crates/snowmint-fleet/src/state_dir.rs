@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use snowmint::{Layout, Node};
+use snowmint::Layout;
 
 use crate::FleetError;
 use crate::reason::io_reason;
@@ -123,7 +123,7 @@ pub fn state_dir_exists(dir: &Path) -> Result<bool, FleetError> {
 /// let dir = std::env::temp_dir().join(format!("snowmint-doc-last-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;
 /// assert_eq!(last_written_slot(&dir, Layout::TWITTER), None);
-/// MarkFile::for_node(&dir, Node { datacenter: 1, machine: 2 }).write(1_700_000_000_000)?;
+/// MarkFile::for_node(&dir, Layout::TWITTER, Layout::TWITTER.node(&[1, 2])?).write(1_700_000_000_000)?;
 /// assert_eq!(last_written_slot(&dir, Layout::TWITTER), Some(34));
 /// # std::fs::remove_dir_all(&dir)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -133,8 +133,7 @@ pub fn last_written_slot(dir: &Path, layout: Layout) -> Option<u64> {
         .ok()?
         .filter_map(|entry| {
             let entry = entry.ok()?;
-            let node = node_of_file(&entry.file_name().to_string_lossy())?;
-            let slot = layout.slot_of(node).ok()?;
+            let slot = slot_of_file(&layout, &entry.file_name().to_string_lossy())?;
             let written = entry.metadata().ok()?.modified().ok()?;
             Some((written, slot))
         })
@@ -142,21 +141,22 @@ pub fn last_written_slot(dir: &Path, layout: Layout) -> Option<u64> {
         .map(|(_, slot)| slot)
 }
 
-/// The node whose state file is called `name` (`node-dc3-m7.mark`).
-fn node_of_file(name: &str) -> Option<Node> {
-    let (datacenter, machine) = name
+/// The slot, in `layout`, of the node whose state file is called `name`
+/// (`node-dc3-m7.mark`; see [`MarkFile::for_node`]).
+fn slot_of_file(layout: &Layout, name: &str) -> Option<u64> {
+    let (upper, lowest) = name
         .strip_prefix("node-dc")?
         .strip_suffix(".mark")?
         .split_once("-m")?;
     let digits = |text: &str| {
         (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| text.parse().ok())
+            .then(|| text.parse::<u64>().ok())
             .flatten()
     };
-    Some(Node {
-        datacenter: digits(datacenter)?,
-        machine: digits(machine)?,
-    })
+    let node = layout
+        .node_from_pair(digits(upper)?, digits(lowest)?)
+        .ok()?;
+    Some(node.slot())
 }
 
 /// Why a path cannot serve as a directory.
@@ -268,18 +268,14 @@ mod tests {
         assert_eq!(last_written_slot(dir.path(), Layout::TWITTER), None);
         let older = crate::MarkFile::for_node(
             dir.path(),
-            Node {
-                datacenter: 0,
-                machine: 5,
-            },
+            Layout::TWITTER,
+            Layout::TWITTER.node(&[0, 5]).unwrap(),
         );
         older.write(1_700_000_000_000).unwrap();
         let newer = crate::MarkFile::for_node(
             dir.path(),
-            Node {
-                datacenter: 2,
-                machine: 1,
-            },
+            Layout::TWITTER,
+            Layout::TWITTER.node(&[2, 1]).unwrap(),
         );
         // Written later, even on a file system whose times are coarse.
         let stamp = |file: &crate::MarkFile| fs::metadata(file.path()).unwrap().modified().unwrap();
@@ -301,13 +297,15 @@ mod tests {
     }
 
     #[test]
-    fn state_file_names_give_their_node() {
+    fn state_file_names_give_their_slot() {
         assert_eq!(
-            node_of_file("node-dc3-m7.mark"),
-            Some(Node {
-                datacenter: 3,
-                machine: 7
-            })
+            slot_of_file(&Layout::TWITTER, "node-dc3-m7.mark"),
+            Some(3 * 32 + 7)
+        );
+        // One node field: the machine alone names the slot.
+        assert_eq!(
+            slot_of_file(&Layout::SONYFLAKE, "node-dc0-m513.mark"),
+            Some(513)
         );
         for other in [
             "node-dc3-m7.mark.tmp",
@@ -315,8 +313,32 @@ mod tests {
             "node-dc-m7.mark",
             "node-dc3-m+7.mark",
             "node-dc3.mark",
+            "node-dc0-m32.mark",
+            "node-dc32-m0.mark",
         ] {
-            assert_eq!(node_of_file(other), None, "{other}");
+            assert_eq!(slot_of_file(&Layout::TWITTER, other), None, "{other}");
+        }
+        assert_eq!(slot_of_file(&Layout::SONYFLAKE, "node-dc1-m0.mark"), None);
+        // Every slot's file names it back.
+        for layout in [
+            Layout::TWITTER,
+            Layout::SONYFLAKE,
+            Layout::DISCORD,
+            Layout::BAIDU,
+        ] {
+            for slot in [0, 1, 31, 32, 1023, layout.node_count() - 1] {
+                let Ok(node) = layout.node_from_slot(slot) else {
+                    continue;
+                };
+                let file = crate::MarkFile::for_node(Path::new("/x"), layout, node);
+                let name = file
+                    .path()
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                assert_eq!(slot_of_file(&layout, &name), Some(slot), "{layout} {name}");
+            }
         }
     }
 

@@ -20,7 +20,7 @@ use crate::{BoxFuture, Claim, FleetError, NodeState, SlotSource, hostname};
 /// use snowmint::{Layout, Node};
 /// use snowmint_fleet::{SlotSource, StaticSource};
 ///
-/// let source = StaticSource::new(Layout::TWITTER, Node { datacenter: 3, machine: 7 })?;
+/// let source = StaticSource::new(Layout::TWITTER, Node::from_slot(103))?;
 /// let state = source.state().borrow().clone();
 /// let claim = state.claim_at(std::time::Instant::now()).unwrap();
 /// assert_eq!((claim.slot, claim.generation), (103, 1));
@@ -28,7 +28,7 @@ use crate::{BoxFuture, Claim, FleetError, NodeState, SlotSource, hostname};
 /// let source = StaticSource::from_hostname(Layout::TWITTER, "ids-45")?;
 /// assert_eq!(source.kind(), "hostname");
 /// let state = source.state().borrow().clone();
-/// assert_eq!(state.claim_at(std::time::Instant::now()).unwrap().node, Node { datacenter: 1, machine: 13 });
+/// assert_eq!(state.claim_at(std::time::Instant::now()).unwrap().node, Node::from_slot(45));
 /// # Ok::<(), snowmint_fleet::FleetError>(())
 /// ```
 #[derive(Debug)]
@@ -45,7 +45,7 @@ impl StaticSource {
     }
 
     /// The node whose slot is the hostname's ordinal (`ids-12` -> slot 12),
-    /// split into datacenter and machine by the layout.
+    /// its node fields as the layout splits it.
     pub fn from_hostname(layout: Layout, hostname: &str) -> Result<StaticSource, FleetError> {
         let slot = hostname::ordinal(hostname)?;
         let node = layout
@@ -107,15 +107,8 @@ mod tests {
 
     #[test]
     fn explicit_nodes_are_checked_against_the_layout() {
-        let err = StaticSource::new(
-            Layout::TWITTER,
-            Node {
-                datacenter: 32,
-                machine: 0,
-            },
-        )
-        .unwrap_err();
-        assert_eq!(err.to_string(), "datacenter 32 is out of range (0..=31)");
+        let err = StaticSource::new(Layout::TWITTER, Node::from_slot(1024)).unwrap_err();
+        assert_eq!(err.to_string(), "slot 1024 is out of range (0..=1023)");
     }
 
     #[test]

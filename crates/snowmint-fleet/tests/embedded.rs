@@ -32,13 +32,7 @@ fn one_issuer_per_node_and_a_restart_resumes_above_the_mark() {
     let mut ids = first.next_ids(4_000).unwrap();
     ids.push(first.next_id().unwrap());
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
-    assert_eq!(
-        Layout::TWITTER.node_of(ids[0]),
-        Node {
-            datacenter: 1,
-            machine: 2
-        }
-    );
+    assert_eq!(Layout::TWITTER.node_of(ids[0]), Node::from_slot(34));
 
     let refused = builder(&dir, &clock).start_blocking().unwrap_err();
     let message = refused.to_string();
@@ -226,13 +220,7 @@ fn abandon_releases_nothing_and_drop_releases_everything() {
     let clock = ManualClock::new(T0);
     let dropped = builder(&dir, &clock).start_blocking().unwrap();
     assert!(matches!(dropped.state(), NodeState::Active(_)));
-    assert_eq!(
-        dropped.node(),
-        Some(Node {
-            datacenter: 1,
-            machine: 2
-        })
-    );
+    assert_eq!(dropped.node(), Some(Node::from_slot(34)));
     dropped.next_id().unwrap();
     drop(dropped);
     clock.advance(2_000);
@@ -296,5 +284,33 @@ fn settings_are_checked_at_the_start() {
                 .mark_step(Duration::from_secs(3))
         ),
         "mark_step 3s is longer than mark_wait_max 2s: a node killed and restarted at once would refuse to start"
+    );
+    // Settings that do not go together are typed, for programs to match.
+    let error = EmbeddedIssuer::builder()
+        .node(0, 0)
+        .mark_step(Duration::from_secs(3))
+        .state_dir(dir.path())
+        .start_blocking()
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            snowmint_fleet::FleetError::Setting(snowmint_fleet::SettingError::MarkStepAboveWait {
+                mark_step,
+                mark_wait_max,
+            }) if mark_step == Duration::from_secs(3) && mark_wait_max == Duration::from_secs(2)
+        ),
+        "{error:?}"
+    );
+    let error = EmbeddedIssuer::builder()
+        .state_dir(dir.path())
+        .start_blocking()
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            snowmint_fleet::FleetError::Setting(snowmint_fleet::SettingError::NoNode)
+        ),
+        "{error:?}"
     );
 }

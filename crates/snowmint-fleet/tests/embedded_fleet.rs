@@ -622,8 +622,9 @@ fn readme_example(
     let batch = issuer.next_ids(100)?;
     if let NodeState::Active(claim) = issuer.state() {
         println!(
-            "issuing as slot {} (datacenter {}, machine {})",
-            claim.slot, claim.node.datacenter, claim.node.machine
+            "issuing as slot {} ({})",
+            claim.slot,
+            Layout::TWITTER.describe(claim.node)
         );
     }
 
@@ -659,7 +660,8 @@ fn the_readme_example_runs_as_shown() {
             .iter()
             .all(|later| Layout::TWITTER.node_of(*later) == node)
     );
-    let node_file = format!("node-dc{}-m{}.mark", node.datacenter, node.machine);
+    let (datacenter, machine) = Layout::TWITTER.pair_of(node);
+    let node_file = format!("node-dc{datacenter}-m{machine}.mark");
     assert!(dir.path().join(node_file).is_file());
     assert!(runtime.block_on(cluster.slot_holders("orders")).is_empty());
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
-use snowmint::{Layout, Node, Parts, SnowflakeId};
+use snowmint::{Layout, Node, SnowflakeId};
 use snowmint_fleet::{
     ClaimEnd, ClaimState, ClockCheck, Coordinator, CoordinatorConfig, CoordinatorUrl, FleetName,
     HistoryRetention, NodeState, SlotRange, SlotSource, WhoisAnswer,
@@ -72,14 +72,7 @@ async fn active<S: SlotSource>(engine: &S) -> snowmint_fleet::Claim {
 
 /// The ID of slot 5 (datacenter 0, machine 5) at `timestamp_ms`.
 fn id_at(timestamp_ms: i64) -> SnowflakeId {
-    Layout::TWITTER
-        .encode(Parts {
-            timestamp_ms,
-            datacenter: 0,
-            machine: 5,
-            sequence: 7,
-        })
-        .unwrap()
+    Layout::TWITTER.encode_pair(timestamp_ms, 0, 5, 7).unwrap()
 }
 
 fn now_ms() -> i64 {
@@ -145,16 +138,7 @@ async fn each_claim_leaves_a_record<C: CoordinatorServer>() {
     };
     let a_says = ask(a_issued).await;
     assert_eq!(a_says.answer, WhoisAnswer::Covered, "{a_says}");
-    assert_eq!(
-        (a_says.slot, a_says.node),
-        (
-            5,
-            Node {
-                datacenter: 0,
-                machine: 5
-            }
-        )
-    );
+    assert_eq!((a_says.slot, a_says.node), (5, Node::from_slot(5)));
     let record = &a_says.claims[0];
     assert_eq!(record.generation, 1);
     let parsed = record.parsed_holder().unwrap();

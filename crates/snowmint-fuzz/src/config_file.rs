@@ -7,7 +7,6 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use arbitrary::{Arbitrary, Unstructured};
-use snowmint::Field;
 use snowmint_server::config::{Config, Identity, Layer, Setting};
 
 /// Reads `data` as libfuzzer-sys reads the target's typed input, and
@@ -52,8 +51,7 @@ pub fn check(input: (&str, Vec<(u8, String)>)) {
     assert!(config.layout.last_instant_ms() >= config.layout.epoch_ms());
     match &config.identity {
         Identity::Static(node) => {
-            assert!(node.datacenter <= config.layout.max(Field::Datacenter));
-            assert!(node.machine <= config.layout.max(Field::Machine));
+            assert!(config.layout.slot_of(*node).is_ok());
             // A node that validates can be set up.
             snowmint_server::slot_source(&config).expect("the configured node is usable");
         }

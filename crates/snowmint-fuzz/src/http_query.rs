@@ -34,9 +34,7 @@ static SERVICE: LazyLock<Service> = LazyLock::new(|| {
     flags.set(Setting::Datacenter, "3");
     flags.set(Setting::Machine, "7");
     let config = Config::resolve(&[flags], |_| None).expect("a valid configuration");
-    let state = runtime
-        .block_on(snowmint_server::start(&config))
-        .expect("the node starts");
+    let state = runtime.block_on(crate::node_state(&config));
     Service {
         runtime,
         app: snowmint_server::app(state),

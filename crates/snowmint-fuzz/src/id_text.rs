@@ -13,8 +13,12 @@ pub fn run(data: &[u8]) {
             Ok(id) => {
                 let written = id.encode(encoding);
                 assert_eq!(SnowflakeId::parse(encoding, written.as_str()), Ok(id));
-                let parts = Layout::TWITTER.decode(id);
-                assert_eq!(Layout::TWITTER.encode(parts), Ok(id));
+                for layout in [Layout::TWITTER, Layout::DISCORD, Layout::SONYFLAKE] {
+                    match layout.decode(id) {
+                        Ok(parts) => assert_eq!(parts.id(), id),
+                        Err(_) => assert!(id > layout.max_id()),
+                    }
+                }
             }
             Err(error) => {
                 // Messages stay short whatever the input.

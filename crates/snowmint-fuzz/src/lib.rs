@@ -48,3 +48,24 @@ pub const TARGETS: [(&str, Check); 7] = [
     ("memcached", memcached::run),
     ("time_text", time_text::run),
 ];
+
+/// The state of the node `config` describes, started as `snowmint serve`
+/// starts it (its slot source, an issuer over it), for the targets that
+/// drive the service without a socket.
+pub(crate) async fn node_state(
+    config: &snowmint_server::config::Config,
+) -> snowmint_server::AppState {
+    std::fs::create_dir_all(&config.state_dir).expect("the state directory can be made");
+    let source = snowmint_server::slot_source(config).expect("the configured node is usable");
+    let options = snowmint_server::IssuerOptions {
+        layout: config.layout,
+        clock_policy: config.clock_policy,
+        clock: snowmint_server::clock(config),
+        state_dir: config.state_dir.clone(),
+        mark_step: config.mark_step,
+    };
+    let issuer = snowmint_server::Issuer::start(source, options)
+        .await
+        .expect("the node starts");
+    snowmint_server::AppState::with_limits(issuer, config.limits)
+}

@@ -6,7 +6,6 @@
 //! node, and nothing panics.
 
 use std::sync::LazyLock;
-use std::time::Duration;
 
 use snowmint_server::AppState;
 use snowmint_server::config::{Config, Layer, Setting};
@@ -31,9 +30,7 @@ static SERVICE: LazyLock<Service> = LazyLock::new(|| {
     flags.set(Setting::Datacenter, "3");
     flags.set(Setting::Machine, "7");
     let config = Config::resolve(&[flags], |_| None).expect("a valid configuration");
-    let state = runtime
-        .block_on(snowmint_server::start(&config))
-        .expect("the node starts");
+    let state = runtime.block_on(crate::node_state(&config));
     Service { runtime, state }
 });
 
@@ -45,7 +42,6 @@ pub fn run(input: &[u8]) {
         let serving = tokio::spawn(snowmint_server::memcached::serve_stream(
             server,
             service.state.clone(),
-            Duration::from_secs(5),
         ));
         // Writing and reading at once: a large input's answers could fill
         // the pipe before the input is all in.

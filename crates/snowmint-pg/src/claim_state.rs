@@ -156,10 +156,7 @@ impl ClaimRecord {
 
     /// The node of the claim.
     pub fn node(&self) -> Node {
-        Node {
-            datacenter: self.datacenter,
-            machine: self.machine,
-        }
+        Node::from_slot(self.slot)
     }
 
     /// Why the node may not issue, or `None` when it may.

@@ -178,6 +178,7 @@ pub fn past_deadline(claim: ClaimWord, record: &ClaimRecord) -> String {
 
 /// The SQL error of a refusal.
 fn refusal(reason: &str) -> ErrorReport {
+    let reason = crate::fleet_settings::for_caller(reason);
     errors::not_ready(format!("snowmint cannot issue IDs now: {reason}"))
 }
 

@@ -10,8 +10,11 @@
 //!
 //! Each value is read by the fleet's own reader, the one `snowmint serve`
 //! uses, so a mistake reads the same in both. Read at server start only
-//! (context `postmaster`). The coordinator is shown to superusers only,
-//! and everywhere with its password as `***`.
+//! (context `postmaster`). The coordinator is shown only to the roles that
+//! may read its setting (`SUPERUSER_ONLY`: superusers and members of
+//! `pg_read_all_settings`), in `SHOW` as in `node()` and in the reasons
+//! `node()` and `next_id()` give, and everywhere with its password as
+//! `***`.
 #![forbid(unsafe_code)]
 
 use std::ffi::CString;
@@ -140,9 +143,63 @@ pub fn read(layout: Layout) -> Result<Option<FleetSettings>, ErrorReport> {
     }))
 }
 
-/// The coordinator as `node()` and messages show it: the password, if the
-/// URL holds one, as `***`; `None` without a coordinator. A URL that
-/// cannot be read is shown as its reader echoes it (also masked).
+/// What a role that may not read `snowmint.coordinator` sees in its place.
+const HIDDEN: &str = "(hidden: see snowmint.coordinator)";
+
+/// Whether the calling role may read `snowmint.coordinator`, as
+/// PostgreSQL decides for `SHOW` of a `SUPERUSER_ONLY` setting: a
+/// superuser, or a role with the privileges of `pg_read_all_settings`
+/// (`pg_has_role` is true for superusers).
+fn caller_may_read_coordinator() -> bool {
+    pgrx::Spi::get_one::<bool>("SELECT pg_catalog.pg_has_role('pg_read_all_settings', 'USAGE')")
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+}
+
+/// The coordinator as `node()` shows it to the calling role: `None`
+/// without a coordinator, or for a role that may not read the setting.
+pub fn coordinator_for_caller() -> Option<String> {
+    let shown = shown_coordinator()?;
+    caller_may_read_coordinator().then_some(shown)
+}
+
+/// `text` (a reason that may name the coordinator) as the calling role may
+/// see it: the coordinator's URL and each of its hosts hidden from a role
+/// that may not read the setting.
+pub fn for_caller(text: &str) -> String {
+    let Some(shown) = shown_coordinator() else {
+        return text.to_owned();
+    };
+    let mut secrets = vec![shown.clone()];
+    secrets.extend(hosts(&shown).map(str::to_owned));
+    secrets.retain(|secret| !secret.is_empty());
+    if !secrets.iter().any(|secret| text.contains(secret.as_str())) || caller_may_read_coordinator()
+    {
+        return text.to_owned();
+    }
+    // Longest first: the URL before the hosts it holds.
+    secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+    secrets.iter().fold(text.to_owned(), |text, secret| {
+        text.replace(secret.as_str(), HIDDEN)
+    })
+}
+
+/// The hosts of a coordinator URL as shown: between `://` (and a user
+/// before `@`) and the path or the query, split at commas.
+fn hosts(url: &str) -> impl Iterator<Item = &str> {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    let hosts = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, hosts)| hosts);
+    hosts.split(',')
+}
+
+/// The coordinator as messages show it: the password, if the URL holds
+/// one, as `***`; `None` without a coordinator. A URL that cannot be read
+/// is shown as its reader echoes it (also masked). Not for a role that
+/// may not read the setting: see [`coordinator_for_caller`].
 pub fn shown_coordinator() -> Option<String> {
     let text = text(&COORDINATOR)?;
     Some(match text.parse::<CoordinatorUrl>() {

@@ -2,28 +2,22 @@
 //! calculator (decode, encode, times, ID ranges) in SQL, all in schema
 //! `snowmint`.
 //!
-//! # Layout
+//! # How it fits together
 //!
-//! - `sql.rs`: the SQL functions, thin: they read their arguments with the
-//!   core's rules and turn its errors into SQL errors.
-//! - `inspect.rs`: `inspect(text)`, a row per reading of each ID-like
-//!   token of a text.
-//! - `issue.rs`: `next_id()`: this backend's generator over the server's
-//!   shared state word, for a static node, and the choice between a static
-//!   and a coordinated node.
-//! - `static_mark.rs`: a static node's durable high-water mark.
-//! - `claimed.rs`: `next_id()` on a server that claims its node from the
-//!   fleet's coordinator: the backends' side of the claim.
-//! - `worker.rs`: the claim worker, a background process that runs the
-//!   fleet's claim engine and publishes the claim for the backends.
-//! - `claim_state.rs`: the shape of what the worker publishes.
-//! - `wait.rs`: every wait a backend makes, cancellable.
-//! - `settings.rs`, `fleet_settings.rs`: the `snowmint.*` settings and what
-//!   they mean.
-//! - `shmem.rs`: the server-wide state in shared memory.
-//! - `errors.rs`: the core's errors as SQL errors (SQLSTATE 22003, 22023,
-//!   55000) that name the field, the value and the range.
-//! - `time.rs`: `timestamptz` to and from Unix milliseconds.
+//! The SQL functions are thin: they read their arguments with the core's
+//! rules (times go between `timestamptz` and Unix milliseconds) and turn
+//! its errors into SQL errors that name the field, the value and the range
+//! (SQLSTATE 22003, 22023, 55000). `snowmint.inspect(text)` reads a text's
+//! ID-like tokens into a row per reading, with the core's inspector. The `snowmint.*` settings, read at
+//! server start, decide what kind of node the server is.
+//!
+//! A server given its node (a *static* node) issues from every backend
+//! over one state word in shared memory, and keeps its durable high-water
+//! mark in the data directory. A server that claims its node from the
+//! fleet's coordinator runs a background process, the claim worker, which
+//! runs the fleet's claim engine and publishes the claim into shared
+//! memory; the backends read it there before each ID. Every wait a backend
+//! makes (for the clock, for the mark) is cancellable.
 //!
 //! # One generator per server
 //!

@@ -239,17 +239,17 @@ fn node(layout: Layout) -> Result<Option<Node>, ErrorReport> {
             shown(machine)
         ))),
         (datacenter, machine) => {
-            let node = Node {
-                datacenter: datacenter as u64,
-                machine: machine as u64,
-            };
-            layout.node_bits(node).map_err(|error| {
-                let name = match error.field() {
-                    Some(snowmint::Field::Machine) => "machine",
-                    _ => "datacenter",
-                };
-                bad(error, name)
-            })?;
+            // The node as two numbers (see `Layout::node_from_pair`):
+            // datacenter and machine in Twitter's layout. Each is checked
+            // against its range, and named when it is out of it.
+            let (upper, lowest) = layout.pair_max();
+            let datacenter = snowmint::value::check_bounded("datacenter", datacenter, 0..=upper)
+                .map_err(|error| bad(error, "datacenter"))?;
+            let machine = snowmint::value::check_bounded("machine", machine, 0..=lowest)
+                .map_err(|error| bad(error, "machine"))?;
+            let node = layout
+                .node_from_pair(datacenter, machine)
+                .map_err(|error| bad(error, "datacenter"))?;
             Ok(Some(node))
         }
     }

@@ -11,30 +11,48 @@
 use pgrx::datum::TimestampWithTimeZone;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
-use snowmint::{Field, Layout, Parts, SnowflakeId};
+use snowmint::{Layout, SnowflakeId};
 
 use crate::{errors, fleet_settings, issue, time};
 
-/// A layout argument: `twitter`, `discord` or `T/D/M/S@EPOCH`.
+/// A layout argument: a preset (`twitter`, `sonyflake`...), `T/D/M/S@EPOCH`
+/// or a layout text.
 fn layout_arg(text: &str) -> Result<Layout, ErrorReport> {
     text.trim()
         .parse::<Layout>()
         .map_err(|error| errors::from_core_about(Some("layout"), error))
 }
 
-/// An ID argument: 0 ..= 2^63-1.
-fn id_arg(value: i64) -> Result<SnowflakeId, ErrorReport> {
-    SnowflakeId::from_i64(value).map_err(errors::from_core)
+/// An ID argument: 0 ..= 2^63-1, an ID of `layout`.
+fn id_arg(layout: &Layout, value: i64) -> Result<SnowflakeId, ErrorReport> {
+    match u64::try_from(value) {
+        Ok(raw) => layout.check_id(SnowflakeId::from_u64(raw)),
+        // A negative bigint: the message names the layout's range.
+        Err(_) => layout.parse_id(snowmint::Encoding::Decimal, &value.to_string()),
+    }
+    .map_err(errors::from_core)
 }
 
-/// A field argument, checked against the layout.
-fn field_arg(layout: Layout, field: Field, value: i32) -> Result<u64, ErrorReport> {
-    snowmint::value::check_bounded(field.name(), value, 0..=layout.max(field))
-        .map_err(errors::from_core)
+/// An ID as a `bigint` (an ID of a 64-bit layout may not fit one).
+fn bigint(id: SnowflakeId) -> Result<i64, ErrorReport> {
+    i64::try_from(id).map_err(errors::from_core)
+}
+
+/// A field argument, checked against its range: the node as two numbers
+/// (`datacenter`, `machine`: see `Layout::node_from_pair`) and the
+/// sequence.
+fn field_arg(layout: &Layout, name: &'static str, value: i32) -> Result<u64, ErrorReport> {
+    let (upper, lowest) = layout.pair_max();
+    let max = match name {
+        "datacenter" => upper,
+        "machine" => lowest,
+        _ => layout.sequence_field().map_or(0, |f| f.max()),
+    };
+    snowmint::value::check_bounded(name, value, 0..=max).map_err(errors::from_core)
 }
 
 /// A decoded field as an `int`.
-fn int(field: Field, value: u64) -> Result<i32, ErrorReport> {
+fn int(field: &str, value: u64) -> Result<i32, ErrorReport> {
     i32::try_from(value).map_err(|_| {
         errors::out_of_range(format!(
             "{field} {value} does not fit an int (the layout's field is wider than 31 bits)"
@@ -46,7 +64,7 @@ fn int(field: Field, value: u64) -> Result<i32, ErrorReport> {
 /// `id bigint PRIMARY KEY DEFAULT snowmint.next_id()`.
 #[pg_extern(volatile)]
 fn next_id() -> Result<i64, ErrorReport> {
-    issue::next_id().map(SnowflakeId::as_i64)
+    issue::next_id().and_then(bigint)
 }
 
 /// The fields of an ID.
@@ -70,15 +88,19 @@ fn decode(
     ErrorReport,
 > {
     let layout = layout_arg(layout)?;
-    let id = id_arg(snowflake)?;
-    let parts = layout.decode(id);
+    let id = id_arg(&layout, snowflake)?;
+    let parts = layout.decode(id).map_err(errors::from_core)?;
+    let (datacenter, machine) = layout.pair_of(parts.node());
+    let sequence = layout
+        .sequence_field()
+        .map_or(0, |f| f.value_in(id.as_u64()));
     Ok(TableIterator::once((
         snowflake,
-        time::from_unix_ms(parts.timestamp_ms)?,
-        parts.timestamp_ms,
-        int(Field::Datacenter, parts.datacenter)?,
-        int(Field::Machine, parts.machine)?,
-        int(Field::Sequence, parts.sequence)?,
+        time::from_unix_ms(parts.time_ms())?,
+        parts.time_ms(),
+        int("datacenter", datacenter)?,
+        int("machine", machine)?,
+        int("sequence", sequence)?,
     )))
 }
 
@@ -89,7 +111,7 @@ fn to_timestamp(
     layout: default!(&str, "'twitter'"),
 ) -> Result<TimestampWithTimeZone, ErrorReport> {
     let layout = layout_arg(layout)?;
-    time::from_unix_ms(layout.timestamp_ms(id_arg(id)?))
+    time::from_unix_ms(layout.timestamp_ms(id_arg(&layout, id)?))
 }
 
 /// The smallest ID of the millisecond of `time`.
@@ -103,7 +125,7 @@ fn from_timestamp(
     let range = layout
         .id_range(unix_ms, unix_ms)
         .map_err(errors::from_core)?;
-    Ok(range.start().as_i64())
+    bigint(*range.start())
 }
 
 /// The smallest and the largest ID of the window `from_time ..= to_time`
@@ -119,8 +141,8 @@ fn id_range(
     let to_ms = time::to_unix_ms("to_time", to_time)?;
     let range = layout.id_range(from_ms, to_ms).map_err(errors::from_core)?;
     Ok(TableIterator::once((
-        range.start().as_i64(),
-        range.end().as_i64(),
+        bigint(*range.start())?,
+        bigint(*range.end())?,
     )))
 }
 
@@ -134,16 +156,15 @@ fn encode(
     layout: default!(&str, "'twitter'"),
 ) -> Result<i64, ErrorReport> {
     let layout = layout_arg(layout)?;
-    let parts = Parts {
-        timestamp_ms: time::to_unix_ms("time", time)?,
-        datacenter: field_arg(layout, Field::Datacenter, datacenter)?,
-        machine: field_arg(layout, Field::Machine, machine)?,
-        sequence: field_arg(layout, Field::Sequence, sequence)?,
-    };
-    layout
-        .encode(parts)
-        .map(SnowflakeId::as_i64)
-        .map_err(errors::from_core)
+    let id = layout
+        .encode_pair(
+            time::to_unix_ms("time", time)?,
+            field_arg(&layout, "datacenter", datacenter)?,
+            field_arg(&layout, "machine", machine)?,
+            field_arg(&layout, "sequence", sequence)?,
+        )
+        .map_err(errors::from_core)?;
+    bigint(id)
 }
 
 /// This server's node and how it has it: the node (NULL while none is
@@ -151,7 +172,8 @@ fn encode(
 /// ID); where the node comes from (`static`, or the coordinator's kind:
 /// `etcd`, `zookeeper`, `postgres`), whether `next_id()` may issue now and
 /// if not why; for a claimed node the claim's generation and deadline, the
-/// coordinator (its password as `***`) and the fleet.
+/// coordinator (its password as `***`; NULL, and hidden in the reason, for
+/// a role that may not read `snowmint.coordinator`) and the fleet.
 #[allow(clippy::type_complexity)]
 #[pg_extern(volatile)]
 fn node() -> Result<
@@ -181,8 +203,8 @@ fn node() -> Result<
     let layout = settings.layout;
     let (datacenter, machine, slot) = match view.node {
         Some(node) => (
-            Some(int(Field::Datacenter, node.datacenter)?),
-            Some(int(Field::Machine, node.machine)?),
+            Some(int("datacenter", layout.pair_of(node).0)?),
+            Some(int("machine", layout.pair_of(node).1)?),
             layout
                 .slot_of(node)
                 .ok()
@@ -206,10 +228,10 @@ fn node() -> Result<
         high_water,
         source.to_owned(),
         view.reason.is_none(),
-        view.reason,
+        view.reason.as_deref().map(fleet_settings::for_caller),
         view.generation.and_then(|g| i64::try_from(g).ok()),
         valid_until,
-        fleet_settings::shown_coordinator(),
+        fleet_settings::coordinator_for_caller(),
         settings.fleet.as_ref().map(|fleet| fleet.fleet.to_string()),
     )))
 }

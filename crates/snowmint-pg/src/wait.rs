@@ -16,7 +16,7 @@
 use std::time::{Duration, Instant};
 
 use pgrx::pg_sys::panic::ErrorReport;
-use snowmint::{Clock, ClockPolicy, Error, Generator, SnowflakeId, SystemClock};
+use snowmint::{Clock, ClockPolicy, Generator, SnowflakeId, SystemClock};
 
 use crate::errors;
 use crate::shmem;
@@ -54,11 +54,10 @@ pub fn generate<W: std::ops::Deref<Target = std::sync::atomic::AtomicU64>>(
             Ok(id) => return Ok(id),
             Err(error) => error,
         };
-        let (Error::ClockBehind { last_ms, now_ms }, ClockPolicy::Wait { max }) = (&error, policy)
-        else {
+        let (Some(regression), ClockPolicy::Wait { max }) = (error.regression(), policy) else {
             return Err(errors::from_core(error));
         };
-        let behind = Duration::from_millis(last_ms.saturating_sub(*now_ms).max(0) as u64);
+        let behind = regression.behind();
         let until = *until.get_or_insert_with(|| Instant::now() + max);
         let left = until.saturating_duration_since(Instant::now());
         if behind > max || left.is_zero() {

@@ -316,9 +316,8 @@ impl Publisher {
         );
         if current.published_until_ms.is_none() {
             pgrx::log!(
-                "snowmint claim worker: issuing IDs as slot {slot} (datacenter {}, machine {}), claim {} from {}",
-                current.view.claim.node.datacenter,
-                current.view.claim.node.machine,
+                "snowmint claim worker: issuing IDs as slot {slot} ({}), claim {} from {}",
+                self.layout.describe(current.view.claim.node),
                 current.view.claim.generation,
                 self.coordinator
             );
@@ -362,15 +361,13 @@ impl Publisher {
         record.last_serial = serial;
         record.generation = claim.generation;
         record.slot = claim.slot;
-        record.datacenter = claim.node.datacenter;
-        record.machine = claim.node.machine;
+        (record.datacenter, record.machine) = self.layout.pair_of(claim.node);
         record.resumed_after_ms = view.resumed_after.unwrap_or(NONE);
         self.write(record);
         pgrx::log!(
-            "snowmint claim worker: claimed slot {} (datacenter {}, machine {}), claim {}{}",
+            "snowmint claim worker: claimed slot {} ({}), claim {}{}",
             claim.slot,
-            claim.node.datacenter,
-            claim.node.machine,
+            self.layout.describe(claim.node),
             claim.generation,
             view.resumed_after
                 .map(|ms| format!(", resuming after {}", format_time(ms)))

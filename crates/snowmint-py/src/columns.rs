@@ -22,9 +22,10 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PySlice};
-use snowmint::{Layout, SnowflakeId};
+use snowmint::Layout;
 
 use crate::errors;
+use crate::fields::Extract;
 use crate::values;
 
 /// The decoded columns of ``decode_many``: ``timestamp_ms``,
@@ -123,8 +124,8 @@ const STEP: usize = 1 << 15;
 
 /// Where the IDs come from.
 enum Source<'py> {
-    /// A list, read item by item.
-    List(Bound<'py, PyList>),
+    /// A list, read item by item (each checked against the layout).
+    List(Bound<'py, PyList>, Layout),
     /// Ints from another iterable, read (and checked) up front.
     Values(Vec<u64>),
     /// A one-dimensional buffer of 64-bit integers.
@@ -137,9 +138,9 @@ enum Source<'py> {
 }
 
 impl<'py> Source<'py> {
-    fn new(py: Python<'py>, ids: &Bound<'py, PyAny>) -> PyResult<Source<'py>> {
+    fn new(py: Python<'py>, layout: &Layout, ids: &Bound<'py, PyAny>) -> PyResult<Source<'py>> {
         if let Ok(list) = ids.cast::<PyList>() {
-            return Ok(Source::List(list.clone()));
+            return Ok(Source::List(list.clone(), *layout));
         }
         match read_buffer(ids)? {
             Some((view, order, signed)) => Ok(Source::Buffer {
@@ -148,13 +149,13 @@ impl<'py> Source<'py> {
                 order,
                 signed,
             }),
-            None => read_ints(py, ids).map(Source::Values),
+            None => read_ints(py, layout, ids).map(Source::Values),
         }
     }
 
     fn len(&self) -> usize {
         match self {
-            Source::List(list) => list.len(),
+            Source::List(list, _) => list.len(),
             Source::Values(values) => values.len(),
             Source::Buffer { len, .. } => *len,
         }
@@ -195,10 +196,10 @@ impl<'py> Source<'py> {
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         raw.clear();
         match self {
-            Source::List(list) => {
+            Source::List(list, layout) => {
                 for index in start..start + count {
                     let item = list.get_item(index)?;
-                    let id = values::id(py, &item)
+                    let id = values::id(py, layout, &item)
                         .map_err(|error| errors::at_index(py, error, index))?;
                     raw.push(id.as_u64());
                 }
@@ -229,12 +230,16 @@ impl<'py> Source<'py> {
         Ok(None)
     }
 
-    /// The error for the bits `raw` found at `index`, which are no ID.
-    fn not_an_id(&self, py: Python<'_>, index: usize, raw: u64) -> PyErr {
-        let error = match self {
-            Source::Buffer { signed: true, .. } => SnowflakeId::from_i64(raw as i64),
-            _ => SnowflakeId::from_u64(raw),
+    /// The error for the bits `raw` found at `index`, which are no ID of
+    /// `layout`.
+    fn not_an_id(&self, py: Python<'_>, layout: &Layout, index: usize, raw: u64) -> PyErr {
+        // The message the value's decimal text gets, with the layout's
+        // range.
+        let text = match self {
+            Source::Buffer { signed: true, .. } => (raw as i64).to_string(),
+            _ => raw.to_string(),
         };
+        let error = layout.parse_id(snowmint::Encoding::Decimal, &text);
         let error = match error {
             Err(error) => errors::to_py(py, error, None),
             Ok(_) => PyTypeError::new_err("invalid ID"),
@@ -373,15 +378,10 @@ pub fn read_out<'py>(
     Ok([a, b, c, d])
 }
 
-/// The bits of each field, in the order of `Parts`; the timestamp is
+/// The bits of each column, in the order of `Parts`; the timestamp is
 /// written as a signed 64-bit Unix millisecond count, so it counts as 63.
 fn field_bits(layout: &Layout) -> [u8; 4] {
-    [
-        63,
-        layout.datacenter_bits(),
-        layout.machine_bits(),
-        layout.sequence_bits(),
-    ]
+    Extract::widths(layout)
 }
 
 /// `decode_many` as Python calls it: new columns, narrow or `int64`, or
@@ -420,7 +420,7 @@ pub fn decode_many(
     ids: &Bound<'_, PyAny>,
     output: Output<'_>,
 ) -> PyResult<Columns> {
-    let source = Source::new(py, ids)?;
+    let source = Source::new(py, layout, ids)?;
     let len = source.len();
     match output {
         Output::New { int64 } => {
@@ -482,7 +482,7 @@ fn decode_new(
                 source.steps(py, |start, count, input| {
                     let columns = split_columns(out, &offsets, &widths, start, count);
                     py.detach(|| decode_all(layout, input, columns, widths))
-                        .map_err(|(index, bits)| source.not_an_id(py, start + index, bits))
+                        .map_err(|(index, bits)| source.not_an_id(py, layout, start + index, bits))
                 })
             })?;
             PyMemoryView::from(memory.as_any())?
@@ -635,7 +635,7 @@ fn decode_steps(
             Ok(())
         })?;
         if let Some((index, bits)) = failed {
-            return Err(source.not_an_id(py, start + index, bits));
+            return Err(source.not_an_id(py, layout, start + index, bits));
         }
         let step = PyMemoryView::from(step.as_any())?;
         for (k, target) in targets.iter().enumerate() {
@@ -693,24 +693,24 @@ fn decode_all(
     out: [&mut [u8]; 4],
     widths: Widths,
 ) -> Result<(), (usize, u64)> {
+    let extract = Extract::new(layout);
     match ([widths[1].bytes, widths[2].bytes, widths[3].bytes], input) {
         // The Twitter and Discord layouts, narrow and wide, from a buffer
         // or converted words: the common cases get code of their own.
-        ([1, 1, 2], Input::Bytes(_)) => decode_as::<1, 1, 2>(layout, input.words(), out),
+        ([1, 1, 2], Input::Bytes(_)) => decode_as::<1, 1, 2>(&extract, input.words(), out),
         ([1, 1, 2], Input::Words(words)) => {
-            decode_as::<1, 1, 2>(layout, words.iter().copied(), out)
+            decode_as::<1, 1, 2>(&extract, words.iter().copied(), out)
         }
-        ([8, 8, 8], _) => decode_as::<8, 8, 8>(layout, input.words(), out),
+        ([8, 8, 8], _) => decode_as::<8, 8, 8>(&extract, input.words(), out),
         ([d, m, s], _) => {
             // Other layouts: one width check per item and field.
             let [timestamps, datacenters, machines, sequences] = out;
             for (index, raw) in input.words().enumerate() {
-                let id = SnowflakeId::from_u64_checked(raw).ok_or((index, raw))?;
-                let parts = layout.decode(id);
-                put::<8>(timestamps, index, parts.timestamp_ms as u64);
-                put_dyn(datacenters, d, index, parts.datacenter);
-                put_dyn(machines, m, index, parts.machine);
-                put_dyn(sequences, s, index, parts.sequence);
+                let fields = extract.of(raw).ok_or((index, raw))?;
+                put::<8>(timestamps, index, fields.timestamp_ms as u64);
+                put_dyn(datacenters, d, index, fields.datacenter);
+                put_dyn(machines, m, index, fields.machine);
+                put_dyn(sequences, s, index, fields.sequence);
             }
             Ok(())
         }
@@ -728,19 +728,18 @@ fn put_dyn(out: &mut [u8], width: usize, index: usize, value: u64) {
 
 #[inline]
 fn decode_as<const D: usize, const M: usize, const S: usize>(
-    layout: &Layout,
+    extract: &Extract,
     raws: impl Iterator<Item = u64>,
     out: [&mut [u8]; 4],
 ) -> Result<(), (usize, u64)> {
     let [timestamps, datacenters, machines, sequences] = out;
     for (index, raw) in raws.enumerate() {
-        let id = SnowflakeId::from_u64_checked(raw).ok_or((index, raw))?;
-        let parts = layout.decode(id);
-        // Every field of an ID fits 62 bits, so each fits its column.
-        put::<8>(timestamps, index, parts.timestamp_ms as u64);
-        put::<D>(datacenters, index, parts.datacenter);
-        put::<M>(machines, index, parts.machine);
-        put::<S>(sequences, index, parts.sequence);
+        let fields = extract.of(raw).ok_or((index, raw))?;
+        // Each value fits its column: the widths were chosen for them.
+        put::<8>(timestamps, index, fields.timestamp_ms as u64);
+        put::<D>(datacenters, index, fields.datacenter);
+        put::<M>(machines, index, fields.machine);
+        put::<S>(sequences, index, fields.sequence);
     }
     Ok(())
 }
@@ -787,7 +786,7 @@ fn not_ids(format: &str, itemsize: usize) -> PyErr {
 }
 
 /// The ints of an iterable, each checked to be an ID.
-fn read_ints(py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+fn read_ints(py: Python<'_>, layout: &Layout, ids: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
     let items = ids.try_iter().map_err(|_| {
         PyTypeError::new_err(format!(
             "decode_many needs a list or iterable of ints, or a buffer of 64-bit integers, not {}",
@@ -799,7 +798,8 @@ fn read_ints(py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
     })?;
     let mut out = Vec::with_capacity(ids.len().unwrap_or(0));
     for (index, item) in items.enumerate() {
-        let id = values::id(py, &item?).map_err(|error| errors::at_index(py, error, index))?;
+        let id =
+            values::id(py, layout, &item?).map_err(|error| errors::at_index(py, error, index))?;
         out.push(id.as_u64());
     }
     Ok(out)

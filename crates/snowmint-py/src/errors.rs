@@ -10,7 +10,7 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDelta, PyModule};
-use snowmint::{Error, InvalidIdKind, SnowflakeId};
+use snowmint::{Error, ErrorKind, Limit};
 
 /// The module that defines the exception classes.
 static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
@@ -36,128 +36,100 @@ where
 /// (a Python int beyond 64 bits, a `timedelta`, an ID text).
 pub type Given<'a, 'py> = Option<&'a Bound<'py, PyAny>>;
 
-/// The largest ID, 2^63 - 1.
-const MAX_ID: u64 = SnowflakeId::MAX.as_u64();
-
-/// Turns a core error into the matching Python exception:
+/// Turns a core error into the matching Python exception, by its kind (one
+/// arm per [`ErrorKind`], no wildcard: a new kind stops the build until it
+/// is mapped here, as in every front end):
 ///
 /// - a value outside its range: `OutOfRangeError` (`field`, `value`, `min`,
-///   `max`);
+///   `max`); ID text that is out of range stays an `InvalidIdError`;
 /// - ID text that does not read: `InvalidIdError` (the same attributes);
-/// - any other value that cannot be taken: `InvalidValueError` (`min` and
-///   `max` are `None`);
+/// - any other value that cannot be taken (text, a name, a layout):
+///   `InvalidValueError` (`min` and `max` are `None`);
+/// - a time window whose start is after its end: `OutOfRangeError` on
+///   `end`, its `min` the start;
 /// - the clock behind the last timestamp used: `ClockBehindError`
-///   (`last_ms`, `now_ms`).
+///   (`last_ms`, `now_ms`);
+/// - a tick's sequence used up (only from calls that never wait):
+///   `SnowmintError`.
 ///
 /// `given`, when set, is reported as the `value` instead of the core's copy.
 pub fn to_py<'py>(py: Python<'py>, error: Error, given: Given<'_, 'py>) -> PyErr {
     let message = error.to_string();
-    let value = |fallback: Bound<'py, PyAny>| given.cloned().unwrap_or(fallback);
-    let int = |n: i128| n.into_pyobject(py).map(Bound::into_any);
-    let text = |s: &str| pyo3::types::PyString::new(py, s).into_any();
-    let out_of_range = |field: &str, fallback, min, max| {
-        raise(
-            py,
-            "OutOfRangeError",
-            (message.as_str(), field, value(fallback), min, max),
-        )
-    };
     let built: PyResult<PyErr> = (|| {
-        Ok(match &error {
-            Error::FieldOutOfRange { field, value, max } => out_of_range(
-                field.name(),
-                int(i128::from(*value))?,
-                int(0)?,
-                int(i128::from(*max))?,
-            ),
-            Error::TimestampBeforeEpoch {
-                timestamp_ms,
-                epoch_ms,
-                last_ms,
+        let int = |n: i128| -> PyResult<Bound<'py, PyAny>> { Ok(n.into_pyobject(py)?.into_any()) };
+        let text = |s: &str| pyo3::types::PyString::new(py, s).into_any();
+        // The value as Python would give it: an int when it reads as one.
+        let number_or_text = |value: &str| match value.parse::<i128>() {
+            Ok(n) => int(n),
+            Err(_) => Ok(text(value)),
+        };
+        let limit = |limit: Option<Limit>| -> PyResult<Bound<'py, PyAny>> {
+            match limit {
+                None => Ok(py.None().into_bound(py)),
+                Some(Limit::Integer(n)) => int(n),
+                Some(Limit::Duration(d)) => Ok(timedelta(py, d)?.into_any()),
+                Some(Limit::Id(id, _)) => int(i128::from(id.as_u64())),
             }
-            | Error::TimestampPastEnd {
-                timestamp_ms,
-                epoch_ms,
-                last_ms,
-            } => out_of_range(
-                "timestamp",
-                int(i128::from(*timestamp_ms))?,
-                int(i128::from(*epoch_ms))?,
-                int(i128::from(*last_ms))?,
-            ),
-            Error::InvalidId { input, kind, .. } => {
-                let range = (int(0)?, int(i128::from(MAX_ID))?);
-                let is_int = given.is_some_and(|g| g.is_instance_of::<pyo3::types::PyInt>());
-                if *kind == InvalidIdKind::OutOfRange && (is_int || given.is_none()) {
-                    let fallback = match input.parse::<i128>() {
-                        Ok(n) => int(n)?,
-                        Err(_) => text(input),
-                    };
-                    out_of_range("id", fallback, range.0, range.1)
+        };
+        let field = error.subject().unwrap_or("value");
+        let value = error.value().unwrap_or_default();
+        let given_or = |fallback: Bound<'py, PyAny>| given.cloned().unwrap_or(fallback);
+        let with = |class: &str, value: Bound<'py, PyAny>, min, max| {
+            raise(py, class, (message.as_str(), field, value, min, max))
+        };
+        Ok(match error.kind() {
+            ErrorKind::OutOfRange => {
+                // ID text read in an encoding stays an ID text error; an int
+                // (or an ID from a column) out of range is out of range.
+                let id_text = error.invalid_id().is_some()
+                    && given.is_some_and(|g| !g.is_instance_of::<pyo3::types::PyInt>());
+                let class = if id_text {
+                    "InvalidIdError"
                 } else {
-                    raise(
-                        py,
-                        "InvalidIdError",
-                        (message.as_str(), "id", value(text(input)), range.0, range.1),
-                    )
-                }
-            }
-            Error::NumberOutOfRange {
-                name,
-                input,
-                min,
-                max,
-            } => {
-                let fallback = match input.parse::<i128>() {
-                    Ok(n) => int(n)?,
-                    Err(_) => text(input),
+                    "OutOfRangeError"
                 };
-                out_of_range(name, fallback, int(*min)?, int(*max)?)
-            }
-            Error::DurationOutOfRange {
-                name,
-                input,
-                min,
-                max,
-            } => out_of_range(
-                name,
-                text(input),
-                timedelta(py, *min)?.into_any(),
-                timedelta(py, *max)?.into_any(),
-            ),
-            Error::EmptyWindow { from_ms, to_ms } => out_of_range(
-                "end",
-                int(i128::from(*to_ms))?,
-                int(i128::from(*from_ms))?,
-                py.None().into_bound(py),
-            ),
-            Error::ClockBehind { last_ms, now_ms } => raise(
-                py,
-                "ClockBehindError",
-                (message.as_str(), *last_ms, *now_ms),
-            ),
-            other => {
-                let (field, input): (&str, &str) = match other {
-                    Error::InvalidDuration { name, input } => (name, input),
-                    Error::InvalidTime { name, input, .. } => (name, input),
-                    Error::UnknownClockPolicy { name } => ("policy", name),
-                    Error::UnknownEncoding { name } => ("encoding", name),
-                    Error::UnknownLayout { name } => ("layout", name),
-                    Error::InvalidLayout { .. } => ("layout", ""),
-                    _ => return Ok(raise(py, "SnowmintError", (message.as_str(),))),
+                let shown = if id_text {
+                    text(&value)
+                } else {
+                    number_or_text(&value)?
                 };
-                raise(
-                    py,
-                    "InvalidValueError",
-                    (
-                        message.as_str(),
-                        field,
-                        value(text(input)),
-                        py.None(),
-                        py.None(),
-                    ),
+                with(
+                    class,
+                    given_or(shown),
+                    limit(error.min())?,
+                    limit(error.max())?,
                 )
             }
+            ErrorKind::InvalidText if error.invalid_id().is_some() => with(
+                "InvalidIdError",
+                given_or(text(&value)),
+                limit(error.min())?,
+                limit(error.max())?,
+            ),
+            ErrorKind::InvalidText | ErrorKind::UnknownName | ErrorKind::InvalidLayout => with(
+                "InvalidValueError",
+                given_or(text(&value)),
+                py.None().into_bound(py),
+                py.None().into_bound(py),
+            ),
+            // Said of the window's end, which may not come before its start.
+            ErrorKind::EmptyWindow => raise(
+                py,
+                "OutOfRangeError",
+                (
+                    message.as_str(),
+                    "end",
+                    limit(error.max())?,
+                    number_or_text(&value)?,
+                    py.None(),
+                ),
+            ),
+            ErrorKind::ClockBehind => {
+                let (last_ms, now_ms) =
+                    error.regression().map_or((0, 0), |r| (r.last_ms, r.now_ms));
+                raise(py, "ClockBehindError", (message.as_str(), last_ms, now_ms))
+            }
+            ErrorKind::SequenceExhausted => raise(py, "SnowmintError", (message.as_str(),)),
         })
     })();
     built.unwrap_or_else(|error| error)

@@ -8,7 +8,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use snowmint::{
-    Clock, ClockPolicy, Error, Generator, Layout, ManualClock, Node, SnowflakeId, SystemClock,
+    Clock, ClockPolicy, Error, ErrorKind, Generator, Layout, ManualClock, Node, SnowflakeId,
+    SystemClock,
 };
 use snowmint_fleet::{EmbeddedIssuer, IssuerBuilder, MAX_TTL, MIN_TTL, SlotRange};
 
@@ -89,6 +90,10 @@ macro_rules! on {
 }
 
 /// How a generator issues.
+// One per Python generator, never moved after it is made: both kinds hold
+// a layout and a generator inline, and boxing would only add a pointer to
+// follow on every ID.
+#[allow(clippy::large_enum_variant)]
 enum Mode {
     /// The core's generator alone: no lock, no mark. `epoch` is the fork
     /// epoch it was made in: in a forked child it refuses.
@@ -234,15 +239,14 @@ impl PyGenerator {
                 ));
             }
             (Some((datacenter, machine)), None) => {
-                let node = Node {
-                    datacenter: values::field(
-                        py,
-                        &layout,
-                        snowmint::Field::Datacenter,
-                        datacenter,
-                    )?,
-                    machine: values::field(py, &layout, snowmint::Field::Machine, machine)?,
-                };
+                // The node as two numbers (see `Layout::node_from_pair`):
+                // datacenter and machine in Twitter's layout.
+                let (upper, lowest) = layout.pair_max();
+                let datacenter = values::field(py, "datacenter", upper, datacenter)?;
+                let machine = values::field(py, "machine", lowest, machine)?;
+                let node = layout
+                    .node_from_pair(datacenter, machine)
+                    .or_raise(py, None)?;
                 if wait.is_some() {
                     return Err(PyTypeError::new_err(
                         "wait= applies to a claimed generator (coordinator=) only",
@@ -252,15 +256,10 @@ impl PyGenerator {
                     None => PyGenerator::plain(py, node, settings)?,
                     Some(dir) => {
                         let what = format!(
-                            "datacenter {}, machine {} with state_dir {}",
-                            node.datacenter,
-                            node.machine,
+                            "datacenter {datacenter}, machine {machine} with state_dir {}",
                             dir.display()
                         );
-                        let builder = settings
-                            .builder()
-                            .node(node.datacenter, node.machine)
-                            .state_dir(dir);
+                        let builder = settings.builder().node(datacenter, machine).state_dir(dir);
                         Mode::Issued(Issued::start(py, builder, layout, false, what)?)
                     }
                 }
@@ -323,12 +322,12 @@ impl PyGenerator {
             Ok(())
         } else {
             let node = on!(inner, g => g.node());
+            let (datacenter, machine) = on!(inner, g => g.layout()).pair_of(node);
             Err(raise(
                 py,
                 "ForkError",
                 (fork::refusal(&format!(
-                    "datacenter {}, machine {}",
-                    node.datacenter, node.machine
+                    "datacenter {datacenter}, machine {machine}"
                 )),),
             ))
         }
@@ -517,9 +516,9 @@ impl PyGenerator {
         // The usual case holds on to the interpreter lock: letting go of it
         // and taking it back costs more than making the ID. Only a call that
         // has to wait lets go, and then waits in the core's `next_id`.
-        let waits = |error: &Error| match error {
-            Error::SequenceExhausted { .. } => true,
-            Error::ClockBehind { .. } => matches!(self.policy, ClockPolicy::Wait { .. }),
+        let waits = |error: &Error| match error.kind() {
+            ErrorKind::SequenceExhausted => true,
+            ErrorKind::ClockBehind => matches!(self.policy, ClockPolicy::Wait { .. }),
             _ => false,
         };
         let id: Result<SnowflakeId, Error> = match on!(inner, g => g.try_next_id()) {
@@ -566,13 +565,13 @@ impl PyGenerator {
     /// ``FencedError`` when none is).
     #[getter]
     fn datacenter(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(self.current_node(py)?.datacenter)
+        Ok(self.layout().0.pair_of(self.current_node(py)?).0)
     }
 
     /// The machine in every ID (of the slot held now, when claimed).
     #[getter]
     fn machine(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(self.current_node(py)?.machine)
+        Ok(self.layout().0.pair_of(self.current_node(py)?).1)
     }
 
     /// ``(datacenter, machine)`` of the IDs issued now; ``None`` for a
@@ -583,8 +582,12 @@ impl PyGenerator {
             Mode::Plain { inner, .. } => Some(on!(inner, g => g.node())),
             Mode::Issued(issued) => issued.node(),
         };
-        node.map(|node| PyTuple::new(py, [node.datacenter, node.machine]))
-            .transpose()
+        let layout = self.layout().0;
+        node.map(|node| {
+            let (datacenter, machine) = layout.pair_of(node);
+            PyTuple::new(py, [datacenter, machine])
+        })
+        .transpose()
     }
 
     /// What the generator can do now, as a dict: ``state`` (``"active"``,
@@ -613,8 +616,9 @@ impl PyGenerator {
                 )?;
                 dict.set_item("source", "plain")?;
                 dict.set_item("slot", on!(inner, g => g.layout()).slot_of(node).ok())?;
-                dict.set_item("datacenter", node.datacenter)?;
-                dict.set_item("machine", node.machine)?;
+                let (datacenter, machine) = on!(inner, g => g.layout()).pair_of(node);
+                dict.set_item("datacenter", datacenter)?;
+                dict.set_item("machine", machine)?;
                 for key in [
                     "generation",
                     "valid_for_s",
@@ -683,8 +687,8 @@ impl PyGenerator {
                 let layout = on!(inner, g => g.layout());
                 format!(
                     "Generator(datacenter={}, machine={}, layout={}, policy='{}'{max})",
-                    node.datacenter,
-                    node.machine,
+                    layout.pair_of(node).0,
+                    layout.pair_of(node).1,
                     PyLayout(layout).repr(),
                     self.policy.name()
                 )

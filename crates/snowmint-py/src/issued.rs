@@ -260,8 +260,9 @@ impl Issued {
             Some(claim) if report.readiness.is_ok() => {
                 dict.set_item("state", "active")?;
                 dict.set_item("slot", claim.slot)?;
-                dict.set_item("datacenter", claim.node.datacenter)?;
-                dict.set_item("machine", claim.node.machine)?;
+                let (datacenter, machine) = self.layout.pair_of(claim.node);
+                dict.set_item("datacenter", datacenter)?;
+                dict.set_item("machine", machine)?;
                 dict.set_item("generation", claim.generation)?;
                 dict.set_item("valid_for_s", report.valid_for.map(|d| d.as_secs_f64()))?;
             }

@@ -2,19 +2,23 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyRange, PyTuple};
-use snowmint::{Field, Layout, Parts};
+use snowmint::Layout;
 
 use crate::columns::{self, Columns};
 use crate::errors::OrRaise;
+use crate::fields::{Extract, Fields};
 use crate::values;
 
-/// An ID format: an epoch and the widths of the four fields.
+/// An ID format: which bits mean what, in what unit, from what epoch.
 ///
-/// From the most significant bit down an ID holds a 0 bit, the timestamp
-/// (milliseconds since the epoch), the datacenter, the machine and the
-/// sequence. ``Layout.TWITTER`` (41/5/5/12 bits, epoch 2010-11-04) is the
-/// default everywhere; ``Layout.DISCORD`` has the same widths and the epoch
-/// 2015-01-01; ``Layout.parse`` reads any other.
+/// ``Layout.TWITTER`` (from the most significant bit down: a 0 bit, 41 bits
+/// of milliseconds since 2010-11-04, 5 of datacenter, 5 of machine, 12 of
+/// sequence) is the default everywhere; ``Layout.DISCORD`` is Discord's
+/// (64 bits, epoch 2015-01-01); ``Layout.parse`` reads any preset by name
+/// (``sonyflake``, ``instagram``, ``baidu``...) or layout text. IDs of
+/// every layout decode into four numbers: the time, the node as
+/// ``datacenter`` and ``machine`` (the node fields above the lowest one,
+/// and the lowest) and the ``sequence``.
 ///
 /// >>> from snowmint import Layout
 /// >>> Layout.TWITTER.encode(1700000000000, 7, 13, 4095)
@@ -34,15 +38,18 @@ impl PyLayout {
     #[classattr]
     const TWITTER: PyLayout = PyLayout(Layout::TWITTER);
 
-    /// Discord's layout: Twitter's widths, epoch 1420070400000
+    /// Discord's layout: all 64 bits, 42-bit timestamp, 5-bit worker,
+    /// 5-bit process, 12-bit increment, epoch 1420070400000
     /// (2015-01-01T00:00:00Z).
     #[classattr]
     const DISCORD: PyLayout = PyLayout(Layout::DISCORD);
 
-    /// Reads a layout: a preset name (``twitter``, ``discord``, in any case)
-    /// or widths ``T/D/M/S`` adding up to 63, either optionally followed by
-    /// ``@EPOCH`` (Unix milliseconds or RFC 3339). Raises
-    /// ``InvalidValueError`` (field ``layout``) for anything else.
+    /// Reads a layout: a preset name (``twitter``, ``sonyflake``... in any
+    /// case), widths ``T/D/M/S`` adding up to 63, or named fields
+    /// (``time:39/sequence:8/machine:16``), any of them optionally followed
+    /// by ``@EPOCH`` (Unix milliseconds or RFC 3339) and ``,UNIT``
+    /// (``10ms``). Raises ``InvalidValueError`` (field ``layout``) for
+    /// anything else.
     ///
     /// >>> Layout.parse("discord") == Layout.DISCORD
     /// True
@@ -54,7 +61,7 @@ impl PyLayout {
     /// >>> Layout.parse("41/5/5/13")
     /// Traceback (most recent call last):
     ///     ...
-    /// snowmint.errors.InvalidValueError: invalid layout: widths 41+5+5+13 add up to 64 bits, not 63
+    /// snowmint.errors.InvalidValueError: invalid layout: widths 41+5+5+13 add up to 64 bits, not 63 (...)
     #[staticmethod]
     fn parse(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<PyLayout> {
         let spec: String = text.extract()?;
@@ -65,14 +72,14 @@ impl PyLayout {
 
     /// The names of the preset layouts.
     ///
-    /// >>> Layout.preset_names()
-    /// ['twitter', 'discord']
+    /// >>> Layout.preset_names()[:4]
+    /// ['twitter', 'discord', 'instagram', 'mastodon']
     #[staticmethod]
     fn preset_names() -> Vec<&'static str> {
         Layout::preset_names().collect()
     }
 
-    /// The preset's name (``"twitter"``, ``"discord"``), or ``None`` for a
+    /// The preset's name (``"twitter"``, ``"sonyflake"``), or ``None`` for a
     /// custom layout.
     #[getter]
     fn name(&self) -> Option<&'static str> {
@@ -88,34 +95,35 @@ impl PyLayout {
     /// Width of the timestamp field, in bits.
     #[getter]
     fn timestamp_bits(&self) -> u8 {
-        self.0.timestamp_bits()
+        self.0.time_field().width()
     }
 
-    /// Width of the datacenter field, in bits.
+    /// Width of the datacenter field (the node fields above the lowest), in
+    /// bits.
     #[getter]
     fn datacenter_bits(&self) -> u8 {
-        self.0.datacenter_bits()
+        Extract::widths(&self.0)[1]
     }
 
-    /// Width of the machine field, in bits.
+    /// Width of the machine field (the lowest node field), in bits.
     #[getter]
     fn machine_bits(&self) -> u8 {
-        self.0.machine_bits()
+        Extract::widths(&self.0)[2]
     }
 
     /// Width of the sequence field, in bits.
     #[getter]
     fn sequence_bits(&self) -> u8 {
-        self.0.sequence_bits()
+        Extract::widths(&self.0)[3]
     }
 
-    /// How many IDs one node can make per millisecond: 2 ** sequence_bits.
+    /// How many IDs one node can make per millisecond, at most.
     #[getter]
     fn ids_per_ms(&self) -> u64 {
-        self.0.ids_per_ms()
+        self.0.ids_per_second() / 1000
     }
 
-    /// How many (datacenter, machine) pairs the layout has room for.
+    /// How many nodes (slots) the layout has room for.
     #[getter]
     fn node_count(&self) -> u64 {
         self.0.node_count()
@@ -154,19 +162,27 @@ impl PyLayout {
         sequence: &Bound<'_, PyAny>,
     ) -> PyResult<u64> {
         let layout = &self.0;
-        let parts = Parts {
+        let (upper, lowest) = layout.pair_max();
+        let max_sequence = layout.sequence_field().map_or(0, |f| f.max());
+        let fields = Fields {
             timestamp_ms: values::instant(py, layout, timestamp)?,
-            datacenter: values::field(py, layout, Field::Datacenter, datacenter)?,
-            machine: values::field(py, layout, Field::Machine, machine)?,
-            sequence: values::field(py, layout, Field::Sequence, sequence)?,
+            datacenter: values::field(py, "datacenter", upper, datacenter)?,
+            machine: values::field(py, "machine", lowest, machine)?,
+            sequence: values::field(py, "sequence", max_sequence, sequence)?,
         };
         layout
-            .encode(parts)
+            .encode_pair(
+                fields.timestamp_ms,
+                fields.datacenter,
+                fields.machine,
+                fields.sequence,
+            )
             .map(|id| id.as_u64())
             .or_raise(py, None)
     }
 
-    /// Decodes an ID (an int in 0 ..= 2**63 - 1) into its fields.
+    /// Decodes an ID (an int in 0 ..= the layout's largest, 2**63 - 1 for
+    /// Twitter) into its fields.
     ///
     /// >>> parts = Layout.TWITTER.decode(1724551110457221119)
     /// >>> parts.timestamp_ms, parts.datacenter, parts.machine, parts.sequence
@@ -176,8 +192,15 @@ impl PyLayout {
     ///     ...
     /// snowmint.errors.OutOfRangeError: ID -1 is out of range (0..=9223372036854775807)
     fn decode(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<PyParts> {
-        let id = values::id(py, id)?;
-        Ok(PyParts(self.0.decode(id)))
+        let id = values::id(py, &self.0, id)?;
+        let fields = Extract::new(&self.0).of(id.as_u64());
+        // Checked just above: every ID up to the layout's largest decodes.
+        Ok(PyParts(fields.unwrap_or(Fields {
+            timestamp_ms: 0,
+            datacenter: 0,
+            machine: 0,
+            sequence: 0,
+        })))
     }
 
     /// Decodes a column of IDs at once; see ``snowmint.decode_many``.
@@ -269,13 +292,13 @@ type PartsArgs = (i64, u64, u64, u64);
     skip_from_py_object
 )]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PyParts(pub Parts);
+pub struct PyParts(pub Fields);
 
 #[pymethods]
 impl PyParts {
     #[new]
     fn new(timestamp_ms: i64, datacenter: u64, machine: u64, sequence: u64) -> PyParts {
-        PyParts(Parts {
+        PyParts(Fields {
             timestamp_ms,
             datacenter,
             machine,
@@ -320,7 +343,7 @@ impl PyParts {
     }
 
     fn __repr__(&self) -> String {
-        let Parts {
+        let Fields {
             timestamp_ms,
             datacenter,
             machine,

@@ -1,23 +1,23 @@
 //! The `snowmint` Python package: snowmint's layouts, encoding, decoding,
 //! text encodings and generator, by the Rust core's own code.
 //!
-//! # Layout of the crate
+//! # How it fits together
 //!
-//! - `layout.rs`: `Layout` (encode, decode, `id_range`) and `Parts`.
-//! - `columns.rs`: `decode_many` and the `Columns` it returns.
-//! - `text.rs`: `to_text` and `from_text`.
-//! - `inspect.rs`: `inspect`, and the `Token`s and `Reading`s it returns.
-//! - `generator.rs`: `Generator` and `ManualClock`.
-//! - `issued.rs`: generators that issue through snowmint's issuer (a state
-//!   directory, a claimed slot), and what a fork does to them.
-//! - `fork.rs`: telling a forked child from the process that made a
-//!   generator.
-//! - `refusals.rs`: the issuer's refusals and start-up errors as Python
-//!   exceptions.
-//! - `values.rs`: reading Python arguments (ints, datetimes, durations)
-//!   into the core's values.
-//! - `errors.rs`: the core's errors as the Python exceptions of
-//!   `python/snowmint/errors.py`.
+//! `Layout` and `Parts` encode, decode and turn time windows into ID
+//! ranges, one ID at a time; `decode_many` decodes whole columns into a
+//! `Columns` of buffers NumPy can wrap; `to_text` and `from_text` spell IDs
+//! in hex, base32 and base58; `inspect` reads the IDs out of any text into
+//! `Token`s and their ranked `Reading`s. Python arguments (ints, datetimes,
+//! durations) are read into the core's values by one set of converters,
+//! and the core's errors come back as the package's exceptions.
+//!
+//! A `Generator` (and `ManualClock`, for tests) is the core's generator
+//! when it is given a node and nothing else. Given a state directory, or
+//! claimed from a coordinator, it issues through the fleet's
+//! `EmbeddedIssuer` instead, and its refusals and start-up errors have
+//! exceptions of their own. A fork epoch tells a forked child from the
+//! process that made a generator, so that a child never issues with its
+//! parent's node.
 //!
 //! The Python side (`python/snowmint/`) re-exports all of it, defines the
 //! exceptions and carries the type stubs.
@@ -27,6 +27,7 @@ use snowmint::Layout;
 
 mod columns;
 mod errors;
+mod fields;
 mod fork;
 mod generator;
 mod inspect;
@@ -99,7 +100,8 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect::inspect, m)?)?;
     m.add_class::<inspect::PyToken>()?;
     m.add_class::<inspect::PyReading>()?;
-    m.add("MAX_ID", snowmint::SnowflakeId::MAX.as_u64())?;
+    // Twitter's largest ID, the default layout's.
+    m.add("MAX_ID", snowmint::Layout::TWITTER.max_id().as_u64())?;
     // The crate's version is the wheel's (maturin reads it from Cargo).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     fork::register(m)?;

@@ -1,7 +1,7 @@
 //! The text encodings of an ID: decimal, hex, Crockford base32, base58.
 
 use pyo3::prelude::*;
-use snowmint::{Encoding, SnowflakeId};
+use snowmint::{Encoding, Layout, SnowflakeId};
 
 use crate::errors::OrRaise;
 use crate::values;
@@ -35,7 +35,10 @@ pub fn to_text(
         Some(name) => self::encoding(py, name)?,
         None => Encoding::Decimal,
     };
-    Ok(values::id(py, id)?.encode(encoding).as_str().to_owned())
+    Ok(values::id(py, &Layout::TWITTER, id)?
+        .encode(encoding)
+        .as_str()
+        .to_owned())
 }
 
 /// Reads an ID written in an encoding (see ``to_text``). Hex may have a
@@ -64,7 +67,8 @@ pub fn from_text(
         None => Encoding::Decimal,
     };
     let input: String = text.extract()?;
-    SnowflakeId::parse(encoding, &input)
+    Layout::TWITTER
+        .parse_id(encoding, &input)
         .map(SnowflakeId::as_u64)
         .or_raise(py, Some(text))
 }

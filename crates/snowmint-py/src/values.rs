@@ -12,47 +12,46 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDateTime, PyDelta, PyInt, PyTzInfo};
-use snowmint::{Encoding, Error, Field, InvalidIdKind, Layout, SnowflakeId};
+use snowmint::{Encoding, Layout, SnowflakeId};
 
 use crate::errors::{OrRaise, to_py};
 
-/// An ID from a Python int: 0 ..= 2^63-1.
+/// An ID of `layout` from a Python int: 0 ..= its largest (2^63-1 for
+/// Twitter's).
 #[inline]
-pub fn id(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<SnowflakeId> {
+pub fn id(py: Python<'_>, layout: &Layout, value: &Bound<'_, PyAny>) -> PyResult<SnowflakeId> {
     match value.extract::<u64>() {
-        Ok(raw) => SnowflakeId::from_u64(raw).or_raise(py, Some(value)),
-        Err(error) => Err(id_out_of_range(py, value).unwrap_or(error)),
+        Ok(raw) if raw <= layout.max_id().as_u64() => Ok(SnowflakeId::from_u64(raw)),
+        Ok(_) => Err(id_out_of_range(py, layout, value)
+            .unwrap_or_else(|| PyTypeError::new_err("an ID out of range"))),
+        Err(error) => Err(id_out_of_range(py, layout, value).unwrap_or(error)),
     }
 }
 
-/// The core's error for an int outside the ID range, if `value` is an int.
-pub fn id_out_of_range(py: Python<'_>, value: &Bound<'_, PyAny>) -> Option<PyErr> {
+/// The core's error for an int outside the layout's IDs, if `value` is an
+/// int: the one its decimal text gets, with the layout's range.
+pub fn id_out_of_range(py: Python<'_>, layout: &Layout, value: &Bound<'_, PyAny>) -> Option<PyErr> {
     if !value.is_instance_of::<PyInt>() {
         return None;
     }
-    let error = match value.extract::<i64>() {
-        Ok(negative) => SnowflakeId::from_i64(negative).err()?,
-        Err(_) => Error::InvalidId {
-            input: snowmint::value::echo(&value.str().ok()?.to_string()),
-            encoding: Encoding::Decimal,
-            kind: InvalidIdKind::OutOfRange,
-        },
-    };
+    let text = value.str().ok()?.to_string();
+    let error = layout.parse_id(Encoding::Decimal, &text).err()?;
     Some(to_py(py, error, Some(value)))
 }
 
-/// A datacenter, machine or sequence value from a Python int. Whether it
-/// fits the field is checked by the layout when it encodes.
+/// A field's value (`datacenter`, `machine`, `sequence`) from a Python
+/// int, which must be in `0..=max`; the layout checks it again when it
+/// encodes.
 #[inline]
 pub fn field(
     py: Python<'_>,
-    layout: &Layout,
-    field: Field,
+    name: &'static str,
+    max: u64,
     value: &Bound<'_, PyAny>,
 ) -> PyResult<u64> {
-    value.extract::<u64>().map_err(|error| {
-        number_out_of_range(py, value, layout.max(field), field.name()).unwrap_or(error)
-    })
+    value
+        .extract::<u64>()
+        .map_err(|error| number_out_of_range(py, value, max, name).unwrap_or(error))
 }
 
 /// A count, such as how many IDs to make, in `0..=max`.
@@ -174,21 +173,8 @@ pub fn named_duration(
     if value.is_instance_of::<PyDelta>() {
         let one_micro = PyDelta::new(py, 0, 0, 1, true)?;
         let micros: i128 = value.floor_div(one_micro)?.extract()?;
-        let duration = Duration::from_micros(micros.unsigned_abs().try_into().unwrap_or(u64::MAX));
-        let error = if micros < 0 {
-            Error::DurationOutOfRange {
-                name,
-                input: format!("-{}", snowmint::value::format_duration(duration)),
-                min: *range.start(),
-                max: *range.end(),
-            }
-        } else {
-            match snowmint::value::check_duration(name, duration, range) {
-                Ok(duration) => return Ok(duration),
-                Err(error) => error,
-            }
-        };
-        return Err(to_py(py, error, Some(value)));
+        return snowmint::value::check_duration_micros(name, micros, range)
+            .or_raise(py, Some(value));
     }
     Err(PyTypeError::new_err(format!(
         "{name} must be a timedelta or a duration such as \"2s\" or \"500ms\", not {}",

@@ -29,6 +29,7 @@ use snowmint_fleet::{FleetError, FleetName, MarkFile, NodeLock, StaticSource, sy
 
 use crate::auth::{AuthScope, Tokens};
 use crate::config::{Config, Identity, Origin, Setting};
+use crate::listener::{Guard, Listener};
 use crate::net::Tls;
 use crate::serve::{ServeError, naming_the_setting};
 
@@ -161,23 +162,14 @@ pub fn check_with_clock(config: &Config, clock: &dyn Clock) -> Result<Plan, Serv
         ("state dir", state),
         ("coordinator", coordinator),
     ];
-    let scheme = if config.tls.is_some() {
-        "https://"
-    } else {
-        "http://"
-    };
-    let listeners = [
-        ("listen", Setting::Listen, Some(config.listen), scheme),
-        ("grpc", Setting::GrpcListen, config.grpc_listen, scheme),
-        (
-            "memcached",
-            Setting::MemcachedListen,
-            config.memcached_listen,
-            "",
-        ),
-    ];
-    for (name, setting, address, scheme) in listeners {
-        let text = match address {
+    for listener in Listener::ALL {
+        let setting = listener.address_setting();
+        let label = match listener {
+            // The setting's own name, as an operator types it.
+            Listener::Http => setting.key(),
+            other => other.name(),
+        };
+        let text = match config.listeners.address(listener) {
             Some(address) => {
                 if address.ip().is_loopback() {
                     notes.push(format!(
@@ -185,19 +177,23 @@ pub fn check_with_clock(config: &Config, clock: &dyn Clock) -> Result<Plan, Serv
                         setting.key()
                     ));
                 }
+                let scheme = listener.scheme(config.tls.is_some());
                 let mut text = format!("{scheme}{address}{}", from(setting));
-                if setting == Setting::MemcachedListen {
+                if let (Some(idle), Some(idle_setting)) = (
+                    config.listeners.idle_timeout(listener),
+                    listener.idle_setting(),
+                ) {
                     text.push_str(&format!(
                         ", silent connections closed after {}{}",
-                        snowmint::value::format_duration(config.memcached_idle_timeout),
-                        from(Setting::MemcachedIdleTimeout)
+                        snowmint::value::format_duration(idle),
+                        from(idle_setting)
                     ));
                 }
                 text
             }
             None => "off".to_owned(),
         };
-        lines.push((name, text));
+        lines.push((label, text));
     }
     lines.extend(gate(config)?);
     let policy = match config.clock_policy.bound() {
@@ -252,8 +248,14 @@ fn gate(config: &Config) -> Result<Vec<(&'static str, String)>, ServeError> {
     let tls = match &config.tls {
         Some(files) => {
             Tls::load(files.clone())?;
+            let guarded: Vec<&str> = Listener::ALL
+                .iter()
+                .filter(|listener| listener.is_guarded())
+                .map(|listener| listener.title())
+                .collect();
             format!(
-                "on for HTTP and gRPC: certificate {}{}, key {}{}{}",
+                "on for {}: certificate {}{}, key {}{}{}",
+                guarded.join(" and "),
                 files.cert.display(),
                 from(Setting::TlsCert),
                 files.key.display(),
@@ -293,23 +295,26 @@ fn gate(config: &Config) -> Result<Vec<(&'static str, String)>, ServeError> {
         None => "off: no endpoint needs a token".to_owned(),
     };
     let mut open = Vec::new();
-    if config.auth.is_none() {
-        open.push(format!("HTTP {}", config.listen));
-        if let Some(grpc) = config.grpc_listen {
-            open.push(format!("gRPC {grpc}"));
-        }
-    }
-    if let Some(memcached) = config.memcached_listen {
-        let why = if config.auth.is_some() || config.tls.is_some() {
-            if config.memcached_unauthenticated {
-                " (its protocol carries no token and no TLS; served open by --memcached-unauthenticated)"
-            } else {
-                " (its protocol carries no token and no TLS; loopback only)"
+    let secured = config.auth.is_some() || config.tls.is_some();
+    for (listener, address) in config.listeners.on() {
+        let title = listener.title();
+        match listener.guard() {
+            Guard::TokensAndTls { .. } if config.auth.is_none() => {
+                open.push(format!("{title} {address}"));
             }
-        } else {
-            ""
-        };
-        open.push(format!("memcached {memcached}{why}"));
+            Guard::TokensAndTls { .. } => {}
+            Guard::Nothing { .. } if !secured => open.push(format!("{title} {address}")),
+            Guard::Nothing { open: switch } => {
+                let why = if config.listeners.served_open(listener) {
+                    format!("served open by {}", switch.flag())
+                } else {
+                    "loopback only".to_owned()
+                };
+                open.push(format!(
+                    "{title} {address} (its protocol carries no token and no TLS; {why})"
+                ));
+            }
+        }
     }
     let open = if open.is_empty() {
         "none: every listener that issues needs a token".to_owned()
@@ -333,27 +338,21 @@ fn gate(config: &Config) -> Result<Vec<(&'static str, String)>, ServeError> {
 pub async fn probe(config: &Config, plan: &mut Plan) -> Result<(), ServeError> {
     let lock = match identity(config)?.2 {
         Some(node) => {
-            let mark = MarkFile::for_node(&config.state_dir, node);
+            let mark = MarkFile::for_node(&config.state_dir, config.layout, node);
             NodeLock::probe(&mark)?;
             format!("{}: free", mark.lock_path().display())
         }
         None => "taken per slot once one is claimed".to_owned(),
     };
     plan.lines.push(("lock", lock));
-    let listeners = [
-        ("HTTP", Some(config.listen)),
-        ("gRPC", config.grpc_listen),
-        ("memcached", config.memcached_listen),
-    ];
     let mut bound = Vec::new();
-    for (name, address) in listeners {
-        let Some(address) = address else { continue };
+    for (listener, address) in config.listeners.on() {
         // Held until all are bound, so that two listeners on one address
         // are found out as a start would find them.
         let listener = tokio::net::TcpListener::bind(address)
             .await
             .map_err(|source| ServeError::Io {
-                context: format!("cannot listen for {name} on {address}"),
+                context: format!("cannot listen for {} on {address}", listener.title()),
                 source,
             })?;
         bound.push(listener);
@@ -420,10 +419,10 @@ fn identity(config: &Config) -> Result<(&'static str, String, Option<Node>), Ser
                 "static",
                 format!(
                     "static: slot {slot} (datacenter {}{}, machine {}{})",
-                    node.datacenter,
+                    layout.pair_of(*node).0,
                     from(config, Setting::Datacenter),
-                    node.machine,
-                    from(config, Setting::Machine)
+                    layout.pair_of(*node).1,
+                    from(config, Setting::Machine),
                 ),
                 Some(*node),
             )
@@ -441,7 +440,8 @@ fn identity(config: &Config) -> Result<(&'static str, String, Option<Node>), Ser
                 "hostname",
                 format!(
                     "hostname: slot {ordinal} (datacenter {}, machine {}) of {hostname:?}{whose}",
-                    node.datacenter, node.machine
+                    layout.pair_of(node).0,
+                    layout.pair_of(node).1
                 ),
                 Some(node),
             )
@@ -459,7 +459,7 @@ fn identity(config: &Config) -> Result<(&'static str, String, Option<Node>), Ser
 
 /// What a fixed node's state file says, with the start-up rule applied.
 fn mark_status(config: &Config, node: Node, clock: &dyn Clock) -> Result<String, ServeError> {
-    let file = MarkFile::for_node(&config.state_dir, node);
+    let file = MarkFile::for_node(&config.state_dir, config.layout, node);
     let Some(mark_ms) = file.read()? else {
         return Ok("no state file for this node yet".to_owned());
     };
@@ -484,15 +484,12 @@ fn mark_status(config: &Config, node: Node, clock: &dyn Clock) -> Result<String,
 /// Whether two listeners ask for the same port on overlapping addresses
 /// (port 0 picks a free one each time, so it never clashes).
 fn ports_clash(config: &Config) -> bool {
-    let bound: Vec<SocketAddr> = [
-        Some(config.listen),
-        config.grpc_listen,
-        config.memcached_listen,
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|address| address.port() != 0)
-    .collect();
+    let bound: Vec<SocketAddr> = config
+        .listeners
+        .on()
+        .map(|(_, address)| address)
+        .filter(|address| address.port() != 0)
+        .collect();
     let overlap = |a: &SocketAddr, b: &SocketAddr| {
         a.port() == b.port()
             && (a.ip() == b.ip() || a.ip().is_unspecified() || b.ip().is_unspecified())
@@ -507,7 +504,7 @@ fn ports_clash(config: &Config) -> bool {
 mod tests {
     use std::path::Path;
 
-    use snowmint::ManualClock;
+    use snowmint::{Layout, ManualClock};
 
     use super::*;
     use crate::config::Layer;
@@ -589,7 +586,7 @@ mod tests {
     fn a_mark_too_far_ahead_is_refused_naming_mark_wait_max() {
         let dir = std::env::temp_dir().join(format!("snowmint-check-mark-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        MarkFile::for_node(&dir, Node::default())
+        MarkFile::for_node(&dir, Layout::TWITTER, Node::default())
             .write(1_700_000_010_000)
             .unwrap();
         let config = config(&[(Setting::StateDir, dir.to_str().unwrap())]);

@@ -137,7 +137,7 @@ impl ApiError {
         // An encode error names the ID field it is about (datacenter,
         // machine...), which is also the parameter's name.
         let field = match error.field() {
-            Some(f) if field == "parts" => f.name(),
+            Some(f) if field == "parts" => f,
             _ => field,
         };
         let facts = Facts {
@@ -276,12 +276,7 @@ mod tests {
     #[test]
     fn encode_errors_point_at_the_field_they_name() {
         let error = snowmint::Layout::TWITTER
-            .encode(snowmint::Parts {
-                timestamp_ms: 1_700_000_000_000,
-                datacenter: 0,
-                machine: 32,
-                sequence: 0,
-            })
+            .encode_pair(1_700_000_000_000, 0, 32, 0)
             .unwrap_err();
         let api = ApiError::from_core("parts", error);
         assert_eq!(api.field.as_deref(), Some("machine"));

@@ -84,9 +84,13 @@ pub(crate) fn encoding(name: Option<&str>) -> Result<Encoding, Rejection> {
     }
 }
 
-/// The ID written as `text` in `encoding`.
-pub(crate) fn id(text: &str, encoding: Encoding) -> Result<SnowflakeId, Rejection> {
-    SnowflakeId::parse(encoding, text).map_err(refused("id"))
+/// The ID of `layout` written as `text` in `encoding`.
+pub(crate) fn id(
+    layout: &Layout,
+    text: &str,
+    encoding: Encoding,
+) -> Result<SnowflakeId, Rejection> {
+    layout.parse_id(encoding, text).map_err(refused("id"))
 }
 
 /// What a call to inspect asks for: its text's tokens and the "now" they

@@ -11,57 +11,56 @@
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let config = Config::load(Layer::flags())?;
-//! let listener = tokio::net::TcpListener::bind(config.listen).await?;
-//! snowmint_server::serve(config, listener, snowmint_server::shutdown_signal()).await?;
+//! let node = snowmint_server::serve(config, snowmint_server::shutdown_signal()).await?;
+//! println!("listening on http://{}", node.listeners().http());
+//! node.stopped().await?;
 //! # Ok(())
 //! # }
 //! ```
 //!
 //! For tests, [`app`] gives the service as a `Router` to call without a
-//! socket, over state built from any [`SlotSource`](snowmint_fleet::SlotSource)
-//! and [`Clock`](snowmint::Clock).
+//! socket (and [`grpc::routes`] the gRPC services), over state built from
+//! any [`SlotSource`](snowmint_fleet::SlotSource) and
+//! [`Clock`](snowmint::Clock); [`AppState::serve`] serves such a state on
+//! sockets as [`serve`] does.
 //!
-//! # Layout
+//! # How it fits together
 //!
-//! - `config/`: [`config::Config`], settings from flags > environment >
-//!   TOML file > defaults, each read by the one parser of its kind of value
-//!   (`snowmint`'s and `snowmint_fleet`'s).
-//! - `serve.rs`: [`start`], [`run`], [`run_with_grpc`], [`serve`]: from a
-//!   configuration to a running node and back down (graceful shutdown,
-//!   claim release).
-//! - `check.rs`: [`check`], what a configuration would make a node do
-//!   (`snowmint serve --check`), found without binding or claiming.
-//! - `net/`: [`Limits`]: accepting connections on both listeners and
-//!   holding each client to limits (a connection cap under the descriptor
-//!   limit, deadlines on first requests, request heads, idling, unread
-//!   answers and pings, a maximum age, streams and calls in flight).
-//! - The [`Issuer`] (re-exported from `snowmint_fleet`), which follows
-//!   the node's claim and issues IDs only when they are fenced and covered
-//!   by the high-water mark; [`Refusal`] when it may not; [`NodeReport`].
-//!   The service is a front end over it.
-//! - `net/tls.rs`: [`Tls`], rustls on both listeners; `auth/`: [`auth`],
-//!   bearer tokens; `reload.rs`: both files read again when they change
-//!   or on SIGHUP.
-//! - `state.rs`: [`AppState`], what handlers share.
-//! - `api/`: [`app`] and [`routes`], the handlers, and reading their
-//!   parameters with the same parsers as the configuration's
-//!   (`api/params.rs`).
-//! - `inputs.rs`: the calculator's inputs (layout, defaulting to the
-//!   node's; instants; encodings; ID text), read alike for HTTP and gRPC.
-//! - `body/`: [`body`], the types every JSON answer is serialized from
-//!   (also `snowmint layout --format json`).
-//! - `grpc/`: [`grpc`], the gRPC API (`--grpc-listen`): `snowmint.v1.IdService`,
-//!   health and reflection, over the same state as the HTTP API.
-//! - `memcached/`: memcached's text protocol (`--memcached-listen`):
-//!   `get`/`gets` answer new IDs from the same issuer.
-//! - `error.rs`: [`ApiError`], the one error answer.
-//! - `metrics.rs`: [`Metrics`], Prometheus counters and gauges.
-//! - `peer_clock.rs`: [`peer_clock`], reading another node's clock over
-//!   HTTP for the claim engine's clock check.
-//! - `openapi.rs`: [`openapi`], the OpenAPI 3.1 document, generated from
-//!   the handlers and the body types.
-//! - `page.rs` and `assets/`: the calculator page at `/`, built into the
-//!   binary.
+//! A node is a front end over the fleet's [`Issuer`] (re-exported here
+//! with [`Refusal`] and [`NodeReport`]): the issuer follows the node's
+//! claim and hands an ID out only while the claim is in force and the
+//! high-water mark covers it. Everything in this crate is about reaching
+//! it, and about answering the questions around it.
+//!
+//! [`config::Config`] is where a node starts: every setting is declared
+//! once and read from flags, the environment and a TOML file by the one
+//! parser of its kind. [`serve`] is the one entry that turns a
+//! configuration into a running node ([`Serving`]: a slot source, its
+//! issuer, every listener bound) and brings it down again: requests in
+//! flight finish, then the claim is released; it prints nothing.
+//! [`check`] goes as far as a start can without binding, claiming or
+//! writing (`snowmint serve --check`).
+//!
+//! Every protocol the node speaks is a [`Listener`]: its settings, what
+//! guards it and what serves it. Connections come in through [`Limits`],
+//! which accepts on every listener under one connection cap (below the
+//! descriptor limit) and holds each client to the same deadlines, and
+//! through [`Tls`] when the listener has a certificate. Then each
+//! protocol is one front end over the same [`AppState`]: the HTTP routes
+//! of [`app`] and [`routes`] (with Leaf's API among them), the gRPC API of
+//! [`grpc`], and memcached's text protocol. Bearer tokens ([`auth`])
+//! guard what issues, on every listener alike; the TLS and token files
+//! are read again when they change. The calculator's inputs (the layout,
+//! the instants, encodings, ID text) are read by one module for HTTP and
+//! gRPC alike, so a value means the same and is refused with the same
+//! message through either.
+//!
+//! What comes back is typed: every JSON answer is a type of [`body`], from
+//! which [`openapi`] also generates the OpenAPI document, and every error
+//! is an [`ApiError`]. [`Metrics`] counts what happened for `/metrics`,
+//! registered family by family; [`peer_clock`] lets the claim engine read
+//! other nodes' clocks over HTTP; the calculator page at `/` is built into
+//! the binary.
 //!
 //! # Guarantees
 //!
@@ -79,6 +78,7 @@ pub mod config;
 mod error;
 pub mod grpc;
 mod inputs;
+mod listener;
 pub mod memcached;
 mod metrics;
 mod net;
@@ -92,11 +92,9 @@ mod state;
 pub use api::{MAX_BODY_BYTES, MAX_URI_BYTES, app, routes};
 pub use check::{Plan, check, check_with_clock, probe};
 pub use error::ApiError;
+pub use listener::{Guard, Listener, Listeners};
 pub use metrics::Metrics;
-pub use net::{Limit, Limits, Listener, Tls, TlsError, TlsFiles};
-pub use serve::{
-    FrontEnds, ServeError, clock, run, run_front_ends, run_with_grpc, serve, shutdown_signal,
-    slot_source, start, startup_line,
-};
+pub use net::{Limit, Limits, Tls, TlsError, TlsFiles};
+pub use serve::{ServeError, Serving, clock, serve, shutdown_signal, slot_source, startup_line};
 pub use snowmint_fleet::{Issuer, IssuerOptions, NodeReport, Refusal};
 pub use state::AppState;

@@ -1,31 +1,37 @@
 //! Running the service: from a [`Config`] to a node that answers, and back
-//! down again.
+//! down again, in one entry, [`serve`]:
 //!
-//! 1. [`start`]: the state directory, the slot source, the issuer, and the
-//!    high-water mark rule (a mark slightly ahead of the clock is waited
-//!    out; one too far ahead refuses to start, naming both times). A
-//!    coordinated node (etcd, ZooKeeper) starts fenced and claims its slot
-//!    in the background: it answers at once, with 503 until it holds one.
-//! 2. [`run`]: serve until `shutdown` resolves, let in-flight requests
-//!    finish, then release the claim. [`run_with_grpc`] serves the gRPC
-//!    API on a second listener as well, from the same state, and
-//!    [`run_front_ends`] memcached's text protocol too.
+//! 1. every listener the configuration sets is bound (port 0 picks a free
+//!    one; the bound addresses are what the node writes into a claimed
+//!    slot key);
+//! 2. the node starts: TLS and tokens (their files read first), the state
+//!    directory, the slot source, the issuer, and the high-water mark rule
+//!    (a mark slightly ahead of the clock is waited out; one too far
+//!    ahead refuses to start, naming both times). A coordinated node
+//!    starts fenced and claims its slot in the background: it answers at
+//!    once, with 503 until it holds one;
+//! 3. [`Serving`]: every listener is served through the one front end
+//!    until `shutdown` resolves; then none accepts, requests in flight
+//!    finish, and the claim is released.
 //!
-//! [`serve`] does both, with the log lines an operator expects.
+//! It prints nothing: the binary prints the bound addresses
+//! ([`Serving::listeners`]). [`AppState::serve`] is step 3 alone, for a
+//! state built another way (tests, with a slot source and a clock of
+//! their own).
 
 use std::future::Future;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint::{Clock, OffsetClock, SystemClock};
-use snowmint_fleet::{FleetError, Holder, IssuerBuilder, SlotSource, system_hostname};
+use snowmint_fleet::{FleetError, Holder, IssuerBuilder, NodeState, SlotSource, system_hostname};
 use tokio::net::TcpListener;
 
 use crate::auth::{Auth, TokenFileError, Tokens};
-use crate::config::{Config, Identity, Origin, Setting};
-use crate::net::{Listener, Tls, TlsError};
+use crate::config::{Config, ConfigError, Identity, Origin, Setting};
+use crate::listener::{Guard, Listener, Listeners};
+use crate::net::{Tls, TlsError};
 use crate::state::AppState;
 
 /// Why the service could not start or stopped with an error.
@@ -45,6 +51,10 @@ pub enum ServeError {
         /// `SNOWMINT_MARK_WAIT_MAX (now 5s)`.
         setting: String,
     },
+    /// A configuration a node cannot start with (no identity set): bad
+    /// input, exit code 2 for the command line.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// A TLS file that cannot be used (bad input: exit code 2 for the
     /// command line).
     #[error(transparent)]
@@ -61,15 +71,21 @@ pub enum ServeError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The node's task ended before its shutdown (it panicked).
+    #[error("the node stopped: {reason}")]
+    Stopped {
+        /// What ended it.
+        reason: String,
+    },
 }
 
 /// The slot source a configuration asks for (the fleet's one mapping,
 /// [`Identity::slot_source`]). A coordinated one starts claiming at once,
-/// in the background, and names `config.listen` as the holder's address,
-/// with `config.grpc_listen` as its gRPC address (so give them the bound
-/// addresses, not port 0).
+/// in the background, and names the HTTP listener's address as the
+/// holder's, with the gRPC listener's as its gRPC address (so give them
+/// the bound addresses, not port 0).
 pub fn slot_source(config: &Config) -> Result<Arc<dyn SlotSource>, ServeError> {
-    let holder = holder(config.listen, config.grpc_listen).to_string();
+    let holder = holder(&config.listeners).to_string();
     Ok(node_source(config, clock(config)).slot_source(
         config.layout,
         &config.state_dir,
@@ -110,35 +126,47 @@ pub fn password_on_command_line(config: &Config) -> Option<String> {
         .then(|| crate::config::password_warning(url))
 }
 
-/// The warning for memcached served beside tokens or TLS: its protocol
-/// carries neither, so it issues to whoever reaches it (the configuration
-/// allows that only on loopback or with `--memcached-unauthenticated`).
-pub fn memcached_open(config: &Config) -> Option<String> {
-    let address = config.memcached_listen?;
+/// The warnings for listeners served open beside tokens or TLS: their
+/// protocol carries neither, so they issue to whoever reaches them (the
+/// configuration allows that only on loopback or with the listener's
+/// switch).
+pub fn open_listeners(config: &Config) -> Vec<String> {
     if config.auth.is_none() && config.tls.is_none() {
-        return None;
+        return Vec::new();
     }
-    let why = if address.ip().is_loopback() {
-        "reachable from this host only (loopback)"
-    } else {
-        "served open by --memcached-unauthenticated"
-    };
-    Some(format!(
-        "memcached on {address} issues IDs with no token and in cleartext (its protocol carries neither), \
-         unlike the node's other front ends: {why}"
-    ))
+    config
+        .listeners
+        .on()
+        .filter_map(|(listener, address)| {
+            let Guard::Nothing { open } = listener.guard() else {
+                return None;
+            };
+            let why = if config.listeners.served_open(listener) {
+                format!("served open by {}", open.flag())
+            } else {
+                "reachable from this host only (loopback)".to_owned()
+            };
+            Some(format!(
+                "{} on {address} issues IDs with no token and in cleartext (its protocol carries neither), \
+                 unlike the node's other front ends: {why}",
+                listener.title()
+            ))
+        })
+        .collect()
 }
 
 /// Who this process is, as written into the slot key it claims: an
 /// operator reading the coordinator can find the process from it.
-fn holder(listen: SocketAddr, grpc: Option<SocketAddr>) -> Holder {
+fn holder(listeners: &Listeners) -> Holder {
     Holder {
         // A node without a readable hostname still claims; the pid and the
         // address tell it apart.
         host: system_hostname().unwrap_or_else(|_| "unknown".to_owned()),
         pid: std::process::id(),
-        listen: listen.to_string(),
-        grpc: grpc.map(|address| address.to_string()),
+        listen: listeners.http().to_string(),
+        grpc: listeners
+            .address(Listener::Grpc)
+            .map(|address| address.to_string()),
         started_ms: SystemClock.now_ms(),
     }
 }
@@ -152,9 +180,11 @@ pub fn clock(config: &Config) -> Arc<dyn Clock> {
 /// Sets the node up: TLS and tokens (their files read first, so that a
 /// bad one stops the start before anything else), state directory, slot
 /// source, issuer; then waits out a high-water mark slightly ahead of the
-/// clock, or refuses one too far ahead. The fleet's [`IssuerBuilder`]
+/// clock, or refuses one too far ahead. A configuration with no identity
+/// is refused first ([`Config::require_identity`]). The fleet's [`IssuerBuilder`]
 /// does the issuer's part, as for every program that mints IDs.
-pub async fn start(config: &Config) -> Result<AppState, ServeError> {
+async fn start(config: &Config) -> Result<AppState, ServeError> {
+    config.require_identity()?;
     let tls = config.tls.clone().map(Tls::load).transpose()?;
     let auth = match &config.auth {
         Some((file, scope)) => Some(Auth::new(Tokens::load(file)?, *scope)),
@@ -169,11 +199,17 @@ pub async fn start(config: &Config) -> Result<AppState, ServeError> {
         .shared_clock(clock)
         .mark_step(config.mark_step)
         .mark_wait_max(config.mark_wait_max)
-        .holder(holder(config.listen, config.grpc_listen).to_string())
+        .holder(holder(&config.listeners).to_string())
         .start_issuer()
         .await
         .map_err(|error| naming_the_setting(config, error))?;
-    Ok(AppState::secured(issuer, config.limits, tls, auth))
+    Ok(AppState::serving(
+        issuer,
+        config.limits,
+        tls,
+        auth,
+        Some(config.listeners.clone()),
+    ))
 }
 
 /// A start-up error, with the setting that would change it named when
@@ -196,113 +232,206 @@ pub(crate) fn naming_the_setting(config: &Config, error: FleetError) -> ServeErr
     }
 }
 
-/// Serves `state` on `listener` until `shutdown` resolves; then stops
-/// accepting, lets requests in flight finish (each within the request
-/// timeout) and releases the node's claim.
-///
-/// Every connection is held to the limits of `state` (`net/`):
-/// a first request and each request head within the request timeout, no
-/// idling or unread answers longer than that, a cap on connections that
-/// keeps descriptors for the state files, so that slow, silent or
-/// greedy clients cannot hold connections (and descriptors) forever.
-pub async fn run(
-    listener: TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    run_with_grpc(listener, None, state, shutdown).await
-}
-
-/// [`run`], also serving the gRPC API ([`crate::grpc`]) on `grpc` when
-/// given: both stop accepting when `shutdown` resolves, and the claim is
-/// released once both have finished their calls in flight.
-pub async fn run_with_grpc(
-    listener: TcpListener,
-    grpc: Option<TcpListener>,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    let front_ends = FrontEnds {
-        grpc,
-        ..FrontEnds::http(listener)
-    };
-    run_front_ends(front_ends, state, shutdown).await
-}
-
-/// The listeners of a node's front ends, bound: HTTP always; gRPC and
-/// memcached's text protocol when configured.
+/// A node that answers: where its listeners are, and its end.
 #[derive(Debug)]
-pub struct FrontEnds {
-    /// The HTTP API.
-    pub http: TcpListener,
-    /// The gRPC API ([`crate::grpc`]).
-    pub grpc: Option<TcpListener>,
-    /// memcached's text protocol.
-    pub memcached: Option<TcpListener>,
-    /// How long a memcached connection may stay silent.
-    pub memcached_idle_timeout: Duration,
+pub struct Serving {
+    listeners: Listeners,
+    tls: bool,
+    task: tokio::task::JoinHandle<()>,
 }
 
-impl FrontEnds {
-    /// HTTP alone.
-    pub fn http(listener: TcpListener) -> FrontEnds {
-        FrontEnds {
-            http: listener,
-            grpc: None,
-            memcached: None,
-            memcached_idle_timeout: Duration::from_secs(600),
+impl Serving {
+    /// Where each listener listens, bound (port 0 resolved).
+    pub fn listeners(&self) -> &Listeners {
+        &self.listeners
+    }
+
+    /// Whether the listeners that carry TLS speak it (`https://`).
+    pub fn tls(&self) -> bool {
+        self.tls
+    }
+
+    /// Waits until the node has stopped: `shutdown` resolved, every
+    /// listener's requests in flight finished (each within the request
+    /// timeout), and the claim released.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Stopped`] when the node's task ended otherwise (it
+    /// panicked).
+    pub async fn stopped(self) -> Result<(), ServeError> {
+        self.task.await.map_err(|error| ServeError::Stopped {
+            reason: error.to_string(),
+        })
+    }
+}
+
+/// Runs a node from `config` until `shutdown` resolves: binds every
+/// listener the configuration sets, starts the node, and returns once it
+/// answers (see the module docs). It prints nothing; it logs where and as
+/// whom it starts (its first log line), the warnings a configuration
+/// deserves (a password on the command line, a listener open without a
+/// credential), and where each listener listens.
+///
+/// # Errors
+///
+/// An address that cannot be bound ([`ServeError::Io`], naming the
+/// listener and the address), a TLS or token file that cannot be used,
+/// and whatever stops the node's start ([`ServeError::Fleet`],
+/// [`ServeError::Refused`]); a configuration with no identity
+/// ([`ServeError::Config`]).
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use snowmint_server::config::{Config, Layer, Setting};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// let dir = tempfile::tempdir()?;
+/// let mut flags = Layer::flags();
+/// flags
+///     .set(Setting::Datacenter, "3")
+///     .set(Setting::Machine, "7")
+///     .set(Setting::Listen, "127.0.0.1:0")
+///     .set(Setting::StateDir, dir.path().display().to_string());
+/// let config = Config::load_with(flags, |_| None)?;
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let node = snowmint_server::serve(config, async {
+///     let _ = stopped.await;
+/// })
+/// .await?;
+///
+/// let address = node.listeners().http();
+/// let mut connection = tokio::net::TcpStream::connect(address).await?;
+/// connection
+///     .write_all(b"GET /v1/id HTTP/1.1\r\nHost: ids\r\nConnection: close\r\n\r\n")
+///     .await?;
+/// let mut answer = String::new();
+/// connection.read_to_string(&mut answer).await?;
+/// assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+///
+/// stop.send(()).unwrap(); // requests in flight finish, the node's lock is let go
+/// node.stopped().await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn serve(
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<Serving, ServeError> {
+    // Bound first, so that a port in use stops the start before anything
+    // is claimed; with port 0 the addresses are known only now, and the
+    // holder written into a claimed slot key must name the ones clients
+    // reach.
+    let mut listeners = config.listeners.clone();
+    let mut bound = Vec::new();
+    for (kind, wanted) in config.listeners.on() {
+        let listener = TcpListener::bind(wanted)
+            .await
+            .map_err(|source| ServeError::Io {
+                context: format!("cannot listen for {} on {wanted}", kind.title()),
+                source,
+            })?;
+        let address = listener.local_addr().map_err(|source| ServeError::Io {
+            context: format!("reading the {} listening address", kind.title()),
+            source,
+        })?;
+        listeners.set(kind, address);
+        bound.push((kind, listener));
+    }
+    let config = Config {
+        listeners,
+        ..config
+    };
+    tracing::info!("{}", startup_line(&config, config.listeners.http()));
+    if let Some(warning) = password_on_command_line(&config) {
+        tracing::warn!("{warning}");
+    }
+    for warning in open_listeners(&config) {
+        tracing::warn!("{warning}");
+    }
+    let state = start(&config).await?;
+    let tls = state.tls().is_some();
+    for (kind, address) in config.listeners.on() {
+        tracing::info!(
+            "{} listening on {}{address}",
+            kind.title(),
+            kind.scheme(tls)
+        );
+    }
+    Ok(state.serve(bound, shutdown))
+}
+
+impl AppState {
+    /// Serves this state on `listeners` (bound) through the one front end
+    /// until `shutdown` resolves; then every listener stops accepting,
+    /// lets requests in flight finish (each within the request timeout),
+    /// and the node's claim is released, so that no front end issues after
+    /// it. Each listener's connections idle at most its idle timeout (of
+    /// the state's [`Listeners`], when it has them) or the request timeout.
+    ///
+    /// [`serve`] does this once it has started the node from a
+    /// configuration; call it directly for a state built another way.
+    pub fn serve(
+        self,
+        listeners: Vec<(Listener, TcpListener)>,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Serving {
+        let mut bound = self
+            .listeners()
+            .cloned()
+            .unwrap_or_else(|| Listeners::new(std::net::SocketAddr::from(([127, 0, 0, 1], 0))));
+        for (kind, listener) in &listeners {
+            if let Ok(address) = listener.local_addr() {
+                bound.set(*kind, address);
+            }
+        }
+        let tls = self.tls().is_some();
+        let idle: Vec<Duration> = listeners
+            .iter()
+            .map(|(kind, _)| {
+                self.listeners()
+                    .and_then(|configured| configured.idle_timeout(*kind))
+                    .unwrap_or(self.request_timeout())
+            })
+            .collect();
+        let task = tokio::spawn(run(
+            self,
+            listeners.into_iter().zip(idle).collect(),
+            shutdown,
+        ));
+        Serving {
+            listeners: bound,
+            tls,
+            task,
         }
     }
 }
 
-/// [`run`] over every front end of `front_ends`: all stop accepting when
-/// `shutdown` resolves, and the claim is released once all have finished
-/// their requests in flight, so that no front end issues after it.
-pub async fn run_front_ends(
-    front_ends: FrontEnds,
+/// Serves `state` on each listener, with its idle timeout, until
+/// `shutdown` resolves; then releases the claim once every listener has
+/// finished its requests in flight.
+async fn run(
     state: AppState,
+    listeners: Vec<((Listener, TcpListener), Duration)>,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    let FrontEnds {
-        http: listener,
-        grpc,
-        memcached,
-        memcached_idle_timeout,
-    } = front_ends;
+) {
     // One shutdown, told to each front end: each stops accepting, asks
     // its connections to close, ends its streams, and closes what is
     // still open a request timeout later.
-    let (stop, stopping_rx) = tokio::sync::watch::channel(false);
+    let (stop, stopping) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
         let _ = stop.send(true);
     });
-    let stopping = {
-        let stopping_rx = stopping_rx.clone();
-        move || {
-            let mut stopped = stopping_rx.clone();
-            async move {
-                // An error means the sender is gone, which it is only
-                // after sending.
-                let _ = stopped.wait_for(|stop| *stop).await;
-            }
-        }
-    };
-    let memcached_task = memcached.map(|listener| {
-        let (state, stopping) = (state.clone(), stopping());
-        tokio::spawn(crate::memcached::serve(
-            listener,
-            state,
-            memcached_idle_timeout,
-            stopping,
-        ))
-    });
     let front = crate::net::Front::new(
         state.limits(),
         state.tls().cloned(),
-        1 + usize::from(grpc.is_some()),
+        listeners.len(),
         state.metrics().clone(),
-        stopping_rx.clone(),
+        stopping.clone(),
     );
     // The TLS and token files, read again when they change or on SIGHUP.
     let reloading = tokio::spawn(crate::reload::follow(
@@ -319,122 +448,33 @@ pub async fn run_front_ends(
             metrics.run_upkeep();
         }
     });
-    let http = front.serve(listener, Listener::Http, crate::app(state.clone()));
-    match grpc {
-        Some(grpc) => {
-            let grpc = crate::grpc::serve_on(&front, grpc, state.clone(), stopping_rx);
-            tokio::join!(http, grpc);
-        }
-        None => http.await,
+    let mut serving = tokio::task::JoinSet::new();
+    for ((kind, listener), idle) in listeners {
+        serving.spawn(kind.serve(
+            front.clone(),
+            listener,
+            state.clone(),
+            idle,
+            stopping.clone(),
+        ));
     }
-    if let Some(task) = memcached_task {
-        // It waits for its own connections, within the request timeout.
-        let _ = task.await;
-    }
+    // Each waits for its own connections, within the request timeout.
+    while serving.join_next().await.is_some() {}
     upkeep.abort();
     reloading.abort();
+    let source = state.issuer().source();
+    let held = match &*source.state().borrow() {
+        NodeState::Active(claim) => Some(claim.slot),
+        NodeState::Fenced { .. } => None,
+    };
+    let coordinated = !matches!(source.kind(), "static" | "hostname");
     state.issuer().release().await;
-    tracing::info!(
-        source = state.issuer().source().kind(),
-        "stopped; the node's claim is released"
-    );
-    Ok(())
-}
-
-/// Runs `snowmint serve` on an already bound `listener`: logs where and as
-/// whom it starts (its first log line), binds `config.grpc_listen` and
-/// `config.memcached_listen` if set, starts the node, prints
-/// `gRPC listening on http://ADDR` (with gRPC),
-/// `memcached listening on ADDR` (with memcached) and then
-/// `listening on http://ADDR` to stdout once it answers (`https://` with
-/// TLS), and runs until `shutdown`.
-pub async fn serve(
-    config: Config,
-    listener: TcpListener,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    let address = listener.local_addr().map_err(|source| ServeError::Io {
-        context: "reading the listening address".to_owned(),
-        source,
-    })?;
-    tracing::info!("{}", startup_line(&config, address));
-    if let Some(warning) = password_on_command_line(&config) {
-        tracing::warn!("{warning}");
-    }
-    if let Some(warning) = memcached_open(&config) {
-        tracing::warn!("{warning}");
-    }
-    let grpc = match config.grpc_listen {
-        Some(grpc_address) => {
-            let bound = TcpListener::bind(grpc_address)
-                .await
-                .map_err(|source| ServeError::Io {
-                    context: format!("cannot listen for gRPC on {grpc_address}"),
-                    source,
-                })?;
-            let local = bound.local_addr().map_err(|source| ServeError::Io {
-                context: "reading the gRPC listening address".to_owned(),
-                source,
-            })?;
-            Some((bound, local))
-        }
-        None => None,
+    let stopped = match (coordinated, held) {
+        (true, Some(slot)) => format!("stopped; its claim on slot {slot} is released"),
+        (true, None) => "stopped; it held no claim, so none is released".to_owned(),
+        (false, _) => "stopped; the node's lock is released".to_owned(),
     };
-    let memcached = match config.memcached_listen {
-        Some(memcached_address) => {
-            let bound = TcpListener::bind(memcached_address)
-                .await
-                .map_err(|source| ServeError::Io {
-                    context: format!("cannot listen for memcached on {memcached_address}"),
-                    source,
-                })?;
-            let local = bound.local_addr().map_err(|source| ServeError::Io {
-                context: "reading the memcached listening address".to_owned(),
-                source,
-            })?;
-            Some((bound, local))
-        }
-        None => None,
-    };
-    // With port 0 the addresses are known only now; the holder written into
-    // a claimed slot key must name the ones clients reach.
-    let config = Config {
-        listen: address,
-        grpc_listen: grpc.as_ref().map(|(_, local)| *local),
-        ..config
-    };
-    let state = start(&config).await?;
-    // Tests and scripts read the ports from here; a closed stdout is no
-    // reason to stop serving.
-    let scheme = if state.tls().is_some() {
-        "https"
-    } else {
-        "http"
-    };
-    if let Some((_, grpc_address)) = &grpc {
-        tracing::info!("gRPC listening on {scheme}://{grpc_address}");
-        let _ = writeln!(
-            std::io::stdout(),
-            "gRPC listening on {scheme}://{grpc_address}"
-        );
-    }
-    if let Some((_, memcached_address)) = &memcached {
-        tracing::info!("memcached listening on {memcached_address}");
-        let _ = writeln!(
-            std::io::stdout(),
-            "memcached listening on {memcached_address}"
-        );
-    }
-    tracing::info!("listening on {scheme}://{address}");
-    let _ = writeln!(std::io::stdout(), "listening on {scheme}://{address}");
-    let _ = std::io::stdout().flush();
-    let front_ends = FrontEnds {
-        http: listener,
-        grpc: grpc.map(|(bound, _)| bound),
-        memcached: memcached.map(|(bound, _)| bound),
-        memcached_idle_timeout: config.memcached_idle_timeout,
-    };
-    run_front_ends(front_ends, state, shutdown).await
+    tracing::info!(source = source.kind(), "{stopped}");
 }
 
 /// The first log line: address, identity, state directory, layout and
@@ -443,9 +483,9 @@ pub fn startup_line(config: &Config, address: SocketAddr) -> String {
     let identity = match &config.identity {
         Identity::Static(node) => format!(
             "as datacenter {} {} machine {} {}",
-            node.datacenter,
+            config.layout.pair_of(*node).0,
             config.origin_note(Setting::Datacenter),
-            node.machine,
+            config.layout.pair_of(*node).1,
             config.origin_note(Setting::Machine)
         ),
         Identity::Hostname(Some(name)) => format!("with the slot of hostname {name:?}"),

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::auth::Auth;
+use crate::listener::Listeners;
 use crate::metrics::Metrics;
 use crate::net::{Limits, Tls};
 use snowmint_fleet::Issuer;
@@ -28,12 +29,14 @@ struct Inner {
     tls: Option<Arc<Tls>>,
     /// Bearer tokens, when on.
     auth: Option<Arc<Auth>>,
+    /// The node's listeners, bound, when it serves them (for `/v1/node`).
+    listeners: Option<Listeners>,
     /// The turn of batch requests at the generator (one permit, first come
     /// first served): see [`AppState::batch_turn`].
     batch_turn: Semaphore,
-    /// Bounds the whois look-ups running at once (each reads the
-    /// coordinator).
-    whois_permits: Arc<tokio::sync::Semaphore>,
+    /// What whois look-ups may cost the coordinator: a rate, a cap on
+    /// those running at once, the last answer per slot.
+    whois_lookups: crate::api::whois::Lookups,
 }
 
 impl AppState {
@@ -61,6 +64,17 @@ impl AppState {
         tls: Option<Tls>,
         auth: Option<Auth>,
     ) -> AppState {
+        AppState::serving(issuer, limits, tls, auth, None)
+    }
+
+    /// [`AppState::secured`] for a node serving `listeners`.
+    pub(crate) fn serving(
+        issuer: Issuer,
+        limits: Limits,
+        tls: Option<Tls>,
+        auth: Option<Auth>,
+        listeners: Option<Listeners>,
+    ) -> AppState {
         AppState {
             inner: Arc::new(Inner {
                 issuer,
@@ -68,10 +82,9 @@ impl AppState {
                 limits,
                 tls: tls.map(Arc::new),
                 auth: auth.map(Arc::new),
+                listeners,
                 batch_turn: Semaphore::new(1),
-                whois_permits: Arc::new(tokio::sync::Semaphore::new(
-                    crate::api::whois::MAX_LOOKUPS,
-                )),
+                whois_lookups: crate::api::whois::Lookups::default(),
             }),
         }
     }
@@ -84,6 +97,11 @@ impl AppState {
     /// Bearer tokens, when on.
     pub fn auth(&self) -> Option<&Arc<Auth>> {
         self.inner.auth.as_ref()
+    }
+
+    /// The node's listeners, when it serves them.
+    pub(crate) fn listeners(&self) -> Option<&Listeners> {
+        self.inner.listeners.as_ref()
     }
 
     /// The issuer.
@@ -125,8 +143,8 @@ impl AppState {
         self.inner.batch_turn.acquire().await.ok()
     }
 
-    /// The permits of whois look-ups.
-    pub(crate) fn whois_permits(&self) -> &Arc<tokio::sync::Semaphore> {
-        &self.inner.whois_permits
+    /// What whois look-ups may cost the coordinator.
+    pub(crate) fn whois_lookups(&self) -> &crate::api::whois::Lookups {
+        &self.inner.whois_lookups
     }
 }

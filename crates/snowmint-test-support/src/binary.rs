@@ -13,6 +13,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 use crate::http;
+use crate::partition::Host;
 use crate::wait::{Deadline, child_exit};
 
 /// How long a start may take before the test gives up (a safety net
@@ -26,7 +27,17 @@ const EXIT_LIMIT: Duration = Duration::from_secs(60);
 /// SNOWMINT_* variables; HOME is `home`); `binary` is the `snowmint`
 /// executable.
 pub fn command(binary: &str, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut command = Command::new(binary);
+    serve_command(Command::new(binary), home, args, env)
+}
+
+/// `serve` with `args` added to `base` (the binary, run as it is or on a
+/// host), in the environment `env` with HOME at `home`.
+fn serve_command(
+    mut command: Command,
+    home: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Command {
     command.arg("serve").args(args);
     for (name, _) in std::env::vars() {
         if name.starts_with("SNOWMINT_") || name == "XDG_STATE_HOME" {
@@ -44,17 +55,50 @@ pub struct Service {
     pub address: SocketAddr,
     /// Where its gRPC API listens, when started with `--grpc-listen`.
     pub grpc: Option<SocketAddr>,
+    /// Where it serves memcached's protocol, when started with
+    /// `--memcached-listen`.
+    pub memcached: Option<SocketAddr>,
     /// Whether it serves TLS (it said `https://`).
     pub tls: bool,
     /// The file its standard error goes to.
     stderr: PathBuf,
+    /// The host it runs on, when on a partition network: the test
+    /// connects to it from there.
+    host: Option<Host>,
 }
 
 impl Service {
     /// Starts `binary` with `--listen 127.0.0.1:0` added and waits for its
     /// `listening on http://ADDR` line (after `gRPC listening on
-    /// http://ADDR`, when `args` ask for gRPC; `https://` with TLS).
+    /// http://ADDR` and `memcached listening on ADDR`, when `args` ask for
+    /// them; `https://` with TLS).
     pub fn start(binary: &str, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Service {
+        let mut all = vec!["--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        Service::spawn(command(binary, home, &all, env), home, None)
+    }
+
+    /// Starts `binary` on `host` of a partition network (`ip netns exec`),
+    /// listening on `port` at the host's address, and waits for its
+    /// `listening on` line; the test's own requests ([`connect`](Self::connect))
+    /// are made from the host. Its pid is the service's.
+    pub fn start_on(
+        host: &Host,
+        port: u16,
+        binary: &str,
+        home: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Service {
+        let listen = host.addr(port).to_string();
+        let mut all = vec!["--listen", listen.as_str()];
+        all.extend_from_slice(args);
+        let command = serve_command(host.command(binary), home, &all, env);
+        Service::spawn(command, home, Some(host.clone()))
+    }
+
+    /// Runs `command` and waits for its `listening on` line.
+    fn spawn(mut command: Command, home: &Path, host: Option<Host>) -> Service {
         let stderr = home.join(format!(
             "stderr-{}.log",
             std::time::SystemTime::now()
@@ -62,9 +106,7 @@ impl Service {
                 .unwrap()
                 .as_nanos()
         ));
-        let mut all = vec!["--listen", "127.0.0.1:0"];
-        all.extend_from_slice(args);
-        let mut child = command(binary, home, &all, env)
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(File::create(&stderr).unwrap())
             .spawn()
@@ -72,7 +114,7 @@ impl Service {
         let stdout = child.stdout.take().unwrap();
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let mut grpc = None;
+            let (mut grpc, mut memcached) = (None, None);
             let url = |line: &str, prefix: &str| {
                 let rest = line.strip_prefix(prefix)?;
                 let (tls, address) = match rest.strip_prefix("https://") {
@@ -84,20 +126,26 @@ impl Service {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some((address, _)) = url(&line, "gRPC listening on ") {
                     grpc = Some(address);
+                } else if let Some(address) = line.strip_prefix("memcached listening on ") {
+                    memcached = Some(address.parse::<SocketAddr>().unwrap());
                 } else if let Some((address, tls)) = url(&line, "listening on ") {
-                    let _ = sender.send((address, grpc, tls));
+                    let _ = sender.send((address, grpc, memcached, tls));
                 }
             }
         });
         let deadline = Deadline::after(START_LIMIT, "snowmint serve to say where it listens");
         loop {
-            if let Ok((address, grpc, tls)) = receiver.recv_timeout(Duration::from_millis(50)) {
+            if let Ok((address, grpc, memcached, tls)) =
+                receiver.recv_timeout(Duration::from_millis(50))
+            {
                 return Service {
                     child,
                     address,
                     grpc,
+                    memcached,
                     tls,
                     stderr,
+                    host,
                 };
             }
             if let Some(status) = child.try_wait().unwrap() {
@@ -110,9 +158,15 @@ impl Service {
         }
     }
 
-    /// A new connection to the service.
+    /// A new connection to the service (made from its host, when it runs
+    /// on one).
     pub fn connect(&self) -> http::Connection {
-        http::Connection::open(self.address).unwrap()
+        match &self.host {
+            None => http::Connection::open(self.address).unwrap(),
+            Some(host) => {
+                http::Connection::from_stream(host.connect(self.address).unwrap()).unwrap()
+            }
+        }
     }
 
     /// `GET target` on a new connection; the body as JSON.

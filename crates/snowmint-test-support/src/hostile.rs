@@ -5,8 +5,9 @@
 //! - [`Horde`]: many connections of one kind, each reopened by a thread of
 //!   its own as soon as the node closes it, until the horde is dropped.
 //! - [`Attack`]: what each connection does: send nothing
-//!   ([`Attack::Silent`]), pipeline HTTP requests and never read the
-//!   answers ([`Attack::Pipeline`]), or open many gRPC `StreamIds` calls
+//!   ([`Attack::Silent`]) or half a request ([`Attack::Stall`]), pipeline HTTP requests and never read the
+//!   answers ([`Attack::Pipeline`]), send any other protocol's requests
+//!   the same way ([`Attack::Repeat`]), or open many gRPC `StreamIds` calls
 //!   on one HTTP/2 connection with a huge flow-control window and never
 //!   read them ([`Attack::UnreadStreams`]).
 //! - [`rss_kib`], [`limit_descriptors`], [`open_descriptors`]: what the
@@ -28,9 +29,15 @@ use std::time::Duration;
 pub enum Attack {
     /// Connects and sends nothing.
     Silent,
+    /// Sends these bytes once, then nothing: a request left unfinished
+    /// ([`HALF_CLIENT_HELLO`], say).
+    Stall(&'static [u8]),
     /// Sends `GET` requests for this target back to back, as fast as the
     /// socket takes them, and never reads an answer.
     Pipeline(&'static str),
+    /// Sends these bytes (requests of any protocol) over and over, as fast as the socket takes them, and
+    /// never reads an answer.
+    Repeat(&'static str),
     /// Opens `streams` gRPC `StreamIds` calls (batch 4096, until
     /// cancelled) on one HTTP/2 connection, announcing the largest window
     /// HTTP/2 allows, and never reads the socket.
@@ -107,11 +114,24 @@ impl Drop for Horde {
     }
 }
 
+/// The first bytes of a TLS ClientHello: the record header (handshake,
+/// TLS 1.0 on the wire, 512 bytes to come), the handshake header
+/// (ClientHello, 508 bytes) and its version (TLS 1.2). A server waits for
+/// the rest.
+pub const HALF_CLIENT_HELLO: &[u8] = &[
+    0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03,
+];
+
 /// One connection of an attack, until the node closes it or `stop`.
 fn run(address: SocketAddr, attack: Attack, stop: &AtomicBool) {
     let Ok(mut stream) = TcpStream::connect_timeout(&address, Duration::from_secs(5)) else {
         return;
     };
+    if let Attack::Stall(bytes) = attack
+        && stream.write_all(bytes).is_err()
+    {
+        return;
+    }
     if let Attack::UnreadStreams { streams } = attack
         && stream.write_all(&unread_streams(streams)).is_err()
     {
@@ -124,6 +144,7 @@ fn run(address: SocketAddr, attack: Attack, stop: &AtomicBool) {
         Attack::Pipeline(target) => {
             format!("GET {target} HTTP/1.1\r\nHost: attacker\r\n\r\n").repeat(64)
         }
+        Attack::Repeat(bytes) => bytes.to_owned(),
         _ => String::new(),
     };
     let requests = requests.as_bytes();
@@ -136,16 +157,17 @@ fn run(address: SocketAddr, attack: Attack, stop: &AtomicBool) {
     let mut sent = 0;
     while !stop.load(Ordering::Relaxed) {
         let gone = match attack {
-            // Silent: never writes; reads (and drops) what the node
-            // sends, so that its end of the stream is seen.
-            Attack::Silent => match stream.read(&mut sink) {
+            // Silent (or stalled): never writes (again); reads (and
+            // drops) what the node sends, so that its end of the stream
+            // is seen.
+            Attack::Silent | Attack::Stall(_) => match stream.read(&mut sink) {
                 Ok(0) => true,
                 Ok(_) => false,
                 Err(e) => e.kind() != ErrorKind::WouldBlock,
             },
             // Requests back to back, split wherever the socket splits
             // them, never a byte of an answer read.
-            Attack::Pipeline(_) => loop {
+            Attack::Pipeline(_) | Attack::Repeat(_) => loop {
                 match stream.write(&requests[sent..]) {
                     Ok(n) => sent = (sent + n) % requests.len(),
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break false,

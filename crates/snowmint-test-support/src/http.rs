@@ -54,7 +54,12 @@ impl Response {
 impl Connection {
     /// Connects to the service at `address`.
     pub fn open(address: SocketAddr) -> io::Result<Connection> {
-        let stream = TcpStream::connect(address)?;
+        Connection::from_stream(TcpStream::connect(address)?)
+    }
+
+    /// A connection over `stream`, already connected (such as one made
+    /// from a host of a partition network).
+    pub fn from_stream(stream: TcpStream) -> io::Result<Connection> {
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(READ_LIMIT))?;
         Ok(Connection {

@@ -22,10 +22,7 @@ use crate::http;
 use crate::temp::{TempDir, temp_dir};
 
 /// The node every test runs as, unless it says otherwise.
-pub const NODE: Node = Node {
-    datacenter: 3,
-    machine: 7,
-};
+pub const NODE: Node = Node::from_slot(103);
 
 /// A service for tests: the router, its state, the static source it
 /// follows and its state directory.

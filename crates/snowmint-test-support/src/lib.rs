@@ -28,6 +28,19 @@
 //! - [`schema`]: checks a JSON value against the OpenAPI document's schemas.
 //! - [`binary`]: the real `snowmint serve` binary as a child process.
 //! - [`faketime`]: libfaketime, to run a process with its clock moved.
+//! - [`podman`]: podman for the container tests, on a Debian base image
+//!   made without a registry.
+//! - [`history`]: the history checker: every ID the clients received,
+//!   with the process that served it, judged against the fleet's claim
+//!   history (no ID twice, each process's IDs increasing, every ID inside
+//!   a claim of its server's, no two claims over one millisecond, no
+//!   claim serving after the next one had).
+//! - [`partition`]: real network partitions: hosts in network namespaces
+//!   of their own, joined by one switch, whose links a test cuts one way
+//!   or both (nftables) or takes down; servers, nodes and clients each on
+//!   a host.
+//! - [`rng`]: a small seeded generator, so that one seed replays a
+//!   randomized fault schedule.
 //! - [`shown`]: an example of the documentation as the body of the test
 //!   function that runs it, word for word.
 //! - [`servers`]: the [`CoordinatorServer`](servers::CoordinatorServer) a
@@ -68,10 +81,14 @@
 
 pub mod binary;
 pub mod faketime;
+pub mod history;
 pub mod hostile;
 pub mod http;
 pub mod net;
+pub mod partition;
+pub mod podman;
 pub mod python;
+pub mod rng;
 pub mod schema;
 pub mod servers;
 pub mod shown;

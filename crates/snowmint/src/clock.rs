@@ -8,9 +8,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// A source of wall-clock time in Unix milliseconds.
+/// A source of wall-clock time in Unix milliseconds (and microseconds, for
+/// layouts with units finer than a millisecond).
 ///
-/// Implementations must be cheap: the generator reads the clock once per ID.
+/// Implementations must be cheap: the generator reads the clock once per
+/// ID, in milliseconds for layouts whose unit is a whole number of
+/// milliseconds and in microseconds otherwise.
 ///
 /// # Examples
 ///
@@ -31,6 +34,25 @@ pub trait Clock: Send + Sync {
     /// assert_eq!(ManualClock::new(7).now_ms(), 7);
     /// ```
     fn now_ms(&self) -> i64;
+
+    /// Microseconds since 1970-01-01T00:00:00Z. The default is
+    /// [`now_ms`](Clock::now_ms) times 1000, for clocks that count
+    /// milliseconds only: right, if coarse (a 1 µs layout on such a clock
+    /// makes a millisecond's worth of IDs at the start of each
+    /// millisecond).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Clock, ManualClock};
+    ///
+    /// let clock = ManualClock::new(7);
+    /// clock.advance_us(5);
+    /// assert_eq!((clock.now_ms(), clock.now_us()), (7, 7_005));
+    /// ```
+    fn now_us(&self) -> i64 {
+        self.now_ms().saturating_mul(1000)
+    }
 }
 
 /// The operating system's wall clock (`SystemTime`), which can step
@@ -57,6 +79,15 @@ impl Clock for SystemClock {
             ms
         } else {
             convert_and_remember(now)
+        }
+    }
+
+    #[inline]
+    fn now_us(&self) -> i64 {
+        match SystemTime::now().duration_since(UNIX_EPOCH) {
+            // Fits until the year 294,000.
+            Ok(since) => since.as_micros() as i64,
+            Err(before) => -(before.duration().as_micros() as i64),
         }
     }
 }
@@ -98,7 +129,9 @@ fn convert_and_remember(now: SystemTime) -> i64 {
     }
 }
 
-/// A clock that only moves when told to; clones share the same time.
+/// A clock that only moves when told to; clones share the same time. It
+/// counts microseconds; set and moved in milliseconds, or in microseconds
+/// with the `_us` methods.
 ///
 /// # Examples
 ///
@@ -114,7 +147,7 @@ fn convert_and_remember(now: SystemTime) -> i64 {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct ManualClock {
-    now_ms: Arc<AtomicI64>,
+    now_us: Arc<AtomicI64>,
 }
 
 impl ManualClock {
@@ -129,7 +162,7 @@ impl ManualClock {
     /// ```
     pub fn new(now_ms: i64) -> ManualClock {
         ManualClock {
-            now_ms: Arc::new(AtomicI64::new(now_ms)),
+            now_us: Arc::new(AtomicI64::new(now_ms.saturating_mul(1000))),
         }
     }
 
@@ -145,9 +178,14 @@ impl ManualClock {
     /// assert_eq!(clock.now_ms(), 50);
     /// ```
     pub fn set(&self, now_ms: i64) {
+        self.set_us(now_ms.saturating_mul(1000));
+    }
+
+    /// Sets the time in microseconds, forwards or backwards.
+    pub fn set_us(&self, now_us: i64) {
         // SeqCst: tests set the clock from one thread and expect every other
         // thread's next read to see it.
-        self.now_ms.store(now_ms, Ordering::SeqCst);
+        self.now_us.store(now_us, Ordering::SeqCst);
     }
 
     /// Moves the time by `delta_ms` (negative moves it back).
@@ -162,13 +200,22 @@ impl ManualClock {
     /// assert_eq!(clock.now_ms(), 70);
     /// ```
     pub fn advance(&self, delta_ms: i64) {
-        self.now_ms.fetch_add(delta_ms, Ordering::SeqCst);
+        self.advance_us(delta_ms.saturating_mul(1000));
+    }
+
+    /// Moves the time by `delta_us` microseconds (negative moves it back).
+    pub fn advance_us(&self, delta_us: i64) {
+        self.now_us.fetch_add(delta_us, Ordering::SeqCst);
     }
 }
 
 impl Clock for ManualClock {
     fn now_ms(&self) -> i64 {
-        self.now_ms.load(Ordering::SeqCst)
+        self.now_us().div_euclid(1000)
+    }
+
+    fn now_us(&self) -> i64 {
+        self.now_us.load(Ordering::SeqCst)
     }
 }
 
@@ -225,12 +272,24 @@ impl<C: Clock> Clock for OffsetClock<C> {
     fn now_ms(&self) -> i64 {
         self.inner.now_ms().saturating_add(self.offset_ms)
     }
+
+    #[inline]
+    fn now_us(&self) -> i64 {
+        self.inner
+            .now_us()
+            .saturating_add(self.offset_ms.saturating_mul(1000))
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for Arc<C> {
     #[inline]
     fn now_ms(&self) -> i64 {
         (**self).now_ms()
+    }
+
+    #[inline]
+    fn now_us(&self) -> i64 {
+        (**self).now_us()
     }
 }
 
@@ -239,12 +298,22 @@ impl<C: Clock + ?Sized> Clock for &C {
     fn now_ms(&self) -> i64 {
         (**self).now_ms()
     }
+
+    #[inline]
+    fn now_us(&self) -> i64 {
+        (**self).now_us()
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for Box<C> {
     #[inline]
     fn now_ms(&self) -> i64 {
         (**self).now_ms()
+    }
+
+    #[inline]
+    fn now_us(&self) -> i64 {
+        (**self).now_us()
     }
 }
 

@@ -5,25 +5,26 @@
 //!
 //! | encoding | alphabet | width |
 //! |---|---|---|
-//! | `decimal` | `0-9` | 1 to 19 digits, no padding |
+//! | `decimal` | `0-9` | 1 to 20 digits, no padding |
 //! | `hex` | `0-9a-f` (any case read, `0x` prefix allowed) | always 16 digits |
 //! | `base32` | Crockford: `0-9A-Z` without `I L O U` (any case read; `I`/`L` read as 1, `O` as 0) | always 13 digits |
 //! | `base58` | Bitcoin: `1-9A-Za-z` without `0 O I l` | 1 to 11 digits, no padding |
 //!
 //! Hex and base32 are written at a fixed width so that sorting the text sorts
 //! the IDs. Every parser accepts shorter input (leading zeros may be left
-//! out) and rejects values above 2^63-1.
+//! out) and rejects values above 2^64-1; whether a value is an ID of a
+//! given layout is the layout's to say ([`Layout::check_id`](crate::Layout::check_id)).
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::{Error, InvalidIdKind, MAX_ID, echo};
+use crate::error::{Error, InvalidIdKind, Repr, echo};
 
 const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const BASE58: &[u8; 58] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
-/// Fixed widths of the padded encodings (63 bits in 4-bit and 5-bit digits).
+/// Fixed widths of the padded encodings (64 bits in 4-bit and 5-bit digits).
 const HEX_WIDTH: usize = 16;
 const BASE32_WIDTH: usize = 13;
 
@@ -34,7 +35,7 @@ const BASE32_WIDTH: usize = 13;
 /// ```
 /// use snowmint::{Encoding, SnowflakeId};
 ///
-/// let id = SnowflakeId::from_u64(1724551110457221119)?;
+/// let id = SnowflakeId::from_u64(1724551110457221119);
 /// assert_eq!(id.encode(Encoding::Hex).to_string(), "17eed6190fcedfff");
 /// assert_eq!(SnowflakeId::parse(Encoding::Hex, "17eed6190fcedfff")?, id);
 /// # Ok::<(), snowmint::Error>(())
@@ -91,7 +92,7 @@ impl Encoding {
         Encoded::new(self, value)
     }
 
-    /// Reads an integer in this encoding, without the 2^63-1 limit applied.
+    /// Reads an integer in this encoding (up to 2^64-1).
     pub(crate) fn parse_u64(self, text: &str) -> Result<u64, InvalidIdKind> {
         if text.is_empty() {
             return Err(InvalidIdKind::Empty);
@@ -153,7 +154,7 @@ impl FromStr for Encoding {
         } else if let Some(&encoding) = Encoding::ALL.iter().find(|e| is(e.name())) {
             Ok(encoding)
         } else {
-            Err(Error::UnknownEncoding { name: echo(s) })
+            Err(Repr::UnknownEncoding { name: echo(s) }.into())
         }
     }
 }
@@ -195,7 +196,7 @@ mod serde_impl {
     }
 }
 
-/// Parses ID text in `encoding`, checking the range 0 ..= 2^63-1.
+/// Parses ID text in `encoding`, checking the range 0 ..= 2^64-1.
 pub(crate) fn parse_id(encoding: Encoding, text: &str) -> Result<u64, Error> {
     // A leading minus on an otherwise valid number is a value, not a typo:
     // say that it is out of range rather than that '-' is not a digit.
@@ -203,13 +204,15 @@ pub(crate) fn parse_id(encoding: Encoding, text: &str) -> Result<u64, Error> {
         && matches!(encoding, Encoding::Decimal | Encoding::Hex)
         && encoding.parse_u64(rest).is_ok_and(|v| v != 0)
     {
-        return Err(Error::invalid_id(text, encoding, InvalidIdKind::OutOfRange));
+        return Err(Error::invalid_id_text(
+            text,
+            encoding,
+            InvalidIdKind::OutOfRange,
+        ));
     }
-    match encoding.parse_u64(text) {
-        Ok(v) if v <= MAX_ID => Ok(v),
-        Ok(_) => Err(Error::invalid_id(text, encoding, InvalidIdKind::OutOfRange)),
-        Err(kind) => Err(Error::invalid_id(text, encoding, kind)),
-    }
+    encoding
+        .parse_u64(text)
+        .map_err(|kind| Error::invalid_id_text(text, encoding, kind))
 }
 
 fn shift_position(kind: InvalidIdKind, by: usize) -> InvalidIdKind {
@@ -340,7 +343,7 @@ fn write_digits<const RADIX: u64>(buf: &mut [u8; 20], mut value: u64, alphabet: 
 /// ```
 /// use snowmint::{Encoding, SnowflakeId};
 ///
-/// let id = SnowflakeId::from_u64(42)?;
+/// let id = SnowflakeId::from_u64(42);
 /// assert_eq!(id.encode(Encoding::Base32).as_str(), "000000000001A");
 /// # Ok::<(), snowmint::Error>(())
 /// ```
@@ -390,7 +393,7 @@ impl Encoded {
     /// ```
     /// use snowmint::{Encoding, SnowflakeId};
     ///
-    /// assert_eq!(SnowflakeId::MAX.encode(Encoding::Hex).as_str(), "7fffffffffffffff");
+    /// assert_eq!(SnowflakeId::MAX.encode(Encoding::Hex).as_str(), "ffffffffffffffff");
     /// ```
     pub fn as_str(&self) -> &str {
         // Only ASCII from the alphabets above is ever written.
@@ -424,7 +427,19 @@ mod tests {
 
     #[test]
     fn decimal_digits_match_the_standard_formatting() {
-        let mut samples = vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, u64::MAX, MAX_ID];
+        let mut samples = vec![
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            u64::MAX,
+            u64::MAX >> 1,
+        ];
         // Every power of ten and its neighbours, and a spread of others.
         let mut p = 1u64;
         while let Some(next) = p.checked_mul(10) {
@@ -442,15 +457,13 @@ mod tests {
             let mut out = Vec::new();
             push_decimal(&mut out, n);
             assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
-            if n <= MAX_ID {
-                assert_eq!(Encoded::new(Encoding::Decimal, n).as_str(), n.to_string());
-            }
+            assert_eq!(Encoded::new(Encoding::Decimal, n).as_str(), n.to_string());
         }
     }
 
     proptest! {
         #[test]
-        fn every_encoding_round_trips(value in 0..=MAX_ID) {
+        fn every_encoding_round_trips(value: u64) {
             for encoding in Encoding::ALL {
                 let text = Encoded::new(encoding, value);
                 prop_assert_eq!(parse_id(encoding, text.as_str()), Ok(value));
@@ -465,7 +478,7 @@ mod tests {
         }
 
         #[test]
-        fn decimal_and_hex_match_the_standard_library(value in 0..=MAX_ID) {
+        fn decimal_and_hex_match_the_standard_library(value: u64) {
             let (decimal, hex) = (Encoded::new(Encoding::Decimal, value), Encoded::new(Encoding::Hex, value));
             prop_assert_eq!(decimal.as_str(), value.to_string());
             prop_assert_eq!(hex.as_str(), format!("{value:016x}"));

@@ -3,71 +3,29 @@
 //! Every message names what was wrong, the value that was found and what
 //! would have been valid, so that a command-line tool or an HTTP service can
 //! show it to a person as it is.
+//!
+//! [`Error`] is opaque, as `uuid`'s is: what it is about is read through
+//! [`Error::kind`] and the accessors in `kind.rs`, so that a new case never
+//! breaks a caller's `match`.
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::encoding::Encoding;
+use crate::id::SnowflakeId;
+use crate::layout::{Name, Unit};
 pub(crate) use crate::value::echo;
 use crate::value::format_duration;
 
-/// The largest value an ID can have: 2^63 - 1.
-pub(crate) const MAX_ID: u64 = (1 << 63) - 1;
-
-/// A field of a Snowflake ID, as named in error messages.
+/// Why a piece of ID text was rejected; see [`Error::invalid_id`].
 ///
 /// # Examples
 ///
 /// ```
-/// use snowmint::Field;
-///
-/// assert_eq!(Field::Datacenter.to_string(), "datacenter");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Field {
-    /// The timestamp, in milliseconds since the layout's epoch.
-    Timestamp,
-    /// The datacenter id.
-    Datacenter,
-    /// The machine id within the datacenter.
-    Machine,
-    /// The per-millisecond sequence number.
-    Sequence,
-}
-
-impl Field {
-    /// The field's name in lower case, as used in messages and APIs.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// assert_eq!(snowmint::Field::Sequence.name(), "sequence");
-    /// ```
-    pub const fn name(self) -> &'static str {
-        match self {
-            Field::Timestamp => "timestamp",
-            Field::Datacenter => "datacenter",
-            Field::Machine => "machine",
-            Field::Sequence => "sequence",
-        }
-    }
-}
-
-impl fmt::Display for Field {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Why a piece of ID text was rejected.
-///
-/// # Examples
-///
-/// ```
-/// use snowmint::{Error, InvalidIdKind, SnowflakeId};
+/// use snowmint::{InvalidIdKind, SnowflakeId};
 ///
 /// let err = "12x".parse::<SnowflakeId>().unwrap_err();
-/// assert!(matches!(err, Error::InvalidId { kind: InvalidIdKind::InvalidDigit { .. }, .. }));
+/// assert!(matches!(err.invalid_id(), Some(InvalidIdKind::InvalidDigit { character: 'x', position: 2 })));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -81,73 +39,144 @@ pub enum InvalidIdKind {
         /// Its position (in characters, from 0).
         position: usize,
     },
-    /// A well-formed number outside 0 ..= 2^63-1 (negative, or too large).
+    /// A well-formed number outside 0 ..= 2^64-1 (negative, or too large).
     OutOfRange,
+}
+
+/// The clock behind the last timestamp a generator used, as an
+/// [`Error`] of kind [`ClockBehind`](crate::ErrorKind::ClockBehind)
+/// reports it; see [`Error::regression`].
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use snowmint::{Generator, Layout, Node};
+///
+/// let generator = Generator::new(Layout::TWITTER, Node::default())?;
+/// generator.next_id_at(1_700_000_000_000)?;
+/// let regression = generator.next_id_at(1_699_999_999_990).unwrap_err().regression().unwrap();
+/// assert_eq!((regression.last_ms, regression.now_ms), (1_700_000_000_000, 1_699_999_999_990));
+/// assert_eq!(regression.behind(), Duration::from_millis(10));
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Regression {
+    /// The last timestamp used, Unix milliseconds (the start of its tick).
+    pub last_ms: i64,
+    /// What the clock read, Unix milliseconds.
+    pub now_ms: i64,
+}
+
+impl Regression {
+    /// How far the clock is behind (0 when it is behind by less than a
+    /// millisecond).
+    pub fn behind(&self) -> Duration {
+        Duration::from_millis(self.last_ms.saturating_sub(self.now_ms).max(0) as u64)
+    }
 }
 
 /// Everything that can go wrong in this crate.
 ///
 /// The messages are meant to be shown to people: each names the field or
-/// input, the value found and the valid range.
+/// input, the value found and the valid range. What kind of failure it is
+/// and its facts are read with [`Error::kind`], [`Error::subject`],
+/// [`Error::value`], [`Error::min`], [`Error::max`], [`Error::field`],
+/// [`Error::retry_after`] and [`Error::regression`].
 ///
 /// # Examples
 ///
 /// ```
-/// use snowmint::{Layout, Parts};
+/// use snowmint::{ErrorKind, Layout};
 ///
 /// let err = Layout::TWITTER
-///     .encode(Parts { timestamp_ms: 1_700_000_000_000, datacenter: 32, machine: 0, sequence: 0 })
+///     .encode(1_700_000_000_000, &[("datacenter", 32)])
 ///     .unwrap_err();
 /// assert_eq!(err.to_string(), "datacenter 32 is out of range (0..=31)");
+/// assert_eq!(err.kind(), ErrorKind::OutOfRange);
+/// assert_eq!(err.field(), Some("datacenter"));
 /// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(pub(crate) Box<Repr>);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<Repr> for Error {
+    fn from(repr: Repr) -> Error {
+        Error(Box::new(repr))
+    }
+}
+
+/// What a number or a value is called in a message: a fixed name (`count`,
+/// `clock_max`) or a layout's field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Label {
+    Static(&'static str),
+    Field(Name),
+}
+
+impl Label {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Label::Static(name) => name,
+            Label::Field(name) => name.as_str(),
+        }
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The cases behind an [`Error`]: private, so that callers go through its
+/// accessors.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// A datacenter, machine or sequence value (or a timestamp offset) does
-    /// not fit its field.
+pub(crate) enum Repr {
+    /// A field's value (or a timestamp offset) does not fit the field.
     #[error("{field} {value} is out of range (0..={max})")]
-    FieldOutOfRange {
-        /// Which field.
-        field: Field,
-        /// The value given.
-        value: u64,
-        /// The largest valid value.
-        max: u64,
-    },
+    FieldOutOfRange { field: Name, value: u64, max: u64 },
     /// A timestamp earlier than the layout's epoch.
     #[error(
         "timestamp {timestamp_ms} is before the epoch {epoch_ms} (valid: {epoch_ms}..={last_ms})"
     )]
     TimestampBeforeEpoch {
-        /// The timestamp given, in Unix milliseconds.
         timestamp_ms: i64,
-        /// The layout's epoch, in Unix milliseconds.
         epoch_ms: i64,
-        /// The layout's last representable instant, in Unix milliseconds.
         last_ms: i64,
     },
-    /// A timestamp later than the layout's last representable instant.
+    /// A timestamp later than the layout's last instant.
     #[error(
         "timestamp {timestamp_ms} is past the last representable instant {last_ms} (valid: {epoch_ms}..={last_ms})"
     )]
     TimestampPastEnd {
-        /// The timestamp given, in Unix milliseconds.
         timestamp_ms: i64,
-        /// The layout's epoch, in Unix milliseconds.
         epoch_ms: i64,
-        /// The layout's last representable instant, in Unix milliseconds.
         last_ms: i64,
     },
-    /// Text that is not an ID in the expected encoding, or a number outside
-    /// 0 ..= 2^63-1.
-    #[error("{}", InvalidIdMessage { input, encoding: *encoding, kind: *kind })]
+    /// Text that is not an ID in the expected encoding, or a number
+    /// outside 0 ..= `max`.
+    #[error("{}", InvalidIdMessage { input, encoding: *encoding, kind: *kind, max: *max })]
     InvalidId {
-        /// The text given (cut to a readable length).
         input: String,
-        /// The encoding it was read in.
         encoding: Encoding,
-        /// What was wrong with it.
         kind: InvalidIdKind,
+        max: u64,
+    },
+    /// An ID above the largest of a layout.
+    #[error("ID {id} is out of range for layout {layout} (0..={max})")]
+    IdOutOfLayout {
+        id: SnowflakeId,
+        layout: String,
+        max: u64,
     },
     /// Text that is neither Unix milliseconds nor an RFC 3339 time (nor
     /// `now`, where that is accepted).
@@ -156,157 +185,155 @@ pub enum Error {
         if *accepts_now { "now, " } else { "" }
     )]
     InvalidTime {
-        /// What the time is: `time`, `epoch`, or a parameter's name.
         name: &'static str,
-        /// The text given (cut to a readable length).
         input: String,
-        /// What was wrong with it.
         reason: &'static str,
-        /// Whether `now` would have been accepted.
         accepts_now: bool,
     },
-    /// A layout whose widths or epoch do not make a valid format.
+    /// A layout whose fields, unit or epoch do not make a valid format, or
+    /// that cannot do what was asked (mint, give one range for a window).
     #[error("invalid layout: {reason}")]
-    InvalidLayout {
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// A layout name that is not a preset and not a custom specification.
+    InvalidLayout { reason: String },
+    /// A layout name that is not a preset and not a layout text.
     #[error(
-        "unknown layout {name:?} (expected twitter, discord, or widths T/D/M/S such as 42/0/10/11; any of them optionally with @EPOCH)"
+        "unknown layout {name:?} (expected a preset ({}), widths T/D/M/S such as 42/0/10/11, \
+         or fields such as time:39/sequence:8/machine:16; any of them optionally with @EPOCH and ,UNIT)",
+        crate::Layout::preset_names().collect::<Vec<_>>().join(", ")
     )]
-    UnknownLayout {
-        /// The name given (cut to a readable length).
+    UnknownLayout { name: String },
+    /// A field name the layout does not have.
+    #[error("layout {layout} has no field {name:?} (its fields: {known})")]
+    UnknownField {
         name: String,
+        layout: String,
+        known: String,
     },
     /// A name that is not an ID encoding.
     #[error("unknown encoding {name:?} (expected decimal, hex, base32 or base58)")]
-    UnknownEncoding {
-        /// The name given (cut to a readable length).
-        name: String,
-    },
+    UnknownEncoding { name: String },
     /// A name that is not a clock policy.
     #[error("unknown clock policy {name:?} (expected refuse, wait or borrow)")]
-    UnknownClockPolicy {
-        /// The name given (cut to a readable length).
-        name: String,
-    },
+    UnknownClockPolicy { name: String },
     /// Text that is not a whole number where one was expected.
     #[error("{name} {input:?} is not a number (expected an integer in {min}..={max})")]
     NotANumber {
-        /// What the number is, such as `count`.
-        name: &'static str,
-        /// The text given (cut to a readable length).
+        name: Label,
         input: String,
-        /// The smallest valid value.
         min: i128,
-        /// The largest valid value.
         max: i128,
     },
-    /// A whole number outside its range (negative numbers and numbers of
-    /// any size included).
+    /// A whole number outside its range.
     #[error("{name} {input} is out of range ({min}..={max})")]
     NumberOutOfRange {
-        /// What the number is, such as `count`.
-        name: &'static str,
-        /// The number as given (cut to a readable length).
+        name: Label,
         input: String,
-        /// The smallest valid value.
         min: i128,
-        /// The largest valid value.
         max: i128,
     },
     /// Text that is not a duration.
     #[error(
         "{name} {input:?} is not a duration (expected a number and a unit: 500ms, 2s, 1.5s, 1m, 1h)"
     )]
-    InvalidDuration {
-        /// What the duration is, such as `clock_max`.
-        name: &'static str,
-        /// The text given (cut to a readable length).
-        input: String,
-    },
+    InvalidDuration { name: &'static str, input: String },
     /// A duration outside its range.
     #[error("{name} {input} is out of range ({}..={})", format_duration(*min), format_duration(*max))]
     DurationOutOfRange {
-        /// What the duration is, such as `clock_max`.
         name: &'static str,
-        /// The duration as given (cut to a readable length).
         input: String,
-        /// The shortest valid duration.
         min: Duration,
-        /// The longest valid duration.
         max: Duration,
     },
     /// A slot number beyond the layout's node count.
     #[error("slot {slot} is out of range (0..={max})")]
-    SlotOutOfRange {
-        /// The slot given.
-        slot: u64,
-        /// The largest valid slot.
-        max: u64,
-    },
+    SlotOutOfRange { slot: u64, max: u64 },
     /// A time window whose start lies after its end.
     #[error("time window is empty: from {from_ms} is after to {to_ms}")]
-    EmptyWindow {
-        /// Start of the window, Unix milliseconds.
-        from_ms: i64,
-        /// End of the window, Unix milliseconds.
-        to_ms: i64,
-    },
-    /// The clock reads earlier than the last timestamp the generator used;
-    /// the generator refuses until it catches up.
+    EmptyWindow { from_ms: i64, to_ms: i64 },
+    /// The clock reads earlier than the last timestamp the generator used.
     #[error(
         "clock moved backwards: it reads {now_ms} but IDs were already issued at {last_ms} ({} ms behind); refusing until it catches up",
         last_ms.saturating_sub(*now_ms)
     )]
-    ClockBehind {
-        /// The last timestamp used, Unix milliseconds.
-        last_ms: i64,
-        /// What the clock reads now, Unix milliseconds.
-        now_ms: i64,
-    },
-    /// All sequence numbers of this millisecond are used (only from the
-    /// explicit-time calls, which never wait).
-    #[error("sequence exhausted: all {ids_per_ms} IDs of millisecond {timestamp_ms} are used")]
+    ClockBehind { last_ms: i64, now_ms: i64 },
+    /// All sequence numbers of this tick are used (only from the calls
+    /// that never wait).
+    #[error("{}", ExhaustedMessage { timestamp_ms: *timestamp_ms, ids_per_tick: *ids_per_tick, unit: *unit })]
     SequenceExhausted {
-        /// The millisecond that is full, Unix milliseconds.
         timestamp_ms: i64,
-        /// How many IDs a millisecond holds in this layout.
-        ids_per_ms: u64,
+        ids_per_tick: u64,
+        unit: Unit,
     },
 }
 
 impl Error {
-    /// Builds an [`Error::InvalidId`], cutting long input to a readable size.
-    pub(crate) fn invalid_id(input: &str, encoding: Encoding, kind: InvalidIdKind) -> Error {
-        Error::InvalidId {
+    /// An [`InvalidId`](Repr::InvalidId) error, cutting long input to a
+    /// readable size.
+    pub(crate) fn invalid_id_text(input: &str, encoding: Encoding, kind: InvalidIdKind) -> Error {
+        Repr::InvalidId {
             input: echo(input),
             encoding,
             kind,
+            max: u64::MAX,
+        }
+        .into()
+    }
+
+    /// Why ID text was rejected, when this error is about ID text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Encoding, InvalidIdKind, SnowflakeId};
+    ///
+    /// let err = SnowflakeId::parse(Encoding::Hex, "").unwrap_err();
+    /// assert_eq!(err.invalid_id(), Some(InvalidIdKind::Empty));
+    /// ```
+    pub fn invalid_id(&self) -> Option<InvalidIdKind> {
+        match &*self.0 {
+            Repr::InvalidId { kind, .. } => Some(*kind),
+            _ => None,
         }
     }
 
-    /// The field this error is about, when it is about one field of an ID.
+    /// The field this error is about, when it is about one field of an ID:
+    /// its name in the layout (`datacenter`, `shard`...), or `timestamp`
+    /// for a time.
     ///
     /// Services use it to point the message at the right input.
     ///
     /// # Examples
     ///
     /// ```
-    /// use snowmint::{Field, Layout, Parts};
+    /// use snowmint::Layout;
     ///
-    /// let err = Layout::TWITTER
-    ///     .encode(Parts { timestamp_ms: 0, datacenter: 0, machine: 0, sequence: 0 })
-    ///     .unwrap_err();
-    /// assert_eq!(err.field(), Some(Field::Timestamp));
+    /// let err = Layout::TWITTER.encode(0, &[]).unwrap_err();
+    /// assert_eq!(err.field(), Some("timestamp"));
+    /// let err = Layout::INSTAGRAM.parse_field("shard", "9000").unwrap_err();
+    /// assert_eq!(err.field(), Some("shard"));
     /// ```
-    pub fn field(&self) -> Option<Field> {
-        match self {
-            Error::FieldOutOfRange { field, .. } => Some(*field),
-            Error::TimestampBeforeEpoch { .. }
-            | Error::TimestampPastEnd { .. }
-            | Error::InvalidTime { .. } => Some(Field::Timestamp),
+    pub fn field(&self) -> Option<&str> {
+        match &*self.0 {
+            Repr::FieldOutOfRange { field, .. } => Some(field.as_str()),
+            Repr::NotANumber {
+                name: Label::Field(field),
+                ..
+            }
+            | Repr::NumberOutOfRange {
+                name: Label::Field(field),
+                ..
+            } => Some(field.as_str()),
+            Repr::TimestampBeforeEpoch { .. }
+            | Repr::TimestampPastEnd { .. }
+            | Repr::InvalidTime { .. } => Some("timestamp"),
+            _ => None,
+        }
+    }
+
+    /// The clock's regression, when this error is of kind
+    /// [`ClockBehind`](crate::ErrorKind::ClockBehind).
+    pub fn regression(&self) -> Option<Regression> {
+        match *self.0 {
+            Repr::ClockBehind { last_ms, now_ms } => Some(Regression { last_ms, now_ms }),
             _ => None,
         }
     }
@@ -316,6 +343,7 @@ struct InvalidIdMessage<'a> {
     input: &'a str,
     encoding: Encoding,
     kind: InvalidIdKind,
+    max: u64,
 }
 
 impl fmt::Display for InvalidIdMessage<'_> {
@@ -324,7 +352,7 @@ impl fmt::Display for InvalidIdMessage<'_> {
         let range = format_args!(
             "expected a {} integer in 0..={}",
             enc.name(),
-            enc.display_u64(MAX_ID)
+            enc.display_u64(self.max)
         );
         match self.kind {
             InvalidIdKind::Empty => write!(f, "ID is empty; {range}"),
@@ -342,9 +370,33 @@ impl fmt::Display for InvalidIdMessage<'_> {
                     f,
                     "ID {} is out of range (0..={})",
                     self.input,
-                    enc.display_u64(MAX_ID)
+                    enc.display_u64(self.max)
                 )
             }
+        }
+    }
+}
+
+struct ExhaustedMessage {
+    timestamp_ms: i64,
+    ids_per_tick: u64,
+    unit: Unit,
+}
+
+impl fmt::Display for ExhaustedMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (count, at) = (self.ids_per_tick, self.timestamp_ms);
+        if self.unit == Unit::MILLISECOND {
+            write!(
+                f,
+                "sequence exhausted: all {count} IDs of millisecond {at} are used"
+            )
+        } else {
+            write!(
+                f,
+                "sequence exhausted: all {count} IDs of the {} tick at {at} are used",
+                self.unit
+            )
         }
     }
 }

@@ -4,18 +4,21 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::encoding::{self, Encoded, Encoding};
-use crate::error::{Error, InvalidIdKind, MAX_ID};
+use crate::error::{Error, InvalidIdKind, Repr};
 
-/// A Snowflake ID: a 63-bit integer, 0 ..= 2^63-1.
+/// A Snowflake ID: a 64-bit unsigned integer.
 ///
-/// The type only guarantees the range; which bits mean what is the
-/// [`Layout`](crate::Layout)'s business. Ordering is numeric, which for IDs
-/// of one layout is time order.
+/// The type holds any `u64`; which bits mean what, and which values are
+/// IDs of a family, is the [`Layout`](crate::Layout)'s business
+/// ([`Layout::max_id`](crate::Layout::max_id), [`Layout::decode`](crate::Layout::decode)):
+/// a Twitter ID keeps the top bit clear, a Discord ID may use it.
+/// Ordering is numeric, which for IDs of one layout is time order.
 ///
 /// - `Display` and `FromStr` use decimal, strictly: digits only, no sign, no
 ///   whitespace.
-/// - Conversions from `u64` and `i64` are checked; conversions to them always
-///   succeed.
+/// - Conversions from `u64` always succeed, from `i64` are checked (no
+///   negative IDs); to `i64` is checked too (`i64::try_from`), since an ID
+///   may use the top bit.
 /// - With the `serde` feature it serializes as a decimal *string* (JavaScript
 ///   loses precision above 2^53) and deserializes from a string or a number.
 ///
@@ -27,7 +30,8 @@ use crate::error::{Error, InvalidIdKind, MAX_ID};
 /// let id: SnowflakeId = "1724551110457221119".parse()?;
 /// assert_eq!(id.as_u64(), 1724551110457221119);
 /// assert!("-1".parse::<SnowflakeId>().is_err());
-/// assert!(SnowflakeId::try_from(u64::MAX).is_err());
+/// assert_eq!(SnowflakeId::from(u64::MAX), SnowflakeId::MAX);
+/// assert!(i64::try_from(SnowflakeId::MAX).is_err());
 /// # Ok::<(), snowmint::Error>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -43,51 +47,27 @@ impl SnowflakeId {
     /// assert_eq!(snowmint::SnowflakeId::MIN.as_u64(), 0);
     /// ```
     pub const MIN: SnowflakeId = SnowflakeId(0);
-    /// The largest ID, 2^63 - 1.
+    /// The largest ID of any layout, 2^64 - 1; each layout has its own
+    /// [`max_id`](crate::Layout::max_id).
     ///
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(snowmint::SnowflakeId::MAX.to_string(), "9223372036854775807");
+    /// assert_eq!(snowmint::SnowflakeId::MAX.to_string(), "18446744073709551615");
     /// ```
-    pub const MAX: SnowflakeId = SnowflakeId(MAX_ID);
+    pub const MAX: SnowflakeId = SnowflakeId(u64::MAX);
 
-    /// Builds an ID from a `u64`, checking that it is at most 2^63-1.
+    /// The ID with the value `value`.
     ///
     /// # Examples
     ///
     /// ```
     /// use snowmint::SnowflakeId;
     ///
-    /// assert!(SnowflakeId::from_u64(1 << 62).is_ok());
-    /// assert!(SnowflakeId::from_u64(1 << 63).is_err());
+    /// assert_eq!(SnowflakeId::from_u64(1 << 63).as_u64(), 1 << 63);
     /// ```
-    pub fn from_u64(value: u64) -> Result<SnowflakeId, Error> {
-        SnowflakeId::from_u64_checked(value).ok_or_else(|| {
-            Error::invalid_id(
-                &value.to_string(),
-                Encoding::Decimal,
-                InvalidIdKind::OutOfRange,
-            )
-        })
-    }
-
-    /// Builds an ID from a `u64`, or `None` above 2^63-1.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use snowmint::SnowflakeId;
-    ///
-    /// assert_eq!(SnowflakeId::from_u64_checked(7).map(SnowflakeId::as_u64), Some(7));
-    /// assert_eq!(SnowflakeId::from_u64_checked(u64::MAX), None);
-    /// ```
-    pub const fn from_u64_checked(value: u64) -> Option<SnowflakeId> {
-        if value <= MAX_ID {
-            Some(SnowflakeId(value))
-        } else {
-            None
-        }
+    pub const fn from_u64(value: u64) -> SnowflakeId {
+        SnowflakeId(value)
     }
 
     /// Builds an ID from an `i64`, checking that it is not negative.
@@ -100,13 +80,13 @@ impl SnowflakeId {
     /// assert_eq!(SnowflakeId::from_i64(5)?.as_u64(), 5);
     /// assert_eq!(
     ///     SnowflakeId::from_i64(-1).unwrap_err().to_string(),
-    ///     "ID -1 is out of range (0..=9223372036854775807)"
+    ///     "ID -1 is out of range (0..=18446744073709551615)"
     /// );
     /// # Ok::<(), snowmint::Error>(())
     /// ```
     pub fn from_i64(value: i64) -> Result<SnowflakeId, Error> {
         u64::try_from(value).map(SnowflakeId).map_err(|_| {
-            Error::invalid_id(
+            Error::invalid_id_text(
                 &value.to_string(),
                 Encoding::Decimal,
                 InvalidIdKind::OutOfRange,
@@ -114,34 +94,15 @@ impl SnowflakeId {
         })
     }
 
-    /// Builds an ID from a value already known to be at most 2^63-1.
-    pub(crate) const fn from_raw(value: u64) -> SnowflakeId {
-        debug_assert!(value <= MAX_ID);
-        SnowflakeId(value)
-    }
-
     /// The ID as a `u64`.
     ///
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(snowmint::SnowflakeId::MAX.as_u64(), (1 << 63) - 1);
+    /// assert_eq!(snowmint::SnowflakeId::MAX.as_u64(), u64::MAX);
     /// ```
     pub const fn as_u64(self) -> u64 {
         self.0
-    }
-
-    /// The ID as an `i64` (always non-negative), the type databases and JVM
-    /// languages use.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// assert_eq!(snowmint::SnowflakeId::MAX.as_i64(), i64::MAX);
-    /// ```
-    pub const fn as_i64(self) -> i64 {
-        // Lossless: the value is at most 2^63-1 = i64::MAX.
-        self.0 as i64
     }
 
     /// Parses ID text in the given encoding.
@@ -169,7 +130,7 @@ impl SnowflakeId {
     /// use snowmint::{Encoding, SnowflakeId};
     ///
     /// let readings: Vec<_> = SnowflakeId::readings("17eed6190fcedfff").collect();
-    /// assert_eq!(readings, [(Encoding::Hex, SnowflakeId::from_u64(1724551110457221119)?)]);
+    /// assert_eq!(readings, [(Encoding::Hex, SnowflakeId::from_u64(1724551110457221119))]);
     /// assert_eq!(SnowflakeId::readings("12").count(), 4);
     /// assert_eq!(SnowflakeId::readings("-1").count(), 0);
     /// # Ok::<(), snowmint::Error>(())
@@ -187,7 +148,7 @@ impl SnowflakeId {
     /// ```
     /// use snowmint::{Encoding, SnowflakeId};
     ///
-    /// let id = SnowflakeId::from_u64(1724551110457221119)?;
+    /// let id = SnowflakeId::from_u64(1724551110457221119);
     /// assert_eq!(id.encode(Encoding::Decimal).as_str(), "1724551110457221119");
     /// assert_eq!(id.encode(Encoding::Base32).as_str(), "1FVPP347WXQZZ");
     /// # Ok::<(), snowmint::Error>(())
@@ -217,11 +178,9 @@ impl FromStr for SnowflakeId {
     }
 }
 
-impl TryFrom<u64> for SnowflakeId {
-    type Error = Error;
-
-    fn try_from(value: u64) -> Result<Self, Self::Error> {
-        SnowflakeId::from_u64(value)
+impl From<u64> for SnowflakeId {
+    fn from(value: u64) -> Self {
+        SnowflakeId(value)
     }
 }
 
@@ -239,9 +198,34 @@ impl From<SnowflakeId> for u64 {
     }
 }
 
-impl From<SnowflakeId> for i64 {
-    fn from(id: SnowflakeId) -> i64 {
-        id.as_i64()
+/// The ID as an `i64`, the type databases and JVM languages use: checked,
+/// since an ID of a 64-bit layout may use the top bit.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::SnowflakeId;
+///
+/// assert_eq!(i64::try_from(SnowflakeId::from_u64(5))?, 5);
+/// assert_eq!(
+///     i64::try_from(SnowflakeId::from_u64(1 << 63)).unwrap_err().to_string(),
+///     "ID 9223372036854775808 is out of range (0..=9223372036854775807)"
+/// );
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+impl TryFrom<SnowflakeId> for i64 {
+    type Error = Error;
+
+    fn try_from(id: SnowflakeId) -> Result<i64, Error> {
+        i64::try_from(id.0).map_err(|_| {
+            Repr::InvalidId {
+                input: id.to_string(),
+                encoding: Encoding::Decimal,
+                kind: InvalidIdKind::OutOfRange,
+                max: i64::MAX as u64,
+            }
+            .into()
+        })
     }
 }
 
@@ -272,7 +256,9 @@ mod serde_impl {
         type Value = SnowflakeId;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a Snowflake ID: a decimal string or an integer in 0..=9223372036854775807")
+            f.write_str(
+                "a Snowflake ID: a decimal string or an integer in 0..=18446744073709551615",
+            )
         }
 
         fn visit_str<E: de::Error>(self, v: &str) -> Result<SnowflakeId, E> {
@@ -280,7 +266,7 @@ mod serde_impl {
         }
 
         fn visit_u64<E: de::Error>(self, v: u64) -> Result<SnowflakeId, E> {
-            SnowflakeId::from_u64(v).map_err(E::custom)
+            Ok(SnowflakeId::from_u64(v))
         }
 
         fn visit_i64<E: de::Error>(self, v: i64) -> Result<SnowflakeId, E> {

@@ -16,7 +16,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::encoding::Encoding;
-use crate::error::{Error, InvalidIdKind};
+use crate::error::{Error, InvalidIdKind, Repr};
 use crate::id::SnowflakeId;
 use crate::value::format_duration;
 
@@ -56,17 +56,19 @@ kinds! {
     /// Text that does not read as the value asked for: not a number, not
     /// a duration, not a time, not an ID in its encoding.
     InvalidText,
-    /// A name that is none of those accepted: an encoding, a clock policy.
+    /// A name that is none of those accepted: an encoding, a clock
+    /// policy, a field the layout does not have.
     UnknownName,
-    /// A layout that does not exist or cannot be made (its widths or its
-    /// epoch).
+    /// A layout that does not exist, cannot be made (its fields, unit or
+    /// epoch), or cannot do what was asked (mint, give one range for a
+    /// time window).
     InvalidLayout,
     /// A time window whose start lies after its end.
     EmptyWindow,
     /// The clock reads earlier than IDs already issued: not now, later.
     ClockBehind,
-    /// Every ID of this millisecond is used, and the call does not wait:
-    /// not now, in a millisecond.
+    /// Every ID of this tick is used, and the call does not wait: not now,
+    /// in a tick.
     SequenceExhausted,
 }
 
@@ -79,7 +81,7 @@ kinds! {
 ///
 /// let error = "-1".parse::<SnowflakeId>().unwrap_err();
 /// assert_eq!(error.min(), Some(Limit::Integer(0)));
-/// assert_eq!(error.max().unwrap().to_string(), "9223372036854775807");
+/// assert_eq!(error.max().unwrap().to_string(), "18446744073709551615");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
@@ -109,38 +111,40 @@ impl Error {
     /// ```
     /// use snowmint::{ErrorKind, Layout};
     ///
-    /// let error = Layout::TWITTER.parse_field(snowmint::Field::Machine, "32").unwrap_err();
+    /// let error = Layout::TWITTER.parse_field("machine", "32").unwrap_err();
     /// assert_eq!(error.kind(), ErrorKind::OutOfRange);
     /// let error = snowmint::parse_time("noon").unwrap_err();
     /// assert_eq!(error.kind(), ErrorKind::InvalidText);
     /// ```
     pub fn kind(&self) -> ErrorKind {
-        match self {
-            Error::FieldOutOfRange { .. }
-            | Error::TimestampBeforeEpoch { .. }
-            | Error::TimestampPastEnd { .. }
-            | Error::NumberOutOfRange { .. }
-            | Error::DurationOutOfRange { .. }
-            | Error::SlotOutOfRange { .. } => ErrorKind::OutOfRange,
-            Error::InvalidId { kind, .. } => match kind {
+        match &*self.0 {
+            Repr::FieldOutOfRange { .. }
+            | Repr::TimestampBeforeEpoch { .. }
+            | Repr::TimestampPastEnd { .. }
+            | Repr::IdOutOfLayout { .. }
+            | Repr::NumberOutOfRange { .. }
+            | Repr::DurationOutOfRange { .. }
+            | Repr::SlotOutOfRange { .. } => ErrorKind::OutOfRange,
+            Repr::InvalidId { kind, .. } => match kind {
                 InvalidIdKind::OutOfRange => ErrorKind::OutOfRange,
                 InvalidIdKind::Empty | InvalidIdKind::InvalidDigit { .. } => ErrorKind::InvalidText,
             },
-            Error::InvalidTime { .. }
-            | Error::NotANumber { .. }
-            | Error::InvalidDuration { .. } => ErrorKind::InvalidText,
-            Error::UnknownEncoding { .. } | Error::UnknownClockPolicy { .. } => {
-                ErrorKind::UnknownName
+            Repr::InvalidTime { .. } | Repr::NotANumber { .. } | Repr::InvalidDuration { .. } => {
+                ErrorKind::InvalidText
             }
-            Error::InvalidLayout { .. } | Error::UnknownLayout { .. } => ErrorKind::InvalidLayout,
-            Error::EmptyWindow { .. } => ErrorKind::EmptyWindow,
-            Error::ClockBehind { .. } => ErrorKind::ClockBehind,
-            Error::SequenceExhausted { .. } => ErrorKind::SequenceExhausted,
+            Repr::UnknownEncoding { .. }
+            | Repr::UnknownClockPolicy { .. }
+            | Repr::UnknownField { .. } => ErrorKind::UnknownName,
+            Repr::InvalidLayout { .. } | Repr::UnknownLayout { .. } => ErrorKind::InvalidLayout,
+            Repr::EmptyWindow { .. } => ErrorKind::EmptyWindow,
+            Repr::ClockBehind { .. } => ErrorKind::ClockBehind,
+            Repr::SequenceExhausted { .. } => ErrorKind::SequenceExhausted,
         }
     }
 
     /// The name of the value the error is about, as the core calls it: an
-    /// ID field (`datacenter`), `timestamp`, `id`, `slot`, `layout`,
+    /// ID field by its layout's name (`datacenter`, `shard`), `timestamp`,
+    /// `id`, `slot`, `layout`, `field` (a name the layout does not have),
     /// `encoding`, `policy`, the name a reader was given (`count`,
     /// `clock_max`, `epoch`), or `from` for a window whose start is after
     /// its end. `None` when the error is about no value (the clock).
@@ -154,24 +158,24 @@ impl Error {
     /// let error = snowmint::value::parse_bounded("count", "0", 1..=10).unwrap_err();
     /// assert_eq!(error.subject(), Some("count"));
     /// ```
-    pub fn subject(&self) -> Option<&'static str> {
-        match self {
-            Error::FieldOutOfRange { field, .. } => Some(field.name()),
-            Error::TimestampBeforeEpoch { .. } | Error::TimestampPastEnd { .. } => {
-                Some("timestamp")
+    pub fn subject(&self) -> Option<&str> {
+        match &*self.0 {
+            Repr::FieldOutOfRange { field, .. } => Some(field.as_str()),
+            Repr::TimestampBeforeEpoch { .. } | Repr::TimestampPastEnd { .. } => Some("timestamp"),
+            Repr::InvalidId { .. } | Repr::IdOutOfLayout { .. } => Some("id"),
+            Repr::NotANumber { name, .. } | Repr::NumberOutOfRange { name, .. } => {
+                Some(name.as_str())
             }
-            Error::InvalidId { .. } => Some("id"),
-            Error::InvalidTime { name, .. }
-            | Error::NotANumber { name, .. }
-            | Error::NumberOutOfRange { name, .. }
-            | Error::InvalidDuration { name, .. }
-            | Error::DurationOutOfRange { name, .. } => Some(name),
-            Error::InvalidLayout { .. } | Error::UnknownLayout { .. } => Some("layout"),
-            Error::UnknownEncoding { .. } => Some("encoding"),
-            Error::UnknownClockPolicy { .. } => Some("policy"),
-            Error::SlotOutOfRange { .. } => Some("slot"),
-            Error::EmptyWindow { .. } => Some("from"),
-            Error::ClockBehind { .. } | Error::SequenceExhausted { .. } => None,
+            Repr::InvalidTime { name, .. }
+            | Repr::InvalidDuration { name, .. }
+            | Repr::DurationOutOfRange { name, .. } => Some(name),
+            Repr::InvalidLayout { .. } | Repr::UnknownLayout { .. } => Some("layout"),
+            Repr::UnknownField { .. } => Some("field"),
+            Repr::UnknownEncoding { .. } => Some("encoding"),
+            Repr::UnknownClockPolicy { .. } => Some("policy"),
+            Repr::SlotOutOfRange { .. } => Some("slot"),
+            Repr::EmptyWindow { .. } => Some("from"),
+            Repr::ClockBehind { .. } | Repr::SequenceExhausted { .. } => None,
         }
     }
 
@@ -185,24 +189,26 @@ impl Error {
     /// assert_eq!(error.value().as_deref(), Some("noon"));
     /// ```
     pub fn value(&self) -> Option<String> {
-        match self {
-            Error::FieldOutOfRange { value, .. } => Some(value.to_string()),
-            Error::TimestampBeforeEpoch { timestamp_ms, .. }
-            | Error::TimestampPastEnd { timestamp_ms, .. } => Some(timestamp_ms.to_string()),
-            Error::InvalidId { input, .. }
-            | Error::InvalidTime { input, .. }
-            | Error::NotANumber { input, .. }
-            | Error::NumberOutOfRange { input, .. }
-            | Error::InvalidDuration { input, .. }
-            | Error::DurationOutOfRange { input, .. } => Some(input.clone()),
-            Error::UnknownLayout { name }
-            | Error::UnknownEncoding { name }
-            | Error::UnknownClockPolicy { name } => Some(name.clone()),
-            Error::SlotOutOfRange { slot, .. } => Some(slot.to_string()),
-            Error::EmptyWindow { from_ms, .. } => Some(from_ms.to_string()),
-            Error::InvalidLayout { .. }
-            | Error::ClockBehind { .. }
-            | Error::SequenceExhausted { .. } => None,
+        match &*self.0 {
+            Repr::FieldOutOfRange { value, .. } => Some(value.to_string()),
+            Repr::TimestampBeforeEpoch { timestamp_ms, .. }
+            | Repr::TimestampPastEnd { timestamp_ms, .. } => Some(timestamp_ms.to_string()),
+            Repr::IdOutOfLayout { id, .. } => Some(id.to_string()),
+            Repr::InvalidId { input, .. }
+            | Repr::InvalidTime { input, .. }
+            | Repr::NotANumber { input, .. }
+            | Repr::NumberOutOfRange { input, .. }
+            | Repr::InvalidDuration { input, .. }
+            | Repr::DurationOutOfRange { input, .. } => Some(input.clone()),
+            Repr::UnknownLayout { name }
+            | Repr::UnknownField { name, .. }
+            | Repr::UnknownEncoding { name }
+            | Repr::UnknownClockPolicy { name } => Some(name.clone()),
+            Repr::SlotOutOfRange { slot, .. } => Some(slot.to_string()),
+            Repr::EmptyWindow { from_ms, .. } => Some(from_ms.to_string()),
+            Repr::InvalidLayout { .. }
+            | Repr::ClockBehind { .. }
+            | Repr::SequenceExhausted { .. } => None,
         }
     }
 
@@ -220,41 +226,42 @@ impl Error {
     fn range(&self) -> (Option<Limit>, Option<Limit>) {
         let integers =
             |min: i128, max: i128| (Some(Limit::Integer(min)), Some(Limit::Integer(max)));
-        match self {
-            Error::FieldOutOfRange { max, .. } | Error::SlotOutOfRange { max, .. } => {
-                integers(0, i128::from(*max))
-            }
-            Error::TimestampBeforeEpoch {
+        match &*self.0 {
+            Repr::FieldOutOfRange { max, .. }
+            | Repr::SlotOutOfRange { max, .. }
+            | Repr::IdOutOfLayout { max, .. } => integers(0, i128::from(*max)),
+            Repr::TimestampBeforeEpoch {
                 epoch_ms, last_ms, ..
             }
-            | Error::TimestampPastEnd {
+            | Repr::TimestampPastEnd {
                 epoch_ms, last_ms, ..
             } => integers(i128::from(*epoch_ms), i128::from(*last_ms)),
-            Error::InvalidId { encoding, .. } => (
+            Repr::InvalidId { encoding, max, .. } => (
                 Some(Limit::Integer(0)),
-                Some(Limit::Id(SnowflakeId::MAX, *encoding)),
+                Some(Limit::Id(SnowflakeId::from_u64(*max), *encoding)),
             ),
-            Error::NotANumber { min, max, .. } | Error::NumberOutOfRange { min, max, .. } => {
+            Repr::NotANumber { min, max, .. } | Repr::NumberOutOfRange { min, max, .. } => {
                 integers(*min, *max)
             }
-            Error::DurationOutOfRange { min, max, .. } => {
+            Repr::DurationOutOfRange { min, max, .. } => {
                 (Some(Limit::Duration(*min)), Some(Limit::Duration(*max)))
             }
-            Error::EmptyWindow { to_ms, .. } => (None, Some(Limit::Integer(i128::from(*to_ms)))),
-            Error::InvalidTime { .. }
-            | Error::InvalidDuration { .. }
-            | Error::InvalidLayout { .. }
-            | Error::UnknownLayout { .. }
-            | Error::UnknownEncoding { .. }
-            | Error::UnknownClockPolicy { .. }
-            | Error::ClockBehind { .. }
-            | Error::SequenceExhausted { .. } => (None, None),
+            Repr::EmptyWindow { to_ms, .. } => (None, Some(Limit::Integer(i128::from(*to_ms)))),
+            Repr::InvalidTime { .. }
+            | Repr::InvalidDuration { .. }
+            | Repr::InvalidLayout { .. }
+            | Repr::UnknownLayout { .. }
+            | Repr::UnknownField { .. }
+            | Repr::UnknownEncoding { .. }
+            | Repr::UnknownClockPolicy { .. }
+            | Repr::ClockBehind { .. }
+            | Repr::SequenceExhausted { .. } => (None, None),
         }
     }
 
     /// For a failure that is "not now" rather than "never", how long until
     /// the same call may succeed: until the clock is back at the last
-    /// timestamp used, or the next millisecond.
+    /// timestamp used, or the next tick.
     ///
     /// # Examples
     ///
@@ -269,27 +276,29 @@ impl Error {
     /// # Ok::<(), snowmint::Error>(())
     /// ```
     pub fn retry_after(&self) -> Option<Duration> {
-        match self {
+        match &*self.0 {
             // Equal to the last timestamp is still behind: one more.
-            Error::ClockBehind { last_ms, now_ms } => Some(Duration::from_millis(
+            Repr::ClockBehind { last_ms, now_ms } => Some(Duration::from_millis(
                 last_ms.saturating_sub(*now_ms).max(0) as u64 + 1,
             )),
-            Error::SequenceExhausted { .. } => Some(Duration::from_millis(1)),
-            Error::FieldOutOfRange { .. }
-            | Error::TimestampBeforeEpoch { .. }
-            | Error::TimestampPastEnd { .. }
-            | Error::InvalidId { .. }
-            | Error::InvalidTime { .. }
-            | Error::InvalidLayout { .. }
-            | Error::UnknownLayout { .. }
-            | Error::UnknownEncoding { .. }
-            | Error::UnknownClockPolicy { .. }
-            | Error::NotANumber { .. }
-            | Error::NumberOutOfRange { .. }
-            | Error::InvalidDuration { .. }
-            | Error::DurationOutOfRange { .. }
-            | Error::SlotOutOfRange { .. }
-            | Error::EmptyWindow { .. } => None,
+            Repr::SequenceExhausted { unit, .. } => Some(unit.as_duration()),
+            Repr::FieldOutOfRange { .. }
+            | Repr::TimestampBeforeEpoch { .. }
+            | Repr::TimestampPastEnd { .. }
+            | Repr::InvalidId { .. }
+            | Repr::IdOutOfLayout { .. }
+            | Repr::InvalidTime { .. }
+            | Repr::InvalidLayout { .. }
+            | Repr::UnknownLayout { .. }
+            | Repr::UnknownField { .. }
+            | Repr::UnknownEncoding { .. }
+            | Repr::UnknownClockPolicy { .. }
+            | Repr::NotANumber { .. }
+            | Repr::NumberOutOfRange { .. }
+            | Repr::InvalidDuration { .. }
+            | Repr::DurationOutOfRange { .. }
+            | Repr::SlotOutOfRange { .. }
+            | Repr::EmptyWindow { .. } => None,
         }
     }
 }
@@ -297,13 +306,13 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Field, Generator, Layout, Node, Parts};
+    use crate::{Generator, Layout, Node};
 
     /// One real error of each kind, made through the public API.
     pub(crate) fn one_of(kind: ErrorKind) -> Error {
         let generator = || Generator::new(Layout::TWITTER, Node::default()).unwrap();
         match kind {
-            ErrorKind::OutOfRange => Layout::TWITTER.parse_field(Field::Machine, "32").map(drop),
+            ErrorKind::OutOfRange => Layout::TWITTER.parse_field("machine", "32").map(drop),
             ErrorKind::InvalidText => crate::parse_time("noon").map(drop),
             ErrorKind::UnknownName => "b64".parse::<Encoding>().map(drop),
             ErrorKind::InvalidLayout => "41/5/5/13".parse::<Layout>().map(drop),
@@ -333,12 +342,7 @@ mod tests {
     #[test]
     fn facts_repeat_the_message() {
         let error = Layout::TWITTER
-            .encode(Parts {
-                timestamp_ms: 1_700_000_000_000,
-                datacenter: 0,
-                machine: 0,
-                sequence: 4096,
-            })
+            .encode(1_700_000_000_000, &[("sequence", 4096)])
             .unwrap_err();
         assert_eq!(
             error.to_string(),
@@ -368,7 +372,7 @@ mod tests {
             ("0".to_owned(), "24h".to_owned())
         );
         let error = SnowflakeId::parse(Encoding::Hex, "zz").unwrap_err();
-        assert_eq!(error.max().unwrap().to_string(), "7fffffffffffffff");
+        assert_eq!(error.max().unwrap().to_string(), "ffffffffffffffff");
         let error = one_of(ErrorKind::EmptyWindow);
         assert_eq!(
             (error.value(), error.max()),

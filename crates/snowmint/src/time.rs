@@ -1,13 +1,15 @@
 //! Reading and writing instants: Unix milliseconds and RFC 3339.
 //!
-//! IDs carry milliseconds, so this module works in Unix milliseconds (`i64`)
-//! and needs no date library: the calendar arithmetic is the proleptic
-//! Gregorian one of RFC 3339, without leap seconds (as Unix time).
+//! Most IDs carry milliseconds, so this module works in Unix milliseconds
+//! (`i64`), with microsecond twins ([`parse_time_us`], [`format_time_us`])
+//! for layouts with finer units. It needs no date library: the calendar
+//! arithmetic is the proleptic Gregorian one of RFC 3339, without leap
+//! seconds (as Unix time).
 
 use std::fmt;
 
 use crate::clock::Clock;
-use crate::error::{Error, echo};
+use crate::error::{Error, Repr, echo};
 
 const MS_PER_DAY: i64 = 86_400_000;
 
@@ -32,6 +34,23 @@ const MS_PER_DAY: i64 = 86_400_000;
 /// ```
 pub fn parse_time(input: &str) -> Result<i64, Error> {
     Reading::new("time", input, false).parse()
+}
+
+/// Reads an instant as [`parse_time`] does, to the microsecond: Unix
+/// milliseconds, or RFC 3339 with up to 6 digits of fractional seconds
+/// (more are cut, toward the past).
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::parse_time_us;
+///
+/// assert_eq!(parse_time_us("1700000000000")?, 1_700_000_000_000_000);
+/// assert_eq!(parse_time_us("2023-11-14T22:13:20.0000019Z")?, 1_700_000_000_000_001);
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+pub fn parse_time_us(input: &str) -> Result<i64, Error> {
+    Reading::new("time", input, false).parse_us()
 }
 
 /// Reads an instant as [`parse_time`] does, or `now` (any case) as what
@@ -77,6 +96,12 @@ pub fn parse_epoch(input: &str) -> Result<i64, Error> {
     Reading::new("epoch", input, false).parse()
 }
 
+/// What an instant's text held.
+enum Read {
+    Millis(i64),
+    Micros(i64),
+}
+
 /// One reading of an instant's text, with what to say when it fails.
 struct Reading<'a> {
     name: &'static str,
@@ -94,15 +119,34 @@ impl<'a> Reading<'a> {
     }
 
     fn bad(&self, reason: &'static str) -> Error {
-        Error::InvalidTime {
+        Repr::InvalidTime {
             name: self.name,
             input: echo(self.input),
             reason,
             accepts_now: self.accepts_now,
         }
+        .into()
     }
 
+    /// Unix milliseconds.
     fn parse(&self) -> Result<i64, Error> {
+        match self.read()? {
+            Read::Millis(ms) => Ok(ms),
+            Read::Micros(us) => Ok(us.div_euclid(1000)),
+        }
+    }
+
+    /// Unix microseconds.
+    fn parse_us(&self) -> Result<i64, Error> {
+        match self.read()? {
+            Read::Millis(ms) => ms
+                .checked_mul(1000)
+                .ok_or_else(|| self.bad("the number is too large to count in microseconds")),
+            Read::Micros(us) => Ok(us),
+        }
+    }
+
+    fn read(&self) -> Result<Read, Error> {
         let input = self.input;
         let bytes = input.as_bytes();
         if bytes.is_empty() {
@@ -112,9 +156,12 @@ impl<'a> Reading<'a> {
         if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
             return input
                 .parse::<i64>()
+                .map(Read::Millis)
                 .map_err(|_| self.bad("the number does not fit 64 bits"));
         }
-        parse_rfc3339(input).map_err(|reason| self.bad(reason))
+        parse_rfc3339(input)
+            .map(Read::Micros)
+            .map_err(|reason| self.bad(reason))
     }
 }
 
@@ -138,12 +185,12 @@ fn parse_rfc3339(input: &str) -> Result<i64, &'static str> {
     cursor.expect(b":").ok_or("expected ':' after the minute")?;
     let second = cursor.number(2).ok_or("the second needs 2 digits")?;
 
-    let mut millis = 0;
+    let mut micros = 0;
     if cursor.expect(b".").is_some() {
         let start = cursor.at;
-        let mut scale = 100;
+        let mut scale = 100_000;
         while let Some(d) = cursor.digit() {
-            millis += d * scale;
+            micros += d * scale;
             scale /= 10;
         }
         if cursor.at == start {
@@ -189,7 +236,7 @@ fn parse_rfc3339(input: &str) -> Result<i64, &'static str> {
 
     let days = days_from_civil(year, month, day);
     let seconds = ((days * 24 + hour) * 60 + minute - offset_minutes) * 60 + second;
-    Ok(seconds * 1000 + millis)
+    Ok(seconds * 1_000_000 + micros)
 }
 
 struct Cursor<'a> {
@@ -275,8 +322,9 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (year, month, day)
 }
 
-/// An instant written as RFC 3339 in UTC with milliseconds, such as
-/// `2023-11-14T22:13:20.000Z`; see [`format_time`].
+/// An instant written as RFC 3339 in UTC, with milliseconds or at a
+/// layout's precision, such as `2023-11-14T22:13:20.000Z`; see
+/// [`format_time`] and [`format_time_us`].
 ///
 /// # Examples
 ///
@@ -285,7 +333,13 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 /// assert_eq!(text.to_string(), "1970-01-01T00:00:00.000Z");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rfc3339(i64);
+pub struct Rfc3339 {
+    ms: i64,
+    /// Microseconds past `ms`, 0..=999.
+    micros: u16,
+    /// Digits of fractional seconds written, 0..=6.
+    digits: u8,
+}
 
 /// Writes Unix milliseconds as RFC 3339 in UTC with milliseconds. Years
 /// beyond 0000..=9999 get a sign and at least 6 digits (ISO 8601 extended).
@@ -299,14 +353,39 @@ pub struct Rfc3339(i64);
 /// assert_eq!(format_time(-1).to_string(), "1969-12-31T23:59:59.999Z");
 /// ```
 pub fn format_time(unix_ms: i64) -> Rfc3339 {
-    Rfc3339(unix_ms)
+    Rfc3339 {
+        ms: unix_ms,
+        micros: 0,
+        digits: 3,
+    }
+}
+
+/// Writes Unix microseconds as RFC 3339 in UTC with `digits` digits of
+/// fractional seconds (at most 6; cut, not rounded), as a layout's
+/// precision asks ([`Unit::digits`](crate::Unit::digits)).
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::format_time_us;
+///
+/// assert_eq!(format_time_us(1_700_000_000_123_456, 6).to_string(), "2023-11-14T22:13:20.123456Z");
+/// assert_eq!(format_time_us(1_700_000_000_120_000, 2).to_string(), "2023-11-14T22:13:20.12Z");
+/// assert_eq!(format_time_us(1_700_000_000_000_000, 0).to_string(), "2023-11-14T22:13:20Z");
+/// ```
+pub fn format_time_us(unix_us: i64, digits: u8) -> Rfc3339 {
+    Rfc3339 {
+        ms: unix_us.div_euclid(1000),
+        micros: unix_us.rem_euclid(1000) as u16,
+        digits: digits.min(6),
+    }
 }
 
 impl Rfc3339 {
     /// The longest text an instant can take: a sign and 9 digits of year
     /// (an `i64` of milliseconds reaches the year 292 million), then
-    /// `-MM-DDTHH:MM:SS.mmmZ`.
-    pub const MAX_LEN: usize = 30;
+    /// `-MM-DDTHH:MM:SS.uuuuuuZ`.
+    pub const MAX_LEN: usize = 33;
 
     /// Writes the text into `buf` and returns it, without the formatting
     /// machinery: for writing millions of instants (bulk decoding), where
@@ -322,8 +401,8 @@ impl Rfc3339 {
     /// assert_eq!(text, "2023-11-14T22:13:20.000Z");
     /// ```
     pub fn write_to<'b>(&self, buf: &'b mut [u8; Rfc3339::MAX_LEN]) -> &'b str {
-        let days = self.0.div_euclid(MS_PER_DAY);
-        let ms_of_day = self.0.rem_euclid(MS_PER_DAY) as u64;
+        let days = self.ms.div_euclid(MS_PER_DAY);
+        let ms_of_day = self.ms.rem_euclid(MS_PER_DAY) as u64;
         let (year, month, day) = civil_from_days(days);
         let mut text = Ascii { buf, len: 0 };
         if (0..=9999).contains(&year) {
@@ -344,8 +423,12 @@ impl Rfc3339 {
         text.digits(ms_of_day / 60_000 % 60, 2);
         text.byte(b':');
         text.digits(ms_of_day / 1000 % 60, 2);
-        text.byte(b'.');
-        text.digits(ms_of_day % 1000, 3);
+        if self.digits > 0 {
+            text.byte(b'.');
+            let fraction = ms_of_day % 1000 * 1000 + u64::from(self.micros);
+            let digits = usize::from(self.digits);
+            text.digits(fraction / 10u64.pow(6 - u32::from(self.digits)), digits);
+        }
         text.byte(b'Z');
         let len = text.len;
         // Only ASCII digits and separators were written.

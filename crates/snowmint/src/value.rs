@@ -24,7 +24,7 @@ use std::fmt;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use crate::error::Error;
+use crate::error::{Error, Label, Repr};
 
 /// Longest input echoed back in an error message, counted as the quoted
 /// (escaped) text a message shows; longer inputs are cut.
@@ -57,9 +57,11 @@ pub fn echo(input: &str) -> String {
 ///
 /// # Errors
 ///
-/// [`Error::NotANumber`] for text that is not digits (with an optional
-/// leading `-`), [`Error::NumberOutOfRange`] for a number outside `range`
-/// (negative numbers and numbers too large for any integer included).
+/// An error of kind [`InvalidText`](crate::ErrorKind::InvalidText) for
+/// text that is not digits (with an optional leading `-`), of kind
+/// [`OutOfRange`](crate::ErrorKind::OutOfRange) for a number outside
+/// `range` (negative numbers and numbers too large for any integer
+/// included).
 ///
 /// # Examples
 ///
@@ -83,6 +85,15 @@ pub fn echo(input: &str) -> String {
 /// ```
 pub fn parse_bounded(
     name: &'static str,
+    text: &str,
+    range: RangeInclusive<u64>,
+) -> Result<u64, Error> {
+    parse_labelled(Label::Static(name), text, range)
+}
+
+/// [`parse_bounded`] for a value named by a [`Label`] (a layout's field).
+pub(crate) fn parse_labelled(
+    name: Label,
     text: &str,
     range: RangeInclusive<u64>,
 ) -> Result<u64, Error> {
@@ -113,7 +124,7 @@ pub fn parse_bounded_signed(
     range: RangeInclusive<i64>,
 ) -> Result<i64, Error> {
     let (min, max) = (i128::from(*range.start()), i128::from(*range.end()));
-    let value = parse_integer(name, text, min, max)?;
+    let value = parse_integer(Label::Static(name), text, min, max)?;
     // In range, so within i64.
     Ok(value as i64)
 }
@@ -145,34 +156,37 @@ pub fn check_bounded(
         // In range, so within u64.
         Ok(value as u64)
     } else {
-        Err(Error::NumberOutOfRange {
-            name,
+        Err(Repr::NumberOutOfRange {
+            name: Label::Static(name),
             input: value.to_string(),
             min,
             max,
-        })
+        }
+        .into())
     }
 }
 
-fn parse_integer(name: &'static str, text: &str, min: i128, max: i128) -> Result<i128, Error> {
+fn parse_integer(name: Label, text: &str, min: i128, max: i128) -> Result<i128, Error> {
     let digits = text.strip_prefix('-').unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(Error::NotANumber {
+        return Err(Repr::NotANumber {
             name,
             input: echo(text),
             min,
             max,
-        });
+        }
+        .into());
     }
     // Too many digits for an i128 is out of any range this is asked for.
     match text.parse::<i128>() {
         Ok(value) if (min..=max).contains(&value) => Ok(value),
-        _ => Err(Error::NumberOutOfRange {
+        _ => Err(Repr::NumberOutOfRange {
             name,
             input: echo(text),
             min,
             max,
-        }),
+        }
+        .into()),
     }
 }
 
@@ -182,8 +196,9 @@ fn parse_integer(name: &'static str, text: &str, min: i128, max: i128) -> Result
 ///
 /// # Errors
 ///
-/// [`Error::InvalidDuration`] for text of another form,
-/// [`Error::DurationOutOfRange`] for a duration outside `range`.
+/// An error of kind [`InvalidText`](crate::ErrorKind::InvalidText) for
+/// text of another form, of kind [`OutOfRange`](crate::ErrorKind::OutOfRange)
+/// for a duration outside `range`.
 ///
 /// # Examples
 ///
@@ -208,9 +223,12 @@ pub fn parse_duration(
     text: &str,
     range: RangeInclusive<Duration>,
 ) -> Result<Duration, Error> {
-    let bad = || Error::InvalidDuration {
-        name,
-        input: echo(text),
+    let bad = || -> Error {
+        Repr::InvalidDuration {
+            name,
+            input: echo(text),
+        }
+        .into()
     };
     let duration = if text == "0" {
         Duration::ZERO
@@ -272,17 +290,53 @@ pub fn check_duration(
     }
 }
 
+/// [`check_duration`] for a duration that may be negative, given in
+/// microseconds (a Python `timedelta`, a SQL `interval`): a negative one is
+/// out of range, written with its sign.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use snowmint::value::check_duration_micros;
+///
+/// let range = Duration::ZERO..=Duration::from_secs(60);
+/// assert_eq!(check_duration_micros("clock_max", 1_500_000, range.clone())?, Duration::from_millis(1500));
+/// assert_eq!(
+///     check_duration_micros("clock_max", -2_000_000, range).unwrap_err().to_string(),
+///     "clock_max -2s is out of range (0..=1m)"
+/// );
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+pub fn check_duration_micros(
+    name: &'static str,
+    micros: i128,
+    range: RangeInclusive<Duration>,
+) -> Result<Duration, Error> {
+    let magnitude = Duration::from_micros(u64::try_from(micros.unsigned_abs()).unwrap_or(u64::MAX));
+    if micros < 0 {
+        Err(duration_out_of_range(
+            name,
+            format!("-{}", format_duration(magnitude)),
+            range,
+        ))
+    } else {
+        check_duration(name, magnitude, range)
+    }
+}
+
 fn duration_out_of_range(
     name: &'static str,
     input: String,
     range: RangeInclusive<Duration>,
 ) -> Error {
-    Error::DurationOutOfRange {
+    Repr::DurationOutOfRange {
         name,
         input,
         min: *range.start(),
         max: *range.end(),
     }
+    .into()
 }
 
 /// A duration written the way [`parse_duration`] reads it back, in the
@@ -372,13 +426,13 @@ mod tests {
             "", "s", "1", "1.s", ".5s", "1sec", "-1s", "1e3ms", " 1s", "1s ", "+1s", "00",
         ] {
             assert!(
-                matches!(parse(bad), Err(Error::InvalidDuration { .. })),
+                matches!(parse(bad), Err(e) if matches!(*e.0, Repr::InvalidDuration { .. })),
                 "{bad:?}"
             );
         }
         for long in ["25h", "99999999999999999999999h"] {
             assert!(
-                matches!(parse(long), Err(Error::DurationOutOfRange { .. })),
+                matches!(parse(long), Err(e) if matches!(*e.0, Repr::DurationOutOfRange { .. })),
                 "{long}"
             );
         }
@@ -410,14 +464,14 @@ mod tests {
         assert_eq!(parse("007"), Ok(7));
         for not_a_number in ["", "-", "x", " 1", "1 ", "+1", "1_000", "1.0", "0x1"] {
             assert!(
-                matches!(parse(not_a_number), Err(Error::NotANumber { .. })),
+                matches!(parse(not_a_number), Err(e) if matches!(*e.0, Repr::NotANumber { .. })),
                 "{not_a_number:?}"
             );
         }
         let huge = "9".repeat(60);
         for out in ["32", "-1", "18446744073709551616", huge.as_str()] {
             assert!(
-                matches!(parse(out), Err(Error::NumberOutOfRange { .. })),
+                matches!(parse(out), Err(e) if matches!(*e.0, Repr::NumberOutOfRange { .. })),
                 "{out}"
             );
         }

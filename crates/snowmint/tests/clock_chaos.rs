@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
-use snowmint::{Clock, ClockPolicy, Error, Generator, Layout, Node};
+use snowmint::{Clock, ClockPolicy, ErrorKind, Generator, Layout};
 
 const T0: i64 = 1_700_000_000_000;
 
@@ -101,8 +101,8 @@ proptest! {
         batch in any::<bool>(),
     ) {
         let clock = ChaosClock::new(seed, step_chance, max_step_ms);
-        let layout = Layout::new(T0 - 1000, 63 - 10 - sequence_bits, 5, 5, sequence_bits).unwrap();
-        let generator = Generator::builder(layout, Node { datacenter: 3, machine: 4 })
+        let layout = Layout::twitter_shape(T0 - 1000, [63 - 10 - sequence_bits, 5, 5, sequence_bits]).unwrap();
+        let generator = Generator::builder(layout, layout.node(&[3, 4]).unwrap())
             .clock(&clock)
             .policy(policy)
             .build()
@@ -140,9 +140,10 @@ proptest! {
                     }
                     issued += ids.len();
                 }
-                Err(Error::ClockBehind { last_ms, now_ms }) => {
-                    prop_assert!(last_ms > now_ms);
-                    prop_assert_eq!(now_ms, clock.last_read());
+                Err(error) if error.kind() == ErrorKind::ClockBehind => {
+                    let regression = error.regression().unwrap();
+                    prop_assert!(regression.last_ms > regression.now_ms);
+                    prop_assert_eq!(regression.now_ms, clock.last_read());
                     refused += 1;
                 }
                 Err(other) => prop_assert!(false, "unexpected error: {}", other),

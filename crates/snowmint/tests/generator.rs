@@ -8,14 +8,21 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use snowmint::{
-    ClockPolicy, Error, Generator, Layout, ManualClock, Node, OffsetClock, Parts, SnowflakeId,
+    ClockPolicy, Error, ErrorKind, Generator, Layout, ManualClock, Node, OffsetClock, SnowflakeId,
 };
 
 const T0: i64 = 1_700_000_000_000;
-const NODE: Node = Node {
-    datacenter: 7,
-    machine: 13,
-};
+/// Datacenter 7, machine 13.
+const NODE: Node = Node::from_slot(7 * 32 + 13);
+
+/// A Twitter ID's fields, as these tests compare them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Parts {
+    timestamp_ms: i64,
+    datacenter: u64,
+    machine: u64,
+    sequence: u64,
+}
 
 fn generator(clock: &ManualClock, policy: ClockPolicy) -> Generator<ManualClock> {
     Generator::builder(Layout::TWITTER, NODE)
@@ -26,7 +33,28 @@ fn generator(clock: &ManualClock, policy: ClockPolicy) -> Generator<ManualClock>
 }
 
 fn decode(id: SnowflakeId) -> Parts {
-    Layout::TWITTER.decode(id)
+    let parts = Layout::TWITTER.decode(id).unwrap();
+    let field = |name| parts.get(name).unwrap();
+    Parts {
+        timestamp_ms: parts.time_ms(),
+        datacenter: field("datacenter"),
+        machine: field("machine"),
+        sequence: field("sequence"),
+    }
+}
+
+/// The last and current timestamps of a regression error.
+fn behind(error: Error) -> (i64, i64) {
+    let regression = error.regression().expect("a clock regression");
+    (regression.last_ms, regression.now_ms)
+}
+
+fn is_kind<T>(result: Result<T, Error>, kind: ErrorKind) -> bool {
+    result.is_err_and(|error| error.kind() == kind)
+}
+
+fn says<T>(result: Result<T, Error>, words: &str) -> bool {
+    result.is_err_and(|error| error.to_string().contains(words))
 }
 
 /// Moves the clock to `to` after `delay`, from another thread, and says
@@ -92,11 +120,8 @@ fn explicit_time_calls_never_wait() {
         g.next_id_at(T0).unwrap();
     }
     assert_eq!(
-        g.next_id_at(T0).unwrap_err(),
-        Error::SequenceExhausted {
-            timestamp_ms: T0,
-            ids_per_ms: 4096
-        }
+        g.next_id_at(T0).unwrap_err().to_string(),
+        format!("sequence exhausted: all 4096 IDs of millisecond {T0} are used")
     );
     assert_eq!(decode(g.next_id_at(T0 + 1).unwrap()).sequence, 0);
 }
@@ -115,11 +140,8 @@ fn try_next_id_never_waits() {
     assert_eq!(decode(first).sequence, 0);
     g.next_ids(4095, &mut Vec::new()).unwrap();
     assert_eq!(
-        g.try_next_id().unwrap_err(),
-        Error::SequenceExhausted {
-            timestamp_ms: T0,
-            ids_per_ms: 4096
-        }
+        g.try_next_id().unwrap_err().to_string(),
+        format!("sequence exhausted: all 4096 IDs of millisecond {T0} are used")
     );
     assert_eq!(g.stats().exhaustion_waits, 0, "it did not wait");
     clock.set(T0 + 1);
@@ -131,13 +153,7 @@ fn try_next_id_never_waits() {
     // Behind, within the Wait bound: refused at once rather than waited for.
     clock.set(T0 - 3);
     let started = Instant::now();
-    assert_eq!(
-        g.try_next_id().unwrap_err(),
-        Error::ClockBehind {
-            last_ms: T0 + 1,
-            now_ms: T0 - 3
-        }
-    );
+    assert_eq!(behind(g.try_next_id().unwrap_err()), (T0 + 1, T0 - 3));
     assert!(started.elapsed() < Duration::from_secs(5), "it waited");
     // The waiting call still waits the regression out.
     let mover = advance_later(&clock, Duration::from_millis(50), T0 + 2);
@@ -153,13 +169,7 @@ fn regression_is_refused_with_both_timestamps_and_recovers() {
     let before = g.next_id().unwrap();
     clock.set(T0 - 1000);
     for _ in 0..3 {
-        assert_eq!(
-            g.next_id().unwrap_err(),
-            Error::ClockBehind {
-                last_ms: T0,
-                now_ms: T0 - 1000
-            }
-        );
+        assert_eq!(behind(g.next_id().unwrap_err()), (T0, T0 - 1000));
     }
     let message = g.next_id().unwrap_err().to_string();
     assert!(
@@ -169,7 +179,7 @@ fn regression_is_refused_with_both_timestamps_and_recovers() {
     assert!(message.contains("1000 ms behind"), "{message}");
     // Still behind by one millisecond: refused.
     clock.set(T0 - 1);
-    assert!(matches!(g.next_id(), Err(Error::ClockBehind { .. })));
+    assert!(is_kind(g.next_id(), ErrorKind::ClockBehind));
     // Back at the last timestamp: continues its sequence, no reuse.
     clock.set(T0);
     let after = g.next_id().unwrap();
@@ -214,13 +224,7 @@ fn wait_policy_refuses_a_regression_larger_than_its_bound() {
     g.next_id().unwrap();
     clock.set(T0 - 11);
     let started = Instant::now();
-    assert_eq!(
-        g.next_id().unwrap_err(),
-        Error::ClockBehind {
-            last_ms: T0,
-            now_ms: T0 - 11
-        }
-    );
+    assert_eq!(behind(g.next_id().unwrap_err()), (T0, T0 - 11));
     // Refused at once: the gap is larger than the bound, nothing to wait for.
     assert!(started.elapsed() < Duration::from_secs(5));
 }
@@ -237,7 +241,7 @@ fn wait_policy_gives_up_when_the_clock_stays_behind() {
     g.next_id().unwrap();
     clock.set(T0 - 5); // within the bound, but the hand clock never moves
     let started = Instant::now();
-    assert!(matches!(g.next_id(), Err(Error::ClockBehind { .. })));
+    assert!(is_kind(g.next_id(), ErrorKind::ClockBehind));
     assert!(
         started.elapsed() >= Duration::from_millis(30),
         "gave up before its bound"
@@ -262,13 +266,7 @@ fn borrow_policy_runs_ahead_of_the_clock_within_its_bound() {
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(decode(*ids.last().unwrap()).timestamp_ms, T0 + 1);
     // T0 + 2 would be 3 ms ahead: refused.
-    assert_eq!(
-        g.next_id().unwrap_err(),
-        Error::ClockBehind {
-            last_ms: T0 + 1,
-            now_ms: T0 - 1
-        }
-    );
+    assert_eq!(behind(g.next_id().unwrap_err()), (T0 + 1, T0 - 1));
     // The clock catches up: a fresh millisecond, sequence from 0.
     clock.set(T0 + 5);
     let p = decode(g.next_id().unwrap());
@@ -302,17 +300,11 @@ fn resume_never_issues_at_or_below_the_mark() {
         .build()
         .unwrap();
     assert_eq!(g.last_timestamp_ms(), Some(T0 + 100));
-    assert_eq!(
-        g.next_id().unwrap_err(),
-        Error::ClockBehind {
-            last_ms: T0 + 100,
-            now_ms: T0
-        }
-    );
+    assert_eq!(behind(g.next_id().unwrap_err()), (T0 + 100, T0));
     clock.set(T0 + 100);
-    assert!(matches!(
+    assert!(is_kind(
         g.next_id_at(T0 + 100),
-        Err(Error::SequenceExhausted { .. })
+        ErrorKind::SequenceExhausted
     ));
     clock.set(T0 + 101);
     let p = decode(g.next_id().unwrap());
@@ -347,15 +339,15 @@ fn never_past_the_last_instant() {
     assert_eq!((p.timestamp_ms, p.sequence), (last, 4095));
     // The millisecond is full and there is no next one; borrowing cannot help.
     clock.set(last + 1);
-    assert!(matches!(g.next_id(), Err(Error::TimestampPastEnd { .. })));
+    assert!(says(g.next_id(), "past the last"));
     clock.set(last - 1);
-    assert!(matches!(g.next_id(), Err(Error::TimestampPastEnd { .. })));
+    assert!(says(g.next_id(), "past the last"));
     // Resuming at the last instant is refused up front.
-    assert!(matches!(
+    assert!(says(
         Generator::builder(Layout::TWITTER, NODE)
             .resume_after(last)
             .build(),
-        Err(Error::TimestampPastEnd { .. })
+        "past the last"
     ));
 }
 
@@ -363,28 +355,16 @@ fn never_past_the_last_instant() {
 fn clock_before_the_epoch_is_an_error_not_a_regression() {
     let clock = ManualClock::new(Layout::TWITTER.epoch_ms() - 1);
     let g = generator(&clock, ClockPolicy::Refuse);
-    assert!(matches!(
-        g.next_id(),
-        Err(Error::TimestampBeforeEpoch { .. })
-    ));
+    assert!(says(g.next_id(), "before the epoch"));
     assert_eq!(g.stats().clock_regressions, 0);
 }
 
 #[test]
 fn node_out_of_range_is_rejected_at_build() {
-    for node in [
-        Node {
-            datacenter: 32,
-            machine: 0,
-        },
-        Node {
-            datacenter: 0,
-            machine: 32,
-        },
-    ] {
-        assert!(matches!(
+    for node in [Node::from_slot(1024), Node::from_slot(u64::MAX)] {
+        assert!(is_kind(
             Generator::new(Layout::TWITTER, node),
-            Err(Error::FieldOutOfRange { .. })
+            ErrorKind::OutOfRange
         ));
     }
 }

@@ -1,18 +1,74 @@
-//! Property tests: every layout and every encoding round-trips exactly.
+//! Property tests: every layout of every shape, every preset and every
+//! encoding round-trips exactly.
 
 use proptest::prelude::*;
-use snowmint::{Encoding, Layout, Parts, SnowflakeId, format_time, parse_time};
+use snowmint::{Encoding, Layout, Parts, Role, SnowflakeId, Unit, format_time, parse_time};
 
-/// Any valid layout: four widths adding up to 63 with non-empty timestamp
-/// and sequence fields, and an epoch that leaves room for the timestamp.
+/// Any valid layout: 1 to 8 fields in any order, exactly one time field,
+/// at most one sequence field, node and opaque fields, widths adding up to
+/// at most 64 (63, 64 and 53 often), any unit from 1 µs to 1 s, and an
+/// epoch that leaves room for the time field.
 fn any_layout() -> impl Strategy<Value = Layout> {
-    (1u8..=62, 0u8..=61, 0u8..=61, 0i64..=4_000_000_000_000).prop_filter_map(
-        "widths must add up to 63",
-        |(t, d, m, epoch)| {
-            let s = 63i16 - i16::from(t) - i16::from(d) - i16::from(m);
-            let s = u8::try_from(s).ok().filter(|&s| s >= 1)?;
-            Layout::new(epoch, t, d, m, s).ok()
-        },
+    let units = prop_oneof![
+        Just(1u32),
+        Just(1000),
+        Just(10_000),
+        Just(1_000_000),
+        1u32..=1_000_000,
+    ];
+    let totals = prop_oneof![Just(63u32), Just(64), Just(53), 1u32..=64];
+    (
+        1usize..=8,
+        totals,
+        units,
+        0i64..=4_000_000_000_000,
+        any::<u64>(),
+    )
+        .prop_filter_map("a valid layout", |(count, total, unit, epoch, seed)| {
+            let mut rng = seed;
+            let mut next = move |n: u64| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng % n.max(1)
+            };
+            let time_at = next(count as u64) as usize;
+            let sequence_at = next(count as u64 + 1) as usize; // == count: none
+            // Cut `total` into `count` widths; the time field gets at least 1.
+            let mut widths = vec![0u8; count];
+            widths[time_at] = 1;
+            for _ in 1..total {
+                let at = next(count as u64) as usize;
+                widths[at] += 1;
+            }
+            if sequence_at < count && sequence_at != time_at && widths[sequence_at] == 0 {
+                widths[sequence_at] = 1;
+            }
+            let names: Vec<String> = (0..count).map(|i| format!("f{i}")).collect();
+            let fields: Vec<(&str, Role, u8)> = (0..count)
+                .map(|i| {
+                    let role = if i == time_at {
+                        Role::Time
+                    } else if i == sequence_at {
+                        Role::Sequence
+                    } else if next(4) == 0 {
+                        Role::Opaque
+                    } else {
+                        Role::Node
+                    };
+                    (names[i].as_str(), role, widths[i])
+                })
+                .collect();
+            Layout::from_fields(epoch, Unit::from_micros(unit).ok()?, &fields).ok()
+        })
+}
+
+fn any_preset() -> impl Strategy<Value = Layout> {
+    prop::sample::select(
+        Layout::presets()
+            .iter()
+            .map(|p| p.layout)
+            .collect::<Vec<_>>(),
     )
 }
 
@@ -21,58 +77,116 @@ fn any_encoding() -> impl Strategy<Value = Encoding> {
 }
 
 fn any_id() -> impl Strategy<Value = SnowflakeId> {
-    (0..=SnowflakeId::MAX.as_u64()).prop_map(|v| SnowflakeId::from_u64(v).unwrap())
+    any::<u64>().prop_map(SnowflakeId::from_u64)
 }
 
-/// Fields drawn inside a layout's ranges.
+/// An ID of `layout`: any value up to its largest.
+fn id_in(layout: Layout) -> impl Strategy<Value = SnowflakeId> {
+    (0..=layout.max_id().as_u64()).prop_map(SnowflakeId::from_u64)
+}
+
+/// Parts drawn inside a layout's ranges, field by field.
 fn parts_in(layout: Layout) -> impl Strategy<Value = Parts> {
-    let max = |bits: u8| (1u64 << bits) - 1;
-    (
-        0..=max(layout.timestamp_bits()),
-        0..=max(layout.datacenter_bits()),
-        0..=max(layout.machine_bits()),
-        0..=max(layout.sequence_bits()),
-    )
-        .prop_map(move |(offset, datacenter, machine, sequence)| Parts {
-            timestamp_ms: layout.epoch_ms() + offset as i64,
-            datacenter,
-            machine,
-            sequence,
+    let maxima: Vec<u64> = layout.fields().iter().map(|f| f.max()).collect();
+    maxima
+        .into_iter()
+        .map(|max| 0..=max)
+        .collect::<Vec<_>>()
+        .prop_map(move |values| {
+            let mut parts = layout.parts_at(layout.epoch_ms()).unwrap();
+            for (field, value) in layout.fields().iter().zip(values) {
+                parts.set(field.name(), value).unwrap();
+            }
+            parts
         })
+}
+
+/// The four fields of a Twitter ID.
+fn twitter(parts: &Parts) -> (i64, u64, u64, u64) {
+    let field = |name| parts.get(name).unwrap();
+    (
+        parts.time_ms(),
+        field("datacenter"),
+        field("machine"),
+        field("sequence"),
+    )
 }
 
 proptest! {
     #[test]
-    fn every_id_decodes_and_encodes_back(layout in any_layout(), id in any_id()) {
-        let parts = layout.decode(id);
-        prop_assert_eq!(layout.encode(parts).unwrap(), id);
+    fn every_id_of_any_layout_decodes_and_encodes_back(
+        (layout, id) in any_layout().prop_flat_map(|l| (Just(l), id_in(l)))
+    ) {
+        let parts = layout.decode(id).unwrap();
+        prop_assert_eq!(parts.id(), id);
+        prop_assert_eq!(layout.timestamp_us(id), parts.time_us());
+        prop_assert_eq!(layout.node_of(id), parts.node());
+        let mut rebuilt = layout.parts_at_us(parts.time_us()).unwrap();
+        for (field, value) in parts.values() {
+            rebuilt.set(field.name(), value).unwrap();
+        }
+        prop_assert_eq!(rebuilt, parts);
+    }
+
+    #[test]
+    fn ids_above_a_layout_do_not_decode(layout in any_layout(), id in any_id()) {
+        prop_assert_eq!(layout.decode(id).is_ok(), id <= layout.max_id());
     }
 
     #[test]
     fn every_valid_parts_encode_and_decode_back(
         (layout, parts) in any_layout().prop_flat_map(|l| (Just(l), parts_in(l)))
     ) {
-        let id = layout.encode(parts).unwrap();
-        prop_assert_eq!(layout.decode(id), parts);
-        prop_assert_eq!(layout.timestamp_ms(id), parts.timestamp_ms);
+        let id = parts.id();
+        prop_assert!(id <= layout.max_id());
+        prop_assert_eq!(layout.decode(id).unwrap(), parts);
+        prop_assert_eq!(layout.timestamp_us(id), parts.time_us());
     }
 
     #[test]
-    fn twitter_encoding_matches_the_formula(
-        parts in parts_in(Layout::TWITTER)
+    fn every_layout_reads_back_from_its_text(layout in any_layout()) {
+        prop_assert_eq!(layout.spec().parse::<Layout>().unwrap(), layout);
+        prop_assert_eq!(layout.to_string().parse::<Layout>().unwrap(), layout);
+    }
+
+    #[test]
+    fn a_node_is_its_node_fields_in_order(
+        (layout, id) in any_layout().prop_flat_map(|l| (Just(l), id_in(l)))
     ) {
-        let expected = ((parts.timestamp_ms - 1_288_834_974_657) as u64) << 22
-            | parts.datacenter << 17
-            | parts.machine << 12
-            | parts.sequence;
-        prop_assert_eq!(Layout::TWITTER.encode(parts).unwrap().as_u64(), expected);
+        let node = layout.node_of(id);
+        let values: Vec<u64> = layout.node_values(node).map(|(_, v)| v).collect();
+        prop_assert_eq!(layout.node(&values).unwrap(), node);
+        prop_assert_eq!(layout.slot_of(node).unwrap(), node.slot());
+        prop_assert!(node.slot() < layout.node_count() || layout.node_count() == u64::MAX);
+        let parts = layout.decode(id).unwrap();
+        for (field, value) in layout.node_values(node) {
+            prop_assert_eq!(parts.get(field.name()), Some(value));
+        }
+    }
+
+    #[test]
+    fn every_preset_round_trips(
+        (layout, id) in any_preset().prop_flat_map(|l| (Just(l), id_in(l)))
+    ) {
+        let parts = layout.decode(id).unwrap();
+        prop_assert_eq!(parts.id(), id);
+        prop_assert_eq!(layout.spec().parse::<Layout>().unwrap(), layout);
+        prop_assert_eq!(layout.to_string().parse::<Layout>().unwrap(), layout);
+    }
+
+    #[test]
+    fn twitter_encoding_matches_the_formula(parts in parts_in(Layout::TWITTER)) {
+        let (ms, datacenter, machine, sequence) = twitter(&parts);
+        let expected = ((ms - 1_288_834_974_657) as u64) << 22
+            | datacenter << 17
+            | machine << 12
+            | sequence;
+        prop_assert_eq!(parts.id().as_u64(), expected);
     }
 
     #[test]
     fn encoding_preserves_order(a in parts_in(Layout::TWITTER), b in parts_in(Layout::TWITTER)) {
-        let key = |p: &Parts| (p.timestamp_ms, p.datacenter, p.machine, p.sequence);
-        let ids = (Layout::TWITTER.encode(a).unwrap(), Layout::TWITTER.encode(b).unwrap());
-        prop_assert_eq!(ids.0.cmp(&ids.1), key(&a).cmp(&key(&b)));
+        prop_assert_eq!(a.id().cmp(&b.id()), twitter(&a).cmp(&twitter(&b)));
     }
 
     #[test]
@@ -103,17 +217,16 @@ proptest! {
     }
 
     #[test]
-    fn ids_above_the_range_are_rejected_in_every_encoding(
-        value in (1u64 << 63)..=u64::MAX, encoding in any_encoding()
+    fn numbers_above_64_bits_are_rejected_in_every_encoding(
+        value in any::<u64>(), encoding in any_encoding()
     ) {
-        let text = match encoding {
-            Encoding::Decimal => value.to_string(),
-            Encoding::Hex => format!("{value:x}"),
-            // No standard formatter for these: one more digit after the
-            // largest ID multiplies it past 2^63-1.
-            Encoding::Base32 => format!("{}0", SnowflakeId::MAX.encode(Encoding::Base32)),
-            Encoding::Base58 => format!("{}1", SnowflakeId::MAX.encode(Encoding::Base58)),
-        };
+        // One more digit after any value above 2^64 / radix, or after the
+        // largest value, passes 2^64-1.
+        let big = value.max(u64::MAX / 10 + 1);
+        let text = format!("{}{}", SnowflakeId::from_u64(big).encode(encoding), match encoding {
+            Encoding::Base58 => "1",
+            _ => "0",
+        });
         prop_assert!(SnowflakeId::parse(encoding, &text).is_err(), "{} accepted", text);
     }
 
@@ -132,13 +245,25 @@ proptest! {
 
     #[test]
     fn window_range_brackets_every_id_of_the_window(
-        from in 1_288_834_974_657i64..3_000_000_000_000, len in 0i64..100_000, id_parts in parts_in(Layout::TWITTER)
+        layout in prop::sample::select(vec![Layout::TWITTER, Layout::SONYFLAKE, Layout::BAIDU, Layout::DISCORD]),
+        from_offset in 0i64..2_000_000_000_000, len in 0i64..100_000, seed in any::<u64>(),
     ) {
+        // Anywhere in the layout's span, with room for the window and the
+        // times around it.
+        let span = layout.last_instant_ms() - layout.epoch_ms() - 300_000;
+        let from = layout.epoch_ms() + 100_000 + from_offset % span;
         let to = from + len;
-        let range = Layout::TWITTER.id_range(from, to).unwrap();
-        let id = Layout::TWITTER.encode(id_parts).unwrap();
-        let inside = (from..=to).contains(&id_parts.timestamp_ms);
-        prop_assert_eq!(range.contains(&id), inside);
+        let range = layout.id_range(from, to).unwrap();
+        // An ID of a random time near the window, with random low bits.
+        let time = from - 50_000 + (seed % 200_000) as i64;
+        let mut parts = layout.parts_at(time).unwrap();
+        for field in layout.fields().iter().filter(|f| f.role() != Role::Time) {
+            parts.set(field.name(), seed.rotate_left(7) & field.max()).unwrap();
+        }
+        // Inside when its tick is the window's, or after.
+        let inside = layout.timestamp_offset(from).unwrap() <= parts.ticks()
+            && parts.ticks() <= layout.timestamp_offset(to).unwrap();
+        prop_assert_eq!(range.contains(&parts.id()), inside);
     }
 }
 
@@ -160,7 +285,7 @@ mod serde_form {
     fn rejects_out_of_range_numbers_and_bad_strings() {
         for bad in [
             "-1",
-            "9223372036854775808",
+            "18446744073709551616",
             "\"-1\"",
             "\"abc\"",
             "\"\"",

@@ -205,8 +205,23 @@ impl Browser {
     }
 
     /// The text of an element as shown (empty if it is hidden).
+    ///
+    /// The page re-renders what it shows as answers arrive, so the element
+    /// found may be replaced before its text is read (a stale reference):
+    /// then it is found again, as a person looking again would.
     pub async fn text(&self, css: &str) -> String {
-        self.find(css).await.text().await.expect("reading text")
+        for _ in 0..20 {
+            match self.find(css).await.text().await {
+                Ok(text) => return text,
+                Err(fantoccini::error::CmdError::Standard(e))
+                    if e.error == fantoccini::error::ErrorStatus::StaleElementReference =>
+                {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("reading the text of {css}: {e}"),
+            }
+        }
+        panic!("{css} was replaced 20 times in a row while its text was read")
     }
 
     pub async fn attr(&self, css: &str, name: &str) -> Option<String> {

@@ -88,30 +88,33 @@ nodes         1024 (datacenter x machine)
 IDs per ms    2048 per node (2048000 per second)",
     ),
     ("snowmint layout --layout discord --format json", DISCORD),
-    // README.md, against the service
+    // README.md, against the quick start's node (datacenter 3, machine 7)
     ("curl -s localhost:8080/v1/id", r#"{"id":"[ID]"}"#),
-    ("curl -s -H 'Accept: text/plain' localhost:8080/v1/id", "[ID]"),
     (
         "curl -s -H 'Accept: text/plain' localhost:8080/v1/id | snowmint decode",
         "id          [ID]\ntimestamp   [MS]\ntime        [TIME]\ndatacenter  3\nmachine     7\nsequence    [..]",
     ),
     ("curl -s localhost:8080/api/snowflake/get/order", "[ID]"),
+    // docs/service.md, against its node (datacenter 4, machine 2)
+    ("curl -s localhost:8090/v1/id", r#"{"id":"[ID]"}"#),
+    ("curl -s -H 'Accept: text/plain' localhost:8090/v1/id", "[ID]"),
+    ("curl -s localhost:8090/api/snowflake/get/order", "[ID]"),
     (
-        "curl -s 'localhost:8080/v1/ids?count=3'",
+        "curl -s 'localhost:8090/v1/ids?count=3'",
         r#"{"ids":["[ID]","[ID]","[ID]"]}"#,
     ),
-    ("curl -s 'localhost:8080/v1/layout?layout=discord'", DISCORD),
+    ("curl -s 'localhost:8090/v1/layout?layout=discord'", DISCORD),
     (
-        "curl -s localhost:8080/v1/node",
-        r#"{"state":"active","ready":true,"reason":null,"source":"static","slot":103,"datacenter":3,"machine":7,"generation":1,"claim_valid_for_ms":null,"claim_floor_ms":null,"claim_details":{},"layout":"twitter","spec":"41/5/5/12@1288834974657","epoch_ms":1288834974657,"clock_policy":"refuse","clock_max_ms":null,"clock_ms":[MS],"high_water_mark_ms":[MS],"high_water_mark":"[TIME]","last_timestamp_ms":[MS],"state_file":"/var/lib/snowmint/node-dc3-m7.mark","coordinator":null}"#,
+        "curl -s localhost:8090/v1/node",
+        r#"{"state":"active","ready":true,"reason":null,"source":"static","slot":130,"datacenter":4,"machine":2,"generation":1,"claim_valid_for_ms":null,"claim_floor_ms":null,"claim_details":{},"layout":"twitter","spec":"41/5/5/12@1288834974657","epoch_ms":1288834974657,"clock_policy":"refuse","clock_max_ms":null,"clock_ms":[MS],"high_water_mark_ms":[MS],"high_water_mark":"[TIME]","last_timestamp_ms":[MS],"state_file":"/var/lib/snowmint/node-dc4-m2.mark","coordinator":null,"listeners":[{"name":"http","address":"[..]","tls":false,"client_certificates":false,"tokens":false,"open":true}]}"#,
     ),
     (
-        "snowmint serve --datacenter 3 --machine 7 --state-dir /var/lib/snowmint --listen 127.0.0.1:0",
-        "[..]Z  INFO snowmint_server::serve: snowmint serve [..] starting on 127.0.0.1:[..] as datacenter 3 (from --datacenter) machine 7 (from --machine), state directory /var/lib/snowmint (from --state-dir), layout twitter, clock policy refuse
-error: datacenter 3 machine 7 is already being served from the state directory /var/lib/snowmint by process 4242, which holds the lock file /var/lib/snowmint/node-dc3-m7.lock; two processes issuing as one node would issue the same IDs, so this one will not. Stop process 4242, or give this one another node or another state directory",
+        "snowmint serve --datacenter 4 --machine 2 --state-dir /var/lib/snowmint --listen 127.0.0.1:0",
+        "[..]Z  INFO snowmint_server::serve: snowmint serve [..] starting on 127.0.0.1:[..] as datacenter 4 (from --datacenter) machine 2 (from --machine), state directory /var/lib/snowmint (from --state-dir), layout twitter, clock policy refuse
+error: datacenter 4 machine 2 is already being served from the state directory /var/lib/snowmint by process 4242, which holds the lock file /var/lib/snowmint/node-dc4-m2.lock; two processes issuing as one node would issue the same IDs, so this one will not. Stop process 4242, or give this one another node or another state directory",
     ),
     (
-        "cat /var/lib/snowmint/node-dc3-m7.mark",
+        "cat /var/lib/snowmint/node-dc4-m2.mark",
         "# snowmint high-water mark: no ID at or below this instant may be issued again
 high_water_ms = [MS]
 high_water = \"[TIME]\"",
@@ -120,7 +123,7 @@ high_water = \"[TIME]\"",
 
 /// The discord layout described in JSON, by `snowmint layout` and by
 /// `GET /v1/layout` alike.
-const DISCORD: &str = r#"{"layout":"discord","spec":"41/5/5/12@1420070400000","epoch_ms":1420070400000,"epoch":"2015-01-01T00:00:00.000Z","timestamp_bits":41,"datacenter_bits":5,"machine_bits":5,"sequence_bits":12,"timestamp_shift":22,"datacenter_shift":17,"machine_shift":12,"max_datacenter":31,"max_machine":31,"max_sequence":4095,"ids_per_ms":4096,"node_count":1024,"last_instant_ms":3619093655551,"last_instant":"2084-09-06T15:47:35.551Z","years_left":[YEARS],"fields":[{"name":"timestamp","bits":41,"shift":22,"max":2199023255551},{"name":"datacenter","bits":5,"shift":17,"max":31},{"name":"machine","bits":5,"shift":12,"max":31},{"name":"sequence","bits":12,"shift":0,"max":4095}]}"#;
+const DISCORD: &str = r#"{"layout":"discord","spec":"time:42/worker:5:node/process:5:node/increment:12:sequence@1420070400000","epoch_ms":1420070400000,"epoch":"2015-01-01T00:00:00.000Z","timestamp_bits":42,"datacenter_bits":5,"machine_bits":5,"sequence_bits":12,"timestamp_shift":22,"datacenter_shift":17,"machine_shift":12,"max_datacenter":31,"max_machine":31,"max_sequence":4095,"ids_per_ms":4096,"node_count":1024,"last_instant_ms":5818116911103,"last_instant":"2154-05-15T07:35:11.103Z","years_left":[YEARS],"fields":[{"name":"timestamp","bits":42,"shift":22,"max":4398046511103},{"name":"worker","bits":5,"shift":17,"max":31},{"name":"process","bits":5,"shift":12,"max":31},{"name":"increment","bits":12,"shift":0,"max":4095}]}"#;
 
 /// Whether `example` did what it shows: its exit status, and its output
 /// (exactly, or as its pattern says); else what differs.

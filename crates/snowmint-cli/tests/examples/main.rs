@@ -64,30 +64,39 @@ fn every_console_block_runs_as_shown() {
             .is_ok_and(|output| output.status.success()),
         "the documents' HTTP examples need curl: apt-get install curl (scripts/test does)"
     );
-    let mut server = None;
+    // The nodes the documents start, each started when an example first
+    // talks to it.
+    let mut servers: Vec<Option<server::Server>> = server::SHOWN.iter().map(|_| None).collect();
     let mut failures = Vec::new();
     let mut count = 0;
     for block in &blocks {
         let sandbox = Sandbox::new();
         for example in block {
             count += 1;
-            let outcome = if example.command.contains(server::SHOWN_ADDRESS)
-                || example.command.contains(server::SHOWN_STATE_DIR)
-            {
-                let server = server.get_or_insert_with(server::Server::start);
-                let mut outcome = sandbox.run(&server.rewrite_command(&example.command));
-                outcome.output = server.rewrite_output(&outcome.output);
-                outcome
-            } else {
-                sandbox.run(&example.command)
+            let shown = server::SHOWN
+                .iter()
+                .position(|shown| shown.serves(&example.command));
+            let outcome = match shown {
+                Some(at) => {
+                    let server = servers[at]
+                        .get_or_insert_with(|| server::Server::start(&server::SHOWN[at]));
+                    let mut outcome = sandbox.run(&server.rewrite_command(&example.command));
+                    outcome.output = server.rewrite_output(&outcome.output);
+                    outcome
+                }
+                None => sandbox.run(&example.command),
             };
             record(&mut failures, example, &outcome);
         }
     }
-    assert!(
-        server.is_some(),
-        "no example of the documents talks to the service"
-    );
+    for (shown, server) in server::SHOWN.iter().zip(&servers) {
+        assert!(
+            server.is_some(),
+            "no example talks to the node {} starts ({})",
+            shown.document,
+            shown.address
+        );
+    }
     assert!(count >= 30, "only {count} examples found in the documents");
     report(count, &failures);
 }

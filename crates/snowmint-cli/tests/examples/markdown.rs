@@ -40,7 +40,8 @@ impl Document {
 }
 
 /// Every document a reader can land on: the README, the guides of `docs/`,
-/// the crates' READMEs, and the pages beside the README.
+/// the crates' and the npm package's READMEs, and the pages beside the
+/// README.
 pub fn documents() -> Vec<Document> {
     let mut paths = vec![
         "README.md".to_owned(),
@@ -70,6 +71,10 @@ pub fn documents() -> Vec<Document> {
         {
             paths.push(format!("crates/{name}/README.md"));
         }
+    }
+    // The packages that live beside the crates (the npm package).
+    if root().join("js/README.md").is_file() {
+        paths.push("js/README.md".to_owned());
     }
     paths.iter().map(|path| Document::read(path)).collect()
 }

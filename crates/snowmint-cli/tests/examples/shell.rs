@@ -90,9 +90,10 @@ impl Sandbox {
                 break status;
             }
             if deadline.passed() {
-                // The shell's own `kill`: the group, children included.
-                let _ = Command::new("sh")
-                    .args(["-c", &format!("kill -KILL -- -{}", child.id())])
+                // The group, children included: procps' kill (dash's
+                // builtin does not take `--`).
+                let _ = Command::new("/bin/kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
                     .status();
                 let _ = child.wait();
                 deadline.fail("");

@@ -3,20 +3,17 @@
 //! and postgresql-15). One test binary for every coordinator, so that the
 //! suites link once.
 //!
-//! - `scenarios.rs`: the fleet scenarios on one server (slots taken and
-//!   freed, SIGTERM, SIGKILL, a stopped coordinator), run against every
-//!   backend by [`every_fleet_scenario!`].
-//! - `cluster.rs`: a replicated coordinator (three etcd members, three
-//!   ZooKeeper servers) while a member is killed, stopped or cut off, or
-//!   two of them are down, run against both by
-//!   [`every_cluster_scenario!`]. Every test prints how long the fault
-//!   kept each node from issuing (`--nocapture`).
-//! - `chaos/`: the randomized fault test on a replicated coordinator.
-//! - `pass_over.rs`: a fleet node whose claimed slot's node another
-//!   process on its host holds gives the slot up (on etcd).
-//! - `etcd.rs`, `zookeeper.rs`, `postgres.rs`: the suites on each
-//!   coordinator (`cargo test -p snowmint-cli --test fleet etcd::`), and
-//!   the tests of what only that backend has.
+//! The fleet scenarios on one server (slots taken and freed, SIGTERM,
+//! SIGKILL, a stopped coordinator) run against every backend by
+//! [`every_fleet_scenario!`]; the faults of a replicated coordinator
+//! (three etcd members, three ZooKeeper servers: a member killed, stopped
+//! or cut off, two of them down) against both by
+//! [`every_cluster_scenario!`], each test printing how long the fault
+//! kept each node from issuing (`--nocapture`). Beside them: the
+//! randomized fault test on a replicated coordinator, a node that gives up
+//! a slot whose node another process on its host holds, and the tests of
+//! what only one backend has. Each coordinator's tests sit under its
+//! name: `cargo test -p snowmint-cli --test fleet etcd::`.
 //!
 //! The suites' functions are private to this crate: one that no list
 //! names is never used, which `dead_code` (and so clippy) reports.
@@ -95,6 +92,7 @@ mod cluster;
 mod scenarios;
 
 mod etcd;
+mod guide;
 mod pass_over;
 mod postgres;
 mod zookeeper;

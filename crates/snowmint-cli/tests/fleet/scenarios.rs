@@ -388,7 +388,7 @@ pub async fn sigterm_frees_the_slot_at_once<S: CoordinatorServer>(binary: &str) 
 
     let (status, log) = a.terminate();
     assert!(status.success(), "{status}: {log}");
-    assert!(log.contains("the node's claim is released"), "{log}");
+    assert!(log.contains("its claim on slot 0 is released"), "{log}");
     let holders = fleet.holders().await;
     assert!(
         holders

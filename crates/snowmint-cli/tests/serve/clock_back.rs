@@ -137,7 +137,14 @@ fn load_then_kill(home: &TempDir, state_dir: &Path, env: &[(&str, &str)], ids: u
     let service = Service::start(
         SNOWMINT,
         home.path(),
-        &["--state-dir", state_dir.to_str().unwrap()],
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--state-dir",
+            state_dir.to_str().unwrap(),
+        ],
         env,
     );
     let load = Load::start(&service, 2);
@@ -228,7 +235,14 @@ fn restart_waits(name: &str, seconds_back: &str, back_ms: i64) {
     let service = Service::start(
         SNOWMINT,
         home.path(),
-        &["--state-dir", state_dir.to_str().unwrap()],
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--state-dir",
+            state_dir.to_str().unwrap(),
+        ],
         &as_refs(&env),
     );
     assert_clock_set_back(&service, back_ms);
@@ -271,7 +285,14 @@ fn restart_with_the_clock_an_hour_back_refuses_to_start() {
     let (status, stdout, stderr) = run_to_end(
         SNOWMINT,
         home.path(),
-        &["--state-dir", state_dir_arg],
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--state-dir",
+            state_dir_arg,
+        ],
         &as_refs(&env),
     );
     let ended = now_ms();
@@ -306,7 +327,19 @@ fn restart_with_the_clock_an_hour_back_refuses_to_start() {
         "a node that refused to start changed the state file"
     );
 
-    let service = Service::start(SNOWMINT, home.path(), &["--state-dir", state_dir_arg], &[]);
+    let service = Service::start(
+        SNOWMINT,
+        home.path(),
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--state-dir",
+            state_dir_arg,
+        ],
+        &[],
+    );
     let after = take_ids(&service);
     assert_only_new_ids(&before, mark, &after);
 }
@@ -342,6 +375,10 @@ fn a_hundred_kill_and_restart_cycles_under_load_issue_no_id_twice() {
     // A short reservation step keeps each restart's wait short, so that
     // the cycles are many and quick.
     let args = [
+        "--datacenter",
+        "0",
+        "--machine",
+        "0",
         "--state-dir",
         state_dir.to_str().unwrap(),
         "--mark-step",

@@ -70,18 +70,43 @@ fn flags_beat_environment_beat_file() {
     assert_eq!(node_of(&service).2, "twitter");
 }
 
-/// With nothing configured: datacenter 0, machine 0, the state directory
+/// With nothing configured, a node does not start: two nodes started so
+/// would issue the same IDs. It says how to give it an identity, and
+/// neither binds nor writes anything; `--check` says the same.
+#[test]
+fn a_node_given_no_identity_is_refused() {
+    let home = temp_dir("no-identity");
+    for check in [&[][..], &["--check"][..]] {
+        let (status, stdout, stderr) = run_to_end(SNOWMINT, home.path(), check, &[]);
+        assert_eq!(status.code(), Some(2), "{check:?}: {stderr}");
+        assert_eq!(stdout, "", "{check:?}");
+        assert!(
+            stderr.starts_with("error: no node identity is set: "),
+            "{check:?}: {stderr}"
+        );
+        for way in [
+            "--datacenter D --machine M",
+            "--machine-from-hostname",
+            "--coordinator URL",
+        ] {
+            assert!(stderr.contains(way), "{check:?}: {stderr}");
+        }
+    }
+    assert!(!home.path().join(".local/state/snowmint").exists());
+}
+
+/// Given only a machine: datacenter 0 by default, the state directory
 /// under HOME, all said in the first log line.
 #[test]
 fn defaults_are_stated_in_the_first_log_line() {
     let home = temp_dir("defaults");
-    let service = Service::start(SNOWMINT, home.path(), &[], &[]);
+    let service = Service::start(SNOWMINT, home.path(), &["--machine", "0"], &[]);
     let log = service.log();
     let first = log.lines().next().unwrap();
     let state_dir = home.path().join(".local/state/snowmint");
     assert!(first.contains("starting on 127.0.0.1:"), "{first}");
     assert!(
-        first.contains("as datacenter 0 (default) machine 0 (default)"),
+        first.contains("as datacenter 0 (default) machine 0 (from --machine)"),
         "{first}"
     );
     assert!(
@@ -195,10 +220,13 @@ fn bad_settings_are_reported() {
 #[test]
 fn sigterm_stops_cleanly() {
     let home = temp_dir("sigterm");
-    let service = Service::start(SNOWMINT, home.path(), &[], &[]);
+    let service = Service::start(SNOWMINT, home.path(), &crate::ZERO, &[]);
     service.json("/v1/id");
     let (status, log) = service.terminate();
     assert!(status.success(), "{status}: {log}");
     assert!(log.contains("SIGTERM received"), "{log}");
-    assert!(log.contains("the node's claim is released"), "{log}");
+    assert!(
+        log.contains("stopped; the node's lock is released"),
+        "{log}"
+    );
 }

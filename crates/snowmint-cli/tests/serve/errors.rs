@@ -58,6 +58,14 @@ fn no_claim_for_an_unreachable_coordinator_is_a_sentence() {
     // The details are in the log, for the operator.
     let log = service.log();
     assert!(log.contains("ConnectionRefused"), "{log}");
+    // Stopped, it says that it held no claim, rather than that it released
+    // one.
+    let (status, log) = service.terminate();
+    assert!(status.success(), "{status}: {log}");
+    assert!(
+        log.contains("stopped; it held no claim, so none is released"),
+        "{log}"
+    );
 }
 
 /// `--state-dir` naming a file: one sentence that names the path and what

@@ -122,12 +122,27 @@ async fn follows_the_fleet<C: CoordinatorServer>() {
     .await;
     assert_eq!(known(&client), BTreeSet::from([endpoint(&b), joined]));
 
-    // A coordinator that cannot be read is an error at build time, naming it.
-    let dead = format!("{}://127.0.0.1:1", url.split("://").next().unwrap());
+    // A coordinator that cannot be read is an error at build time, whose
+    // source is the fleet's own error, naming the coordinator.
+    let dead = match url.split("://").next().unwrap() {
+        "postgres" => "postgres://snowmint@127.0.0.1:1/ids".to_owned(),
+        scheme => format!("{scheme}://127.0.0.1:1"),
+    };
     let error = Client::builder()
         .discover(dead, FLEET)
         .build()
         .await
         .unwrap_err();
-    assert!(error.to_string().contains("127.0.0.1:1"), "{error}");
+    assert!(
+        matches!(error, snowmint_client::Error::Discovery(_)),
+        "{error:?}"
+    );
+    let source = std::error::Error::source(&error).expect("the fleet's error as the source");
+    let fleet = source
+        .downcast_ref::<snowmint_fleet::FleetError>()
+        .expect("a FleetError");
+    assert!(
+        matches!(fleet, snowmint_fleet::FleetError::Coordinator { coordinator, .. } if coordinator.contains("127.0.0.1:1")),
+        "{fleet:?}"
+    );
 }

@@ -206,6 +206,10 @@ fn a_grpc_address_that_cannot_be_used_stops_the_start() {
         SNOWMINT,
         home.path(),
         &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
             "--grpc-listen",
             &address,
             "--state-dir",

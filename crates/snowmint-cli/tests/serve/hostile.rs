@@ -167,7 +167,7 @@ fn assert_no_panic(service: &Service) {
 #[test]
 fn bad_requests_get_4xx_in_the_error_shape_while_others_are_served() {
     let home = temp_dir("hostile-sweep");
-    let service = Service::start(SNOWMINT, home.path(), &[], &[]);
+    let service = Service::start(SNOWMINT, home.path(), &crate::ZERO, &[]);
     let address = service.address;
     let bystander = WellBehaved::start(&service);
 
@@ -309,7 +309,7 @@ fn bad_requests_get_4xx_in_the_error_shape_while_others_are_served() {
 #[test]
 fn malformed_requests_are_refused_by_the_http_layer_without_harm() {
     let home = temp_dir("hostile-malformed");
-    let service = Service::start(SNOWMINT, home.path(), &[], &[]);
+    let service = Service::start(SNOWMINT, home.path(), &crate::ZERO, &[]);
     let address = service.address;
     let bystander = WellBehaved::start(&service);
 
@@ -360,7 +360,19 @@ fn malformed_requests_are_refused_by_the_http_layer_without_harm() {
 #[test]
 fn slow_and_silent_connections_are_closed_after_the_request_timeout() {
     let home = temp_dir("hostile-slow");
-    let service = Service::start(SNOWMINT, home.path(), &["--request-timeout", "1s"], &[]);
+    let service = Service::start(
+        SNOWMINT,
+        home.path(),
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--request-timeout",
+            "1s",
+        ],
+        &[],
+    );
     let address = service.address;
     let bystander = WellBehaved::start(&service);
 
@@ -412,7 +424,19 @@ fn slow_clients_holding_every_file_descriptor_do_not_starve_the_others() {
     const DESCRIPTORS: u64 = 64;
     const ATTACKERS: usize = 120;
     let home = temp_dir("hostile-slowloris");
-    let service = Service::start(SNOWMINT, home.path(), &["--request-timeout", "1s"], &[]);
+    let service = Service::start(
+        SNOWMINT,
+        home.path(),
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--request-timeout",
+            "1s",
+        ],
+        &[],
+    );
     let address = service.address;
     let limited = std::process::Command::new("prlimit")
         .arg(format!("--nofile={DESCRIPTORS}:{DESCRIPTORS}"))

@@ -2,13 +2,11 @@
 //! with a private HOME and state directory. One test binary, so that the
 //! suites link once.
 //!
-//! - `config.rs`, `errors.rs`: settings from flags, environment and file;
-//!   starts that must fail, and how they say why.
-//! - `hostile.rs`: bad and hostile clients.
-//! - `lock.rs`, `mark.rs`, `restart.rs`, `clock_back.rs`: one holder per
-//!   node, the high-water mark, restarts, a clock set back.
-//! - `grpc_discovery.rs`, `grpc_failover.rs`: the Rust client against the
-//!   binary's gRPC API: discovery from a coordinator, failover.
+//! The suites: settings from flags, environment and file, and the starts
+//! that must fail with the reason said; bad and hostile clients; one
+//! holder per node, the high-water mark, restarts and a clock set back;
+//! and the Rust client against the binary's gRPC API (discovery from a
+//! coordinator, failover).
 
 mod clock_back;
 mod config;
@@ -19,3 +17,7 @@ mod hostile;
 mod lock;
 mod mark;
 mod restart;
+
+/// The identity of a test's node when the test is about something else:
+/// datacenter 0, machine 0, given (a node told none does not start).
+const ZERO: [&str; 4] = ["--datacenter", "0", "--machine", "0"];

@@ -28,7 +28,14 @@ fn a_small_gap_is_waited_out() {
     let service = Service::start(
         SNOWMINT,
         home.path(),
-        &["--state-dir", state_dir.to_str().unwrap()],
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--state-dir",
+            state_dir.to_str().unwrap(),
+        ],
         &[],
     );
     let id: u64 = service.json("/v1/id")["id"]
@@ -57,7 +64,14 @@ fn a_large_gap_refuses_to_start() {
     let (status, stdout, stderr) = run_to_end(
         SNOWMINT,
         home.path(),
-        &["--state-dir", state_dir.to_str().unwrap()],
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--state-dir",
+            state_dir.to_str().unwrap(),
+        ],
         &[],
     );
     assert!(!status.success());
@@ -77,6 +91,10 @@ fn a_large_gap_refuses_to_start() {
         SNOWMINT,
         home.path(),
         &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
             "--state-dir",
             state_dir.to_str().unwrap(),
             "--mark-wait-max",
@@ -103,7 +121,14 @@ fn a_damaged_state_file_refuses_to_start() {
     let (status, _, stderr) = run_to_end(
         SNOWMINT,
         home.path(),
-        &["--state-dir", state_dir.to_str().unwrap()],
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--state-dir",
+            state_dir.to_str().unwrap(),
+        ],
         &[],
     );
     assert!(!status.success());

@@ -47,7 +47,19 @@ fn hammer(service: &Service) -> std::thread::JoinHandle<Vec<u64>> {
 fn kill_and_restart(home: &TempDir, args: &[&str]) -> (Vec<u64>, Vec<u64>, String) {
     let state_dir = home.path().join("state");
     let state_dir = state_dir.to_str().unwrap();
-    let first = Service::start(SNOWMINT, home.path(), &["--state-dir", state_dir], &[]);
+    let first = Service::start(
+        SNOWMINT,
+        home.path(),
+        &[
+            "--datacenter",
+            "0",
+            "--machine",
+            "0",
+            "--state-dir",
+            state_dir,
+        ],
+        &[],
+    );
     // The kill lands while these clients are taking IDs.
     let clients: Vec<_> = (0..2).map(|_| hammer(&first)).collect();
     // Let the load run until well past the first reservation step. (The
@@ -77,7 +89,14 @@ fn kill_and_restart(home: &TempDir, args: &[&str]) -> (Vec<u64>, Vec<u64>, Strin
         .flat_map(|c| c.join().unwrap())
         .collect();
 
-    let mut all_args = vec!["--state-dir", state_dir];
+    let mut all_args = vec![
+        "--datacenter",
+        "0",
+        "--machine",
+        "0",
+        "--state-dir",
+        state_dir,
+    ];
     all_args.extend_from_slice(args);
     let second = Service::start(SNOWMINT, home.path(), &all_args, &[]);
     let mut after = Vec::new();

@@ -3,8 +3,10 @@
 //! The claim engine ([`Coordinator`](crate::Coordinator)) decides everything:
 //! which slot to try, when to renew, when to fence, how to raise the
 //! high-water mark. A backend only turns each primitive into the service's
-//! own calls, so etcd and ZooKeeper share every rule and differ only in how
-//! a "session" is kept (a lease, a ZooKeeper session).
+//! own calls, so etcd, ZooKeeper and PostgreSQL share every rule and differ
+//! only in how a "session" is kept (an etcd lease, a ZooKeeper session, a
+//! PostgreSQL row that names the session and expires on the database's
+//! clock).
 
 use std::future::Future;
 use std::time::Duration;
@@ -163,7 +165,7 @@ pub trait Backend: Send + Sync + 'static {
     /// A live lease or session, dropped when no longer needed.
     type Session: Send + Sync + 'static;
 
-    /// The service's name: `etcd`, `zookeeper`.
+    /// The service's name: `etcd`, `zookeeper`, `postgres`.
     const KIND: &'static str;
     /// What the service calls a session: `lease`, `session`.
     const SESSION_NAME: &'static str;

@@ -23,16 +23,31 @@
 //!   fleet whose nodes agree with each other is measured against them.
 //!   With no source at all (the first node of an etcd fleet), nothing is
 //!   known and the node claims.
-//! - Off at claim time: the node claims nothing, fenced with a reason that
-//!   names the offset and every source, and checks again with backoff.
-//!   Off while holding a slot: the claim ends as a release (fenced first,
-//!   the record ended, the slot freed), and the node claims again once its
-//!   clock is back in range.
+//! - Rate: a node's claim deadline is timed on its monotonic clock, and
+//!   its lease is counted on the coordinator's: a node clock that runs
+//!   slow lets the deadline pass the lease's end, and the node would issue
+//!   after its slot could have passed to another. So each reading of a
+//!   source is also timed on the monotonic clock, and two readings of one
+//!   source say how fast this clock ran against it: the source counted
+//!   `other` ms while this clock counted `local` ms, give or take the two
+//!   readings' error bars. A source says the clock is slow when even the
+//!   largest `local` its bars allow is below [`MIN_CLOCK_RATE`] times
+//!   `other`; more than half of the sources that have two readings decide,
+//!   as for the skew. The first check after a claim comes sooner (a tenth
+//!   of the TTL, within 100 ms..=1 s) when the node has no rate yet, so
+//!   that a node started with a slow clock gives its slot up soon after it
+//!   took it, not a whole interval later.
+//! - Off at claim time (skewed or slow): the node claims nothing, fenced
+//!   with a reason that names the offset or the rate and every source, and
+//!   checks again with backoff. Off while holding a slot: the claim ends
+//!   as a release (fenced first, the record ended, the slot freed), and
+//!   the node claims again once its clock is back in range.
 //!
 //! Uniqueness never rests on this check (slots keep nodes apart, the
-//! high-water mark keeps a slot's holders apart); it keeps IDs' times
-//! honest across the fleet, and keeps a node from taking over a slot
-//! whose mark its clock is far behind.
+//! high-water mark keeps a slot's holders apart); the skew keeps IDs'
+//! times honest across the fleet, and keeps a node from taking over a
+//! slot whose mark its clock is far behind; the rate keeps the fencing
+//! deadline honest, so that two holders of a slot never issue at once.
 
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
@@ -54,6 +69,16 @@ pub const PEERS: usize = 5;
 
 /// How long a peer may take to answer before it is left out of a check.
 const PEER_LIMIT: Duration = Duration::from_secs(1);
+
+/// The slowest rate a node's clock may run at against the clocks it is
+/// compared with. The claim deadline keeps a tenth of the TTL before the
+/// lease can end, which a clock running at 0.9 of the coordinator's uses
+/// up over one TTL; the check fences at 0.95, leaving half the margin for
+/// what the readings cannot see.
+pub const MIN_CLOCK_RATE: f64 = 0.95;
+
+/// The most sources whose last reading is kept for the next rate.
+const RATE_SAMPLES: usize = 4 * PEERS;
 
 /// The smallest and largest allowed skew.
 const SKEW_RANGE: std::ops::RangeInclusive<Duration> =
@@ -230,6 +255,122 @@ impl fmt::Display for ClockReading {
     }
 }
 
+/// How fast this node's clock ran against one source, from two readings
+/// of it: the source's clock counted `other_ms` while this node's
+/// monotonic clock (the one that times its claim deadline) counted
+/// `local_ms`.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint_fleet::{ClockSource, RateReading};
+///
+/// // The coordinator's clock ran 1000 ms while this one ran 200 ms.
+/// let reading = RateReading::new(ClockSource::Coordinator { kind: "postgres" }, 200, 1_000, 4);
+/// assert!(reading.slow());
+/// assert_eq!(format!("{:.2}", reading.rate()), "0.20");
+/// // 940 ms against 1000, give or take 20: it may be running at 0.96.
+/// assert!(!RateReading::new(ClockSource::Coordinator { kind: "postgres" }, 940, 1_000, 20).slow());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RateReading {
+    /// What was read.
+    pub source: ClockSource,
+    /// How long this node's clock ran between the two readings, ms.
+    pub local_ms: i64,
+    /// How long the source's clock ran, ms.
+    pub other_ms: i64,
+    /// Give or take this much, in this clock's ms: the two readings' error
+    /// bars and the whole milliseconds the other clock counts in.
+    pub error_ms: i64,
+}
+
+impl RateReading {
+    /// A rate reading of `source`: it counted `other_ms` while this clock
+    /// counted `local_ms`, give or take `error_ms`.
+    pub fn new(source: ClockSource, local_ms: i64, other_ms: i64, error_ms: i64) -> RateReading {
+        RateReading {
+            source,
+            local_ms,
+            other_ms,
+            error_ms,
+        }
+    }
+
+    /// This clock's rate against the source's (1.0: the same).
+    pub fn rate(&self) -> f64 {
+        self.local_ms as f64 / self.other_ms.max(1) as f64
+    }
+
+    /// Whether even the largest rate the error bars allow is below
+    /// [`MIN_CLOCK_RATE`].
+    pub fn slow(&self) -> bool {
+        self.other_ms > 0
+            && (self.local_ms.saturating_add(self.error_ms) as f64)
+                < MIN_CLOCK_RATE * self.other_ms as f64
+    }
+}
+
+impl fmt::Display for RateReading {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ran {} ms while this clock ran {} ± {} ms (rate {:.2})",
+            self.source,
+            self.other_ms,
+            self.local_ms,
+            self.error_ms,
+            self.rate()
+        )
+    }
+}
+
+/// One reading of a source on this node's monotonic clock, kept until the
+/// next check to make a [`RateReading`].
+#[derive(Debug, Clone)]
+pub(super) struct RateSample {
+    source: ClockSource,
+    /// The middle of the round trip, on the monotonic clock.
+    at: Instant,
+    /// Half the round trip, and a millisecond.
+    error_ms: i64,
+    /// What the source's clock said.
+    other_ms: i64,
+}
+
+impl RateSample {
+    /// A reading of `source`, asked at `before` and answered at `after`.
+    fn new(source: ClockSource, before: Instant, after: Instant, other_ms: i64) -> RateSample {
+        let round_trip = after.saturating_duration_since(before);
+        RateSample {
+            source,
+            at: before + round_trip / 2,
+            error_ms: i64::try_from(round_trip.as_millis() / 2).unwrap_or(i64::MAX) + 1,
+            other_ms,
+        }
+    }
+
+    /// How fast this clock ran since `earlier`, a reading of the same
+    /// source; `None` when the other clock did not move forward (it was
+    /// set back, or no whole millisecond passed).
+    fn rate_since(&self, earlier: &RateSample) -> Option<RateReading> {
+        let other_ms = self.other_ms - earlier.other_ms;
+        if other_ms <= 0 {
+            return None;
+        }
+        let local = self.at.saturating_duration_since(earlier.at);
+        Some(RateReading::new(
+            self.source.clone(),
+            i64::try_from(local.as_millis()).unwrap_or(i64::MAX),
+            other_ms,
+            // Each side of each reading: its own bar; the other clock's
+            // whole milliseconds: one more at each reading.
+            self.error_ms + earlier.error_ms + 2,
+        ))
+    }
+}
+
 /// The outcome of one clock check.
 ///
 /// # Examples
@@ -266,6 +407,12 @@ pub struct ClockVerdict {
     /// Whether more than half of the sources put this clock beyond the
     /// allowed skew.
     pub skewed: bool,
+    /// How fast this clock ran against each source read twice, this check
+    /// and the one before.
+    pub rates: Vec<RateReading>,
+    /// Whether more than half of those say this clock runs slow (below
+    /// [`MIN_CLOCK_RATE`]).
+    pub slow: bool,
 }
 
 impl ClockReading {
@@ -301,6 +448,34 @@ impl ClockVerdict {
             unanswered,
             max_skew,
             offset_ms,
+            rates: Vec::new(),
+            slow: false,
+        }
+    }
+
+    /// This verdict with `rates` judged too: slow when more than half of
+    /// them say so.
+    pub fn with_rates(mut self, rates: Vec<RateReading>) -> ClockVerdict {
+        let slow = rates.iter().filter(|rate| rate.slow()).count();
+        self.slow = slow * 2 > rates.len();
+        self.rates = rates;
+        self
+    }
+
+    /// Whether the node may not hold a slot with this clock: skewed, or
+    /// slow.
+    pub fn out_of_range(&self) -> bool {
+        self.skewed || self.slow
+    }
+
+    /// The median rate of the rate readings; `None` without any.
+    pub fn rate(&self) -> Option<f64> {
+        let mut rates: Vec<f64> = self.rates.iter().map(RateReading::rate).collect();
+        rates.sort_by(f64::total_cmp);
+        match rates.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(rates[n / 2]),
+            n => Some((rates[n / 2 - 1] + rates[n / 2]) / 2.0),
         }
     }
 
@@ -320,6 +495,21 @@ impl ClockVerdict {
 
 impl fmt::Display for ClockVerdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.slow {
+            let slow = self.rates.iter().filter(|rate| rate.slow()).count();
+            let rates: Vec<String> = self.rates.iter().map(ToString::to_string).collect();
+            let rate = self.rate().unwrap_or(0.0);
+            write!(
+                f,
+                "this node's clock runs slow: at {rate:.2} of the rate of {slow} of the {} clocks it was timed against, below the {MIN_CLOCK_RATE} allowed: {}; its claim's deadline, timed by this clock, could outlast the coordinator's lease, so it claims no slot until its clock runs at the right rate (fix the clock)",
+                self.rates.len(),
+                rates.join(", ")
+            )?;
+            if !self.skewed {
+                return Ok(());
+            }
+            f.write_str("; also, ")?;
+        }
         let readings: Vec<String> = self.readings.iter().map(ToString::to_string).collect();
         let unanswered = if self.unanswered.is_empty() {
             String::new()
@@ -415,6 +605,18 @@ impl<B: Backend> Shared<B> {
                 .filter(|slot| Some(*slot) != own)
                 .collect();
             shuffled(&mut slots);
+            // The peers read before come first, so that each is read a
+            // second time and gives a rate.
+            let read_before: Vec<u64> = self
+                .lock()
+                .rate_samples
+                .iter()
+                .filter_map(|sample| match sample.source {
+                    ClockSource::Peer { slot, .. } => Some(slot),
+                    ClockSource::Coordinator { .. } => None,
+                })
+                .collect();
+            slots.sort_by_key(|slot| !read_before.contains(slot));
             let mut found = 0;
             for slot in slots {
                 if found == PEERS {
@@ -437,14 +639,21 @@ impl<B: Backend> Shared<B> {
                 let (peers, clock) = (Arc::clone(&peers.0), Arc::clone(&clock));
                 let peer_limit = PEER_LIMIT.min(timing.ttl / 4);
                 asked.spawn(async move {
+                    // Timed on the monotonic clock too, for the rate: the
+                    // connection is made in between, so the bar is wider
+                    // than the wall clock's.
+                    let before = Instant::now();
                     let answer = tokio::time::timeout(peer_limit, peers.read(holder, clock)).await;
+                    let after = Instant::now();
                     let answer = answer.unwrap_or_else(|_| {
                         Err(format!("no answer within {} ms", peer_limit.as_millis()))
                     });
-                    (ClockSource::Peer { slot, name }, answer)
+                    (ClockSource::Peer { slot, name }, answer, before, after)
                 });
             }
         }
+        let mut samples = Vec::new();
+        let before = Instant::now();
         let sent_ms = clock.now_ms();
         let coordinator = self
             .step(
@@ -453,6 +662,7 @@ impl<B: Backend> Shared<B> {
             )
             .await;
         let received_ms = clock.now_ms();
+        let after = Instant::now();
         let source = ClockSource::Coordinator { kind: B::KIND };
         match coordinator {
             Ok(Some(other_ms)) => {
@@ -461,6 +671,7 @@ impl<B: Backend> Shared<B> {
                     other_ms,
                     received_ms,
                 };
+                samples.push(RateSample::new(source.clone(), before, after, other_ms));
                 readings.push(ClockReading::new(
                     source,
                     sample.offset_ms(),
@@ -471,11 +682,17 @@ impl<B: Backend> Shared<B> {
             Err(error) => unanswered.push(format!("{source} ({error})")),
         }
         while let Some(joined) = asked.join_next().await {
-            let Ok((source, answer)) = joined else {
+            let Ok((source, answer, before, after)) = joined else {
                 continue;
             };
             match answer {
                 Ok(sample) => {
+                    samples.push(RateSample::new(
+                        source.clone(),
+                        before,
+                        after,
+                        sample.other_ms,
+                    ));
                     readings.push(ClockReading::new(
                         source,
                         sample.offset_ms(),
@@ -485,11 +702,34 @@ impl<B: Backend> Shared<B> {
                 Err(reason) => unanswered.push(format!("{source} ({reason})")),
             }
         }
-        let verdict = ClockVerdict::new(readings, unanswered, max_skew);
-        tracing::debug!(%verdict, "clock checked");
         let mut inner = self.lock();
+        let rates = samples
+            .iter()
+            .filter_map(|sample| {
+                let earlier = inner
+                    .rate_samples
+                    .iter()
+                    .find(|earlier| earlier.source == sample.source)?;
+                sample.rate_since(earlier)
+            })
+            .collect();
+        let verdict = ClockVerdict::new(readings, unanswered, max_skew).with_rates(rates);
+        tracing::debug!(%verdict, "clock checked");
+        // A source that did not answer this time keeps its older reading:
+        // the rate against it is then taken over a longer span.
+        for sample in samples {
+            inner
+                .rate_samples
+                .retain(|earlier| earlier.source != sample.source);
+            inner.rate_samples.push(sample);
+        }
+        if inner.rate_samples.len() > RATE_SAMPLES {
+            inner.rate_samples.sort_by_key(|sample| sample.at);
+            let excess = inner.rate_samples.len() - RATE_SAMPLES;
+            inner.rate_samples.drain(..excess);
+        }
         inner.clock = Some((verdict.clone(), Instant::now()));
-        inner.clock_skewed = verdict.skewed;
+        inner.clock_skewed = verdict.out_of_range();
         Ok(Some(verdict))
     }
 }
@@ -545,6 +785,84 @@ mod tests {
             verdict
                 .to_string()
                 .contains("node web-1 (127.0.0.1:8081) (slot 1) -3004 ± 2 ms")
+        );
+    }
+
+    fn coordinator() -> ClockSource {
+        ClockSource::Coordinator { kind: "postgres" }
+    }
+
+    /// Two readings of a source give the rate, timed from the middles of
+    /// their round trips, with both bars and the other clock's whole
+    /// milliseconds in the error; a source set back gives none.
+    #[test]
+    fn two_readings_of_a_source_give_its_rate() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        let first = RateSample::new(coordinator(), start, start + ms(4), 10_000);
+        let second = RateSample::new(coordinator(), start + ms(200), start + ms(202), 11_000);
+        let rate = second.rate_since(&first).unwrap();
+        // From 2 ms to 201 ms: 199 ms (the Instant's sub-millisecond part
+        // is cut).
+        assert_eq!((rate.local_ms, rate.other_ms), (199, 1_000));
+        assert_eq!(rate.error_ms, (2 + 1) + (1 + 1) + 2);
+        assert!(rate.slow());
+        assert_eq!(
+            rate.to_string(),
+            "the coordinator (postgres) ran 1000 ms while this clock ran 199 ± 7 ms (rate 0.20)"
+        );
+        let set_back = RateSample::new(coordinator(), start + ms(300), start + ms(301), 9_000);
+        assert_eq!(set_back.rate_since(&second), None);
+    }
+
+    /// A majority of the sources with a rate decides that the clock is
+    /// slow, and the reason says by how much and against what; the error
+    /// bar counts in the node's favour.
+    #[test]
+    fn a_majority_of_rates_decides_that_the_clock_is_slow() {
+        let second = Duration::from_secs(1);
+        let rate = |local, error| RateReading::new(coordinator(), local, 1_000, error);
+        // At 0.94 with a bar of 5: at most 0.945, slow; with a bar of 15,
+        // possibly 0.955: not.
+        assert!(rate(940, 5).slow());
+        assert!(!rate(940, 15).slow());
+        assert!(!rate(1_000, 0).slow());
+        let fast = rate(5_000, 2);
+        assert!(!fast.slow(), "a fast clock fences early: no harm");
+
+        let verdict = ClockVerdict::new(vec![reading(3, 1)], vec![], second).with_rates(vec![
+            rate(200, 4),
+            rate(500, 4),
+            rate(1_000, 4),
+        ]);
+        assert!(verdict.slow && !verdict.skewed && verdict.out_of_range());
+        assert_eq!(verdict.rate(), Some(0.5));
+        let text = verdict.to_string();
+        assert!(
+            text.starts_with("this node's clock runs slow: at 0.50 of the rate of 2 of the 3 clocks it was timed against, below the 0.95 allowed: the coordinator (postgres) ran 1000 ms while this clock ran 200 ± 4 ms (rate 0.20)"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "so it claims no slot until its clock runs at the right rate (fix the clock)"
+            ),
+            "{text}"
+        );
+
+        // One of two is no majority; no rate at all decides nothing.
+        let verdict = ClockVerdict::new(vec![], vec![], second)
+            .with_rates(vec![rate(200, 4), rate(1_000, 4)]);
+        assert!(!verdict.out_of_range());
+        let verdict = ClockVerdict::new(vec![reading(3, 1)], vec![], second).with_rates(vec![]);
+        assert!(!verdict.out_of_range() && verdict.rate().is_none());
+
+        // Slow and skewed: both are said.
+        let verdict = ClockVerdict::new(vec![reading(-3_000, 1)], vec![], second)
+            .with_rates(vec![rate(200, 4)]);
+        let text = verdict.to_string();
+        assert!(
+            text.contains("; also, this node's clock is 3000 ms behind"),
+            "{text}"
         );
     }
 

@@ -5,62 +5,17 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::backend::Backend;
-use super::dispatch::{UseBackend, with_backend};
 use super::paths::Paths;
-use super::{CoordinatorAccess, CoordinatorUrl, FleetName, Holder};
-use crate::{BoxFuture, FleetError};
+use super::{FleetName, Holder};
+use crate::FleetError;
 
 /// How long the short session of one reading lives if the reader dies
 /// before ending it.
 const READER_TTL: Duration = Duration::from_secs(5);
 
-/// The holders of `fleet`'s slots on the coordinator at `url`, by slot, as
-/// they are now: one short session that lists the slot keys, reads each and
-/// ends. Keys whose value is not a holder this version can read are left
-/// out, and so are keys that vanish between the listing and the reading.
-/// For a secured coordinator, see [`read_holders_with`].
-///
-/// # Errors
-///
-/// [`FleetError::Coordinator`] when the coordinator cannot be reached or
-/// answers with an error, or this build lacks its backend (cargo features
-/// `etcd`, `zookeeper`, `postgres`).
-pub async fn read_holders(
-    url: &CoordinatorUrl,
-    fleet: &FleetName,
-) -> Result<BTreeMap<u64, Holder>, FleetError> {
-    read_holders_with(url, &CoordinatorAccess::default(), fleet).await
-}
-
-/// [`read_holders`] from a secured coordinator: TLS and credentials as
-/// `access` says (the same a node of the fleet is given). On ZooKeeper,
-/// a reader needs the fleet's credentials unless its nodes grant world
-/// read.
-///
-/// # Errors
-///
-/// As [`read_holders`]; also access settings that do not fit the URL
-/// ([`CoordinatorAccess::check`]).
-pub async fn read_holders_with(
-    url: &CoordinatorUrl,
-    access: &CoordinatorAccess,
-    fleet: &FleetName,
-) -> Result<BTreeMap<u64, Holder>, FleetError> {
-    with_backend(url, access, ReadHolders(fleet))?.await
-}
-
-/// Reads the slot keys of a fleet with whichever backend the URL names.
-struct ReadHolders<'a>(&'a FleetName);
-
-impl<'a> UseBackend for ReadHolders<'a> {
-    type Output = BoxFuture<'a, Result<BTreeMap<u64, Holder>, FleetError>>;
-
-    fn with<B: Backend>(self, backend: B) -> Self::Output {
-        Box::pin(async move { read_with(&backend, self.0).await })
-    }
-}
-
-async fn read_with<B: Backend>(
+/// The holders of `fleet`'s slots, read through `backend` in one short
+/// session (see [`read_holders`](crate::read_holders)).
+pub(crate) async fn read_with<B: Backend>(
     backend: &B,
     fleet: &FleetName,
 ) -> Result<BTreeMap<u64, Holder>, FleetError> {

@@ -3,24 +3,25 @@
 //! or is found lost, and start over after a loss. The rules are in the
 //! [module docs](super).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use snowmint::Node;
 use tokio::sync::{Notify, watch};
 
 use super::mark::MarkCache;
 use super::paths::Paths;
 use super::pick::SlotPicker;
 use super::timing::{Backoff, Timing};
-use super::{Backend, BackendError, ClaimError, ClaimRecord, ClockVerdict, CoordinatorConfig};
+use super::{Backend, BackendError, ClaimError, ClockVerdict, CoordinatorConfig};
 use crate::{Claim, NodeState};
 
-/// How many ended claims [`Coordinator::claims`](super::Coordinator::claims)
-/// remembers.
-const HISTORY: usize = 32;
+mod claim;
+mod state;
+
+use state::{Free, Unreleased};
+pub(super) use state::{Held, Inner, Live};
 
 /// How long a slot given up by [`SlotSource::pass_over`] is not claimed
 /// again, at least: long enough that a node does not take it back at its
@@ -51,129 +52,6 @@ pub(super) struct Shared<B: Backend> {
     /// Woken when the issuer asks for the claim to be passed over
     /// (`Inner::pass_over` says which and why).
     pub(super) pass_over_wanted: Notify,
-}
-
-/// A session with what the coordinator granted.
-pub(super) struct Live<S> {
-    pub(super) session: S,
-    pub(super) ttl: Duration,
-    pub(super) id: String,
-}
-
-/// A session that could not be released when it ended, and the slot key it
-/// held (if it held one).
-struct Unreleased<S> {
-    live: Arc<Live<S>>,
-    key: Option<String>,
-}
-
-/// What the engine holds, behind one lock.
-pub(super) struct Inner<S> {
-    /// The open session, kept here (not only in the task) so that
-    /// `release` can end it whatever the task was doing.
-    pub(super) session: Option<Arc<Live<S>>>,
-    pub(super) claim: Option<Held>,
-    /// Ended claims, oldest first, at most `HISTORY`.
-    pub(super) history: VecDeque<ClaimRecord>,
-    pub(super) generation: u64,
-    pub(super) losses: u64,
-    /// Set while the open session found every slot taken.
-    pub(super) all_taken: bool,
-    /// Set once the claim is given up for good.
-    pub(super) released: bool,
-    /// The slot of the last claim, tried first by the next one.
-    pub(super) last_slot: Option<u64>,
-    /// The claim (generation) the issuer asked to give up, and why.
-    pub(super) pass_over: Option<(u64, String)>,
-    /// Slots given up for that reason, not claimed until the instant.
-    pub(super) passed_over: BTreeMap<u64, (String, Instant)>,
-    /// The last clock check, and when it ended.
-    pub(super) clock: Option<(ClockVerdict, Instant)>,
-    /// Set while the last clock check found the clock out of range.
-    pub(super) clock_skewed: bool,
-}
-
-impl<S> Inner<S> {
-    /// Nothing held yet.
-    pub(super) fn new() -> Inner<S> {
-        Inner {
-            session: None,
-            claim: None,
-            history: VecDeque::new(),
-            generation: 0,
-            losses: 0,
-            all_taken: false,
-            released: false,
-            last_slot: None,
-            pass_over: None,
-            passed_over: BTreeMap::new(),
-            clock: None,
-            clock_skewed: false,
-        }
-    }
-
-    /// The slots passed over at `now`, forgetting those whose time is up.
-    pub(super) fn passed_over_now(&mut self, now: Instant) -> Vec<super::PassedOver> {
-        self.passed_over.retain(|_, (_, until)| *until > now);
-        self.passed_over
-            .iter()
-            .map(|(slot, (reason, until))| super::PassedOver {
-                slot: *slot,
-                reason: reason.clone(),
-                until: *until,
-            })
-            .collect()
-    }
-
-    /// Ends the current claim, if any, at `now`.
-    pub(super) fn end_claim(&mut self, now: Instant) -> Option<Held> {
-        let held = self.claim.take()?;
-        if self.history.len() == HISTORY {
-            self.history.pop_front();
-        }
-        self.history.push_back(ClaimRecord {
-            valid_until: held.deadline.min(now),
-            ended_at: Some(now),
-            ..held.record()
-        });
-        Some(held)
-    }
-}
-
-/// What the search for a free slot found.
-enum Free {
-    /// This slot, won by the request sent at that instant, with the
-    /// clock's reading (ms) just before it: every ID of the claim is at
-    /// or after it.
-    Won(u64, Instant, i64),
-    /// None: why.
-    None(ClaimError),
-}
-
-/// The claim held now.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Held {
-    pub(super) slot: u64,
-    pub(super) node: Node,
-    pub(super) generation: u64,
-    pub(super) claimed_at: Instant,
-    pub(super) deadline: Instant,
-    pub(super) floor_ms: Option<i64>,
-    /// The claim's generation in the slot's history; `None` with the
-    /// history off.
-    pub(super) history_generation: Option<u64>,
-}
-
-impl Held {
-    pub(super) fn record(&self) -> ClaimRecord {
-        ClaimRecord {
-            slot: self.slot,
-            generation: self.generation,
-            claimed_at: self.claimed_at,
-            valid_until: self.deadline,
-            ended_at: None,
-        }
-    }
 }
 
 impl<B: Backend> Shared<B> {
@@ -292,7 +170,7 @@ impl<B: Backend> Shared<B> {
             if clock_checked.is_none_or(|at| at.elapsed() >= every) {
                 match self.check_clock(live, timing).await {
                     Err(reason) => return reason,
-                    Ok(Some(verdict)) if verdict.skewed => {
+                    Ok(Some(verdict)) if verdict.out_of_range() => {
                         self.fence(format!("{verdict}; retrying"));
                         tokio::time::sleep(backoff.next().min(every)).await;
                         if let Err(reason) = self
@@ -351,165 +229,6 @@ impl<B: Backend> Shared<B> {
         }
     }
 
-    /// Claims a free slot of the range: the preferred one if the listing
-    /// shows it free, else one drawn at random; after a conflict, another
-    /// from a fresh listing. Slots passed over count as taken.
-    async fn claim_free(
-        &self,
-        live: &Live<B::Session>,
-        timing: Timing,
-        picker: &mut SlotPicker,
-        confirmed: &mut (Instant, Duration),
-    ) -> Result<Free, ClaimError> {
-        let range = self.config.slots();
-        let preferred = self.lock().last_slot.or(self.config.preferred_slot);
-        // Each conflict means another node took a slot of the range since
-        // the listing, so this many attempts find the range full or win.
-        for _ in 0..range.len() {
-            self.confirm_if_stale(live, timing, confirmed, None).await?;
-            let names = self
-                .step(
-                    timing.step_limit(),
-                    self.backend.list(&live.session, &self.paths.slots_dir()),
-                )
-                .await?;
-            let mut taken: BTreeSet<u64> =
-                names.iter().filter_map(|name| name.parse().ok()).collect();
-            let passed_over = self.lock().passed_over_now(Instant::now());
-            let held_elsewhere = taken.clone();
-            taken.extend(passed_over.iter().map(|passed| passed.slot));
-            let Some(slot) = picker.pick(range, &taken, preferred) else {
-                return Ok(Free::None(self.none_free(&held_elsewhere, passed_over)));
-            };
-            let sent = Instant::now();
-            // Every ID of the claim is at or after this reading.
-            let start_ms = self.config.ops.clock.now_ms();
-            let key = self.paths.slot(slot);
-            let create =
-                self.backend
-                    .create_if_absent(&live.session, &key, self.config.holder.as_bytes());
-            if self.step(timing.step_limit(), create).await? {
-                return Ok(Free::Won(slot, sent, start_ms));
-            }
-            picker.stir();
-        }
-        Ok(Free::None(self.all_taken()))
-    }
-
-    /// Why no slot is free: all taken, or the free ones passed over.
-    fn none_free(
-        &self,
-        held_elsewhere: &BTreeSet<u64>,
-        passed_over: Vec<super::PassedOver>,
-    ) -> ClaimError {
-        let range = self.config.slots();
-        let free_passed: Vec<(u64, String)> = passed_over
-            .into_iter()
-            .filter(|passed| range.contains(passed.slot) && !held_elsewhere.contains(&passed.slot))
-            .map(|passed| (passed.slot, passed.reason))
-            .collect();
-        if free_passed.is_empty() {
-            self.all_taken()
-        } else {
-            ClaimError::OnlyPassedOver {
-                fleet: self.config.fleet().to_owned(),
-                slots: range,
-                passed_over: free_passed,
-            }
-        }
-    }
-
-    /// Keeps the session alive if its last confirmation is older than the
-    /// keep-alive interval, so that a slow claim (a storm, a loaded
-    /// coordinator) does not run into the first TTL; with `held`, also
-    /// checks that the session holds that key.
-    async fn confirm_if_stale(
-        &self,
-        live: &Live<B::Session>,
-        timing: Timing,
-        confirmed: &mut (Instant, Duration),
-        held: Option<&str>,
-    ) -> Result<(), ClaimError> {
-        let sent = Instant::now();
-        if sent < confirmed.0 + timing.renew_every() {
-            return Ok(());
-        }
-        let ttl = self
-            .step(
-                timing.step_limit(),
-                self.backend.keep_alive(&live.session, held),
-            )
-            .await?;
-        *confirmed = (sent, ttl);
-        Ok(())
-    }
-
-    /// Reads the slot's mark (and, where the guard cannot prove
-    /// ownership, writes it back) and claim history, writes the claim's
-    /// record, then publishes the claim; returns its generation.
-    ///
-    /// `claimed` is when the winning request was sent, on the monotonic
-    /// clock and on the node's.
-    async fn activate(
-        &self,
-        live: &Live<B::Session>,
-        slot: u64,
-        claimed: (Instant, i64),
-        deadline: Instant,
-        timing: Timing,
-    ) -> Result<u64, ClaimError> {
-        let (claimed_at, start_ms) = claimed;
-        let limit = timing.step_limit();
-        // Read together: the history costs no round trip of its own here.
-        let (stored, history) = tokio::join!(
-            self.read_mark(live, slot, limit),
-            self.read_history_for_claim(live, slot, limit),
-        );
-        let mut stored = stored?;
-        let mut floor_ms = stored.map(|(mark, _)| mark);
-        if !B::GUARD_PROVES_OWNER {
-            (floor_ms, stored) = self.write_mark_back(live, slot, stored, limit).await?;
-        }
-        // Before the claim is published: no ID leaves without its record.
-        let history_generation = self
-            .record_claim(live, slot, start_ms, floor_ms, limit, history)
-            .await?;
-        if Instant::now() >= deadline {
-            return Err(ClaimError::SlowClaim {
-                slot,
-                ttl: live.ttl,
-            });
-        }
-        let node = self
-            .config
-            .layout
-            .node_from_slot(slot)
-            .map_err(|reason| ClaimError::OutsideLayout { slot, reason })?;
-        // The mark cache must be set before the claim is published, or a
-        // first reservation could miss the floor's version.
-        let mut marks = self.marks.lock().await;
-        let mut inner = self.lock();
-        inner.generation += 1;
-        inner.all_taken = false;
-        inner.last_slot = Some(slot);
-        *marks = MarkCache::read(inner.generation, stored);
-        let held = Held {
-            slot,
-            node,
-            generation: inner.generation,
-            claimed_at,
-            deadline,
-            floor_ms,
-            history_generation,
-        };
-        inner.claim = Some(held);
-        let claim = self.claim_view(&inner, live, held);
-        drop(inner);
-        tracing::info!(coordinator = %self.url, slot, generation = held.generation, slot_generation = ?history_generation, floor_ms = ?held.floor_ms, "claimed a slot");
-        self.state.send_replace(NodeState::Active(claim));
-        Ok(held.generation)
-    }
-
     /// Renews the claim of `generation` until it is lost; returns why.
     async fn keep_claim(
         &self,
@@ -525,21 +244,23 @@ impl<B: Backend> Shared<B> {
         let mut trouble: Option<ClaimError> = None;
         // The next clock check, polled beside the keep-alives: while a
         // keep-alive is awaited it waits, so it never delays one.
-        let mut clock_check = Box::pin(self.clock_round(live, timing));
+        let mut clock_check =
+            Box::pin(self.clock_round(live, timing, self.first_check_after(timing)));
         loop {
             let deadline = timing.deadline(confirmed.0, confirmed.1);
             tokio::select! {
                 () = tokio::time::sleep_until(next.min(deadline).into()) => {}
                 checked = &mut clock_check => {
                     match checked {
-                        Ok(Some(verdict)) if verdict.skewed => {
+                        Ok(Some(verdict)) if verdict.out_of_range() => {
                             return self.give_up_for_clock(live, slot, generation, verdict, timing).await;
                         }
                         Ok(_) => {}
                         // The keep-alives see to the coordinator's trouble.
                         Err(error) => tracing::debug!(%error, "the clock check could not read the fleet"),
                     }
-                    clock_check = Box::pin(self.clock_round(live, timing));
+                    let every = self.config.ops.clock_check.every;
+                    clock_check = Box::pin(self.clock_round(live, timing, every));
                     continue;
                 }
                 () = self.guard_lost.notified() => {
@@ -606,14 +327,29 @@ impl<B: Backend> Shared<B> {
         }
     }
 
-    /// Waits the check's interval, then checks the clock.
+    /// Waits `after`, then checks the clock.
     async fn clock_round(
         &self,
         live: &Live<B::Session>,
         timing: Timing,
+        after: Duration,
     ) -> Result<Option<ClockVerdict>, ClaimError> {
-        tokio::time::sleep(self.config.ops.clock_check.every).await;
+        tokio::time::sleep(after).await;
         self.check_clock(live, timing).await
+    }
+
+    /// When the first clock check of a claim comes: soon when the check
+    /// before the claim read a source but could time no rate against it
+    /// (the first reading of a source), so that a clock that runs slow is
+    /// found while the claim is young; else after the usual interval.
+    fn first_check_after(&self, timing: Timing) -> Duration {
+        let every = self.config.ops.clock_check.every;
+        match &self.lock().clock {
+            Some((verdict, _)) if !verdict.readings.is_empty() && verdict.rates.is_empty() => {
+                timing.rate_span().min(every)
+            }
+            _ => every,
+        }
     }
 
     /// Ends the claim of `generation` because the clock is out of range:

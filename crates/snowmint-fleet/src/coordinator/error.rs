@@ -66,7 +66,7 @@ pub enum ClaimError {
         limit: Duration,
     },
     /// Every slot of the range is held by another node.
-    #[error("all {} slots of fleet {fleet} in {slots} are taken", slots.len())]
+    #[error("{}", all_taken(fleet, slots))]
     AllTaken {
         /// The fleet's name.
         fleet: String,
@@ -154,9 +154,9 @@ pub enum ClaimError {
         fleet: String,
         /// The record's key.
         path: String,
-        /// The layout recorded, as `T/D/M/S@EPOCH`.
+        /// The layout recorded, as its text ([`Layout::spec`](snowmint::Layout::spec)).
         recorded: String,
-        /// This node's layout, as `T/D/M/S@EPOCH`.
+        /// This node's layout, as its text.
         ours: String,
     },
     /// The slot held was given up because this process cannot issue as
@@ -226,6 +226,15 @@ impl ClaimError {
             } => last.details(),
             _ => None,
         }
+    }
+}
+
+/// "all N slots of fleet F in A-B are taken", or, for a range of one slot,
+/// "the only slot of fleet F (A-A) is taken".
+fn all_taken(fleet: &str, slots: &SlotRange) -> String {
+    match slots.len() {
+        1 => format!("the only slot of fleet {fleet} ({slots}) is taken"),
+        n => format!("all {n} slots of fleet {fleet} in {slots} are taken"),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The claim history: every claim of a slot leaves a record under
 //! `/snowmint/<fleet>/claims/<slot>`, so that an operator can ask which
-//! process issued an ID ([`whois`](super::whois)).
+//! process issued an ID ([`whois`](crate::whois)).
 //!
 //! One key per slot holds the slot's records, newest last, as JSON. The
 //! rules (docs/ARCHITECTURE.md §3, "The claim history"):

@@ -5,6 +5,8 @@
 //!   least [`MIN_MARGIN`]).
 //! - Keep-alive every third of the TTL; after a failed one, every tenth.
 //! - One claiming step (list, create, read) may take half the TTL.
+//! - A clock check with no rate yet reads again a tenth of the TTL later
+//!   (100 ms..=1 s).
 //! - Backoff between attempts: from a tenth of the TTL (at least
 //!   [`MIN_MARGIN`]), doubling up to half the TTL, with jitter.
 
@@ -42,6 +44,14 @@ impl Timing {
     /// The longest one claiming step (list, create, read) may take.
     pub(super) fn step_limit(self) -> Duration {
         self.ttl / 2
+    }
+
+    /// How soon after a claim the clock check reads its sources a second
+    /// time when it has no rate yet: a tenth of the TTL, within
+    /// 100 ms..=1 s (long enough for loopback and LAN round trips to time
+    /// a rate of 0.5 or less; later checks time it over their interval).
+    pub(super) fn rate_span(self) -> Duration {
+        (self.ttl / 10).clamp(Duration::from_millis(100), Duration::from_secs(1))
     }
 }
 

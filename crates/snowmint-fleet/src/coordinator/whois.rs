@@ -21,12 +21,11 @@ use std::time::Duration;
 use snowmint::{Layout, Node, SnowflakeId, format_time};
 
 use super::backend::Backend;
-use super::dispatch::{UseBackend, with_backend};
 use super::engine::Shared;
 use super::history::{ClaimEntry, SlotHistory};
 use super::paths::Paths;
-use super::{BackendError, CoordinatorAccess, CoordinatorUrl, FleetName};
-use crate::{BoxFuture, FleetError};
+use super::{BackendError, FleetName};
+use crate::FleetError;
 
 /// How long the short session of one look-up lives if the reader dies
 /// before ending it.
@@ -155,6 +154,35 @@ impl Whois {
     }
 }
 
+impl Whois {
+    /// What the same records say of `id`, another ID of the same slot
+    /// (read in the same layout), when they can say it for good: its
+    /// millisecond is at or below the slot's mark as read, and no claim
+    /// made after the read can cover it (a new claim issues only above the
+    /// mark it finds). `None` when `id` is of another slot or newer than
+    /// the mark: then only the coordinator can answer.
+    ///
+    /// A service answering many look-ups keeps the last answer per slot
+    /// and asks the coordinator only for IDs newer than it.
+    pub fn for_id(&self, id: SnowflakeId) -> Option<Whois> {
+        let node = self.layout.node_of(id);
+        let slot = self.layout.slot_of(node).ok()?;
+        let timestamp_ms = self.layout.timestamp_ms(id);
+        if slot != self.slot || self.mark_ms.is_none_or(|mark| timestamp_ms > mark) {
+            return None;
+        }
+        let (answer, claims) = judge(&self.kept, self.mark_ms, timestamp_ms);
+        Some(Whois {
+            id,
+            timestamp_ms,
+            node,
+            answer,
+            claims,
+            ..self.clone()
+        })
+    }
+}
+
 impl fmt::Display for Whois {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message())
@@ -183,23 +211,23 @@ fn last_ms(records: &[ClaimEntry], index: usize, mark_ms: Option<i64>) -> Option
     }
 }
 
-/// Judges the slot's `records` (oldest first) and mark for `timestamp_ms`:
-/// the answer and the claims that covered it.
-pub(super) fn judge(
-    records: &[ClaimEntry],
-    mark_ms: Option<i64>,
-    timestamp_ms: i64,
-) -> (WhoisAnswer, Vec<ClaimEntry>) {
-    let covering: Vec<ClaimEntry> = records
-        .iter()
-        .enumerate()
-        .filter(|(index, record)| {
-            last_ms(records, *index, mark_ms)
-                .is_some_and(|last| record.first_ms() <= timestamp_ms && timestamp_ms <= last)
+/// The timestamps each of a slot's `records` (oldest first) covers, first
+/// and last included; `None` for a claim that can have issued nothing.
+pub(super) fn spans(records: &[ClaimEntry], mark_ms: Option<i64>) -> Vec<Option<(i64, i64)>> {
+    (0..records.len())
+        .map(|index| {
+            let first = records[index].first_ms();
+            last_ms(records, index, mark_ms)
+                .filter(|last| first <= *last)
+                .map(|last| (first, last))
         })
-        .map(|(_, record)| record.clone())
-        .collect();
-    let answer = match covering.len() {
+        .collect()
+}
+
+/// The answer for `timestamp_ms` when `covering` claims of the slot's
+/// `records` cover it.
+pub(super) fn answer(records: &[ClaimEntry], covering: usize, timestamp_ms: i64) -> WhoisAnswer {
+    match covering {
         1 => WhoisAnswer::Covered,
         0 if records
             .first()
@@ -209,8 +237,25 @@ pub(super) fn judge(
         }
         0 => WhoisAnswer::NotCovered,
         _ => WhoisAnswer::Conflict,
-    };
-    (answer, covering)
+    }
+}
+
+/// Judges the slot's `records` (oldest first) and mark for `timestamp_ms`:
+/// the answer and the claims that covered it.
+pub(super) fn judge(
+    records: &[ClaimEntry],
+    mark_ms: Option<i64>,
+    timestamp_ms: i64,
+) -> (WhoisAnswer, Vec<ClaimEntry>) {
+    let covering: Vec<ClaimEntry> = records
+        .iter()
+        .zip(spans(records, mark_ms))
+        .filter(|(_, span)| {
+            span.is_some_and(|(first, last)| first <= timestamp_ms && timestamp_ms <= last)
+        })
+        .map(|(record, _)| record.clone())
+        .collect();
+    (answer(records, covering.len(), timestamp_ms), covering)
 }
 
 /// Reads what `whois` needs in `session` and judges it.
@@ -226,11 +271,13 @@ pub(super) async fn look_up<B: Backend>(
     let slot = layout
         .slot_of(node)
         .map_err(|error| BackendError::unavailable(error.to_string()))?;
-    let (history_key, mark_key) = (paths.claims(slot), paths.mark(slot));
-    let (history, mark) = tokio::join!(
-        backend.read(session, &history_key),
-        backend.read(session, &mark_key),
-    );
+    // The mark first, then the history: every claim that can cover a
+    // time at or below the mark read is in the history read after it (a
+    // claim made later issues only above the mark it found, which is at
+    // least this one), so what the two say of such a time is final
+    // ([`Whois::for_id`] relies on it).
+    let mark = backend.read(session, &paths.mark(slot)).await;
+    let history = backend.read(session, &paths.claims(slot)).await;
     let records = match history? {
         Some(found) => {
             SlotHistory::from_bytes(&found.value)
@@ -261,55 +308,9 @@ pub(super) async fn look_up<B: Backend>(
     })
 }
 
-/// Which claim of `fleet` covered the slot of `id` at its millisecond,
-/// read from the coordinator at `url` in one short session of its own
-/// (the fleet's layout, the slot's history and mark). The ID is read in
-/// the fleet's recorded layout.
-///
-/// # Errors
-///
-/// [`FleetError::Coordinator`] when the coordinator cannot be reached or
-/// answers with an error, when no node ever claimed in the fleet (it has
-/// no layout record), or when this build lacks the backend.
-pub async fn whois(
-    url: &CoordinatorUrl,
-    fleet: &FleetName,
-    id: SnowflakeId,
-) -> Result<Whois, FleetError> {
-    whois_with(url, &CoordinatorAccess::default(), fleet, id).await
-}
-
-/// [`whois`] on a secured coordinator: TLS and credentials as `access`
-/// says (the same a node of the fleet is given).
-///
-/// # Errors
-///
-/// As [`whois`]; also access settings that do not fit the URL
-/// ([`CoordinatorAccess::check`]).
-pub async fn whois_with(
-    url: &CoordinatorUrl,
-    access: &CoordinatorAccess,
-    fleet: &FleetName,
-    id: SnowflakeId,
-) -> Result<Whois, FleetError> {
-    with_backend(url, access, WhoisOn { fleet, id })?.await
-}
-
-/// Judges an ID with whichever backend the URL names.
-struct WhoisOn<'a> {
-    fleet: &'a FleetName,
-    id: SnowflakeId,
-}
-
-impl<'a> UseBackend for WhoisOn<'a> {
-    type Output = BoxFuture<'a, Result<Whois, FleetError>>;
-
-    fn with<B: Backend>(self, backend: B) -> Self::Output {
-        Box::pin(async move { whois_on(&backend, self.fleet, self.id).await })
-    }
-}
-
-async fn whois_on<B: Backend>(
+/// Which claim of `fleet` covered the slot of `id`, read through
+/// `backend` in one short session (see [`whois`](crate::whois)).
+pub(crate) async fn whois_on<B: Backend>(
     backend: &B,
     fleet: &FleetName,
     id: SnowflakeId,
@@ -331,19 +332,12 @@ async fn whois_on<B: Backend>(
         .map_err(cannot)?;
     let session = opened.session;
     let read = async {
-        let Some(found) = backend.read(&session, &paths.layout()).await.map_err(cannot)? else {
-            return Err(failed(format!(
-                "fleet {fleet} has no layout record at {}: no node has claimed a slot in it (is the fleet name right?)",
-                paths.layout()
-            )));
-        };
-        let text = String::from_utf8_lossy(&found.value);
-        let layout: Layout = text.trim().parse().map_err(|_| {
-            failed(format!(
-                "the layout record at {} is {text:?}, which names no layout",
-                paths.layout()
-            ))
-        })?;
+        let layout = read_layout(backend, &session, fleet, &paths)
+            .await
+            .map_err(|message| match message {
+                Ok(message) => failed(message),
+                Err(error) => cannot(error),
+            })?;
         look_up(backend, &session, fleet.as_str(), layout, id)
             .await
             .map_err(cannot)
@@ -352,6 +346,30 @@ async fn whois_on<B: Backend>(
     // The session holds nothing; ending it only saves the service work.
     let _ = backend.release(&session, None).await;
     read
+}
+
+/// The fleet's recorded layout, read in `session`; `Err(Ok(message))`
+/// when there is none or it names no layout, `Err(Err(..))` when the read
+/// failed.
+pub(super) async fn read_layout<B: Backend>(
+    backend: &B,
+    session: &B::Session,
+    fleet: &FleetName,
+    paths: &Paths,
+) -> Result<Layout, Result<String, BackendError>> {
+    let Some(found) = backend.read(session, &paths.layout()).await.map_err(Err)? else {
+        return Err(Ok(format!(
+            "fleet {fleet} has no layout record at {}: no node has claimed a slot in it (is the fleet name right?)",
+            paths.layout()
+        )));
+    };
+    let text = String::from_utf8_lossy(&found.value);
+    text.trim().parse().map_err(|_| {
+        Ok(format!(
+            "the layout record at {} is {text:?}, which names no layout",
+            paths.layout()
+        ))
+    })
 }
 
 impl<B: Backend> Shared<B> {
@@ -499,5 +517,57 @@ mod tests {
         let (answer, claims) = judge(&records, Some(6_000), 3_000);
         assert_eq!(answer, WhoisAnswer::Conflict);
         assert_eq!(generations(&claims), [1, 2]);
+    }
+
+    /// An answer read once decides every ID of its slot at or below the
+    /// mark it read, with the same records; a newer ID, or one of another
+    /// slot, needs the coordinator.
+    #[test]
+    fn an_answer_decides_its_slot_up_to_the_mark_it_read() {
+        let layout = Layout::default();
+        // Twitter's layout: the time above bit 22, the slot's machine at bit 12.
+        let id_at = |slot: u64, ms: i64| {
+            SnowflakeId::from_u64((((ms - layout.epoch_ms()) as u64) << 22) | (slot << 12))
+        };
+        let epoch = layout.epoch_ms();
+        let records = vec![
+            ended(
+                record(1, epoch + 1_000, None),
+                ClaimEnd::Release,
+                epoch + 1_500,
+                Some(epoch + 2_000),
+            ),
+            record(2, epoch + 3_000, Some(epoch + 2_000)),
+        ];
+        let mark_ms = Some(epoch + 5_000);
+        let read_for = id_at(3, epoch + 4_000);
+        let (answer, claims) = judge(&records, mark_ms, layout.timestamp_ms(read_for));
+        let read = Whois {
+            id: read_for,
+            fleet: "f".to_owned(),
+            layout,
+            timestamp_ms: layout.timestamp_ms(read_for),
+            slot: 3,
+            node: layout.node_of(read_for),
+            answer,
+            claims,
+            kept: records,
+            mark_ms,
+        };
+        let again = |ms| {
+            read.for_id(id_at(3, epoch + ms))
+                .map(|w| (w.answer, generations(&w.claims)))
+        };
+        assert_eq!(again(1_200), Some((WhoisAnswer::Covered, vec![1])));
+        assert_eq!(again(2_500), Some((WhoisAnswer::NotCovered, vec![])));
+        assert_eq!(again(5_000), Some((WhoisAnswer::Covered, vec![2])));
+        let later = read.for_id(id_at(3, epoch + 4_500)).unwrap();
+        assert_eq!(
+            (later.id, later.timestamp_ms),
+            (id_at(3, epoch + 4_500), epoch + 4_500)
+        );
+        // Past the mark read, a claim may have issued since.
+        assert_eq!(again(5_001), None);
+        assert!(read.for_id(id_at(4, epoch + 1_200)).is_none());
     }
 }

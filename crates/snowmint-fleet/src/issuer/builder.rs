@@ -10,12 +10,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snowmint::value::format_duration;
-use snowmint::{Clock, ClockPolicy, Layout, Node, SystemClock};
+use snowmint::{Clock, ClockPolicy, Layout, SystemClock};
 
 use super::{EmbeddedIssuer, Issuer, IssuerOptions, Refusal};
 use crate::{
-    CoordinatorConfig, CoordinatorUrl, FleetError, Holder, NodeSource, SlotRange, create_state_dir,
-    default_state_dir, system_hostname,
+    CoordinatorConfig, CoordinatorUrl, FleetError, Holder, NodeSource, SettingError, SlotRange,
+    create_state_dir, default_state_dir, system_hostname,
 };
 
 /// The claim TTL when none is given, as `snowmint serve`'s.
@@ -71,7 +71,8 @@ const DAY: Duration = Duration::from_secs(24 * 3600);
 ///     .clock_policy(ClockPolicy::Wait { max: Duration::from_millis(500) })
 ///     .start_blocking()?;
 /// let id = issuer.next_id()?;
-/// assert_eq!(Layout::DISCORD.decode(id).machine, 7);
+/// // Discord's node is a worker and a process: 3 and 7.
+/// assert_eq!(Layout::DISCORD.decode(id)?.get("process"), Some(7));
 /// issuer.shutdown();
 ///
 /// // Checked at the start: the error names the value and the range.
@@ -96,6 +97,9 @@ pub struct IssuerBuilder {
 }
 
 /// Where the node comes from, as given (checked at the start).
+// Made once per issuer: a coordinator's settings (with their layout) are
+// large, and boxing them would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum SourceSetting {
     Node(u64, u64),
@@ -164,6 +168,11 @@ impl IssuerBuilder {
     /// no other process may issue as it (the host lock keeps a second
     /// process on this host and state directory out; other hosts are the
     /// operator's to keep apart, or use [`coordinator`](Self::coordinator)).
+    ///
+    /// In a layout other than Twitter's, `machine` is the lowest node
+    /// field and `datacenter` the node fields above it taken together (see
+    /// [`Layout::node_from_pair`](snowmint::Layout::node_from_pair)): for
+    /// Sonyflake, `.node(0, machine)`.
     pub fn node(mut self, datacenter: u64, machine: u64) -> Self {
         self.source = Some(SourceSetting::Node(datacenter, machine));
         self
@@ -388,28 +397,23 @@ impl IssuerBuilder {
             Duration::ZERO..=DAY,
         )?;
         if mark_step > mark_wait_max {
-            return Err(FleetError::Setting(format!(
-                "mark_step {} is longer than mark_wait_max {}: a node killed and restarted at once would refuse to start",
-                format_duration(mark_step),
-                format_duration(mark_wait_max)
-            )));
+            return Err(SettingError::MarkStepAboveWait {
+                mark_step,
+                mark_wait_max,
+            }
+            .into());
         }
         let coordinated = matches!(self.source, Some(SourceSetting::Coordinator { .. }));
         if !coordinated && (self.slots.is_some() || self.claim_ttl.is_some()) {
-            return Err(FleetError::Setting(
-                "slots and claim_ttl apply to a coordinated node only: call .coordinator(url, fleet) too, or leave them out".to_owned(),
-            ));
+            return Err(SettingError::ClaimSettingsWithoutCoordinator.into());
         }
         let source = match self.source {
             None => {
-                return Err(FleetError::Setting(
-                    "no node was given: call .node(datacenter, machine), .hostname_ordinal() or .coordinator(url, fleet)".to_owned(),
-                ));
+                return Err(SettingError::NoNode.into());
             }
-            Some(SourceSetting::Node(datacenter, machine)) => NodeSource::Static(Node {
-                datacenter,
-                machine,
-            }),
+            Some(SourceSetting::Node(datacenter, machine)) => {
+                NodeSource::Static(layout.node_from_pair(datacenter, machine)?)
+            }
             Some(SourceSetting::Hostname(name)) => NodeSource::Hostname(name),
             Some(SourceSetting::Coordinator { url, fleet }) => {
                 let url: CoordinatorUrl = url.parse()?;

@@ -174,10 +174,9 @@ impl Inner {
                     resume_after = ?minting.resumed_after.map(|ms| format_time(ms).to_string()),
                     state_file = %minting.reservation.node_mark().file().path().display(),
                     lock_file = %minting.reservation.node_mark().file().lock_path().display(),
-                    "claimed slot {} (datacenter {} machine {})",
+                    "claimed slot {} ({})",
                     claim.slot,
-                    claim.node.datacenter,
-                    claim.node.machine
+                    self.options.layout.describe(claim.node)
                 );
                 if let Some(previous) = previous
                     && !Arc::ptr_eq(&previous.generator, &minting.generator)
@@ -287,7 +286,7 @@ impl Inner {
     /// the claim is on the same node; otherwise the held one is unlocked
     /// (its reservation is retired) and the claim's node is locked and read.
     async fn node_mark(&self, claim: &Claim) -> Result<Arc<NodeMark>, FleetError> {
-        let file = MarkFile::for_node(&self.options.state_dir, claim.node);
+        let file = MarkFile::for_node(&self.options.state_dir, self.options.layout, claim.node);
         let held = self
             .held
             .lock()

@@ -38,7 +38,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use snowmint::{ClockPolicy, Error, Layout, Node, SnowflakeId};
+use snowmint::{ClockPolicy, Error, ErrorKind, Layout, Node, SnowflakeId};
 use tokio::runtime::RuntimeFlavor;
 use tokio::sync::{oneshot, watch};
 
@@ -80,7 +80,7 @@ const WAIT_LIMIT: Duration = Duration::from_secs(60);
 /// let first = issuer.next_id()?;
 /// let batch = issuer.next_ids(1000)?;
 /// assert!(batch.iter().all(|id| *id > first));
-/// assert_eq!(Layout::TWITTER.node_of(first), snowmint::Node { datacenter: 1, machine: 2 });
+/// assert_eq!(Layout::TWITTER.node_of(first), snowmint::Node::from_slot(34));
 ///
 /// // A second issuer of the node on this host and state directory is
 /// // refused, and told which process holds it.
@@ -214,6 +214,34 @@ impl EmbeddedIssuer {
     /// held (fenced, or still claiming), the clock behind the last ID
     /// (under `refuse`, or longer than `wait` tolerates), the mark not
     /// writable, or a wait this thread cannot do (see the type's docs).
+    ///
+    /// # Examples
+    ///
+    /// A clock stepped back is refused rather than let an ID repeat:
+    ///
+    /// ```
+    /// use snowmint::ManualClock;
+    /// use snowmint_fleet::{EmbeddedIssuer, Refusal};
+    /// use std::sync::Arc;
+    ///
+    /// let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+    /// let dir = tempfile::tempdir()?;
+    /// let issuer = EmbeddedIssuer::builder()
+    ///     .node(1, 2)
+    ///     .state_dir(dir.path())
+    ///     .shared_clock(clock.clone())
+    ///     .start_blocking()?;
+    /// issuer.next_id()?;
+    ///
+    /// clock.set(1_699_999_995_000); // 5 s back
+    /// let refusal = issuer.next_id().unwrap_err();
+    /// assert!(matches!(refusal, Refusal::ClockBehind { .. }));
+    /// assert_eq!(refusal.code(), "clock_behind");
+    ///
+    /// clock.set(1_700_000_000_001); // past the last ID again
+    /// issuer.next_id()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn next_id(&self) -> Result<SnowflakeId, Refusal> {
         match self.issuer.inner.first_attempt::<false>() {
@@ -277,7 +305,9 @@ impl EmbeddedIssuer {
         let before = out.len();
         match minting.generator.next_ids(count, out) {
             Ok(()) => {}
-            Err(error @ Error::ClockBehind { .. }) if self.may_wait_for_clock(&error) => {
+            Err(error)
+                if error.kind() == ErrorKind::ClockBehind && self.may_wait_for_clock(&error) =>
+            {
                 let issuer = self.issuer.clone();
                 let more = self.wait_for("the clock must catch up", async move {
                     let mut ids = Vec::with_capacity(count);
@@ -286,7 +316,9 @@ impl EmbeddedIssuer {
                 out.extend(more);
                 return Ok(());
             }
-            Err(error @ Error::ClockBehind { .. }) => return Err(inner.clock_behind(&error)),
+            Err(error) if error.kind() == ErrorKind::ClockBehind => {
+                return Err(inner.clock_behind(&error));
+            }
             Err(other) => {
                 return Err(Refusal::ClockOutOfRange {
                     reason: other.to_string(),
@@ -335,6 +367,20 @@ impl EmbeddedIssuer {
     /// The state of the node's claim as its source publishes it: a claim
     /// ([`NodeState::Active`], with its slot, node and deadline) or why
     /// there is none ([`NodeState::Fenced`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_fleet::{EmbeddedIssuer, NodeState};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let issuer = EmbeddedIssuer::builder().node(1, 2).state_dir(dir.path()).start_blocking()?;
+    /// match issuer.state() {
+    ///     NodeState::Active(claim) => assert_eq!(claim.slot, 34), // 1 * 32 + 2
+    ///     NodeState::Fenced { reason } => panic!("not issuing: {reason}"),
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn state(&self) -> NodeState {
         self.issuer.source().state().borrow().clone()
     }
@@ -355,6 +401,24 @@ impl EmbeddedIssuer {
 
     /// Everything the node says about itself (the report behind
     /// `snowmint serve`'s `/v1/node`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_fleet::EmbeddedIssuer;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let issuer = EmbeddedIssuer::builder().node(1, 2).state_dir(dir.path()).start_blocking()?;
+    /// let id = issuer.next_id()?;
+    /// let report = issuer.report();
+    /// assert_eq!(report.source, "static");
+    /// assert!(report.readiness.is_ok());
+    /// // The mark on disk covers every ID issued.
+    /// let mark = report.high_water_mark_ms.expect("a mark once an ID left");
+    /// assert!(mark >= snowmint::Layout::TWITTER.timestamp_ms(id));
+    /// assert!(report.state_file.unwrap().starts_with(dir.path()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn report(&self) -> NodeReport {
         self.issuer.report()
     }
@@ -435,10 +499,10 @@ impl EmbeddedIssuer {
         let ClockPolicy::Wait { max } = self.issuer.clock_policy() else {
             return false;
         };
-        let Error::ClockBehind { last_ms, now_ms } = *error else {
+        let Some(regression) = error.regression() else {
             return false;
         };
-        let behind = Duration::from_millis(last_ms.saturating_sub(now_ms).max(0) as u64);
+        let behind = regression.behind();
         behind <= max && self.waiting() != Waiting::Not
     }
 

@@ -39,7 +39,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Instant;
 
-use snowmint::{Clock, ClockPolicy, Error, Generator, Layout, SnowflakeId};
+use snowmint::{Clock, ClockPolicy, Error, ErrorKind, Generator, Layout, SnowflakeId};
 use tokio::sync::watch;
 
 use super::{Inner, Minting, Refusal, claim_in_force, past_deadline};
@@ -279,10 +279,10 @@ impl Inner {
             Ok(minting) => minting,
             Err(refusal) => return refused(refusal),
         };
-        match error {
-            Error::ClockBehind { .. } => Err(Box::new(Slow::ClockBehind { minting, error })),
-            other => refused(Refusal::ClockOutOfRange {
-                reason: other.to_string(),
+        match error.kind() {
+            ErrorKind::ClockBehind => Err(Box::new(Slow::ClockBehind { minting, error })),
+            _ => refused(Refusal::ClockOutOfRange {
+                reason: error.to_string(),
             }),
         }
     }

@@ -135,7 +135,9 @@ mod tests {
     async fn the_claim_in_force_follows_the_source() {
         let dir = TempDir::new("in-force");
         let node = Layout::TWITTER.node_from_slot(3).unwrap();
-        MarkFile::for_node(dir.path(), node).write(T + 500).unwrap();
+        MarkFile::for_node(dir.path(), Layout::TWITTER, node)
+            .write(T + 500)
+            .unwrap();
         let source = Arc::new(HandSource(watch::Sender::new(NodeState::Fenced {
             reason: "starting: claiming".to_owned(),
         })));

@@ -24,25 +24,18 @@
 //!
 //! The issuer holds the lock of the node it issues as, so that a second
 //! process on this host cannot issue as it from the same state directory;
-//! see `claims.rs`.
+//! a claim on a slot whose node another process holds is passed over.
 //!
-//! - `mod.rs`: [`Issuer`], the asynchronous front of the hot path, and the
-//!   slow steps (waiting for the clock, recording the mark).
-//! - `fast.rs`: the fencing check from a per-thread snapshot, and the
-//!   first attempt every request makes.
-//! - `claims.rs`: following the source: a generator and a reservation per
-//!   claim, and passing over a slot whose node another process holds.
-//! - `refusal.rs`: [`Refusal`], why no ID was issued.
-//! - `report.rs`: [`NodeReport`] and readiness, what the node says about
-//!   itself: ready exactly when an ID request would not be refused.
-//! - `builder.rs`: [`IssuerBuilder`], an issuer from settings (the node's
-//!   source, state directory, layout, clock policy), as `snowmint serve`,
-//!   `snowmint generate` and embedded programs start one.
-//! - `embedded.rs`: [`EmbeddedIssuer`], the synchronous handle an
-//!   application mints with, on its own runtime thread or the caller's.
-//! - `in_force.rs`: [`ClaimInForce`], the claim and its reservation for a
-//!   front end whose IDs come from generators of its own (the PostgreSQL
-//!   extension's backends).
+//! Around that hot path: a [`Refusal`] says why no ID was issued, and
+//! [`NodeReport`] what the node says about itself (ready exactly when an
+//! ID request would not be refused). An [`IssuerBuilder`] makes an issuer
+//! from settings (the node's source, state directory, layout, clock
+//! policy), as `snowmint serve`, `snowmint generate` and embedded programs
+//! start one; [`EmbeddedIssuer`] is the synchronous handle an application
+//! mints with, on its own runtime thread or the caller's; and
+//! [`ClaimInForce`] gives the claim and its reservation to a front end
+//! whose IDs come from generators of its own (the PostgreSQL extension's
+//! backends).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -51,7 +44,8 @@ use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use snowmint::{
-    Clock, ClockPolicy, Error, Generator, GeneratorStats, Layout, SnowflakeId, format_time,
+    Clock, ClockPolicy, Error, Generator, GeneratorStats, Layout, Regression, SnowflakeId,
+    format_time,
 };
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
@@ -302,6 +296,33 @@ impl Issuer {
 
     /// One new ID, waiting (asynchronously) for the mark's write or, under
     /// the `wait` policy, for the clock when it must.
+    ///
+    /// # Errors
+    ///
+    /// A [`Refusal`] when no ID may be issued now: no claim in force, the
+    /// clock behind beyond what the policy waits, the mark not writable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use snowmint_fleet::IssuerBuilder;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let issuer = IssuerBuilder::new()
+    ///     .node(1, 2)
+    ///     .state_dir(dir.path())
+    ///     .start_issuer()
+    ///     .await?;
+    /// let first = issuer.next_id().await?;
+    /// let mut batch = Vec::new();
+    /// issuer.next_ids(100, &mut batch).await?;
+    /// assert!(batch.iter().all(|id| *id > first));
+    /// issuer.release().await;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn next_id(&self) -> Result<SnowflakeId, Refusal> {
         let slow = match self.inner.first_attempt::<true>() {
             Ok(id) => return Ok(id),
@@ -457,7 +478,10 @@ impl Inner {
                     }
                     return Ok(value);
                 }
-                Err(error @ Error::ClockBehind { last_ms, now_ms }) => {
+                Err(error) if let Some(regression) = error.regression() => {
+                    let Regression {
+                        last_ms, now_ms, ..
+                    } = regression;
                     if let ClockPolicy::Wait { max } = self.options.clock_policy {
                         self.note_clock_behind(last_ms, now_ms);
                         let behind = Duration::from_millis((last_ms - now_ms).max(0) as u64);
@@ -488,7 +512,10 @@ impl Inner {
     /// The refusal for the generator's `error` (the clock behind the last
     /// ID), logged once while the clock stays behind.
     fn clock_behind(&self, error: &Error) -> Refusal {
-        let Error::ClockBehind { last_ms, now_ms } = *error else {
+        let Some(Regression {
+            last_ms, now_ms, ..
+        }) = error.regression()
+        else {
             return Refusal::ClockOutOfRange {
                 reason: error.to_string(),
             };

@@ -15,6 +15,8 @@ pub(super) enum Key<'a> {
     Marks { fleet: &'a str },
     /// `/snowmint/<fleet>/hwm/<slot>`: one row of `marks`.
     Mark { fleet: &'a str, slot: i64 },
+    /// `/snowmint/<fleet>/claims`: every slot's claim history.
+    Histories { fleet: &'a str },
     /// `/snowmint/<fleet>/claims/<slot>`: one row of `claims`.
     History { fleet: &'a str, slot: i64 },
     /// `/snowmint/<fleet>/layout`: the fleet's row of `fleets`.
@@ -40,6 +42,7 @@ impl<'a> Key<'a> {
             (Some("slots"), Some(slot)) => Ok(Key::Slot { fleet, slot: slot? }),
             (Some("hwm"), None) => Ok(Key::Marks { fleet }),
             (Some("hwm"), Some(slot)) => Ok(Key::Mark { fleet, slot: slot? }),
+            (Some("claims"), None) => Ok(Key::Histories { fleet }),
             (Some("claims"), Some(slot)) => Ok(Key::History { fleet, slot: slot? }),
             (Some("layout"), None) => Ok(Key::Layout { fleet }),
             _ => Err(unknown()),

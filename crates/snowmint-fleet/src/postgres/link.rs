@@ -125,59 +125,68 @@ impl Link {
 
     /// Tries each host in turn; the first that lets the role in wins.
     async fn connect(&self) -> Result<Conn, BackendError> {
-        let url = &self.url;
-        let tls = tls::connector(url)?;
-        let mut last = None;
-        for (host, port) in url.hosts() {
-            let mut config = tokio_postgres::Config::new();
-            config
-                .user(url.user())
-                .dbname(url.dbname())
-                .host(host)
-                .port(*port)
-                .application_name(url.application_name())
-                .ssl_mode(match url.ssl_mode() {
-                    SslMode::Disable => tokio_postgres::config::SslMode::Disable,
-                    SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
-                    SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
-                        tokio_postgres::config::SslMode::Require
-                    }
-                })
-                // A peer that vanished without a word is noticed.
-                .keepalives(true)
-                .keepalives_idle(Duration::from_secs(10));
-            let password = password_for(url, self.password.as_ref(), host, *port)
-                .map_err(BackendError::unavailable)?;
-            if let Some(password) = password {
-                config.password(password);
-            }
-            match config.connect(tls.clone()).await {
-                Ok((client, connection)) => {
-                    let task = tokio::spawn(async move {
-                        if let Err(error) = connection.await {
-                            tracing::debug!(%error, "the connection to the coordinator ended");
-                        }
-                    })
-                    .abort_handle();
-                    let statements = match prepare(&client, url.schema()).await {
-                        Ok(statements) => statements,
-                        Err(error) => {
-                            task.abort();
-                            return Err(error);
-                        }
-                    };
-                    return Ok(Conn {
-                        client,
-                        statements,
-                        task,
-                        broken: AtomicBool::new(false),
-                    });
-                }
-                Err(error) => last = Some(classify(error)),
+        let (client, task) = open(&self.url, self.password.as_ref()).await?;
+        match prepare(&client, self.url.schema()).await {
+            Ok(statements) => Ok(Conn {
+                client,
+                statements,
+                task,
+                broken: AtomicBool::new(false),
+            }),
+            Err(error) => {
+                task.abort();
+                Err(error)
             }
         }
-        Err(last.unwrap_or_else(|| BackendError::unreachable("the URL names no host")))
     }
+}
+
+/// A connection to the first host of `url` that lets its role in (TLS as
+/// its `sslmode` says; `password`, else the URL's or the passfile's),
+/// driven by a task of its own, which ends when the client is dropped.
+pub(super) async fn open(
+    url: &PostgresUrl,
+    password: Option<&Secret>,
+) -> Result<(Client, AbortHandle), BackendError> {
+    let tls = tls::connector(url)?;
+    let mut last = None;
+    for (host, port) in url.hosts() {
+        let mut config = tokio_postgres::Config::new();
+        config
+            .user(url.user())
+            .dbname(url.dbname())
+            .host(host)
+            .port(*port)
+            .application_name(url.application_name())
+            .ssl_mode(match url.ssl_mode() {
+                SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+                SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+                SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
+                    tokio_postgres::config::SslMode::Require
+                }
+            })
+            // A peer that vanished without a word is noticed.
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(10));
+        let password =
+            password_for(url, password, host, *port).map_err(BackendError::unavailable)?;
+        if let Some(password) = password {
+            config.password(password);
+        }
+        match config.connect(tls.clone()).await {
+            Ok((client, connection)) => {
+                let task = tokio::spawn(async move {
+                    if let Err(error) = connection.await {
+                        tracing::debug!(%error, "the connection to the coordinator ended");
+                    }
+                })
+                .abort_handle();
+                return Ok((client, task));
+            }
+            Err(error) => last = Some(classify(error)),
+        }
+    }
+    Err(last.unwrap_or_else(|| BackendError::unreachable("the URL names no host")))
 }
 
 /// The same failure again, without the client's error (which stays in

@@ -76,6 +76,8 @@ const NEEDS: [(&str, &[&str]); 4] = [
 pub(super) struct Statements {
     /// (fleet) -> slot of every live claim.
     pub(super) list: Statement,
+    /// (fleet) -> slot of every claim history.
+    pub(super) list_histories: Statement,
     /// (fleet, slot, holder, session, ttl_ms) -> a row if claimed: the
     /// slot was free, or its lease had expired.
     pub(super) claim: Statement,
@@ -187,7 +189,7 @@ pub(super) async fn prepare(client: &Client, schema: &str) -> Result<Statements,
              SELECT EXISTS (SELECT 1 FROM owner), (SELECT version FROM written)"
         )),
     )?;
-    let (read_history, update_history, create_history, clock) = tokio::try_join!(
+    let (read_history, update_history, create_history, clock, list_histories) = tokio::try_join!(
         prepare(format!(
             "SELECT history, version FROM {s}.claims WHERE fleet = $1::text AND slot = $2::bigint"
         )),
@@ -210,9 +212,13 @@ pub(super) async fn prepare(client: &Client, schema: &str) -> Result<Statements,
         // clock_timestamp(), not now(): now() is when the transaction
         // began, which a pooler or a long transaction could make stale.
         prepare("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint".to_owned()),
+        prepare(format!(
+            "SELECT slot FROM {s}.claims WHERE fleet = $1::text"
+        )),
     )?;
     Ok(Statements {
         list,
+        list_histories,
         claim,
         keep,
         ping,

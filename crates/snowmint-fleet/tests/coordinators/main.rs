@@ -3,19 +3,16 @@
 //! postgresql-15), each started by its test on free loopback ports. One
 //! test binary for the three, so that the scenarios link once.
 //!
-//! - `node.rs`: an in-process node as the service runs one, that issues
-//!   IDs only under a valid claim.
-//! - `scenarios.rs`: claims, races, pauses, partitions, crashes, marks,
-//!   slot keys recreated by hand and the fleet's layout, written once and
-//!   run against every server by [`every_scenario!`].
-//! - `etcd.rs`, `zookeeper.rs`, `postgres.rs`: the scenarios on each
-//!   server (`cargo test -p snowmint-fleet --all-features --test
-//!   coordinators etcd::`), and the tests of what only that backend has.
-//! - `etcd_tls.rs`, `etcd_auth.rs`, `zookeeper_tls.rs`,
-//!   `zookeeper_auth.rs`: the same servers secured as in production (TLS,
-//!   etcd's users and roles, ZooKeeper's digest and ACLs): the scenarios
-//!   through them, and the refusals a node explains in one sentence
-//!   (`scenarios/refusals.rs`).
+//! The scenarios (claims, races, pauses, partitions, crashes, marks, slot
+//! keys recreated by hand, the fleet's layout) are written once, for an
+//! in-process node that issues IDs only under a valid claim, as the
+//! service runs one, and run against every server by [`every_scenario!`]:
+//! each server's tests sit under its name (`cargo test -p snowmint-fleet
+//! --all-features --test coordinators etcd::`), beside the tests of what
+//! only that backend has. The same servers run secured as in production
+//! (TLS, etcd's users and roles, ZooKeeper's digest and ACLs), with the
+//! scenarios through them and the refusals a node explains in one
+//! sentence.
 
 /// Declares every scenario of [`scenarios`] as a test against one
 /// [`CoordinatorServer`](snowmint_test_support::servers::CoordinatorServer):

@@ -498,13 +498,7 @@ pub async fn connect_from_url<S: CoordinatorServer>(
         "slot {} is outside 3-4",
         claim.slot
     );
-    assert_eq!(
-        claim.node,
-        snowmint::Node {
-            datacenter: 0,
-            machine: claim.slot
-        }
-    );
+    assert_eq!(claim.node, snowmint::Node::from_slot(claim.slot));
     assert_eq!(claim.details["coordinator"], url.to_string());
     assert_eq!(claim.details["fleet"], fleet);
     assert_eq!(claim.details["slots"], "3-4");

@@ -222,3 +222,78 @@ async fn the_coordinator_setting_is_for_superusers_only() {
         "pg_settings shows the password to a plain user"
     );
 }
+
+/// Issue 34, finding 12: `snowmint.coordinator` is readable by superusers
+/// and members of `pg_read_all_settings` only, and so is what `node()`
+/// shows of it. A role that may not read the setting (`SHOW` refuses it
+/// with 42501) gets a NULL coordinator, and neither the URL nor its host
+/// in the reasons of `node()` and `next_id()`; a member of
+/// `pg_read_all_settings` sees it, as the superuser does.
+#[tokio::test]
+async fn only_roles_that_may_read_the_setting_see_the_coordinator() {
+    let host = format!("127.0.0.1:{}", closed_port());
+    let url = format!("postgres://snowmint@{host}/ids?passfile=/etc/snowmint/pgpass");
+    let (_server, client) = server(&[("snowmint.coordinator", url.as_str())]).await;
+    client
+        .batch_execute(
+            "CREATE ROLE app; CREATE ROLE auditor IN ROLE pg_read_all_settings;
+             GRANT USAGE ON SCHEMA snowmint TO app, auditor;",
+        )
+        .await
+        .unwrap();
+    // Until the worker has tried, and failed, to reach it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let superuser = loop {
+        let row = node(&client).await;
+        if row
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("unreachable"))
+        {
+            break row;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the worker never said why: {row:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let shown = superuser
+        .coordinator
+        .clone()
+        .expect("the superuser sees it");
+    assert!(
+        shown.contains(&host) && shown.contains("passfile"),
+        "{shown}"
+    );
+    assert!(
+        superuser.reason.as_deref().unwrap().contains(&host),
+        "{superuser:?}"
+    );
+
+    client.batch_execute("SET ROLE app").await.unwrap();
+    let (code, message) = failure(&client, "SHOW snowmint.coordinator").await;
+    assert_eq!(code, "42501", "{message}");
+    let row = node(&client).await;
+    assert_eq!(row.coordinator, None, "{row:?}");
+    let reason = row.reason.clone().expect("a reason");
+    assert!(reason.contains("coordinator unreachable"), "{reason}");
+    assert!(
+        !reason.contains(&host) && !reason.contains("passfile"),
+        "{reason}"
+    );
+    assert_eq!(
+        (row.source.as_str(), row.fleet.as_deref()),
+        ("postgres", Some("default"))
+    );
+    let (code, message) = failure(&client, "SELECT snowmint.next_id()").await;
+    assert_eq!(code, "55000", "{message}");
+    assert!(message.contains("coordinator unreachable"), "{message}");
+    assert!(!message.contains(&host), "{message}");
+
+    client.batch_execute("SET ROLE auditor").await.unwrap();
+    let row = node(&client).await;
+    assert_eq!(row.coordinator.as_deref(), Some(shown.as_str()));
+    assert!(row.reason.as_deref().unwrap().contains(&host), "{row:?}");
+    client.batch_execute("RESET ROLE").await.unwrap();
+}

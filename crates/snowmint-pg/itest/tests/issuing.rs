@@ -176,11 +176,15 @@ async fn id_range_selects_exactly_the_rows_of_a_window() {
     );
 }
 
-/// The first SQL block of `document` (from the repository's root).
-fn first_sql_block(document: &str) -> String {
+/// The first SQL block after the heading `heading` of `document` (from
+/// the repository's root).
+fn first_sql_block(document: &str, heading: &str) -> String {
     let path = format!("{}/../../../{document}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
-    let section = &text[text.find("## PostgreSQL").unwrap_or(0)..];
+    let at = text
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("{document} has no heading {heading:?}"));
+    let section = &text[at..];
     let start = section.find("```sql\n").expect("an sql block") + "```sql\n".len();
     section[start..start + section[start..].find("```").expect("the block's end")].to_owned()
 }
@@ -190,11 +194,11 @@ fn first_sql_block(document: &str) -> String {
 /// The README's, a part of it, runs with it.
 #[tokio::test]
 async fn the_guides_example_runs() {
-    let block = first_sql_block("docs/postgresql.md");
-    let readme = first_sql_block("README.md");
+    let block = first_sql_block("docs/postgresql.md", "## A server's node");
+    let readme = first_sql_block("README.md", "### PostgreSQL");
     assert!(
         block.contains(&readme),
-        "README.md's PostgreSQL example is no part of docs/postgresql.md's first:\n{readme}"
+        "README.md's PostgreSQL example is no part of docs/postgresql.md's:\n{readme}"
     );
     let (_server, client) =
         server(&[("snowmint.datacenter", "3"), ("snowmint.machine", "7")]).await;

@@ -22,8 +22,8 @@ use tower::{Layer, Service};
 
 use crate::auth::Auth;
 use crate::error::ApiError;
+use crate::listener::Listener;
 use crate::metrics::Metrics;
-use crate::net::Listener;
 
 /// Adds [`Authorize`] to each route (as a route layer: after routing, so
 /// that the route as matched decides, not the path as sent, which may be

@@ -3,7 +3,6 @@
 
 use axum::Json;
 use axum::extract::State;
-use snowmint::{Field, Parts};
 
 use super::params::{IdSegment, Params};
 use crate::body::{DecodedId, IdRange, LayoutDescription};
@@ -47,9 +46,9 @@ pub async fn decode(
 pub(crate) fn decode_text(text: &str, params: &Params) -> Result<DecodedId, ApiError> {
     let layout = params.layout()?;
     let encoding = params.encoding()?;
-    let id = inputs::id(text, encoding)
+    let id = inputs::id(&layout, text, encoding)
         .map_err(|rejection| ApiError::from(rejection).with_readings(text, encoding))?;
-    Ok(DecodedId::new(&layout, id))
+    DecodedId::new(&layout, id).map_err(|e| ApiError::from_core("id", e))
 }
 
 /// Build an ID from its fields
@@ -84,16 +83,21 @@ pub async fn encode(params: Params) -> Result<Json<DecodedId>, ApiError> {
         "epoch",
     ])?;
     let layout = params.layout()?;
-    let parts = Parts {
-        timestamp_ms: params.time("timestamp", &layout)?,
-        datacenter: params.field(&layout, Field::Datacenter)?,
-        machine: params.field(&layout, Field::Machine)?,
-        sequence: params.field(&layout, Field::Sequence)?,
-    };
+    let timestamp_ms = params.time("timestamp", &layout)?;
+    // The node as two numbers (see `Layout::node_from_pair`): datacenter
+    // and machine in Twitter's layout.
+    let (upper, lowest) = layout.pair_max();
+    let datacenter = params.bounded("datacenter", 0, upper)?;
+    let machine = params.bounded("machine", 0, lowest)?;
+    let max_sequence = layout.sequence_field().map_or(0, |f| f.max());
+    let sequence = params.bounded("sequence", 0, max_sequence)?;
+    let core = |e| ApiError::from_core("parts", e);
+    // The node as two numbers (see `Layout::node_from_pair`): datacenter
+    // and machine in Twitter's layout.
     let id = layout
-        .encode(parts)
-        .map_err(|e| ApiError::from_core("parts", e))?;
-    Ok(Json(DecodedId::new(&layout, id)))
+        .encode_pair(timestamp_ms, datacenter, machine, sequence)
+        .map_err(core)?;
+    Ok(Json(DecodedId::new(&layout, id).map_err(core)?))
 }
 
 /// The IDs of a time window

@@ -1,17 +1,16 @@
 //! The HTTP API: the route table, the fallbacks and the layers every
 //! request goes through.
 //!
-//! - `issue.rs`: `/v1/id`, `/v1/ids` (new IDs).
-//! - `calc.rs`: `/v1/ids/{id}`, `/v1/encode`, `/v1/range`, `/v1/layout`
-//!   (the calculator; any layout).
-//! - `inspect.rs`: `/v1/inspect` (the IDs of any text, GET and POST).
-//! - `leaf.rs`: `/api/snowflake/get/{key}` and `/api/snowflake/decode`,
-//!   Leaf's API for its clients.
-//! - `status.rs`: `/v1/node`, `/healthz`, `/readyz`, `/metrics`,
-//!   `/openapi.json`.
-//! - `whois.rs`: `/v1/whois/{id}` (which claim issued an ID).
-//! - `authorize.rs`: the bearer token on the routes it guards.
-//! - `params.rs`: reading parameters and headers.
+//! The routes fall in three groups. Issuing (`/v1/id`, `/v1/ids`, and
+//! Leaf's `/api/snowflake/get/{key}`) draws from the node's issuer and is
+//! what bearer tokens guard first. The calculator (`/v1/ids/{id}`,
+//! `/v1/encode`, `/v1/range`, `/v1/layout`, Leaf's decode) answers for any
+//! layout and touches no state, as does `/v1/inspect`, which reads the IDs out of
+//! any text. The node's own questions (`/v1/node`,
+//! `/v1/whois/{id}`, `/healthz`, `/readyz`, `/metrics`, `/openapi.json`)
+//! describe it. Every handler reads its query parameters and headers with
+//! the parsers the configuration uses, so an unknown, repeated or bad
+//! parameter is refused with the message a flag would get.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -95,6 +94,29 @@ async fn head_issues_nothing(uri: Uri) -> Response {
 /// ([`crate::page`]), bearer tokens on the routes they guard (401), JSON
 /// 404 and 405 answers, the request timeout (answered with 503) and the
 /// size limits (413, 414).
+///
+/// # Examples
+///
+/// A request answered without a socket, as tests do:
+///
+/// ```
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use snowmint_fleet::IssuerBuilder;
+/// use snowmint_server::{AppState, app};
+/// use tower::ServiceExt;
+///
+/// let dir = tempfile::tempdir()?;
+/// let issuer = IssuerBuilder::new().node(3, 7).state_dir(dir.path()).start_issuer().await?;
+/// let request = http::Request::get("/v1/ids?count=3").body(axum::body::Body::empty())?;
+/// let answer = app(AppState::new(issuer)).oneshot(request).await?;
+/// assert_eq!(answer.status(), 200);
+/// let body = axum::body::to_bytes(answer.into_body(), 1 << 16).await?;
+/// let ids: serde_json::Value = serde_json::from_slice(&body)?;
+/// assert_eq!(ids["ids"].as_array().map(Vec::len), Some(3));
+/// # Ok(())
+/// # }
+/// ```
 pub fn app(state: AppState) -> Router {
     let timeout = state.request_timeout();
     let router = routes()

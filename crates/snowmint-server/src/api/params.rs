@@ -15,7 +15,7 @@ use axum::extract::{FromRequestParts, Path, Query};
 use axum::http::header::ACCEPT;
 use axum::http::request::Parts;
 use snowmint::value::echo;
-use snowmint::{Clock, Encoding, Field, Layout};
+use snowmint::{Clock, Encoding, Layout};
 
 use crate::error::ApiError;
 use crate::inputs;
@@ -114,18 +114,6 @@ impl Params {
             .required(name, &format!("an integer in {min}..={max}"))
             .map_err(|error| error.with_range(min, max))?;
         snowmint::value::parse_bounded(name, text, min..=max)
-            .map_err(|e| ApiError::from_core(name, e))
-    }
-
-    /// A required ID field (datacenter, machine, sequence) in the layout's
-    /// range.
-    pub fn field(&self, layout: &Layout, field: Field) -> Result<u64, ApiError> {
-        let (name, max) = (field.name(), layout.max(field));
-        let text = self
-            .required(name, &format!("an integer in 0..={max}"))
-            .map_err(|error| error.with_range(0, max))?;
-        layout
-            .parse_field(field, text)
             .map_err(|e| ApiError::from_core(name, e))
     }
 

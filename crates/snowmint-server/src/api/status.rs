@@ -16,7 +16,8 @@ use crate::state::AppState;
 /// This node
 ///
 /// The node's identity and claim, layout, clock policy and high-water
-/// mark. Takes no parameters.
+/// mark, and its listeners: what guards each, and which issue IDs to a
+/// client that shows no credential. Takes no parameters.
 #[utoipa::path(
     get,
     path = "/v1/node",
@@ -33,7 +34,7 @@ pub async fn node(
     params: Params,
 ) -> Result<Json<NodeDescription>, ApiError> {
     params.allow(&[])?;
-    Ok(Json(NodeDescription::new(state.issuer())))
+    Ok(Json(NodeDescription::new(&state)))
 }
 
 /// Liveness

@@ -1,13 +1,32 @@
 //! `GET /v1/whois/{id}`: which claim of this node's fleet covered the
 //! ID's slot at its millisecond, read from the fleet's claim history.
+//!
+//! What look-ups may cost the coordinator is bounded per node, however
+//! many clients ask ([`Lookups`]):
+//!
+//! - the last answer read for each slot is kept, and decides every ID of
+//!   that slot at or below the mark it read (`Whois::for_id`): those are
+//!   answered without the coordinator;
+//! - the others read it (two requests each: the slot's mark, then its
+//!   history) at most [`RATE`] times a second, with bursts of [`RATE`],
+//!   and at most [`MAX_LOOKUPS`] at once; beyond that a client is told
+//!   `busy` (503, `Retry-After`).
+//!
+//! So a flood of look-ups costs the coordinator at most `2 * RATE`
+//! requests a second from each node (plus one burst), and a repeated one
+//! nothing.
 
-use std::sync::Arc;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use snowmint::{Encoding, SnowflakeId};
+use snowmint_fleet::Whois;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
 
 use super::params::{IdSegment, Params};
 use crate::body::WhoisBody;
@@ -15,9 +34,91 @@ use crate::error::ApiError;
 use crate::openapi::{BadRequest, EncodingParam, NotFound, Unavailable, UriTooLong};
 use crate::state::AppState;
 
-/// Look-ups that may run at once: each reads the coordinator, so that a
-/// flood of them costs the coordinator a bounded load.
+/// Look-ups that may read the coordinator at once.
 pub(crate) const MAX_LOOKUPS: usize = 4;
+
+/// Look-ups that may read the coordinator per second, per node (and the
+/// burst allowed after a quiet spell).
+pub(crate) const RATE: u32 = 10;
+
+/// Slots whose last answer is kept; past it, the oldest is dropped. Each
+/// holds the slot's history (`--claim-history-keep` records, 16 by
+/// default).
+const CACHED_SLOTS: usize = 1024;
+
+/// What whois look-ups may cost the coordinator (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Lookups {
+    running: Arc<Semaphore>,
+    bucket: Mutex<Bucket>,
+    cache: Mutex<Cache>,
+}
+
+/// A token bucket of [`RATE`] look-ups a second.
+#[derive(Debug)]
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+/// The last answer read per slot.
+#[derive(Debug, Default)]
+struct Cache {
+    by_slot: HashMap<u64, Arc<Whois>>,
+    /// Slots by when their answer was first kept, oldest first.
+    order: VecDeque<u64>,
+}
+
+impl Default for Lookups {
+    fn default() -> Lookups {
+        Lookups {
+            running: Arc::new(Semaphore::new(MAX_LOOKUPS)),
+            bucket: Mutex::new(Bucket {
+                tokens: f64::from(RATE),
+                at: Instant::now(),
+            }),
+            cache: Mutex::new(Cache::default()),
+        }
+    }
+}
+
+impl Lookups {
+    /// The answer for `id` from a kept one, when it decides it.
+    fn cached(&self, slot: u64, id: SnowflakeId) -> Option<Whois> {
+        let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        cache.by_slot.get(&slot)?.for_id(id)
+    }
+
+    /// Keeps `whois` as its slot's last answer.
+    fn keep(&self, whois: Whois) {
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = whois.slot;
+        if cache.by_slot.insert(slot, Arc::new(whois)).is_none() {
+            cache.order.push_back(slot);
+            if cache.order.len() > CACHED_SLOTS
+                && let Some(oldest) = cache.order.pop_front()
+            {
+                cache.by_slot.remove(&oldest);
+            }
+        }
+    }
+
+    /// A look-up's turn at the coordinator now, or how long until one.
+    fn take_turn(&self) -> Result<(), Duration> {
+        let mut bucket = self.bucket.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        let rate = f64::from(RATE);
+        let refilled = bucket.tokens + now.duration_since(bucket.at).as_secs_f64() * rate;
+        bucket.tokens = refilled.min(rate);
+        bucket.at = now;
+        if bucket.tokens >= 1.0 {
+            bucket.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64((1.0 - bucket.tokens) / rate))
+        }
+    }
+}
 
 /// Who issued an ID
 ///
@@ -65,12 +166,29 @@ pub async fn whois(
 /// The claim history's answer for `id`, as HTTP's `/v1/whois/{id}` and
 /// gRPC's `Whois` give it (each reads its own typed input first).
 pub(crate) async fn look_up(state: &AppState, id: SnowflakeId) -> Result<WhoisBody, ApiError> {
-    let Ok(permit) = Arc::clone(state.whois_permits()).try_acquire_owned() else {
-        return Err(ApiError::unavailable(
-            "busy",
+    let lookups = state.whois_lookups();
+    let issuer = state.issuer();
+    let layout = issuer.layout();
+    let slot = layout.slot_of(layout.node_of(id));
+    if let Ok(slot) = slot
+        && let Some(whois) = lookups.cached(slot, id)
+    {
+        return Ok(WhoisBody::new(&whois));
+    }
+    let busy = |why: String, retry: Duration| {
+        ApiError::unavailable("busy", format!("{why}; ask again shortly"), retry)
+    };
+    if let Err(wait) = lookups.take_turn() {
+        return Err(busy(
             format!(
-                "{MAX_LOOKUPS} whois look-ups are running on this node already; ask again shortly"
+                "this node reads the claim history at most {RATE} times a second, and did already"
             ),
+            wait.max(Duration::from_secs(1)),
+        ));
+    }
+    let Ok(permit) = Arc::clone(&lookups.running).try_acquire_owned() else {
+        return Err(busy(
+            format!("{MAX_LOOKUPS} whois look-ups are running on this node already"),
             Duration::from_secs(1),
         ));
     };
@@ -78,7 +196,7 @@ pub(crate) async fn look_up(state: &AppState, id: SnowflakeId) -> Result<WhoisBo
     // neither cancels a coordinator request half-way (which could cost the
     // claim engine its connection) nor frees the permit before the
     // look-up ends (each is bounded by the engine's own time limit).
-    let source = Arc::clone(state.issuer().source());
+    let source = Arc::clone(issuer.source());
     let looked_up = tokio::spawn(async move {
         let answer = source.whois(id).await;
         drop(permit);
@@ -103,6 +221,10 @@ pub(crate) async fn look_up(state: &AppState, id: SnowflakeId) -> Result<WhoisBo
             error.to_string(),
             Duration::from_secs(1),
         )),
-        Some(Ok(whois)) => Ok(WhoisBody::new(&whois)),
+        Some(Ok(whois)) => {
+            let body = WhoisBody::new(&whois);
+            lookups.keep(whois);
+            Ok(body)
+        }
     }
 }

@@ -7,16 +7,14 @@
 //!   (scope `issue`, the default). Scope `all` extends it to every
 //!   endpoint but `/healthz`, `/readyz` and gRPC health, which probes
 //!   must reach without a secret.
-//! - memcached's text protocol carries no credential: a node with tokens
-//!   serves it only when told so (see `crate::config`'s
-//!   `--memcached-unauthenticated`).
+//! - A listener whose protocol carries no credential
+//!   ([`Guard::Nothing`](crate::Guard::Nothing)) is served beside tokens
+//!   only on loopback or when its switch says so (see `crate::listener`).
 //! - A missing, malformed or unknown token is HTTP 401 with
 //!   `WWW-Authenticate: Bearer` (and the API's error body), or gRPC
 //!   `UNAUTHENTICATED`. Refusals are counted by reason, never by token.
-//! - Nothing here logs, formats or keeps a token: [`Tokens`] holds
-//!   digests.
-//!
-//! - `tokens.rs`: [`Tokens`], the file and the comparison.
+//! - Nothing here logs, formats or keeps a token: [`Tokens`], which reads
+//!   the file and compares, holds digests.
 
 use std::fmt;
 use std::str::FromStr;

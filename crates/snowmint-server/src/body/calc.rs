@@ -2,10 +2,10 @@
 //! the description of a layout.
 
 use serde::Serialize;
-use snowmint::{Encoding, Field, Layout, SnowflakeId, format_time};
+use snowmint::{Encoding, Layout, Role, SnowflakeId, format_time};
 use utoipa::ToSchema;
 
-use super::{decimal_id, one_of_names};
+use super::decimal_id;
 
 /// Milliseconds in a mean Gregorian year (365.2425 days), the year of
 /// [`LayoutDescription::years_left`].
@@ -24,11 +24,12 @@ pub struct DecodedId {
     /// RFC 3339, UTC, milliseconds.
     #[schema(examples("2023-11-14T22:13:20.000Z"))]
     pub time: String,
-    /// The datacenter field.
+    /// The datacenter field: in other layouts, the node fields above the
+    /// lowest one.
     pub datacenter: u64,
-    /// The machine field.
+    /// The machine field: in other layouts, the lowest node field.
     pub machine: u64,
-    /// The sequence field.
+    /// The sequence field (0 in a layout without one).
     pub sequence: u64,
     /// Preset name or `T/D/M/S@EPOCH`.
     #[schema(examples("twitter"))]
@@ -48,25 +49,29 @@ impl DecodedId {
     /// use snowmint::{Layout, SnowflakeId};
     /// use snowmint_server::body::DecodedId;
     ///
-    /// let id = SnowflakeId::from_u64(1724551110457221119)?;
-    /// let decoded = DecodedId::new(&Layout::TWITTER, id);
+    /// let id = SnowflakeId::from_u64(1724551110457221119);
+    /// let decoded = DecodedId::new(&Layout::TWITTER, id)?;
     /// assert_eq!((decoded.datacenter, decoded.machine, decoded.sequence), (7, 13, 4095));
     /// assert_eq!(decoded.time, "2023-11-14T22:13:20.000Z");
     /// # Ok::<(), snowmint::Error>(())
     /// ```
-    pub fn new(layout: &Layout, id: SnowflakeId) -> DecodedId {
-        let parts = layout.decode(id);
-        DecodedId {
+    pub fn new(layout: &Layout, id: SnowflakeId) -> Result<DecodedId, snowmint::Error> {
+        let parts = layout.decode(id)?;
+        let (datacenter, machine) = layout.pair_of(parts.node());
+        let sequence = layout
+            .sequence_field()
+            .map_or(0, |field| field.value_in(id.as_u64()));
+        Ok(DecodedId {
             id,
-            timestamp_ms: parts.timestamp_ms,
-            time: format_time(parts.timestamp_ms).to_string(),
-            datacenter: parts.datacenter,
-            machine: parts.machine,
-            sequence: parts.sequence,
+            timestamp_ms: parts.time_ms(),
+            time: parts.time().to_string(),
+            datacenter,
+            machine,
+            sequence,
             layout: layout.to_string(),
             epoch_ms: layout.epoch_ms(),
             encodings: Encodings::new(id),
-        }
+        })
     }
 }
 
@@ -210,12 +215,13 @@ pub struct LayoutDescription {
 }
 
 /// One field of a layout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LayoutField {
-    /// `timestamp`, `datacenter`, `machine` or `sequence`.
-    #[schema(schema_with = field_name)]
-    pub name: &'static str,
+    /// The field's name as the family names it; `timestamp` for the time
+    /// field.
+    #[schema(examples("timestamp", "datacenter", "machine", "sequence"))]
+    pub name: String,
     /// Its width in bits.
     #[schema(maximum = 63)]
     pub bits: u8,
@@ -224,20 +230,6 @@ pub struct LayoutField {
     pub shift: u8,
     /// Its largest value (for the timestamp: milliseconds since the epoch).
     pub max: u64,
-}
-
-/// The schema of a field's name.
-fn field_name() -> utoipa::openapi::schema::ObjectBuilder {
-    one_of_names(
-        [
-            Field::Timestamp,
-            Field::Datacenter,
-            Field::Machine,
-            Field::Sequence,
-        ]
-        .map(Field::name),
-        "The field.",
-    )
 }
 
 impl LayoutDescription {
@@ -259,50 +251,49 @@ impl LayoutDescription {
     pub fn new(layout: &Layout, now_ms: i64) -> LayoutDescription {
         let last = layout.last_instant_ms();
         let years_left = (last - now_ms) as f64 / MS_PER_YEAR;
-        let field = |name: Field, bits: u8, shift: u8| LayoutField {
-            name: name.name(),
-            bits,
-            shift,
-            max: layout.max(name),
+        let time = *layout.time_field();
+        let sequence = layout.sequence_field().copied();
+        // The two-number form of the node (see `Layout::node_from_pair`).
+        let lowest = layout.node_fields().last().copied();
+        let lowest_bits = lowest.map_or(0, |f| f.width());
+        let upper_bits = layout.node_width() - lowest_bits;
+        let mask = |bits: u8| {
+            1u64.checked_shl(u32::from(bits))
+                .map_or(u64::MAX, |b| b - 1)
         };
         LayoutDescription {
             layout: layout.to_string(),
             spec: layout.spec(),
             epoch_ms: layout.epoch_ms(),
             epoch: format_time(layout.epoch_ms()).to_string(),
-            timestamp_bits: layout.timestamp_bits(),
-            datacenter_bits: layout.datacenter_bits(),
-            machine_bits: layout.machine_bits(),
-            sequence_bits: layout.sequence_bits(),
-            timestamp_shift: layout.timestamp_shift(),
-            datacenter_shift: layout.datacenter_shift(),
-            machine_shift: layout.machine_shift(),
-            max_datacenter: layout.max(Field::Datacenter),
-            max_machine: layout.max(Field::Machine),
-            max_sequence: layout.max(Field::Sequence),
-            ids_per_ms: layout.ids_per_ms(),
+            timestamp_bits: time.width(),
+            datacenter_bits: upper_bits,
+            machine_bits: lowest_bits,
+            sequence_bits: sequence.map_or(0, |f| f.width()),
+            timestamp_shift: time.shift(),
+            datacenter_shift: lowest.map_or(0, |f| f.shift() + f.width()),
+            machine_shift: lowest.map_or(0, |f| f.shift()),
+            max_datacenter: mask(upper_bits),
+            max_machine: mask(lowest_bits),
+            max_sequence: sequence.map_or(0, |f| f.max()),
+            ids_per_ms: layout.ids_per_second() / 1000,
             node_count: layout.node_count(),
             last_instant_ms: last,
             last_instant: format_time(last).to_string(),
             years_left: (years_left * 100.0).round() / 100.0,
-            fields: vec![
-                field(
-                    Field::Timestamp,
-                    layout.timestamp_bits(),
-                    layout.timestamp_shift(),
-                ),
-                field(
-                    Field::Datacenter,
-                    layout.datacenter_bits(),
-                    layout.datacenter_shift(),
-                ),
-                field(
-                    Field::Machine,
-                    layout.machine_bits(),
-                    layout.machine_shift(),
-                ),
-                field(Field::Sequence, layout.sequence_bits(), 0),
-            ],
+            fields: layout
+                .fields()
+                .iter()
+                .map(|field| LayoutField {
+                    name: match field.role() {
+                        Role::Time => "timestamp".to_owned(),
+                        _ => field.name().to_owned(),
+                    },
+                    bits: field.width(),
+                    shift: field.shift(),
+                    max: field.max(),
+                })
+                .collect(),
         }
     }
 }

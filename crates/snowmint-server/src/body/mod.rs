@@ -4,16 +4,15 @@
 //! `/openapi.json` is generated from the same definitions (utoipa's
 //! `ToSchema`), so the document describes exactly what is sent.
 //!
-//! - `issue.rs`: [`NewId`], [`NewIds`] and their `text/plain` forms
-//!   ([`IdText`], [`IdsText`]).
-//! - `calc.rs`: [`DecodedId`], [`IdRange`], [`LayoutDescription`] (also
-//!   what `snowmint layout --format json` prints).
-//! - `node.rs`: [`NodeDescription`] with its [`CoordinatorDescription`],
-//!   and [`Status`] for `/healthz` and `/readyz`.
-//! - `inspect.rs`: [`Inspected`], the answer of `/v1/inspect`, and
-//!   [`InspectRequest`], its JSON request.
-//! - `whois.rs`: [`WhoisBody`] and its [`ClaimRecordBody`]s.
-//! - `error.rs`: [`ErrorBody`], the one error answer.
+//! New IDs are [`NewId`] and [`NewIds`], or their `text/plain` forms
+//! [`IdText`] and [`IdsText`]; the calculator answers [`DecodedId`],
+//! [`IdRange`] and [`LayoutDescription`] (which `snowmint layout --format
+//! json` prints too); the node describes itself with [`NodeDescription`]
+//! and its [`CoordinatorDescription`], its health with [`Status`], and the
+//! holder of an ID with [`WhoisBody`] and its [`ClaimRecordBody`]s;
+//! `/v1/inspect` answers [`Inspected`] to a text or an
+//! [`InspectRequest`]. Every
+//! error is an [`ErrorBody`].
 //!
 //! IDs are decimal strings everywhere: JavaScript numbers lose precision
 //! above 2^53.
@@ -32,8 +31,8 @@ pub use error::{ErrorBody, ErrorDetails};
 pub use inspect::{InspectRequest, Inspected};
 pub use issue::{IdText, IdsText, NewId, NewIds};
 pub use node::{
-    ClockCheckDescription, CoordinatorDescription, FencingState, NodeDescription, Status,
-    StatusWord,
+    ClockCheckDescription, CoordinatorDescription, FencingState, ListenerDescription,
+    NodeDescription, Status, StatusWord,
 };
 pub use whois::{ClaimRecordBody, WhoisBody};
 

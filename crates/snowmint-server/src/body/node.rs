@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use utoipa::openapi::schema::ObjectBuilder;
 
 use super::one_of_names;
-use snowmint_fleet::Issuer;
+use crate::state::AppState;
 
 /// This node: its identity and claim, layout, clock policy and high-water
 /// mark (`GET /v1/node`). Every key is always present; what does not apply
@@ -86,6 +86,33 @@ pub struct NodeDescription {
     /// identity.
     #[schema(required = true)]
     pub coordinator: Option<CoordinatorDescription>,
+    /// The node's listeners: where each listens, what guards it, and
+    /// whether it issues IDs to a client that shows no credential.
+    pub listeners: Vec<ListenerDescription>,
+}
+
+/// One listener of the node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = Listener)]
+pub struct ListenerDescription {
+    /// Its protocol: `http`, `grpc`, `memcached`.
+    #[schema(examples("http"))]
+    pub name: &'static str,
+    /// The address it listens on.
+    #[schema(examples("127.0.0.1:8080"))]
+    pub address: String,
+    /// Whether its clients speak TLS.
+    pub tls: bool,
+    /// Whether its clients must show a certificate (mTLS).
+    pub client_certificates: bool,
+    /// Whether issuing on it needs a bearer token.
+    pub tokens: bool,
+    /// Whether it issues IDs to a client that shows no credential (no
+    /// token, no client certificate): on a node with tokens or TLS, a
+    /// protocol that carries neither (memcached's), served on loopback or
+    /// by its switch.
+    pub open: bool,
 }
 
 /// Whether the node may issue under a claim.
@@ -107,8 +134,9 @@ fn clock_policy() -> ObjectBuilder {
 }
 
 impl NodeDescription {
-    /// What `issuer` reports now.
-    pub fn new(issuer: &Issuer) -> NodeDescription {
+    /// What the node of `state` reports now.
+    pub fn new(state: &AppState) -> NodeDescription {
+        let issuer = state.issuer();
         let report = issuer.report();
         let layout = issuer.layout();
         let policy = issuer.clock_policy();
@@ -126,8 +154,8 @@ impl NodeDescription {
                 .or_else(|| report.readiness.as_ref().err().map(ToString::to_string)),
             source: report.source,
             slot: claim.map(|c| c.slot),
-            datacenter: claim.map(|c| c.node.datacenter),
-            machine: claim.map(|c| c.node.machine),
+            datacenter: claim.map(|c| layout.pair_of(c.node).0),
+            machine: claim.map(|c| layout.pair_of(c.node).1),
             generation: claim.map(|c| c.generation),
             claim_valid_for_ms: report.valid_for.map(|d| d.as_millis() as u64),
             claim_floor_ms: claim.and_then(|c| c.floor_ms),
@@ -148,7 +176,38 @@ impl NodeDescription {
                 .coordinator
                 .as_ref()
                 .map(|status| CoordinatorDescription::new(status, Instant::now())),
+            listeners: ListenerDescription::all(state),
         }
+    }
+}
+
+impl ListenerDescription {
+    /// The listeners of `state`'s node (none for state made without them,
+    /// as in tests).
+    fn all(state: &AppState) -> Vec<ListenerDescription> {
+        let Some(listeners) = state.listeners() else {
+            return Vec::new();
+        };
+        listeners
+            .on()
+            .map(|(listener, address)| {
+                let guarded = listener.is_guarded();
+                let tls = guarded && state.tls().is_some();
+                let client_certificates = tls
+                    && state
+                        .tls()
+                        .is_some_and(|tls| tls.requires_client_certificates());
+                let tokens = guarded && state.auth().is_some();
+                ListenerDescription {
+                    name: listener.name(),
+                    address: address.to_string(),
+                    tls,
+                    client_certificates,
+                    tokens,
+                    open: !(tokens || client_certificates),
+                }
+            })
+            .collect()
     }
 }
 

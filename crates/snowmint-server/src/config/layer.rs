@@ -24,7 +24,7 @@ use super::setting::{Origin, Setting};
 /// flags.set(Setting::Machine, "5");
 /// let env = Layer::from_env(|name| (name == "SNOWMINT_MACHINE").then(|| "4".to_owned()));
 /// let config = Config::resolve(&[flags, env], |_| None)?;
-/// assert_eq!(config.node(), Some(snowmint::Node { datacenter: 0, machine: 5 }));
+/// assert_eq!(config.node(), Some(snowmint::Node::from_slot(5)));
 /// # Ok::<(), snowmint_server::config::ConfigError>(())
 /// ```
 #[derive(Clone)]
@@ -101,6 +101,24 @@ impl Layer {
 
     /// Reads TOML text as if from the file `path`. Strings, integers and
     /// booleans are taken as the text a flag would give (`3`, `true`).
+    ///
+    /// # Errors
+    ///
+    /// Text that is not TOML, a key that names no setting, a value of
+    /// another type: each with the line and column, never the line.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use snowmint_server::config::Layer;
+    ///
+    /// let path = Path::new("/etc/snowmint/snowmint.toml");
+    /// assert!(Layer::from_toml(path, "datacenter = 3\nclock_policy = \"wait\"\n").is_ok());
+    /// let error = Layer::from_toml(path, "datacentre = 3\n").unwrap_err();
+    /// assert!(error.to_string().starts_with("config file /etc/snowmint/snowmint.toml: "), "{error}");
+    /// assert!(error.to_string().contains("datacentre"), "{error}");
+    /// ```
     pub fn from_toml(path: &Path, text: &str) -> Result<Layer, ConfigError> {
         let file_error = |message: String| ConfigError::File {
             path: path.to_owned(),

@@ -8,11 +8,11 @@
 //! came from, followed by where that was (`(from SNOWMINT_DATACENTER)`).
 //! Values are taken as they are given: surrounding spaces are not trimmed.
 //!
-//! - `setting.rs`: [`Setting`] and its declaration [`Spec`] (names,
-//!   help, default, range: each setting is declared there once; its module
-//!   docs say how to add one), and [`Origin`].
-//! - `layer.rs`: [`Layer`], the text given as flags, environment or file.
-//! - `resolve.rs`: [`Config::resolve`], reading and checking the values.
+//! Each [`Setting`] is declared once, as a [`Spec`]: its names, help,
+//! default and range (the declarations' docs say how to add one). The
+//! text given as flags, environment or file arrives as [`Layer`]s, and
+//! [`Config::resolve`] reads and checks each value, remembering its
+//! [`Origin`] for messages.
 //!
 //! Durations are a number and a unit (`500ms`, `2s`, `1.5s`, `1m`, `1h`).
 
@@ -25,7 +25,6 @@ mod setting;
 mod tests;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,6 +32,7 @@ use snowmint::{ClockPolicy, Layout, Node};
 use snowmint_fleet::{CoordinatorAccess, CoordinatorUrl, FleetName};
 
 use crate::auth::AuthScope;
+use crate::listener::Listeners;
 use crate::net::{Limits, TlsFiles};
 
 pub use layer::Layer;
@@ -48,19 +48,9 @@ pub use snowmint_fleet::NodeSource as Identity;
 /// Everything `snowmint serve` needs to know, resolved and checked.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Address to listen on.
-    pub listen: SocketAddr,
-    /// Address to serve the gRPC API on; `None`: no gRPC.
-    pub grpc_listen: Option<SocketAddr>,
-    /// Address to serve memcached's text protocol on; `None`: off.
-    pub memcached_listen: Option<SocketAddr>,
-    /// How long a memcached connection may go without a whole request
-    /// before it is closed.
-    pub memcached_idle_timeout: Duration,
-    /// memcached served beside tokens or TLS on an address other than
-    /// loopback, as the operator said (`--memcached-unauthenticated`):
-    /// its protocol carries no credential and no TLS.
-    pub memcached_unauthenticated: bool,
+    /// Where each listener listens (HTTP always; the others when their
+    /// address is set), and how long each lets a connection idle.
+    pub listeners: Listeners,
     /// Where the node's identity comes from.
     pub identity: Identity,
     /// Directory of the high-water mark files.
@@ -77,7 +67,8 @@ pub struct Config {
     /// request may take, and the deadline of every connection's waits),
     /// the connection cap, streams and calls in flight, connection age.
     pub limits: Limits,
-    /// TLS on both listeners, when on (the files are read at start).
+    /// TLS on every listener whose protocol carries it, when on (the
+    /// files are read at start).
     pub tls: Option<TlsFiles>,
     /// The token file and the endpoints it guards, when on (read at
     /// start).
@@ -91,7 +82,9 @@ pub struct Config {
     pub origins: BTreeMap<Setting, Origin>,
 }
 
-/// A configuration that cannot be used.
+/// A configuration that cannot be used: the one error of the settings,
+/// which carries the fleet's own [`snowmint_fleet::ConfigError`] for a
+/// coordinator setting it refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// A value that does not parse or is out of range.
@@ -104,9 +97,31 @@ pub enum ConfigError {
         /// What is wrong, as the value's parser says it.
         message: String,
     },
+    /// A coordinator setting (its URL, the fleet, the slots, the claim
+    /// TTL, the clock check, the history, how it is reached) that the
+    /// fleet's own reader refused: its error, kept as the source, then
+    /// where the value came from.
+    #[error("{source} (from {origin})")]
+    Fleet {
+        /// Where the values came from, for people: one setting, or the
+        /// settings that do not fit together.
+        origin: String,
+        /// The fleet's error.
+        #[source]
+        source: snowmint_fleet::ConfigError,
+    },
     /// Settings that cannot be used together.
     #[error("{0}")]
     Conflict(String),
+    /// No setting says which node this is (see [`Config::require_identity`]).
+    #[error(
+        "no node identity is set: a node must be told which one it is, or two nodes started \
+         without one would issue the same IDs. Give this one --datacenter D --machine M (a pair \
+         no other node uses; SNOWMINT_DATACENTER, SNOWMINT_MACHINE), --machine-from-hostname \
+         (a StatefulSet's pods), or --coordinator URL (a slot claimed from etcd, ZooKeeper or \
+         PostgreSQL)"
+    )]
+    NoIdentity,
     /// The file cannot be read or is not valid TOML.
     #[error("config file {}: {message}", path.display())]
     File {
@@ -126,6 +141,39 @@ impl Config {
     }
 
     /// [`Config::load`] with an explicit environment.
+    ///
+    /// # Errors
+    ///
+    /// A value that cannot be used, named with its range and where it came
+    /// from; settings that conflict; a file that cannot be read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Node;
+    /// use snowmint_server::config::{Config, Layer, Setting};
+    ///
+    /// // Flags win over the environment, which wins over the file.
+    /// let mut flags = Layer::flags();
+    /// flags.set(Setting::Machine, "7");
+    /// let env = |name: &str| match name {
+    ///     "SNOWMINT_DATACENTER" => Some("3".to_owned()),
+    ///     "SNOWMINT_MACHINE" => Some("9".to_owned()),
+    ///     _ => None,
+    /// };
+    /// let config = Config::load_with(flags, env)?;
+    /// assert_eq!(config.node(), Some(Node { datacenter: 3, machine: 7 }));
+    /// assert_eq!(config.origin_note(Setting::Datacenter), "(from SNOWMINT_DATACENTER)");
+    ///
+    /// // A bad value says what is wrong and where it came from.
+    /// let env = |name: &str| (name == "SNOWMINT_DATACENTER").then(|| "32".to_owned());
+    /// let error = Config::load_with(Layer::flags(), env).unwrap_err();
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "datacenter 32 is out of range (0..=31) (from SNOWMINT_DATACENTER)"
+    /// );
+    /// # Ok::<(), snowmint_server::config::ConfigError>(())
+    /// ```
     pub fn load_with(
         flags: Layer,
         env: impl Fn(&str) -> Option<String>,
@@ -140,6 +188,43 @@ impl Config {
             layers.push(Layer::from_file(&path)?);
         }
         Config::resolve(&layers, env)
+    }
+
+    /// Refuses a configuration that gives the node no identity: neither
+    /// `--datacenter` nor `--machine`, nor `--machine-from-hostname`, nor
+    /// `--coordinator`. Such a node would issue as datacenter 0, machine 0,
+    /// as would every other node started that way, and their IDs would
+    /// collide without a word; so `snowmint serve` (its start and its
+    /// `--check`) refuses it, as `snowmint generate`, the Python package,
+    /// the embedded issuer and the PostgreSQL extension refuse a generator
+    /// with no node. `--datacenter 0 --machine 0` is a choice, and allowed.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::NoIdentity`], which says how to give one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_server::config::{Config, ConfigError, Layer, Setting};
+    ///
+    /// let unset = Config::load_with(Layer::flags(), |_| None)?;
+    /// assert_eq!(unset.require_identity(), Err(ConfigError::NoIdentity));
+    ///
+    /// let mut flags = Layer::flags();
+    /// flags.set(Setting::Datacenter, "0").set(Setting::Machine, "0");
+    /// let chosen = Config::load_with(flags, |_| None)?;
+    /// assert_eq!(chosen.require_identity(), Ok(()));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn require_identity(&self) -> Result<(), ConfigError> {
+        let given = |setting| !matches!(self.origin(setting), Origin::Default);
+        match self.identity {
+            Identity::Static(_) if !given(Setting::Datacenter) && !given(Setting::Machine) => {
+                Err(ConfigError::NoIdentity)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The node, when it is given explicitly.

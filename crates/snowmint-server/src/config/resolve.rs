@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use snowmint::{ClockPolicy, Field, Layout, Node};
+use snowmint::{ClockPolicy, Layout};
 use snowmint_fleet::{
     ClockCheck, CoordinatorAccess, CoordinatorConfig, CoordinatorTls, CoordinatorUrl, FleetName,
     HistoryRetention, Secret, SlotRange,
@@ -21,6 +21,7 @@ use super::layer::Layer;
 use super::setting::{DefaultValue, Named, Origin, Setting};
 use super::{Config, ConfigError, FleetAccess, Identity, default_state_dir};
 use crate::auth::AuthScope;
+use crate::listener::{Guard, Listener, Listeners};
 use crate::net::{Limits, TlsFiles};
 
 /// The merged layers, looked up with precedence.
@@ -65,6 +66,32 @@ impl Lookup<'_> {
                 origin: Named(setting, &origin).to_string(),
                 message: error.to_string(),
             })
+    }
+
+    /// [`Lookup::get`] with one of the fleet's readers, whose refusal is
+    /// kept as it is ([`ConfigError::Fleet`]).
+    fn fleet<T>(
+        &mut self,
+        setting: Setting,
+        parse: impl FnOnce(&str) -> Result<T, snowmint_fleet::ConfigError>,
+    ) -> Result<Option<T>, ConfigError> {
+        let Some((text, origin)) = self.text(setting) else {
+            return Ok(None);
+        };
+        parse(&text).map(Some).map_err(|source| ConfigError::Fleet {
+            origin: Named(setting, &origin).to_string(),
+            source,
+        })
+    }
+
+    /// [`Lookup::fleet`] for a setting declared with a default value.
+    fn fleet_required<T>(
+        &mut self,
+        setting: Setting,
+        parse: impl FnOnce(&str) -> Result<T, snowmint_fleet::ConfigError>,
+    ) -> Result<T, ConfigError> {
+        self.fleet(setting, parse)?
+            .ok_or_else(|| unreachable!("{} is declared without a default value", setting.key()))
     }
 
     /// A duration setting, in its declared range, with a declared default.
@@ -130,17 +157,7 @@ impl Config {
             layers,
             origins: BTreeMap::new(),
         };
-        let listen = l.required(Setting::Listen, parse_listen)?;
-        let grpc_listen = l.get(Setting::GrpcListen, |text| {
-            parse_address("grpc_listen", text)
-        })?;
-        let memcached_listen = l.get(Setting::MemcachedListen, |text| {
-            parse_address("memcached_listen", text)
-        })?;
-        let memcached_idle_timeout = l.duration(Setting::MemcachedIdleTimeout)?;
-        let memcached_unauthenticated = l.required(Setting::MemcachedUnauthenticated, |s| {
-            parse_bool(Setting::MemcachedUnauthenticated.key(), s)
-        })?;
+        let mut listeners = listeners(&mut l)?;
         let layout = layout(&mut l)?;
         let identity = identity(&mut l, layout)?;
         let state_dir = l
@@ -153,23 +170,13 @@ impl Config {
         let limits = limits(&mut l)?;
         let tls = tls(&mut l)?;
         let auth = auth(&mut l)?;
-        memcached_gate(
-            &l,
-            memcached_listen,
-            memcached_unauthenticated,
-            tls.is_some(),
-            auth.is_some(),
-        )?;
+        unguarded(&mut l, &mut listeners, tls.is_some(), auth.is_some())?;
         let clock_offset_ms = l.integer(Setting::ClockOffsetMs)?;
         let log = l.required(Setting::Log, |s| {
             Ok::<_, std::convert::Infallible>(s.to_owned())
         })?;
         Ok(Config {
-            listen,
-            grpc_listen,
-            memcached_listen,
-            memcached_idle_timeout,
-            memcached_unauthenticated,
+            listeners,
             identity,
             state_dir,
             layout,
@@ -186,8 +193,23 @@ impl Config {
     }
 }
 
-fn parse_listen(text: &str) -> Result<SocketAddr, String> {
-    parse_address("listen", text)
+/// Each listener's address (HTTP's has a default, the others are off
+/// when unset) and idle timeout, by [`Listener`]'s settings.
+fn listeners(l: &mut Lookup<'_>) -> Result<Listeners, ConfigError> {
+    let http = Listener::Http.address_setting();
+    let mut listeners = Listeners::new(l.required(http, |text| parse_address(http.key(), text))?);
+    for listener in Listener::ALL {
+        let setting = listener.address_setting();
+        if listener != Listener::Http
+            && let Some(address) = l.get(setting, |text| parse_address(setting.key(), text))?
+        {
+            listeners.set(listener, address);
+        }
+        if let Some(idle) = listener.idle_setting() {
+            listeners.set_idle_timeout(listener, l.duration(idle)?);
+        }
+    }
+    Ok(listeners)
 }
 
 /// Reads `IP:PORT`, or `localhost:PORT` as `127.0.0.1:PORT`.
@@ -256,10 +278,15 @@ fn layout(l: &mut Lookup<'_>) -> Result<Layout, ConfigError> {
 /// Where the node's identity comes from: a coordinator, a hostname, or
 /// explicit values; settings of one source conflict with the others'.
 fn identity(l: &mut Lookup<'_>, layout: Layout) -> Result<Identity, ConfigError> {
+    // The node as two numbers (see `Layout::node_from_pair`): datacenter
+    // and machine in Twitter's layout.
+    let (upper, lowest) = layout.pair_max();
     let datacenter = l.required(Setting::Datacenter, |s| {
-        layout.parse_field(Field::Datacenter, s)
+        snowmint::value::parse_bounded("datacenter", s, 0..=upper)
     })?;
-    let machine = l.required(Setting::Machine, |s| layout.parse_field(Field::Machine, s))?;
+    let machine = l.required(Setting::Machine, |s| {
+        snowmint::value::parse_bounded("machine", s, 0..=lowest)
+    })?;
     let from_hostname = l.required(Setting::MachineFromHostname, |s| {
         parse_bool(Setting::MachineFromHostname.key(), s)
     })?;
@@ -295,10 +322,11 @@ fn identity(l: &mut Lookup<'_>, layout: Layout) -> Result<Identity, ConfigError>
             l.named(Setting::Hostname)
         )));
     }
-    Ok(Identity::Static(Node {
-        datacenter,
-        machine,
-    }))
+    // Both were read within their ranges.
+    let node = layout
+        .node_from_pair(datacenter, machine)
+        .unwrap_or_default();
+    Ok(Identity::Static(node))
 }
 
 /// The coordinator and the claim settings, when a coordinator is given;
@@ -307,25 +335,25 @@ fn coordinator(
     l: &mut Lookup<'_>,
     layout: Layout,
 ) -> Result<Option<(CoordinatorUrl, CoordinatorConfig)>, ConfigError> {
-    let url = l.get(Setting::Coordinator, str::parse::<CoordinatorUrl>)?;
-    let fleet = l.required(Setting::Fleet, str::parse::<FleetName>)?;
-    let slots = l.get(Setting::Slots, |s| {
+    let url = l.fleet(Setting::Coordinator, str::parse::<CoordinatorUrl>)?;
+    let fleet = l.fleet_required(Setting::Fleet, str::parse::<FleetName>)?;
+    let slots = l.fleet(Setting::Slots, |s| {
         s.parse::<SlotRange>().and_then(|slots| slots.check(layout))
     })?;
-    let ttl = l.required(Setting::ClaimTtl, snowmint_fleet::parse_claim_ttl)?;
+    let ttl = l.fleet_required(Setting::ClaimTtl, snowmint_fleet::parse_claim_ttl)?;
     let clock_check = ClockCheck {
-        max_skew: l.required(Setting::MaxClockSkew, snowmint_fleet::parse_max_clock_skew)?,
-        every: l.required(
+        max_skew: l.fleet_required(Setting::MaxClockSkew, snowmint_fleet::parse_max_clock_skew)?,
+        every: l.fleet_required(
             Setting::ClockCheckEvery,
             snowmint_fleet::parse_clock_check_every,
         )?,
     };
     let history = HistoryRetention {
-        keep: l.required(
+        keep: l.fleet_required(
             Setting::ClaimHistoryKeep,
             snowmint_fleet::parse_history_keep,
         )?,
-        max_age: l.required(
+        max_age: l.fleet_required(
             Setting::ClaimHistoryMaxAge,
             snowmint_fleet::parse_history_max_age,
         )?,
@@ -362,7 +390,12 @@ fn coordinator(
         layout,
     )
     // Every part was checked above, each naming where it came from.
-    .map_err(|error| ConfigError::Conflict(error.to_string()))?
+    .map_err(|source| ConfigError::Fleet {
+        origin: [Setting::Fleet, Setting::Slots, Setting::ClaimTtl]
+            .map(|setting| format!("{} {}", setting.key(), l.named(setting)))
+            .join(", "),
+        source,
+    })?
     // The front end names its reader of peers' clocks once it runs.
     .with_clock_check(clock_check, None)
     .with_history(history);
@@ -385,8 +418,8 @@ pub(super) fn fleet_access(layers: &[Layer]) -> Result<FleetAccess, ConfigError>
         layers,
         origins: BTreeMap::new(),
     };
-    let url = l.get(Setting::Coordinator, str::parse::<CoordinatorUrl>)?;
-    let fleet = l.required(Setting::Fleet, str::parse::<FleetName>)?;
+    let url = l.fleet(Setting::Coordinator, str::parse::<CoordinatorUrl>)?;
+    let fleet = l.fleet_required(Setting::Fleet, str::parse::<FleetName>)?;
     let access = access(&mut l)?;
     let Some(url) = url else {
         return Err(ConfigError::Conflict(format!(
@@ -412,7 +445,7 @@ fn fits(
     url: &CoordinatorUrl,
     access: CoordinatorAccess,
 ) -> Result<CoordinatorAccess, ConfigError> {
-    access.check(url).map_err(|error| {
+    access.check(url).map_err(|source| {
         // A reader of the fleet does not look world read up.
         let looked_up: Vec<Setting> = [
             Setting::Coordinator,
@@ -424,10 +457,10 @@ fn fits(
         .into_iter()
         .filter(|setting| l.origins.contains_key(setting))
         .collect();
-        ConfigError::Conflict(format!(
-            "{error} (from {})",
-            l.given(&looked_up).join(" and ")
-        ))
+        ConfigError::Fleet {
+            origin: l.given(&looked_up).join(" and "),
+            source,
+        }
     })?;
     if let Some(tls) = access.tls() {
         check_tls(l, tls)?;
@@ -596,42 +629,54 @@ fn auth(l: &mut Lookup<'_>) -> Result<Option<(PathBuf, AuthScope)>, ConfigError>
     }
 }
 
-/// memcached's text protocol carries no credential and no TLS, so a node
-/// whose other front ends are secured serves it only on loopback, or when
-/// the operator says it may be open (`--memcached-unauthenticated`): it
-/// would otherwise hand IDs to anyone the tokens and TLS keep out.
-fn memcached_gate(
-    l: &Lookup<'_>,
-    listen: Option<SocketAddr>,
-    unauthenticated: bool,
+/// A listener whose protocol carries no credential and no TLS
+/// ([`Guard::Nothing`]) is served by a node whose other listeners are
+/// secured only on loopback, or when the operator says it may be open (its
+/// switch): it would otherwise hand IDs to anyone the tokens and TLS keep
+/// out. Records which are served open by their switch.
+fn unguarded(
+    l: &mut Lookup<'_>,
+    listeners: &mut Listeners,
     tls: bool,
     tokens: bool,
 ) -> Result<(), ConfigError> {
-    let Some(address) = listen else {
-        if unauthenticated {
-            return Err(ConfigError::Conflict(format!(
-                "{} only applies with --memcached-listen",
-                l.named(Setting::MemcachedUnauthenticated)
-            )));
+    for listener in Listener::ALL {
+        let Guard::Nothing { open: switch } = listener.guard() else {
+            continue;
+        };
+        let open = l.required(switch, |s| parse_bool(switch.key(), s))?;
+        let address_setting = listener.address_setting();
+        let Some(address) = listeners.address(listener) else {
+            if open {
+                return Err(ConfigError::Conflict(format!(
+                    "{} only applies with {}",
+                    l.named(switch),
+                    address_setting.flag()
+                )));
+            }
+            continue;
+        };
+        listeners.set_served_open(listener, open);
+        if open || address.ip().is_loopback() || !(tls || tokens) {
+            continue;
         }
-        return Ok(());
-    };
-    if unauthenticated || address.ip().is_loopback() || !(tls || tokens) {
-        return Ok(());
+        let secured = match (tls, tokens) {
+            (true, true) => "TLS and bearer tokens",
+            (true, false) => "TLS",
+            _ => "bearer tokens",
+        };
+        return Err(ConfigError::Conflict(format!(
+            "{} {address} would serve IDs to any client that reaches it, with no token and in cleartext \
+             ({}'s protocol carries neither), while the node's other front ends need {secured}: \
+             listen on loopback (127.0.0.1:{}) behind a proxy that authenticates, or say \
+             {} to serve it open",
+            l.named(address_setting),
+            listener.title(),
+            address.port(),
+            switch.flag(),
+        )));
     }
-    let secured = match (tls, tokens) {
-        (true, true) => "TLS and bearer tokens",
-        (true, false) => "TLS",
-        _ => "bearer tokens",
-    };
-    Err(ConfigError::Conflict(format!(
-        "{} {address} would serve IDs to any client that reaches it, with no token and in cleartext \
-         (memcached's text protocol carries neither), while the node's other front ends need {secured}: \
-         listen on loopback (127.0.0.1:{}) behind a proxy that authenticates, or say \
-         --memcached-unauthenticated to serve it open",
-        l.named(Setting::MemcachedListen),
-        address.port()
-    )))
+    Ok(())
 }
 
 /// The clock policy, with `clock_max` as its bound.

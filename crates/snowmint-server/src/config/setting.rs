@@ -106,12 +106,16 @@ settings! {
         .default("off");
     /// Datacenter id of the node.
     Datacenter = Spec::number("datacenter", "N")
-        .help("This node's datacenter id")
+        .help(
+            "This node's datacenter id, a fixed node's with --machine (the one left out is 0). \
+             A node is given its identity here, by --machine-from-hostname or by --coordinator; \
+             given none, it does not start",
+        )
         .default("0")
         .described("the layout's: 0..=31 in twitter");
     /// Machine id of the node.
     Machine = Spec::number("machine", "N")
-        .help("This node's machine id")
+        .help("This node's machine id, a fixed node's with --datacenter (see --datacenter)")
         .default("0")
         .described("the layout's: 0..=31 in twitter");
     /// Take the slot from the hostname's ordinal.
@@ -185,10 +189,10 @@ settings! {
         )
         .default("10s")
         .durations(Duration::from_millis(1), DAY);
-    /// Client connections open at once, HTTP and gRPC together.
+    /// Client connections open at once, every listener's together.
     MaxConnections = Spec::number("max_connections", "N")
         .help(
-            "Client connections open at once, HTTP and gRPC together; never more than the \
+            "Client connections open at once, every listener's together; never more than the \
              descriptor limit minus 32 kept for the state files and the coordinator. At the cap, \
              new connections wait in the kernel's queue",
         )
@@ -323,8 +327,9 @@ settings! {
     MaxClockSkew = Spec::value("max_clock_skew", "DURATION")
         .help(
             "Largest offset allowed between this node's clock and the clocks of up to 5 slot \
-             holders and the coordinator's (PostgreSQL, ZooKeeper); beyond it the node claims no \
-             slot, or gives its slot up, until its clock is back in range",
+             holders and the coordinator's (PostgreSQL, ZooKeeper); beyond it, or with a clock \
+             that runs slow against theirs (below 0.95 of their rate), the node claims no slot, \
+             or gives its slot up, until its clock is back in range; off turns both checks off",
         )
         .default("1s")
         .described("10ms..=1h, or off");

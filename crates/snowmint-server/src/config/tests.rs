@@ -6,6 +6,7 @@ use std::time::Duration;
 use snowmint::{ClockPolicy, Layout, Node};
 
 use super::*;
+use crate::listener::Listener;
 
 fn flags(pairs: &[(Setting, &str)]) -> Layer {
     let mut layer = Layer::flags();
@@ -31,7 +32,7 @@ fn file(text: &str) -> Layer {
 #[test]
 fn defaults() {
     let config = Config::resolve(&[], env(&[("HOME", "/home/ana")])).unwrap();
-    assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
+    assert_eq!(config.listeners.http().to_string(), "127.0.0.1:8080");
     assert_eq!(config.identity, Identity::Static(Node::default()));
     assert_eq!(
         config.state_dir,
@@ -52,14 +53,8 @@ fn flags_beat_env_beat_file() {
     ]));
     let all = [flags(&[(Setting::Machine, "5")]), e.clone(), f.clone()];
     let config = Config::resolve(&all, |_| None).unwrap();
-    assert_eq!(
-        config.node(),
-        Some(Node {
-            datacenter: 9,
-            machine: 5
-        })
-    );
-    assert_eq!(config.listen.port(), 9001);
+    assert_eq!(config.node(), Some(Node::from_slot(293)));
+    assert_eq!(config.listeners.http().port(), 9001);
     assert_eq!(config.origin_note(Setting::Machine), "(from --machine)");
     assert_eq!(
         config.origin_note(Setting::Datacenter),
@@ -67,10 +62,10 @@ fn flags_beat_env_beat_file() {
     );
 
     let config = Config::resolve(&[Layer::flags(), e, f.clone()], |_| None).unwrap();
-    assert_eq!(config.node().unwrap().machine, 4);
+    assert_eq!(config.layout.pair_of(config.node().unwrap()).1, 4);
     let config = Config::resolve(&[Layer::flags(), f], |_| None).unwrap();
-    assert_eq!(config.node().unwrap().machine, 3);
-    assert_eq!(config.listen.port(), 9000);
+    assert_eq!(config.layout.pair_of(config.node().unwrap()).1, 3);
+    assert_eq!(config.listeners.http().port(), 9000);
 }
 
 #[test]
@@ -109,7 +104,7 @@ fn bad_values_name_the_value_the_range_and_the_origin() {
 fn machine_range_follows_the_layout() {
     let layer = flags(&[(Setting::Layout, "41/0/10/12"), (Setting::Machine, "1000")]);
     let config = Config::resolve(&[layer], |_| None).unwrap();
-    assert_eq!(config.node().unwrap().machine, 1000);
+    assert_eq!(config.node().unwrap().slot(), 1000);
 }
 
 #[test]
@@ -299,16 +294,25 @@ fn empty_env_values_count_as_unset() {
 #[test]
 fn grpc_is_off_unless_an_address_is_given_and_each_place_names_it() {
     let config = Config::resolve(&[], |_| None).unwrap();
-    assert_eq!(config.grpc_listen, None);
+    assert_eq!(config.listeners.address(Listener::Grpc), None);
     let from_file = file("grpc_listen = \"127.0.0.1:9090\"\n");
     let config = Config::resolve(std::slice::from_ref(&from_file), |_| None).unwrap();
-    assert_eq!(config.grpc_listen, Some("127.0.0.1:9090".parse().unwrap()));
+    assert_eq!(
+        config.listeners.address(Listener::Grpc),
+        Some("127.0.0.1:9090".parse().unwrap())
+    );
     let from_env = Layer::from_env(env(&[("SNOWMINT_GRPC_LISTEN", "127.0.0.1:9091")]));
     let config = Config::resolve(&[from_env, from_file.clone()], |_| None).unwrap();
-    assert_eq!(config.grpc_listen.unwrap().port(), 9091);
+    assert_eq!(
+        config.listeners.address(Listener::Grpc).unwrap().port(),
+        9091
+    );
     let from_flag = flags(&[(Setting::GrpcListen, "127.0.0.1:9092")]);
     let config = Config::resolve(&[from_flag, from_file], |_| None).unwrap();
-    assert_eq!(config.grpc_listen.unwrap().port(), 9092);
+    assert_eq!(
+        config.listeners.address(Listener::Grpc).unwrap().port(),
+        9092
+    );
     assert_eq!(
         config.origin_note(Setting::GrpcListen),
         "(from --grpc-listen)"
@@ -330,10 +334,13 @@ fn localhost_is_loopback_and_other_names_are_refused() {
         (Setting::MemcachedListen, "localhost:11211"),
     ]);
     let config = Config::resolve(&[layer], |_| None).unwrap();
-    assert_eq!(config.listen, "127.0.0.1:8090".parse().unwrap());
-    assert_eq!(config.grpc_listen, Some("127.0.0.1:0".parse().unwrap()));
+    assert_eq!(config.listeners.http(), "127.0.0.1:8090".parse().unwrap());
     assert_eq!(
-        config.memcached_listen,
+        config.listeners.address(Listener::Grpc),
+        Some("127.0.0.1:0".parse().unwrap())
+    );
+    assert_eq!(
+        config.listeners.address(Listener::Memcached),
         Some("127.0.0.1:11211".parse().unwrap())
     );
     let refused = |value: &str| {
@@ -356,16 +363,22 @@ fn localhost_is_loopback_and_other_names_are_refused() {
 #[test]
 fn memcached_is_off_unless_an_address_is_given() {
     let config = Config::resolve(&[], |_| None).unwrap();
-    assert_eq!(config.memcached_listen, None);
-    assert_eq!(config.memcached_idle_timeout, Duration::from_secs(600));
+    assert_eq!(config.listeners.address(Listener::Memcached), None);
+    assert_eq!(
+        config.listeners.idle_timeout(Listener::Memcached).unwrap(),
+        Duration::from_secs(600)
+    );
     let from_file =
         file("memcached_listen = \"0.0.0.0:11211\"\nmemcached_idle_timeout = \"30s\"\n");
     let config = Config::resolve(&[from_file], |_| None).unwrap();
     assert_eq!(
-        config.memcached_listen,
+        config.listeners.address(Listener::Memcached),
         Some("0.0.0.0:11211".parse().unwrap())
     );
-    assert_eq!(config.memcached_idle_timeout, Duration::from_secs(30));
+    assert_eq!(
+        config.listeners.idle_timeout(Listener::Memcached).unwrap(),
+        Duration::from_secs(30)
+    );
     let bad = Layer::from_env(env(&[("SNOWMINT_MEMCACHED_IDLE_TIMEOUT", "10ms")]));
     assert_eq!(
         Config::resolve(&[bad], |_| None).unwrap_err().to_string(),
@@ -420,4 +433,42 @@ fn names_come_from_the_key() {
     assert_eq!(Setting::ClockMax.env(), "SNOWMINT_CLOCK_MAX");
     let keys: std::collections::BTreeSet<_> = Setting::ALL.iter().map(|s| s.key()).collect();
     assert_eq!(keys.len(), Setting::ALL.len(), "two settings share a key");
+}
+
+/// A coordinator setting the fleet's reader refuses is that reader's own
+/// error, wrapped with where the value came from: programs match the
+/// fleet's variant, people read its message and the origin.
+#[test]
+fn a_coordinator_setting_refused_carries_the_fleets_error() {
+    let layer = flags(&[(Setting::Coordinator, "http://10.0.0.1:2379")]);
+    let error = Config::resolve(&[layer], |_| None).unwrap_err();
+    let ConfigError::Fleet { origin, source } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(origin, "--coordinator");
+    assert!(
+        matches!(source, snowmint_fleet::ConfigError::Url { value, .. } if value == "http://10.0.0.1:2379"),
+        "{source:?}"
+    );
+    assert_eq!(error.to_string(), format!("{source} (from --coordinator)"));
+    let source = std::error::Error::source(&error).unwrap();
+    assert!(
+        source
+            .downcast_ref::<snowmint_fleet::ConfigError>()
+            .is_some()
+    );
+
+    let env = Layer::from_env(env(&[
+        ("SNOWMINT_COORDINATOR", "etcd://10.0.0.1:2379"),
+        ("SNOWMINT_FLEET", "a/b"),
+    ]));
+    let error = Config::resolve(&[env], |_| None).unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            ConfigError::Fleet { origin, source: snowmint_fleet::ConfigError::Fleet { .. } }
+                if origin == "SNOWMINT_FLEET"
+        ),
+        "{error:?}"
+    );
 }

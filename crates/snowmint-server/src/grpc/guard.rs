@@ -36,8 +36,9 @@ use tower::{Service, ServiceExt};
 
 use super::status::{CODE_KEY, RETRY_AFTER_KEY};
 use crate::auth::Auth;
+use crate::listener::Listener;
 use crate::metrics::Metrics;
-use crate::net::{Connection, Limit, Listener};
+use crate::net::{Connection, Limit};
 
 type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
 

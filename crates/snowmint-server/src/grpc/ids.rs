@@ -8,7 +8,7 @@
 //! and messages are HTTP's. An empty string is a field not given, as
 //! proto3 cannot tell them apart.
 
-use snowmint::{Parts, SnowflakeId};
+use snowmint::SnowflakeId;
 use snowmint_fleet::MAX_BATCH;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -152,9 +152,12 @@ impl IdService for IdApi {
         let request = request.into_inner();
         let layout = layout_of(&self.state, request.layout.as_ref())?;
         let decoded = inputs::encoding(given(&request.encoding))
-            .and_then(|encoding| inputs::id(&request.id, encoding))
+            .and_then(|encoding| inputs::id(&layout, &request.id, encoding))
             .map_err(rejected)?;
-        Ok(Response::new(decoded_id(DecodedId::new(&layout, decoded))))
+        let decoded = DecodedId::new(&layout, decoded)
+            .map_err(core_refused("id"))
+            .map_err(rejected)?;
+        Ok(Response::new(decoded_id(decoded)))
     }
 
     async fn encode(
@@ -170,16 +173,19 @@ impl IdService for IdApi {
                 // The fields are checked by the encoding itself, whose error
                 // names the field (`datacenter 32 is out of range (0..=31)`).
                 layout
-                    .encode(Parts {
+                    .encode_pair(
                         timestamp_ms,
-                        datacenter: request.datacenter,
-                        machine: request.machine,
-                        sequence: request.sequence,
-                    })
+                        request.datacenter,
+                        request.machine,
+                        request.sequence,
+                    )
                     .map_err(core_refused("parts"))
             })
             .map_err(rejected)?;
-        Ok(Response::new(decoded_id(DecodedId::new(&layout, id))))
+        let decoded = DecodedId::new(&layout, id)
+            .map_err(core_refused("parts"))
+            .map_err(rejected)?;
+        Ok(Response::new(decoded_id(decoded)))
     }
 
     async fn range(
@@ -218,7 +224,7 @@ impl IdService for IdApi {
         _request: Request<pb::GetNodeRequest>,
     ) -> Result<Response<pb::NodeDescription>, Status> {
         self.state.metrics().grpc_call("GetNode");
-        let node = NodeDescription::new(self.state.issuer());
+        let node = NodeDescription::new(&self.state);
         Ok(Response::new(node_description(node)))
     }
 

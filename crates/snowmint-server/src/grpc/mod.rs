@@ -4,29 +4,25 @@
 //! Everything here is a second front end over the same [`AppState`] as the
 //! HTTP handlers: IDs come from the same [`Issuer`](crate::Issuer) calls
 //! (fencing, high-water mark, refusals), count in the same metrics, and the
-//! calculator calls run the HTTP handlers themselves, with the request's
-//! fields given as the parameters a query would carry, so that values are
-//! read by the same parsers and rejected with the same messages.
+//! calculator methods hand their fields to the same input reader as the
+//! HTTP handlers, so that values are read by the same parsers and rejected
+//! with the same messages.
 //!
-//! - `ids.rs`: [`IdApi`], the `IdService` methods.
-//! - `health.rs`: `grpc.health.v1.Health`, `SERVING` only while the node
-//!   may issue.
-//! - `status.rs`: errors as gRPC statuses (`INVALID_ARGUMENT`,
-//!   `UNAVAILABLE` with `retry-after-ms`).
-//! - `guard.rs`: what every call passes: the node's cap on calls in
-//!   flight, the deadline, and `INVALID_ARGUMENT` for requests that cannot
-//!   be decoded.
+//! [`IdApi`] answers the `IdService` methods. Before any of them runs, a
+//! guard holds the call to the node's cap on calls in flight and to its
+//! deadline, and refuses a request that cannot be decoded with
+//! `INVALID_ARGUMENT`. Errors become statuses in one place: bad input
+//! `INVALID_ARGUMENT`, a refusal `UNAVAILABLE` with `retry-after-ms`.
+//! `grpc.health.v1.Health` reports `SERVING` only while the node may
+//! issue.
 //!
-//! The contract is `proto/snowmint/v1/snowmint.proto`, compiled by
-//! `build.rs` and carried in the binary for reflection.
+//! The contract is `proto/snowmint/v1/snowmint.proto`; the code generated
+//! from it is checked in (`generated/`, verified by a test), with its
+//! descriptor, which the binary carries for reflection.
 
-use std::future::Future;
-
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::service::Routes;
 
-use crate::net::{Front, Listener};
 use crate::state::AppState;
 
 mod guard;
@@ -102,41 +98,13 @@ pub(crate) async fn stopped(stopping: &mut Stopping) {
     let _ = stopping.wait_for(|stop| *stop).await;
 }
 
-/// Serves [`routes`] on `listener` until `shutdown` resolves, then ends
-/// the open streams and lets unary calls in flight finish; every
-/// connection is held to the limits of `state` (`net/`).
-pub async fn serve(
-    listener: TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) {
-    let (stop, stopping) = watch::channel(false);
-    tokio::spawn(async move {
-        shutdown.await;
-        let _ = stop.send(true);
-    });
-    let front = Front::new(
-        state.limits(),
-        state.tls().cloned(),
-        1,
-        state.metrics().clone(),
-        stopping.clone(),
-    );
-    serve_on(&front, listener, state, stopping).await;
-}
-
-/// Serves [`routes`] on `listener` through `front` (shared with the HTTP
-/// listener) until `stopping` turns true.
-pub(crate) async fn serve_on(
-    front: &Front,
-    listener: TcpListener,
-    state: AppState,
-    stopping: Stopping,
-) {
+/// What a gRPC listener serves: [`routes`] behind the guard every call
+/// passes (tokens, the node's cap on calls in flight, the deadline).
+pub(crate) fn service(state: AppState, stopping: Stopping) -> guard::Guard<Routes> {
     let limits = state.limits();
     let metrics = state.metrics().clone();
     let auth = state.auth().cloned();
-    let service = guard::Guard::new(
+    guard::Guard::new(
         routes(state, stopping),
         auth,
         limits.max_calls,
@@ -144,6 +112,5 @@ pub(crate) async fn serve_on(
         // a stream's batches are not bound by it.
         limits.request_timeout,
         metrics,
-    );
-    front.serve(listener, Listener::Grpc, service).await;
+    )
 }

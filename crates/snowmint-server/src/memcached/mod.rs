@@ -9,28 +9,28 @@
 //! and the IDs count in the same metrics. A refusal is
 //! `SERVER_ERROR <reason>`; the connection stays open, as memcached's does.
 //!
-//! What a connection may cost is bounded: a request line is at most
-//! [`MAX_LINE`] bytes (a longer one is answered
+//! It is a `ByteStream` under the node's one front end, as a listener
+//! like any other (`crate::listener`): the connection cap and the
+//! descriptor reserve, accept backpressure, the first request's deadline,
+//! its own idle timeout (`--memcached-idle-timeout`: clients keep pooled
+//! connections between bursts), the write deadline and the metrics are
+//! the front end's. What is its own is bounded too: a request line is at
+//! most [`MAX_LINE`] bytes (a longer one is answered
 //! `CLIENT_ERROR line too long` and the connection closed, as memcached
-//! closes it), a connection that sends no whole request for the idle
-//! timeout is closed, and answers to pipelined requests are written
-//! together once no whole request is left to read.
+//! closes it), and answers to pipelined requests are written together
+//! once no whole request is left to read, at most one request line's
+//! worth of `get`s (about 140 KiB) at a time.
 //!
-//! - `mod.rs`: accepting connections, serving each ([`serve_stream`]),
-//!   shutting down.
-//! - `protocol.rs`: reading a request line and writing the answers.
+//! [`serve_stream`] serves one connection; reading a request line and
+//! writing the answers is the protocol's own part.
 
-use std::future::Future;
 use std::io;
-use std::time::Duration;
 
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
 };
-use tokio::net::TcpListener;
-use tokio::sync::watch;
-use tokio::task::JoinSet;
 
+use crate::net::{ByteStream, Session};
 use crate::state::AppState;
 use protocol::Request;
 
@@ -38,76 +38,16 @@ pub(crate) mod protocol;
 
 pub use protocol::MAX_LINE;
 
-/// Serves memcached's text protocol on `listener` until `shutdown`
-/// resolves; then stops accepting, lets each connection finish the request
-/// it is answering, and returns once every connection has closed (or after
-/// the request timeout, closing what is left).
-pub(crate) async fn serve(
-    listener: TcpListener,
+/// memcached's text protocol over the node's issuer.
+#[derive(Debug, Clone)]
+pub(crate) struct Memcached {
     state: AppState,
-    idle_timeout: Duration,
-    shutdown: impl Future<Output = ()>,
-) {
-    let (stop, stopped) = watch::channel(false);
-    let mut connections = JoinSet::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    // Whether accepting has been failing, so that an episode is logged once.
-    let mut failing = false;
-    loop {
-        // Finished connections are reaped as new ones come, so that the
-        // set holds only live ones.
-        while connections.try_join_next().is_some() {}
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(error) => {
-                    failing = pause_after(&error, failing).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        if std::mem::take(&mut failing) {
-            tracing::info!("memcached: accepting connections again");
-        }
-        let connection = Connection {
-            state: state.clone(),
-            idle_timeout,
-            stopped: stopped.clone(),
-        };
-        connections.spawn(async move {
-            // Answers are small and written once per batch of requests.
-            let served = match stream.set_nodelay(true) {
-                Ok(()) => connection.serve(stream).await,
-                Err(error) => Err(error),
-            };
-            if let Err(error) = served {
-                // The client hung up or the network failed: there is
-                // nobody to tell.
-                tracing::trace!(%error, "memcached connection ended");
-            }
-        });
-    }
-    drop(listener);
-    let _ = stop.send(true);
-    let grace = state.request_timeout();
-    if tokio::time::timeout(grace, async {
-        while connections.join_next().await.is_some() {}
-    })
-    .await
-    .is_err()
-    {
-        tracing::warn!("memcached connections still open after the request timeout; closing them");
-        connections.abort_all();
-    }
 }
 
-/// What one connection needs.
-struct Connection {
-    state: AppState,
-    idle_timeout: Duration,
-    /// Turns true at shutdown.
-    stopped: watch::Receiver<bool>,
+impl Memcached {
+    pub(crate) fn new(state: AppState) -> Memcached {
+        Memcached { state }
+    }
 }
 
 /// How reading a request line ended.
@@ -121,34 +61,31 @@ enum Line {
 }
 
 /// Serves memcached's text protocol on one connection, `stream`, until
-/// the client quits or hangs up, or sends no whole request for
-/// `idle_timeout`; every ID from `state`'s issuer, as on a listener of
-/// `--memcached-listen`. For connections accepted elsewhere, and for
-/// fuzzing the protocol without sockets.
+/// the client quits or hangs up; every ID from `state`'s issuer, as on a
+/// listener of `--memcached-listen` (where the front end adds the
+/// deadlines). For fuzzing the protocol without sockets.
 pub async fn serve_stream(
-    stream: impl AsyncRead + AsyncWrite + Send,
+    stream: impl AsyncRead + AsyncWrite + Unpin + Send + 'static,
     state: AppState,
-    idle_timeout: Duration,
 ) -> io::Result<()> {
-    // Never stopped: the caller owns the connection's lifetime.
-    let (_stop, stopped) = watch::channel(false);
-    Connection {
-        state,
-        idle_timeout,
-        stopped,
-    }
-    .serve(stream)
-    .await
+    Memcached::new(state)
+        .serve(stream, Session::detached())
+        .await
 }
 
-impl Connection {
-    async fn serve(mut self, stream: impl AsyncRead + AsyncWrite + Send) -> io::Result<()> {
-        let (read, write) = tokio::io::split(stream);
-        let mut write = std::pin::pin!(write);
+impl ByteStream for Memcached {
+    async fn serve<IO>(self, stream: IO, session: Session) -> io::Result<()>
+    where
+        IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let (read, mut write) = tokio::io::split(stream);
         let mut reader = BufReader::with_capacity(protocol::MAX_LINE, read);
         let mut line = Vec::with_capacity(256);
         let mut out = Vec::with_capacity(4096);
         let mut ids = Vec::new();
+        // Held from the first request of a batch until its answers are
+        // written: the connection is busy, not idle, meanwhile.
+        let mut in_flight = None;
         loop {
             // Pipelined requests are answered in one write; the answers go
             // out as soon as no whole request is waiting to be read.
@@ -156,24 +93,25 @@ impl Connection {
                 write.write_all(&out).await?;
                 out.clear();
             }
+            if out.is_empty() {
+                in_flight = None;
+            }
             line.clear();
             let read = tokio::select! {
                 biased;
-                _ = self.stopped.wait_for(|stop| *stop) => break,
-                read = tokio::time::timeout(self.idle_timeout, read_line(&mut reader, &mut line)) => read,
+                () = session.closing() => break,
+                read = read_line(&mut reader, &mut line) => read?,
             };
             match read {
-                // Silent for the idle timeout: closed without a word, as
-                // memcached closes idle connections.
-                Err(_) => break,
-                Ok(result) => match result? {
-                    Line::Complete => {}
-                    Line::Closed => break,
-                    Line::TooLong => {
-                        protocol::push_client_error(&mut out, "line too long");
-                        break;
-                    }
-                },
+                Line::Complete => {}
+                Line::Closed => break,
+                Line::TooLong => {
+                    protocol::push_client_error(&mut out, "line too long");
+                    break;
+                }
+            }
+            if in_flight.is_none() {
+                in_flight = session.request();
             }
             match protocol::parse(&line) {
                 Request::Get { keys, cas } => {
@@ -190,12 +128,13 @@ impl Connection {
                         // The block and its line ending; a client that
                         // stops sending it is idle like any other.
                         let block = bytes.saturating_add(2);
-                        match tokio::time::timeout(self.idle_timeout, discard(&mut reader, block))
-                            .await
-                        {
-                            Ok(Ok(true)) => {}
-                            Ok(Ok(false)) | Err(_) => break,
-                            Ok(Err(error)) => return Err(error),
+                        let discarded = tokio::select! {
+                            biased;
+                            () = session.closing() => break,
+                            discarded = discard(&mut reader, block) => discarded?,
+                        };
+                        if !discarded {
+                            break;
                         }
                     }
                     if reply {
@@ -209,9 +148,12 @@ impl Connection {
         if !out.is_empty() {
             write.write_all(&out).await?;
         }
+        drop(in_flight);
         write.shutdown().await
     }
+}
 
+impl Memcached {
     /// Answers a `get`/`gets`: one new ID per key, all or none.
     async fn issue(
         &self,
@@ -290,23 +232,4 @@ async fn read_line(
 async fn discard(reader: &mut (impl AsyncBufRead + Unpin), count: u64) -> io::Result<bool> {
     let copied = tokio::io::copy(&mut reader.take(count), &mut tokio::io::sink()).await?;
     Ok(copied == count)
-}
-
-/// After a failed accept: nothing for errors of the one connection (it is
-/// gone), a pause for errors of the process, such as running out of file
-/// descriptors, which only closing connections can cure. Returns whether
-/// accepting is failing; logs when it starts to.
-async fn pause_after(error: &io::Error, failing: bool) -> bool {
-    use io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
-    if matches!(
-        error.kind(),
-        ConnectionAborted | ConnectionRefused | ConnectionReset
-    ) {
-        return failing;
-    }
-    if !failing {
-        tracing::warn!(%error, "memcached: cannot accept connections; trying again every 100 ms");
-    }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    true
 }

@@ -27,6 +27,9 @@ pub(crate) struct Activity {
     /// The streams it may have in flight (reaching it counts); set once the
     /// protocol is known.
     max_streams: AtomicU64,
+    /// Whether its TLS handshake is under way: such a connection is the
+    /// first closed to make room (its client has sent no request yet).
+    handshaking: AtomicBool,
     /// Told when the gate closes it to make room for a new connection.
     evict: Notify,
     evicted: AtomicBool,
@@ -41,6 +44,7 @@ impl Activity {
             started: AtomicBool::new(false),
             idle_since_ms: AtomicU64::new(0),
             max_streams: AtomicU64::new(u64::MAX),
+            handshaking: AtomicBool::new(false),
             evict: Notify::new(),
             evicted: AtomicBool::new(false),
             metrics,
@@ -75,17 +79,28 @@ impl Activity {
     }
 
     /// When the connection's current deadline falls: the first request's
-    /// while none came, the idle one while nothing is in flight, `None`
-    /// while a request is.
-    pub(crate) fn deadline(&self, timeout: Duration) -> Option<Instant> {
+    /// (`first` after the accept) while none came, the idle one (`idle`
+    /// after the last answer) while nothing is in flight, `None` while a
+    /// request is.
+    pub(crate) fn deadline(&self, first: Duration, idle: Duration) -> Option<Instant> {
         if !self.started() {
-            return Some(self.origin + timeout);
+            return Some(self.origin + first);
         }
         if self.in_flight() > 0 {
             return None;
         }
         let idle_since = Duration::from_millis(self.idle_since_ms.load(Ordering::Relaxed));
-        Some(self.origin + idle_since + timeout)
+        Some(self.origin + idle_since + idle)
+    }
+
+    /// Marks the TLS handshake under way, or over.
+    pub(crate) fn set_handshaking(&self, handshaking: bool) {
+        self.handshaking.store(handshaking, Ordering::Relaxed);
+    }
+
+    /// Whether its TLS handshake is under way.
+    pub(crate) fn is_handshaking(&self) -> bool {
+        self.handshaking.load(Ordering::Relaxed)
     }
 
     /// Asks the connection to close, to make room (see `gate.rs`).

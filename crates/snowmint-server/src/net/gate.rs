@@ -1,6 +1,6 @@
-//! The connection cap, shared by the HTTP and gRPC listeners.
+//! The connection cap, shared by every listener.
 //!
-//! Both listeners draw on one budget of file descriptors, which the
+//! All listeners draw on one budget of file descriptors, which the
 //! process also needs for its state files and its coordinator. So:
 //!
 //! - at most `max_connections` client connections are open at once, and
@@ -8,16 +8,20 @@
 //!   [`DESCRIPTOR_RESERVE`](super::limits::DESCRIPTOR_RESERVE), read
 //!   afresh at each accept (an operator or `prlimit` may change it while
 //!   the node runs);
-//! - with both listeners, each may hold at most three quarters of the
-//!   cap, so a flood on one leaves room for clients of the other;
+//! - with more than one listener, each may hold at most three quarters
+//!   of the cap, so a flood on one leaves room for clients of the others;
 //! - at the cap a listener stops accepting (backpressure): new
 //!   connections wait in the kernel's queue, costing the process nothing;
 //! - but a new client is not left waiting behind clients that hold their
-//!   connections: when one is waiting, the oldest connection older than
-//!   the request timeout is closed to make room, an idle one first
-//!   (gently) and a busy one otherwise (at once). So every connection gets
-//!   at least a request timeout, and a new client gets in within about
-//!   one, however many connections others hold.
+//!   connections: when one is waiting, a connection still in its TLS
+//!   handshake half a second after its accept is closed to make room, the
+//!   oldest first (a handshake takes a round trip or two; a client still
+//!   at it has not even finished saying hello); failing that, the
+//!   oldest connection older than the request timeout, an idle one first
+//!   (gently) and a busy one otherwise (at once). So every connection that
+//!   got through its handshake gets at least a request timeout, and a new
+//!   client gets in within about one, however many connections others
+//!   hold (sooner, when some are stuck handshaking).
 
 use std::collections::BTreeMap;
 use std::pin::pin;
@@ -28,7 +32,8 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::activity::Activity;
-use super::limits::{DESCRIPTOR_RESERVE, Limit, Listener};
+use super::limits::{DESCRIPTOR_RESERVE, Limit};
+use crate::listener::Listener;
 use crate::metrics::Metrics;
 
 /// How often a listener waiting at the cap looks at the descriptor limit
@@ -36,11 +41,17 @@ use crate::metrics::Metrics;
 /// connection has become old enough to make room.
 const RECHECK: Duration = Duration::from_millis(100);
 
+/// How long a connection may be in its TLS handshake before it may be
+/// closed to make room: long enough for a client a few round trips away,
+/// so that a flood of half-sent handshakes, which makes room for itself
+/// at the cap, does not close a real client's before it can finish.
+const HANDSHAKE_GRACE: Duration = Duration::from_millis(500);
+
 /// The shared budget of connections.
 #[derive(Debug)]
 pub(crate) struct Gate {
     configured: u64,
-    /// Whether both listeners share the budget.
+    /// Whether more than one listener shares the budget.
     shared: bool,
     /// The youngest a connection may be and still be closed to make room.
     min_age: Duration,
@@ -54,9 +65,9 @@ pub(crate) struct Gate {
 struct Registry {
     next: u64,
     /// By admission order: the first is the oldest.
-    open: [BTreeMap<u64, Arc<Activity>>; 2],
+    open: [BTreeMap<u64, Arc<Activity>>; Listener::COUNT],
     /// Connections asked to close to make room that have not closed yet.
-    evicting: [u64; 2],
+    evicting: [u64; Listener::COUNT],
 }
 
 /// One admitted connection; gives its place back when dropped.
@@ -76,7 +87,7 @@ impl Permit {
 }
 
 impl Gate {
-    /// A budget of `configured` connections, for one listener or two;
+    /// A budget of `configured` connections, for one listener or more;
     /// connections younger than `min_age` are never closed to make room.
     pub(crate) fn new(
         configured: u64,
@@ -201,23 +212,50 @@ impl Gate {
         }
     }
 
-    /// Asks one connection to close for a client of `listener` that waits,
-    /// unless one was asked already and has not closed yet: the oldest
-    /// connection old enough, an idle one first, of `listener` if it holds
-    /// its share, else of the other listener.
+    /// Asks one connection to close for a client of `listener` that waits:
+    /// the oldest still in its TLS handshake after [`HANDSHAKE_GRACE`], of
+    /// any listener; else, unless
+    /// one was asked already and has not closed yet, the oldest connection
+    /// old enough, an idle one first, of `listener` if it holds its share,
+    /// else of the listener that holds the most.
     fn make_room(&self, listener: Listener) {
         let cap = self.cap();
         let mut registry = self.registry();
+        // Ids are given in admission order: the smallest is the oldest.
+        let now = Instant::now();
+        let handshaking = registry
+            .open
+            .iter()
+            .enumerate()
+            .flat_map(|(index, open)| {
+                open.iter()
+                    .map(move |(id, activity)| (*id, index, activity))
+            })
+            .filter(|(_, _, activity)| {
+                activity.is_handshaking()
+                    && !activity.is_evicted()
+                    && now.duration_since(activity.origin) >= HANDSHAKE_GRACE
+            })
+            .min_by_key(|(id, _, _)| *id)
+            .map(|(_, index, activity)| (index, Arc::clone(activity)));
+        if let Some((index, victim)) = handshaking {
+            registry.evicting[index] += 1;
+            drop(registry);
+            victim.evict();
+            self.metrics.limit_reached(Limit::Evicted);
+            return;
+        }
         let own = registry.open[listener as usize].len() as u64;
         let from = if own >= self.share(cap) || !self.shared {
             listener as usize
         } else {
-            1 - listener as usize
+            (0..Listener::COUNT)
+                .max_by_key(|&index| registry.open[index].len())
+                .unwrap_or(listener as usize)
         };
         if registry.evicting[from] > 0 {
             return;
         }
-        let now = Instant::now();
         let old_enough = |activity: &&Arc<Activity>| {
             !activity.is_evicted() && now.duration_since(activity.origin) >= self.min_age
         };

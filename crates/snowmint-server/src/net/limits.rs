@@ -12,6 +12,11 @@ pub const DESCRIPTOR_RESERVE: u64 = 32;
 /// stream that is read keeps its pace, and one that is not holds little.
 pub const H2_SEND_BUFFER: usize = 64 * 1024;
 
+/// The longest a TLS handshake may take, when the request timeout is
+/// longer: a client's handshake takes a round trip or two, and one that
+/// has sent half a ClientHello holds a connection for nothing.
+pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// The largest gRPC request message read: every request of this API is a
 /// few bytes but `Inspect`'s, whose text may have up to
 /// [`snowmint::inspect::MAX_TEXT`] bytes (a longer text within this is
@@ -22,7 +27,7 @@ pub const MAX_GRPC_REQUEST: usize = snowmint::inspect::MAX_TEXT + 64 * 1024;
 /// request timeout, so that one setting says how long anything may stall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Open client connections, HTTP and gRPC together; fewer when the
+    /// Open client connections, every listener's together; fewer when the
     /// descriptor limit minus `DESCRIPTOR_RESERVE` is lower.
     pub max_connections: u64,
     /// Calls (HTTP/2 streams) in flight on one HTTP/2 connection.
@@ -36,9 +41,9 @@ pub struct Limits {
     /// timeout later.
     pub max_connection_age: Duration,
     /// The longest a request may take; also the longest a connection may
-    /// take to finish its TLS handshake and send a first request, stay
-    /// idle, leave a response unread, or leave a keep-alive ping
-    /// unanswered.
+    /// take to finish its TLS handshake (at most [`TLS_HANDSHAKE_TIMEOUT`])
+    /// and send a first request, stay idle, leave a response unread, or
+    /// leave a keep-alive ping unanswered.
     pub request_timeout: Duration,
 }
 
@@ -73,8 +78,11 @@ pub enum Limit {
     Calls,
     /// A connection reached its streams in flight (HTTP/2 refuses more).
     Streams,
-    /// No TLS handshake and first request within the request timeout.
+    /// No first request within the request timeout.
     FirstRequestTimeout,
+    /// No TLS handshake within the request timeout, or
+    /// [`TLS_HANDSHAKE_TIMEOUT`] if that is shorter.
+    TlsHandshakeTimeout,
     /// An HTTP/1.1 request head not read within the request timeout.
     HeaderTimeout,
     /// A response left unread (the socket would not take it) for the
@@ -90,12 +98,13 @@ pub enum Limit {
 
 impl Limit {
     /// Every limit.
-    pub const ALL: [Limit; 10] = [
+    pub const ALL: [Limit; 11] = [
         Limit::Connections,
         Limit::Evicted,
         Limit::Calls,
         Limit::Streams,
         Limit::FirstRequestTimeout,
+        Limit::TlsHandshakeTimeout,
         Limit::HeaderTimeout,
         Limit::WriteTimeout,
         Limit::IdleTimeout,
@@ -111,33 +120,12 @@ impl Limit {
             Limit::Calls => "calls",
             Limit::Streams => "streams",
             Limit::FirstRequestTimeout => "first_request_timeout",
+            Limit::TlsHandshakeTimeout => "tls_handshake_timeout",
             Limit::HeaderTimeout => "header_timeout",
             Limit::WriteTimeout => "write_timeout",
             Limit::IdleTimeout => "idle_timeout",
             Limit::KeepaliveTimeout => "keepalive_timeout",
             Limit::MaxConnectionAge => "max_connection_age",
-        }
-    }
-}
-
-/// Which listener a connection came in on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Listener {
-    /// The HTTP API (`--listen`).
-    Http,
-    /// The gRPC API (`--grpc-listen`).
-    Grpc,
-}
-
-impl Listener {
-    /// Both.
-    pub const ALL: [Listener; 2] = [Listener::Http, Listener::Grpc];
-
-    /// The label value.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Listener::Http => "http",
-            Listener::Grpc => "grpc",
         }
     }
 }

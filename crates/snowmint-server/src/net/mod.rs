@@ -1,35 +1,42 @@
-//! The node's front door: accepting connections on the HTTP and gRPC
-//! listeners and holding every client to limits, so that no client,
-//! however it behaves, can take the node down or starve the others
-//! (docs/ARCHITECTURE.md §3, invariant 6).
+//! The node's front door: accepting connections on every listener and
+//! holding every client to limits, so that no client, however it behaves,
+//! can take the node down or starve the others (docs/ARCHITECTURE.md §3,
+//! invariant 6).
 //!
-//! - `limits.rs`: [`Limits`], the settings, and the names of each limit
-//!   in `snowmint_limit_reached_total`.
-//! - `gate.rs`: the connection cap shared by both listeners, kept under
-//!   the descriptor limit, with accept backpressure.
-//! - `connection.rs`: one connection's life and deadlines (first request,
-//!   idle, keep-alive, age, shutdown), HTTP/1.1 or HTTP/2.
-//! - `io.rs`: the write deadline on the socket.
-//! - `tls.rs`: [`Tls`], rustls on both listeners, with certificates read
-//!   again when their files change.
+//! [`Front`] serves any protocol: HTTP services ([`Http`]: the API's
+//! routes, gRPC's) and protocols of their own over the byte stream
+//! ([`Stream`] of a [`ByteStream`]). The connection cap, accept
+//! backpressure, TLS, the deadlines and the metrics are the front's, the
+//! same for every listener; a protocol only speaks on the connections it
+//! is given (see `crate::listener`).
+//!
+//! [`Limits`] holds the settings and names each limit as
+//! `snowmint_limit_reached_total` counts it. A gate shared by every
+//! listener caps the connections open at once, under the process's
+//! descriptor limit: at the cap it stops accepting, so that new clients
+//! wait in the kernel's queue instead of being refused. Each accepted
+//! connection then runs under its own deadlines (its first request, a
+//! request head, idling, HTTP/2 keep-alive pings, its age, a write the
+//! client does not read, on the socket itself) as HTTP/1.1, HTTP/2 or a
+//! byte stream (memcached), and [`Tls`] wraps it in rustls on every
+//! listener whose protocol carries it, with certificates read again when
+//! their files change.
 //!
 //! What a client costs at most: a connection holds its socket buffers, an
 //! HTTP/1.1 read buffer (hyper's, about 400 KiB at most) or, for HTTP/2,
-//! [`H2_SEND_BUFFER`](limits::H2_SEND_BUFFER) per stream; a gRPC call in
-//! flight also holds its queue (two batches, `grpc/ids.rs`). Connections
-//! are capped, streams per connection and gRPC calls per node too, so
-//! memory is bounded by the limits, whatever the number of clients.
+//! [`H2_SEND_BUFFER`](limits::H2_SEND_BUFFER) per stream, or a byte
+//! stream's request and answers (bounded by its protocol's module);
+//! a gRPC call in flight also holds its queue (two batches,
+//! `grpc/ids.rs`). Connections are capped, streams per connection and
+//! gRPC calls per node too, so memory is bounded by the limits, whatever
+//! the number of clients.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use axum::body::Body as AxumBody;
-use http::{Request, Response};
-use http_body::Body;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
-use tower::Service;
 
 mod activity;
 mod connection;
@@ -39,19 +46,20 @@ pub(crate) mod limits;
 mod tls;
 
 pub(crate) use activity::Connection;
-pub use limits::{Limit, Limits, Listener};
+pub(crate) use connection::{ByteStream, Http, Session, Stream};
+pub use limits::{Limit, Limits};
 pub use tls::{Tls, TlsError, TlsFiles};
 
-use connection::Protocol;
+use connection::{Link, Serve};
 use gate::{Gate, Permit};
 use io::Deadlined;
+use limits::TLS_HANDSHAKE_TIMEOUT;
 
+use crate::listener::Listener;
 use crate::metrics::Metrics;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// What both listeners of a node share: the limits, the connection cap,
-/// the metrics, and the shutdown.
+/// What every listener of a node shares: the limits, the connection cap,
+/// TLS, the metrics, and the shutdown.
 #[derive(Debug, Clone)]
 pub(crate) struct Front {
     limits: Limits,
@@ -62,9 +70,9 @@ pub(crate) struct Front {
 }
 
 impl Front {
-    /// A front end with `limits` for `listeners` listeners (1 or 2), with
-    /// TLS when given, whose connections are asked to close once
-    /// `stopping` turns true.
+    /// A front end with `limits` for `listeners` listeners, with TLS when
+    /// given, whose connections are asked to close once `stopping` turns
+    /// true.
     pub(crate) fn new(
         limits: Limits,
         tls: Option<Arc<Tls>>,
@@ -86,19 +94,18 @@ impl Front {
         }
     }
 
-    /// Accepts connections on `listener` and serves `service` on each,
-    /// until `stopping` turns true; then closes the listener (new
-    /// connections are refused) and returns once every connection of it
-    /// has closed: gently, each within a request timeout.
-    pub(crate) async fn serve<S, B>(&self, listener: TcpListener, kind: Listener, service: S)
-    where
-        S: Service<Request<AxumBody>, Response = Response<B>> + Clone + Send + 'static,
-        S::Future: Send,
-        S::Error: Into<BoxError>,
-        B: Body + Unpin + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-    {
+    /// Accepts connections on `listener` and serves `protocol` on each,
+    /// letting each idle at most `idle` between requests, until
+    /// `stopping` turns true; then closes the listener (new connections
+    /// are refused) and returns once every connection of it has closed:
+    /// gently, each within a request timeout.
+    pub(crate) async fn serve<P: Serve>(
+        &self,
+        listener: TcpListener,
+        kind: Listener,
+        idle: Duration,
+        protocol: P,
+    ) {
         let mut stopping = self.stopping.clone();
         // Each connection holds a receiver; all of them dropped means all
         // connections closed.
@@ -111,10 +118,10 @@ impl Front {
             };
             let (stream, permit) = accepted;
             let front = self.clone();
-            let service = service.clone();
+            let protocol = protocol.clone();
             let alive = open.subscribe();
             tokio::spawn(async move {
-                front.connection(stream, kind, service, permit).await;
+                front.connection(stream, kind, idle, protocol, permit).await;
                 drop(alive);
             });
         }
@@ -155,21 +162,22 @@ impl Front {
                     };
                     return (stream, permit);
                 }
-                Err(error) => *failing = pause_after(&error, *failing).await,
+                Err(error) => *failing = pause_after(kind, &error, *failing).await,
             }
         }
     }
 
-    /// Serves one connection to its end.
-    async fn connection<S, B>(&self, stream: TcpStream, kind: Listener, service: S, permit: Permit)
-    where
-        S: Service<Request<AxumBody>, Response = Response<B>> + Clone + Send + 'static,
-        S::Future: Send,
-        S::Error: Into<BoxError>,
-        B: Body + Unpin + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-    {
+    /// Serves one connection to its end: its TLS handshake when the
+    /// listener's protocol carries TLS and the node has it, then
+    /// `protocol`.
+    async fn connection<P: Serve>(
+        &self,
+        stream: TcpStream,
+        kind: Listener,
+        idle: Duration,
+        protocol: P,
+        permit: Permit,
+    ) {
         // No Nagle: the tail of an answer must not wait for the ACK of its
         // head (a delayed ACK costs 40 ms).
         let _ = stream.set_nodelay(true);
@@ -177,28 +185,31 @@ impl Front {
         let io = Deadlined::new(stream, self.limits.request_timeout, Arc::clone(&expired));
         let activity = permit.activity();
         let mut stopping = self.stopping.clone();
-        let Some(tls) = &self.tls else {
-            let protocol = match kind {
-                Listener::Http => Protocol::Http1,
-                Listener::Grpc => Protocol::Http2,
-            };
-            connection::serve(
-                io,
-                protocol,
-                service,
-                &self.limits,
-                &self.metrics,
-                activity,
-                &expired,
-                &mut stopping,
-            )
-            .await;
+        let link = Link {
+            limits: &self.limits,
+            idle,
+            metrics: &self.metrics,
+            activity,
+            write_expired: &expired,
+            stopping: &mut stopping,
+        };
+        let Some(config) = self.tls.as_ref().and_then(|tls| tls.config(kind)) else {
+            protocol.serve(io, false, link).await;
             return;
         };
-        // The handshake counts towards the first request's deadline.
-        let deadline = activity.origin + self.limits.request_timeout;
-        let acceptor = tokio_rustls::TlsAcceptor::from(tls.config(kind));
-        let stream = match tokio::time::timeout_at(deadline, acceptor.accept(io)).await {
+        // The handshake has a deadline of its own, and counts towards the
+        // first request's. Until it is over, the connection is the first
+        // the gate closes to make room.
+        let deadline = activity.origin + self.limits.request_timeout.min(TLS_HANDSHAKE_TIMEOUT);
+        let acceptor = tokio_rustls::TlsAcceptor::from(config);
+        activity.set_handshaking(true);
+        let handshake = tokio::select! {
+            handshake = tokio::time::timeout_at(deadline, acceptor.accept(io)) => handshake,
+            // Counted by the gate when it chose this connection.
+            () = activity.evicted() => return,
+        };
+        activity.set_handshaking(false);
+        let stream = match handshake {
             Ok(Ok(stream)) => stream,
             Ok(Err(error)) => {
                 // A cleartext client, a client certificate refused, a
@@ -209,26 +220,12 @@ impl Front {
                 return;
             }
             Err(_) => {
-                self.metrics.limit_reached(Limit::FirstRequestTimeout);
+                self.metrics.limit_reached(Limit::TlsHandshakeTimeout);
                 return;
             }
         };
         let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-        let protocol = match kind {
-            Listener::Http if !h2 => Protocol::Http1,
-            _ => Protocol::Http2,
-        };
-        connection::serve(
-            stream,
-            protocol,
-            service,
-            &self.limits,
-            &self.metrics,
-            activity,
-            &expired,
-            &mut stopping,
-        )
-        .await;
+        protocol.serve(stream, h2, link).await;
         drop(permit);
     }
 }
@@ -238,11 +235,11 @@ async fn stopped(stopping: &mut watch::Receiver<bool>) {
     let _ = stopping.wait_for(|stop| *stop).await;
 }
 
-/// After a failed accept: nothing for errors of the one connection (it is
-/// gone), a pause for errors of the process, such as running out of file
-/// descriptors, which only closing connections can cure. Returns whether
-/// accepting is failing; logs when it starts to.
-async fn pause_after(error: &std::io::Error, failing: bool) -> bool {
+/// After a failed accept on `listener`: nothing for errors of the one
+/// connection (it is gone), a pause for errors of the process, such as
+/// running out of file descriptors, which only closing connections can
+/// cure. Returns whether accepting is failing; logs when it starts to.
+async fn pause_after(listener: Listener, error: &std::io::Error, failing: bool) -> bool {
     use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
     if matches!(
         error.kind(),
@@ -251,7 +248,11 @@ async fn pause_after(error: &std::io::Error, failing: bool) -> bool {
         return failing;
     }
     if !failing {
-        tracing::warn!(%error, "cannot accept connections; trying again every 100 ms");
+        tracing::warn!(
+            listener = listener.name(),
+            %error,
+            "cannot accept connections; trying again every 100 ms"
+        );
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
     true

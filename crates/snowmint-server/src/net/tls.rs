@@ -1,12 +1,14 @@
-//! TLS on both listeners: rustls on aws-lc-rs (the tree's one crypto
+//! TLS on every listener whose protocol carries it: rustls on aws-lc-rs (the tree's one crypto
 //! provider), the certificate and key read from PEM files and read again
 //! when they change.
 //!
-//! - `--tls-cert` and `--tls-key` turn TLS on for HTTP (HTTP/1.1 and
+//! - `--tls-cert` and `--tls-key` turn TLS on for every listener whose
+//!   protocol carries it ([`Guard::TokensAndTls`]): HTTP (HTTP/1.1 and
 //!   HTTP/2, chosen by ALPN) and gRPC (HTTP/2). A cleartext client fails
-//!   the handshake; nothing is served in cleartext beside it.
+//!   the handshake. A protocol that carries no TLS is served beside it
+//!   only as the configuration allows (loopback, or said to be open).
 //! - `--tls-client-ca` requires a client certificate signed by one of the
-//!   CAs in that file (mTLS), on both listeners.
+//!   CAs in that file (mTLS), on those listeners.
 //! - Rotation: each handshake takes the configuration in force when it
 //!   starts; [`Tls::reload`] replaces it when a file changed, so new
 //!   handshakes see the new certificate while open connections keep the
@@ -24,7 +26,7 @@ use rustls::server::WebPkiClientVerifier;
 use rustls_pki_types::pem::{self, PemObject};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use super::limits::Listener;
+use crate::listener::{Guard, Listener};
 use crate::reload::FileStamp;
 
 /// The files TLS is read from.
@@ -80,10 +82,9 @@ pub struct Tls {
 
 #[derive(Debug)]
 struct Configs {
-    /// ALPN `h2` and `http/1.1`.
-    http: Arc<ServerConfig>,
-    /// ALPN `h2` only.
-    grpc: Arc<ServerConfig>,
+    /// By `Listener as usize`, with its ALPN protocols; `None` for a
+    /// listener whose protocol carries no TLS.
+    by_listener: [Option<Arc<ServerConfig>>; Listener::COUNT],
 }
 
 impl Tls {
@@ -130,13 +131,11 @@ impl Tls {
         Ok(true)
     }
 
-    /// The configuration for a handshake on `listener` now.
-    pub(crate) fn config(&self, listener: Listener) -> Arc<ServerConfig> {
+    /// The configuration for a handshake on `listener` now; `None` when
+    /// its protocol carries no TLS.
+    pub(crate) fn config(&self, listener: Listener) -> Option<Arc<ServerConfig>> {
         let current = self.current.read().unwrap_or_else(PoisonError::into_inner);
-        match listener {
-            Listener::Http => Arc::clone(&current.http),
-            Listener::Grpc => Arc::clone(&current.grpc),
-        }
+        current.by_listener[listener as usize].clone()
     }
 
     /// Whether clients must present a certificate.
@@ -187,7 +186,7 @@ impl Configs {
             }
             None => builder.with_no_client_auth(),
         };
-        let mut http = builder
+        let config = builder
             .with_single_cert(chain, key)
             .map_err(|error| match error {
                 rustls::Error::InconsistentKeys(_) => TlsError::Mismatch {
@@ -200,13 +199,15 @@ impl Configs {
                     reason: format!("cannot be used with the certificate ({other})"),
                 },
             })?;
-        let mut grpc = http.clone();
-        http.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        grpc.alpn_protocols = vec![b"h2".to_vec()];
-        Ok(Configs {
-            http: Arc::new(http),
-            grpc: Arc::new(grpc),
-        })
+        let by_listener = Listener::ALL.map(|listener| match listener.guard() {
+            Guard::TokensAndTls { alpn } => {
+                let mut config = config.clone();
+                config.alpn_protocols = alpn.iter().map(|name| name.to_vec()).collect();
+                Some(Arc::new(config))
+            }
+            Guard::Nothing { .. } => None,
+        });
+        Ok(Configs { by_listener })
     }
 }
 

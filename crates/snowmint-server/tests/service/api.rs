@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use snowmint::{Clock, ClockPolicy, ManualClock, SystemClock};
+use snowmint::{Clock, ClockPolicy, Layout, ManualClock, SystemClock};
 use snowmint_fleet::{MarkFile, SlotSource};
 use snowmint_test_support::in_process::{
     Answer, NODE, Options, get, get_with, node, node_with, send,
@@ -48,7 +48,7 @@ async fn one_id_as_json_and_as_text() {
     assert_eq!(json.as_object().unwrap().len(), 1, "{json}");
     let first = id_of(&json);
     let (ts, datacenter, machine, _) = fields(first);
-    assert_eq!((datacenter, machine), (NODE.datacenter, NODE.machine));
+    assert_eq!((datacenter, machine), Layout::TWITTER.pair_of(NODE));
     assert!(
         ts >= before,
         "timestamp {ts} is before the request ({before})"
@@ -65,7 +65,7 @@ async fn one_id_as_json_and_as_text() {
 #[tokio::test]
 async fn the_mark_on_disk_covers_every_id_handed_out() {
     let node = node().await;
-    let file = MarkFile::for_node(node.dir.path(), NODE);
+    let file = MarkFile::for_node(node.dir.path(), Layout::TWITTER, NODE);
     assert_eq!(file.read().unwrap(), None);
     for _ in 0..3 {
         let id = id_of(&get(&node.app, "/v1/id").await.json());
@@ -100,7 +100,10 @@ async fn batches_of_ids() {
             .collect();
         assert_eq!(ids.len(), count);
         assert!(ids.windows(2).all(|w| w[0] < w[1]));
-        assert!(ids.iter().all(|&id| fields(id).1 == NODE.datacenter));
+        assert!(
+            ids.iter()
+                .all(|&id| fields(id).1 == Layout::TWITTER.pair_of(NODE).0)
+        );
     }
     let answer = get_with(&node.app, "/v1/ids?count=5", ("accept", "text/plain")).await;
     assert!(answer.content_type().starts_with("text/plain"));
@@ -218,7 +221,7 @@ async fn decode_errors() {
             "base58",
         ),
         (
-            "/v1/ids/12?layout=instagram",
+            "/v1/ids/12?layout=snowflake9000",
             "invalid_layout",
             "layout",
             "twitter, discord",
@@ -598,7 +601,7 @@ async fn node_health_and_readiness() {
     assert_eq!(json["layout"], "twitter");
     let mark = json["high_water_mark_ms"].as_i64().unwrap();
     assert!(mark >= fields(id).0);
-    let file = MarkFile::for_node(node.dir.path(), NODE);
+    let file = MarkFile::for_node(node.dir.path(), Layout::TWITTER, NODE);
     assert_eq!(json["state_file"], file.path().display().to_string());
     assert_eq!(Some(mark), file.read().unwrap());
 
@@ -727,7 +730,7 @@ async fn borrow_and_wait_policies() {
 #[tokio::test]
 async fn a_recorded_mark_ahead_of_the_clock_is_respected() {
     let dir = temp_dir("mark-ahead");
-    MarkFile::for_node(dir.path(), NODE)
+    MarkFile::for_node(dir.path(), Layout::TWITTER, NODE)
         .write(T + 1_000)
         .unwrap();
     let clock = ManualClock::new(T);
@@ -903,7 +906,7 @@ async fn metrics_move_when_ids_are_issued() {
     assert_eq!(metric(&text, "snowmint_node_active"), 1.0);
     assert_eq!(metric(&text, "snowmint_node_slot"), 103.0);
     assert_eq!(metric(&text, "snowmint_claim_generation"), 1.0);
-    let mark = MarkFile::for_node(node.dir.path(), NODE)
+    let mark = MarkFile::for_node(node.dir.path(), Layout::TWITTER, NODE)
         .read()
         .unwrap()
         .unwrap();

@@ -125,13 +125,10 @@ async fn id(app: &axum::Router) -> u64 {
 }
 
 fn parts(id: u64) -> (i64, Node) {
-    let parts = Layout::TWITTER.decode(snowmint::SnowflakeId::from_u64(id).unwrap());
+    let id = snowmint::SnowflakeId::from_u64(id);
     (
-        parts.timestamp_ms,
-        Node {
-            datacenter: parts.datacenter,
-            machine: parts.machine,
-        },
+        Layout::TWITTER.timestamp_ms(id),
+        Layout::TWITTER.node_of(id),
     )
 }
 
@@ -160,13 +157,7 @@ async fn the_source_records_the_mark_before_ids_go_out() {
     assert_eq!(reserved.len(), 1);
     assert_eq!(reserved[0].0, 1);
     assert!(reserved[0].1 >= parts(first).0);
-    assert_eq!(
-        parts(first).1,
-        Node {
-            datacenter: 0,
-            machine: 5
-        }
-    );
+    assert_eq!(parts(first).1, Node::from_slot(5));
 
     // Past the reserved mark, with the source failing: refused.
     *s.source.failing.lock().unwrap() = true;
@@ -212,13 +203,7 @@ async fn new_claims_get_new_generators() {
     s.source.state.send_replace(NodeState::Active(claim(40, 1)));
     until_generation(&s.app, 1).await;
     let a = id(&s.app).await;
-    assert_eq!(
-        parts(a).1,
-        Node {
-            datacenter: 1,
-            machine: 8
-        }
-    );
+    assert_eq!(parts(a).1, Node::from_slot(40));
 
     // Lost, then another slot whose earlier holder left a floor ahead.
     s.source.state.send_replace(NodeState::Fenced {
@@ -241,16 +226,7 @@ async fn new_claims_get_new_generators() {
     );
     s.clock.set(T + 501);
     let b = id(&s.app).await;
-    assert_eq!(
-        parts(b),
-        (
-            T + 501,
-            Node {
-                datacenter: 1,
-                machine: 9
-            }
-        )
-    );
+    assert_eq!(parts(b), (T + 501, Node::from_slot(41)));
     assert!(
         s.source
             .reserved()
@@ -309,16 +285,10 @@ async fn reclaiming_a_slot_someone_else_used_resumes_after_the_floor() {
 async fn returning_to_a_slot_resumes_after_its_mark() {
     let s = setup(NodeState::Active(claim(5, 1))).await;
     let before = id(&s.app).await;
-    let mark = MarkFile::for_node(
-        s.dir.path(),
-        Node {
-            datacenter: 0,
-            machine: 5,
-        },
-    )
-    .read()
-    .unwrap()
-    .unwrap();
+    let mark = MarkFile::for_node(s.dir.path(), Layout::TWITTER, Node::from_slot(5))
+        .read()
+        .unwrap()
+        .unwrap();
     s.source.state.send_replace(NodeState::Active(claim(6, 2)));
     until_generation(&s.app, 2).await;
     id(&s.app).await;
@@ -412,13 +382,7 @@ async fn a_claim_replaced_during_a_clock_wait_issues_nothing() {
     assert!(message.contains("changed"), "{message}");
     // The new claim issues as its own node.
     let after = id(&s.app).await;
-    assert_eq!(
-        parts(after).1,
-        Node {
-            datacenter: 0,
-            machine: 6
-        }
-    );
+    assert_eq!(parts(after).1, Node::from_slot(6));
 }
 
 /// A claim whose node another holder on this host has locked is not used:
@@ -431,7 +395,7 @@ async fn a_claim_on_a_node_locked_elsewhere_waits_for_the_lock() {
     })
     .await;
     let node = Layout::TWITTER.node_from_slot(5).unwrap();
-    let file = MarkFile::for_node(s.dir.path(), node);
+    let file = MarkFile::for_node(s.dir.path(), Layout::TWITTER, node);
     // Another holder: a lock of its own, as another process would take.
     let other = NodeLock::acquire(&file).unwrap();
     file.write(T + 300).unwrap();
@@ -555,7 +519,7 @@ async fn a_node_used_by_another_holder_while_fenced_resumes_after_its_mark() {
         reason: "lease lost".to_owned(),
     });
     let node = Layout::TWITTER.node_from_slot(5).unwrap();
-    let file = MarkFile::for_node(s.dir.path(), node);
+    let file = MarkFile::for_node(s.dir.path(), Layout::TWITTER, node);
     let deadline = Instant::now() + Duration::from_secs(30);
     let other = loop {
         if let Ok(lock) = NodeLock::acquire(&file) {

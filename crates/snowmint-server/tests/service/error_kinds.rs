@@ -167,10 +167,7 @@ fn metadata<'a>(status: &'a Status, key: &str) -> &'a str {
 async fn every_kind_through_http_and_grpc() {
     let clock = ManualClock::new(T);
     let node = GrpcNode::start(
-        Node {
-            datacenter: 3,
-            machine: 7,
-        },
+        Node::from_slot(103),
         Arc::new(clock.clone()) as Arc<dyn Clock>,
     )
     .await;

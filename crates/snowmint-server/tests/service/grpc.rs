@@ -23,10 +23,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
 /// The node the tests run as.
-const NODE: Node = Node {
-    datacenter: 3,
-    machine: 7,
-};
+const NODE: Node = Node::from_slot(103);
 /// A fixed instant: 2023-11-14T22:13:20.000Z.
 const T: i64 = 1_700_000_000_000;
 const LIMIT: Duration = Duration::from_secs(60);
@@ -604,13 +601,12 @@ async fn shutdown_ends_open_streams() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(snowmint_server::grpc::serve(
-        listener,
-        node.state.clone(),
+    let server = node.state.clone().serve(
+        vec![(snowmint_server::Listener::Grpc, listener)],
         async move {
             let _ = stopped.await;
         },
-    ));
+    );
     let channel = within(
         "a gRPC connection",
         LIMIT,
@@ -652,5 +648,7 @@ async fn shutdown_ends_open_streams() {
         matches!(&watch_end, Some(Err(status)) if status.code() == Code::Unavailable),
         "{watch_end:?}"
     );
-    within("the server to stop", LIMIT, server).await.unwrap();
+    within("the server to stop", LIMIT, server.stopped())
+        .await
+        .unwrap();
 }

@@ -19,14 +19,7 @@ use tonic::transport::Channel;
 const NOW: &str = "2025-06-15T15:06:40Z";
 
 async fn client() -> (GrpcNode, IdServiceClient<Channel>) {
-    let node = GrpcNode::start(
-        Node {
-            datacenter: 1,
-            machine: 2,
-        },
-        Arc::new(SystemClock),
-    )
-    .await;
+    let node = GrpcNode::start(Node::from_slot(34), Arc::new(SystemClock)).await;
     let channel = within(
         "a gRPC connection",
         Duration::from_secs(60),

@@ -17,14 +17,7 @@ use tonic::transport::Channel;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_without_history_says_where_to_ask() {
-    let node = GrpcNode::start(
-        Node {
-            datacenter: 1,
-            machine: 2,
-        },
-        Arc::new(SystemClock),
-    )
-    .await;
+    let node = GrpcNode::start(Node::from_slot(34), Arc::new(SystemClock)).await;
     let channel = within(
         "a gRPC connection",
         Duration::from_secs(60),

@@ -135,7 +135,7 @@ async fn a_full_disk_makes_the_node_not_ready_until_it_has_room() {
     }
     let clock = ManualClock::new(T);
     let app = node_on(&state, &clock).await;
-    let mark = MarkFile::for_node(&state, NODE);
+    let mark = MarkFile::for_node(&state, Layout::TWITTER, NODE);
     assert_eq!(get(&app, "/v1/id").await.status, StatusCode::OK);
     assert_eq!(get(&app, "/readyz").await.status, StatusCode::OK);
     let reserved = mark.read().unwrap().expect("the first ID wrote the mark");

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use snowmint::{ClockPolicy, ManualClock};
+use snowmint::{ClockPolicy, Layout, ManualClock};
 use snowmint_fleet::{NodeState, SlotSource};
 use snowmint_test_support::http::Connection;
 use snowmint_test_support::in_process::{NODE, Options, node_with};
@@ -16,8 +16,9 @@ use tokio::sync::oneshot;
 const CLIENTS: usize = 8;
 const IDS_PER_CLIENT: usize = 20_000;
 
-/// Starts `run` on a free loopback port; returns the address, a trigger
-/// for shutdown and the task.
+/// Serves `state` on a free loopback port, as `snowmint serve` serves its
+/// HTTP listener; returns the address, a trigger for shutdown and the
+/// task that ends once the node has stopped.
 async fn serve(
     state: snowmint_server::AppState,
 ) -> (
@@ -28,10 +29,11 @@ async fn serve(
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(snowmint_server::run(listener, state, async {
+    let serving = state.serve(vec![(snowmint_server::Listener::Http, listener)], async {
         let _ = stopped.await;
-    }));
-    (address, stop, task)
+    });
+    assert_eq!(serving.listeners().http(), address);
+    (address, stop, tokio::spawn(serving.stopped()))
 }
 
 /// 8 clients, each on its own connection, take 20,000 IDs one request at a
@@ -130,7 +132,7 @@ async fn shutdown_finishes_requests_in_flight_then_releases() {
     let id: u64 = id["id"].as_str().unwrap().parse().unwrap();
     assert_eq!(
         ((id >> 17) & 31, (id >> 12) & 31),
-        (NODE.datacenter, NODE.machine)
+        Layout::TWITTER.pair_of(NODE)
     );
 
     task.await.unwrap().unwrap();

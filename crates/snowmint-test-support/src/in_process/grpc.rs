@@ -114,13 +114,14 @@ impl GrpcNode {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel();
-        tokio::spawn(snowmint_server::grpc::serve(
-            listener,
-            state.clone(),
+        // Served as `snowmint serve` serves its gRPC listener, through the
+        // one front end and its limits.
+        let _serving = state.clone().serve(
+            vec![(snowmint_server::Listener::Grpc, listener)],
             async move {
                 let _ = stopped.await;
             },
-        ));
+        );
         GrpcNode {
             address,
             state,

@@ -44,6 +44,13 @@ pub trait CoordinatorServer: Send + Sync + Sized + 'static {
         self.url_at(self.client_addr())
     }
 
+    /// The `--coordinator` URL of the server where it serves: the same as
+    /// [`url`](Self::url) on loopback; on a host of a partition network,
+    /// its address there, for nodes on other hosts.
+    fn served_url(&self) -> String {
+        self.url_at(self.process().served_addr())
+    }
+
     /// [`url`](Self::url) as a node shows it (in `/v1/node`, in messages):
     /// the same, with a password hidden.
     fn shown_url(&self) -> String {

@@ -55,6 +55,39 @@ impl EtcdServer {
         enable_auth(&[endpoint], root_password, users).await;
     }
 
+    /// The value of etcd's own counter of the requests it served with
+    /// `method` of its KV service (`Range`, `Txn`, `Put`...), from its
+    /// `/metrics` endpoint: what clients cost it, counted by the server.
+    pub async fn kv_requests(&self, method: &str) -> f64 {
+        let mut stream = within(
+            "a connection to etcd's /metrics",
+            Duration::from_secs(20),
+            TcpStream::connect(self.client_addr()),
+        )
+        .await
+        .expect("etcd's client port takes connections");
+        let request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        within(
+            "etcd's /metrics",
+            Duration::from_secs(20),
+            stream.read_to_string(&mut answer),
+        )
+        .await
+        .unwrap();
+        let wanted = format!("grpc_method=\"{method}\"");
+        answer
+            .lines()
+            .filter(|line| {
+                line.starts_with("grpc_server_handled_total{")
+                    && line.contains(&wanted)
+                    && line.contains("grpc_service=\"etcdserverpb.KV\"")
+            })
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+
     /// The keys and values under `prefix` (every key that starts with it),
     /// read by the test's own client logged in as `user`.
     pub async fn keys_as(&self, user: &str, password: &str, prefix: &str) -> Vec<(String, String)> {
@@ -286,23 +319,40 @@ pub(crate) async fn spawn(scheme: &str, extra: &[String]) -> ServerProcess {
     let (client_port, peer_port, metrics_port) = (free_port(), free_port(), free_port());
     let client_url = format!("{scheme}://127.0.0.1:{client_port}");
     let peer_url = format!("http://127.0.0.1:{peer_port}");
-    let mut args: Vec<String> = [
+    let mut args = args(&data, &client_url, &peer_url);
+    args.extend([
+        "--listen-metrics-urls".to_owned(),
+        format!("http://127.0.0.1:{metrics_port}"),
+    ]);
+    args.extend_from_slice(extra);
+    let process = ServerProcess::spawn("etcd", "etcd", &args, dir, INSTALL, client_port);
+    process.wait_ready(move |_| healthy(metrics_port)).await;
+    process
+}
+
+/// etcd's client port, on a host.
+pub const CLIENT_PORT: u16 = 2379;
+/// etcd's peer port, on a host.
+pub const PEER_PORT: u16 = 2380;
+
+/// The arguments of a single-member etcd with its data in `data`, serving
+/// clients at `client_url` and its (one) peer at `peer_url`.
+fn args(data: &std::path::Path, client_url: &str, peer_url: &str) -> Vec<String> {
+    [
         "--name",
         "snowmint-test",
         "--data-dir",
         &data.display().to_string(),
         "--listen-client-urls",
-        &client_url,
+        client_url,
         "--advertise-client-urls",
-        &client_url,
+        client_url,
         "--listen-peer-urls",
-        &peer_url,
+        peer_url,
         "--initial-advertise-peer-urls",
-        &peer_url,
+        peer_url,
         "--initial-cluster",
         &format!("snowmint-test={peer_url}"),
-        "--listen-metrics-urls",
-        &format!("http://127.0.0.1:{metrics_port}"),
         // A short election: the single member leads sooner.
         "--heartbeat-interval",
         "50",
@@ -310,11 +360,35 @@ pub(crate) async fn spawn(scheme: &str, extra: &[String]) -> ServerProcess {
         "500",
     ]
     .map(String::from)
-    .to_vec();
-    args.extend_from_slice(extra);
-    let process = ServerProcess::spawn("etcd", "etcd", &args, dir, INSTALL, client_port);
-    process.wait_ready(move |_| healthy(metrics_port)).await;
-    process
+    .to_vec()
+}
+
+impl EtcdServer {
+    /// A single-member etcd on `host` of a partition network, serving
+    /// plain HTTP on [`CLIENT_PORT`] at the host's address; the test reads
+    /// it through a forward ([`CoordinatorServer::client_addr`]), nodes on
+    /// other hosts at [`CoordinatorServer::served_url`].
+    pub async fn start_on(host: &crate::partition::Host) -> EtcdServer {
+        let dir = temp_dir("etcd");
+        let data = dir.path().join("data");
+        let client_url = format!("http://{}", host.addr(CLIENT_PORT));
+        let peer_url = format!("http://{}", host.addr(PEER_PORT));
+        let args = args(&data, &client_url, &peer_url);
+        let site = super::Site::Host(host.clone());
+        let process = ServerProcess::spawn_at(
+            &site,
+            "etcd",
+            "etcd",
+            &args,
+            &[],
+            None,
+            dir,
+            INSTALL,
+            CLIENT_PORT,
+        );
+        process.wait_ready(healthy).await;
+        EtcdServer { process }
+    }
 }
 
 impl CoordinatorServer for EtcdServer {

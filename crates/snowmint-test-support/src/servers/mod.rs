@@ -1,7 +1,7 @@
 //! Real servers for tests: etcd, ZooKeeper and PostgreSQL started on free
-//! loopback ports and killed on drop, etcd and ZooKeeper alone or as
-//! three members, and a TCP proxy that can cut a node off like a
-//! partition.
+//! loopback ports, or on hosts of a partition network ([`Site`]), and
+//! killed on drop; etcd and ZooKeeper alone or as several members, and a
+//! TCP proxy that can cut a node off like a partition.
 //!
 //! - [`CoordinatorServer`]: what a fleet test needs from a coordination
 //!   server, whichever it is.
@@ -35,4 +35,6 @@ pub mod zookeeper;
 pub mod zookeeper_secure;
 
 mod coordinator;
+mod site;
 pub use coordinator::CoordinatorServer;
+pub use site::Site;

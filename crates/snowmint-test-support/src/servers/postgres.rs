@@ -34,6 +34,7 @@ use std::time::Duration;
 
 use tokio_postgres::{Client, NoTls};
 
+use super::Site;
 use super::process::{Owner, ServerProcess};
 use crate::net::free_port;
 use crate::temp::temp_dir;
@@ -57,9 +58,23 @@ const CONNECT_LIMIT: Duration = Duration::from_secs(20);
 pub struct Builder {
     settings: Vec<(String, String)>,
     env: Vec<(String, String)>,
+    site: Site,
 }
 
+/// PostgreSQL's port, on a host.
+pub const PORT: u16 = 5432;
+
 impl Builder {
+    /// Runs the server on `host` of a partition network, on [`PORT`] at
+    /// the host's address, taking the superuser's password from every
+    /// host of the network; the test connects through a forward
+    /// ([`PostgresServer::admin_url`] names it), nodes on other hosts at
+    /// the server's own address.
+    pub fn on(mut self, host: &crate::partition::Host) -> Builder {
+        self.site = Site::Host(host.clone());
+        self
+    }
+
     /// Sets `name` to `value` on the server's command line (such as
     /// `shared_preload_libraries`, or a custom `snowmint.machine`). A
     /// setting given twice keeps the last value.
@@ -131,6 +146,19 @@ impl Builder {
             }
         }
         initdb(&bindir, &data, &password_file, dir.path(), owner);
+        if let Site::Host(_) = self.site {
+            // initdb lets in loopback only; the network's hosts log in too
+            // (and the test's forward, which connects from the host).
+            let prefix = crate::partition::SUBNET_PREFIX;
+            let line = format!(
+                "host all all {}.{}.{}.0/24 scram-sha-256\n",
+                prefix[0], prefix[1], prefix[2]
+            );
+            let hba = data.join("pg_hba.conf");
+            let mut text = fs::read_to_string(&hba).expect("cannot read pg_hba.conf");
+            text.push_str(&line);
+            fs::write(&hba, text).expect("cannot write pg_hba.conf");
+        }
         self.run(dir, password)
     }
 
@@ -185,7 +213,7 @@ impl Builder {
         let owner = owner();
         let data = dir.path().join("data");
         let socket_dir = dir.path().join("socket");
-        let port = free_port();
+        let port = self.site.port(PORT, free_port);
         let mut args: Vec<String> = [
             "-D",
             &data.display().to_string(),
@@ -194,7 +222,7 @@ impl Builder {
             "-k",
             &socket_dir.display().to_string(),
             "-c",
-            "listen_addresses=127.0.0.1",
+            &format!("listen_addresses={}", self.site.ip()),
             // A crash here is a killed process, not a lost machine: the
             // kernel keeps what was written, so flushing buys nothing and
             // costs the tests time.
@@ -208,7 +236,8 @@ impl Builder {
             args.push(format!("{name}={value}"));
         }
         let postgres = bindir.join("postgres").display().to_string();
-        let process = ServerProcess::spawn_as(
+        let process = ServerProcess::spawn_at(
+            &self.site,
             "PostgreSQL",
             &postgres,
             &args,
@@ -495,7 +524,21 @@ mod coordinator {
     /// one connection, and the test's own.
     const MAX_CONNECTIONS: &str = "1100";
 
+    /// The server a fleet test coordinates with.
+    fn coordinator_builder() -> super::Builder {
+        PostgresServer::builder()
+            .setting("max_connections", MAX_CONNECTIONS)
+            // What the claim-storm bench counts the nodes' work with.
+            .setting("shared_preload_libraries", "pg_stat_statements")
+    }
+
     impl PostgresServer {
+        /// A coordinator on `host` of a partition network (see
+        /// [`Builder::on`](super::Builder::on)).
+        pub async fn start_on(host: &crate::partition::Host) -> PostgresServer {
+            coordinator_builder().on(host).start().await
+        }
+
         /// Runs `sql` with `params` as the superuser, or says why it
         /// failed; a missing table (no node has created it yet) reads as
         /// no rows.
@@ -521,12 +564,7 @@ mod coordinator {
         const SESSION_KIND: &'static str = "session";
 
         async fn start() -> PostgresServer {
-            PostgresServer::builder()
-                .setting("max_connections", MAX_CONNECTIONS)
-                // What the claim-storm bench counts the nodes' work with.
-                .setting("shared_preload_libraries", "pg_stat_statements")
-                .start()
-                .await
+            coordinator_builder().start().await
         }
 
         fn backend(&self, addr: SocketAddr) -> PostgresBackend {

@@ -15,6 +15,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::Site;
+use crate::partition::Forward;
 use crate::temp::TempDir;
 use crate::wait::{eventually, wait_until};
 
@@ -40,8 +42,13 @@ pub struct ServerProcess {
     env: Mutex<Vec<(String, String)>>,
     /// The user it runs as; `None` for the test's own.
     owner: Option<Owner>,
-    /// The loopback port clients use.
-    port: u16,
+    /// Where it runs.
+    site: Site,
+    /// The port it serves clients on, at its site.
+    served_port: u16,
+    /// On a host: the test's way in (a loopback port of the test's that
+    /// forwards to the served port).
+    forward: Option<Forward>,
     // Declared last: dropped after the process is killed.
     dir: TempDir,
 }
@@ -104,10 +111,35 @@ impl ServerProcess {
         install: &str,
         port: u16,
     ) -> ServerProcess {
+        let site = Site::Loopback;
+        ServerProcess::spawn_at(&site, name, program, args, env, owner, dir, install, port)
+    }
+
+    /// [`spawn_as`](Self::spawn_as) at `site`: on a host, the program runs
+    /// in the host's network namespace, serving clients on `port` there,
+    /// and the test reaches it through a forward of its own
+    /// ([`addr`](Self::addr)); the nodes on other hosts reach it at
+    /// [`served_addr`](Self::served_addr).
+    #[allow(clippy::too_many_arguments)]
+    pub fn spawn_at(
+        site: &Site,
+        name: &str,
+        program: &str,
+        args: &[String],
+        env: &[(String, String)],
+        owner: Option<Owner>,
+        dir: TempDir,
+        install: &str,
+        port: u16,
+    ) -> ServerProcess {
         fs::File::create(dir.path().join("server.log")).expect("cannot create the server log");
-        let child = run(dir.path(), program, args, env, owner).unwrap_or_else(|err| {
+        let child = run(site, dir.path(), program, args, env, owner).unwrap_or_else(|err| {
             panic!("cannot run {program} for {name} ({err}); install it with: {install}")
         });
+        let forward = match site {
+            Site::Loopback => None,
+            Site::Host(host) => Some(host.forward(port)),
+        };
         ServerProcess {
             child: Mutex::new(Some(child)),
             name: name.to_owned(),
@@ -115,7 +147,9 @@ impl ServerProcess {
             args: args.to_vec(),
             env: Mutex::new(env.to_vec()),
             owner,
-            port,
+            site: site.clone(),
+            served_port: port,
+            forward,
             dir,
         }
     }
@@ -141,12 +175,13 @@ impl ServerProcess {
         F: Fn(u16) -> Fut,
         Fut: Future<Output = bool>,
     {
-        let what = format!("{} to serve clients on port {}", self.name, self.port);
+        let port = self.addr().port();
+        let what = format!("{} to serve clients on port {port}", self.name);
         eventually(&what, START_LIMIT, || async {
             self.assert_running();
             // A server that is still starting may accept and then say
             // nothing: each probe gets a second.
-            let probe = tokio::time::timeout(Duration::from_secs(1), ready(self.port));
+            let probe = tokio::time::timeout(Duration::from_secs(1), ready(port));
             probe.await.unwrap_or(false).then_some(())
         })
         .await;
@@ -157,9 +192,25 @@ impl ServerProcess {
         &self.name
     }
 
-    /// Where clients reach it.
+    /// Where the test reaches it: its loopback port, or, on a host, the
+    /// test's forward to it.
     pub fn addr(&self) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], self.port))
+        match &self.forward {
+            Some(forward) => forward.addr(),
+            None => SocketAddr::from(([127, 0, 0, 1], self.served_port)),
+        }
+    }
+
+    /// Where it serves clients at its site: the same as
+    /// [`addr`](Self::addr) on loopback, the host's address on a host
+    /// (what nodes on other hosts are given).
+    pub fn served_addr(&self) -> SocketAddr {
+        SocketAddr::new(self.site.ip(), self.served_port)
+    }
+
+    /// Where it runs.
+    pub fn site(&self) -> &Site {
+        &self.site
     }
 
     /// The process id; panics if the process was killed.
@@ -260,8 +311,15 @@ impl ServerProcess {
             .open(&log)
             .and_then(|mut file| std::io::Write::write_all(&mut file, note.as_bytes()));
         let env = self.env.lock().unwrap().clone();
-        let started = run(self.dir.path(), &self.program, &self.args, &env, self.owner)
-            .unwrap_or_else(|err| panic!("cannot restart {} ({err})", self.name));
+        let started = run(
+            &self.site,
+            self.dir.path(),
+            &self.program,
+            &self.args,
+            &env,
+            self.owner,
+        )
+        .unwrap_or_else(|err| panic!("cannot restart {} ({err})", self.name));
         *child = Some(started);
     }
 
@@ -394,9 +452,10 @@ fn tree(root: u32) -> Vec<u32> {
     members
 }
 
-/// Runs `program` in `dir` as `owner`, with `env` added to its environment and its output appended to
-/// `server.log` there.
+/// Runs `program` at `site` in `dir` as `owner`, with `env` added to its
+/// environment and its output appended to `server.log` there.
 fn run(
+    site: &Site,
     dir: &Path,
     program: &str,
     args: &[String],
@@ -407,7 +466,16 @@ fn run(
         .create(true)
         .append(true)
         .open(dir.join("server.log"))?;
-    let mut command = Command::new(program);
+    if let Site::Host(_) = site {
+        // `ip netns exec` runs anything: check the program here, so that
+        // a missing one fails as it does on loopback.
+        which(program)?;
+    }
+    let mut command = match (site, owner) {
+        (Site::Loopback, _) => Command::new(program),
+        (Site::Host(host), None) => host.command(program),
+        (Site::Host(host), Some(owner)) => host.command_as(program, owner.uid, owner.gid),
+    };
     command
         .args(args)
         .envs(env.iter().map(|(key, value)| (key, value)))
@@ -415,10 +483,29 @@ fn run(
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);
-    if let Some(owner) = owner {
+    if let (Site::Loopback, Some(owner)) = (site, owner) {
         command.uid(owner.uid).gid(owner.gid);
     }
     command.spawn()
+}
+
+/// Fails as a spawn would when `program` is neither a path to a file nor
+/// found on PATH.
+fn which(program: &str) -> std::io::Result<()> {
+    let found = if program.contains('/') {
+        Path::new(program).is_file()
+    } else {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "No such file or directory",
+        ))
+    }
 }
 
 impl Drop for ServerProcess {

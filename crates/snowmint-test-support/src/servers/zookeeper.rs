@@ -10,8 +10,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use zookeeper_client::{Client, Error};
 
-use super::CoordinatorServer;
 use super::process::ServerProcess;
+use super::{CoordinatorServer, Site};
 use crate::net::free_port;
 use crate::temp::temp_dir;
 use crate::wait::within;
@@ -111,32 +111,58 @@ pub(crate) fn java_args(config: &Path) -> Vec<String> {
 /// lines of `extra` added to its configuration, and waits until it serves
 /// on its (plain) client port.
 pub(crate) async fn spawn(extra: &str) -> ServerProcess {
+    spawn_at(&Site::Loopback, extra).await
+}
+
+/// ZooKeeper's client port, on a host.
+pub const CLIENT_PORT: u16 = 2181;
+/// ZooKeeper's quorum and election ports, on a host.
+pub const QUORUM_PORTS: (u16, u16) = (2888, 3888);
+
+/// [`spawn`] at `site`.
+async fn spawn_at(site: &Site, extra: &str) -> ServerProcess {
     let dir = temp_dir("zookeeper");
-    let client_port = free_port();
+    let client_port = site.port(CLIENT_PORT, free_port);
     let config = format!(
         "tickTime={TICK_MS}\n\
          dataDir={data}\n\
          clientPort={client_port}\n\
-         clientPortAddress=127.0.0.1\n\
+         clientPortAddress={ip}\n\
          admin.enableServer=false\n\
          4lw.commands.whitelist=srvr,mntr\n\
          maxClientCnxns=0\n\
          maxSessionTimeout=60000\n\
          {extra}",
         data = dir.path().join("data").display(),
+        ip = site.ip(),
     );
     let config_path = dir.path().join("zoo.cfg");
     std::fs::write(&config_path, config).expect("cannot write zoo.cfg");
-    ServerProcess::start(
+    let process = ServerProcess::spawn_at(
+        site,
         "ZooKeeper",
         "java",
         &java_args(&config_path),
+        &[],
+        None,
         dir,
         INSTALL,
         client_port,
-        serving,
-    )
-    .await
+    );
+    process.wait_ready(serving).await;
+    process
+}
+
+impl ZooKeeperServer {
+    /// A standalone ZooKeeper on `host` of a partition network, serving on
+    /// [`CLIENT_PORT`] at the host's address; the test reads it through a
+    /// forward ([`CoordinatorServer::client_addr`]), nodes on other hosts
+    /// at [`CoordinatorServer::served_url`].
+    pub async fn start_on(host: &crate::partition::Host) -> ZooKeeperServer {
+        ZooKeeperServer {
+            process: spawn_at(&Site::Host(host.clone()), "").await,
+        }
+    }
 }
 
 impl CoordinatorServer for ZooKeeperServer {

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use super::reading::Field;
 use super::strings::{Since, date_ms};
-use super::time::Time;
+use super::time::{MICROSECOND, Time};
 use crate::id::SnowflakeId;
 use crate::layout::Layout;
 
@@ -56,30 +56,21 @@ impl SnowflakeFamily {
     /// Reads `id` in this family's layout: its time and its fields, or
     /// `None` when the ID is beyond the layout's largest.
     ///
-    /// The one place that knows the layout's shape: the fields are named
-    /// as the family names them.
+    /// The fields are the layout's own, named as the family names them
+    /// (Discord's worker, process and increment), its time at its unit.
     pub(crate) fn read(&self, id: u64) -> Option<(Time, Vec<Field>)> {
-        let id = SnowflakeId::from_u64_checked(id)?;
-        let parts = self.layout.decode(id);
-        let [node_high, node_low, sequence] = field_names(&self.name);
-        let mut fields = Vec::with_capacity(3);
-        if self.layout.datacenter_bits() > 0 {
-            fields.push(Field::number(node_high, parts.datacenter));
-        }
-        if self.layout.machine_bits() > 0 {
-            fields.push(Field::number(node_low, parts.machine));
-        }
-        fields.push(Field::number(sequence, parts.sequence));
-        Some((Time::from_unix_ms(parts.timestamp_ms), fields))
-    }
-}
-
-/// The names of the three fields under the time, by family: Discord names
-/// its own (its developer documentation, "Snowflakes").
-fn field_names(family: &str) -> [&'static str; 3] {
-    match family {
-        "discord" => ["worker", "process", "increment"],
-        _ => ["datacenter", "machine", "sequence"],
+        let parts = self.layout.decode(SnowflakeId::from_u64(id)).ok()?;
+        let fields = parts
+            .values()
+            .filter(|(field, _)| field.width() > 0)
+            .map(|(field, value)| Field::number(field.name().to_owned(), value))
+            .collect();
+        let unit_ns = u64::from(self.layout.unit().as_micros()) * MICROSECOND;
+        let time = Time::from_unix_ns(
+            i128::from(parts.time_us()) * i128::from(MICROSECOND),
+            unit_ns,
+        );
+        Some((time, fields))
     }
 }
 

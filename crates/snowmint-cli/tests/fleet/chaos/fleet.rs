@@ -16,7 +16,7 @@ use snowmint_test_support::http::Connection;
 use snowmint_test_support::temp::TempDir;
 
 use super::check::{Batch, slot_of};
-use super::rng::Rng;
+use snowmint_test_support::rng::Rng;
 
 /// What every node is started with, besides its coordinator URL.
 pub(super) struct NodeSettings {

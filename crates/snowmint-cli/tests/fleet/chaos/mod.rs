@@ -99,16 +99,14 @@
 //! A failing run keeps its directory (every process's log, state files and
 //! clocks) and says where it is.
 //!
-//! - `rng.rs`: the seeded generator.
-//! - `plan.rs`: the fault schedule, a pure function of the seed.
-//! - `fleet.rs`: the node processes and the clients.
-//! - `check.rs`: the checks.
-//! - `run.rs`: [`run`], its settings and its report.
+//! The fault schedule is a pure function of the seed (the test support's
+//! seeded generator, so that a replay is exact); [`run`] starts the node
+//! processes and their clients, injects the schedule, then runs the
+//! checks and writes the report.
 
 mod check;
 mod fleet;
 mod plan;
-mod rng;
 mod run;
 
 pub use run::run;

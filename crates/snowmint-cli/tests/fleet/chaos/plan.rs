@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use super::rng::Rng;
+use snowmint_test_support::rng::Rng;
 
 /// The shortest and longest pause between two faults' starts, in ms.
 const GAP_MS: (u64, u64) = (1_000, 3_000);

@@ -11,7 +11,6 @@ use snowmint_test_support::wait::wait_until;
 use super::check::{Findings, check, serving_shares};
 use super::fleet::{ClientLog, Clients, Fleet, NodeSettings};
 use super::plan::{Fault, Kind, Planned, Shape, plan};
-use super::rng;
 
 /// How many `snowmint serve` nodes.
 const NODES: usize = 5;
@@ -45,7 +44,10 @@ impl Settings {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap();
-            rng::Rng::new(now.as_nanos() as u64 ^ u64::from(std::process::id())).next_u64()
+            snowmint_test_support::rng::Rng::new(
+                now.as_nanos() as u64 ^ u64::from(std::process::id()),
+            )
+            .next_u64()
         });
         Settings {
             seed,

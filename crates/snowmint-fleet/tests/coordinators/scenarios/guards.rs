@@ -83,7 +83,7 @@ pub async fn a_slot_key_recreated_by_a_waiting_node_stops_the_old_holder<S: Coor
             a.reserve(generation, reserved).await.unwrap();
         }
         let b = engine(&server, fleet, "0-0", &format!("b{attempt}"), TTL);
-        fenced(&b, "all 1 slots of fleet recreated in 0-0 are taken").await;
+        fenced(&b, "the only slot of fleet recreated (0-0) is taken").await;
 
         server.delete_slot(fleet, 0).await;
         let (a_states, b_states) = (a.state(), b.state());

@@ -36,7 +36,7 @@ pub async fn a_fleet_keeps_the_layout_it_started_with<S: CoordinatorServer>() {
     let first = engine(&server, fleet, "first", Layout::TWITTER);
     let slot = first_claim(&mut first.state()).await.slot;
 
-    let wide = Layout::new(TWITTER_EPOCH_MS, 41, 5, 7, 10).unwrap();
+    let wide = Layout::twitter_shape(TWITTER_EPOCH_MS, [41, 5, 7, 10]).unwrap();
     let later = Layout::TWITTER.with_epoch(1_500_000_000_000).unwrap();
     let refused = [
         ("wide", wide, "41/5/7/10@1288834974657"),

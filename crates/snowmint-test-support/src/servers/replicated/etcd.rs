@@ -1,4 +1,5 @@
-//! A 3-member etcd cluster (Debian's etcd-server) on loopback ports.
+//! An etcd cluster (Debian's etcd-server) of three members on loopback
+//! ports, or of one member on each host a test gives.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -7,8 +8,11 @@ use snowmint_fleet::EtcdBackend;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::{MEMBERS, PROBE_LIMIT, Replicated, Role, member_ports};
-use crate::servers::etcd::{INSTALL, connect, healthy, slot_holders, stored_mark};
+use super::{PROBE_LIMIT, Replicated, Role, member_ports};
+use crate::servers::Site;
+use crate::servers::etcd::{
+    CLIENT_PORT, INSTALL, PEER_PORT, connect, healthy, slot_holders, stored_mark,
+};
 use crate::servers::process::ServerProcess;
 use crate::temp::temp_dir;
 
@@ -18,7 +22,7 @@ pub const HEARTBEAT_MS: u64 = 100;
 /// election, in ms: etcd's default, ten heartbeats.
 pub const ELECTION_TIMEOUT_MS: u64 = 1_000;
 
-/// Three etcd members, `m0`, `m1` and `m2`, forming one cluster.
+/// etcd members, `m0`, `m1`, ..., forming one cluster.
 pub struct ReplicatedEtcd {
     members: Vec<ServerProcess>,
 }
@@ -55,23 +59,31 @@ impl Replicated for ReplicatedEtcd {
     const NAME: &'static str = "etcd";
     const SCHEME: &'static str = "etcd";
 
-    async fn start() -> ReplicatedEtcd {
-        let free = member_ports(2 * MEMBERS);
-        let ports: Vec<(u16, u16)> = free.chunks(2).map(|p| (p[0], p[1])).collect();
+    async fn start_at(sites: Vec<Site>) -> ReplicatedEtcd {
+        let mut free = member_ports(2 * sites.len()).into_iter();
+        let ports: Vec<(u16, u16)> = sites
+            .iter()
+            .map(|site| {
+                let client = site.port(CLIENT_PORT, || free.next().unwrap());
+                (client, site.port(PEER_PORT, || free.next().unwrap()))
+            })
+            .collect();
         let peers: Vec<String> = ports
             .iter()
+            .zip(&sites)
             .enumerate()
-            .map(|(m, (_, peer))| format!("m{m}=http://127.0.0.1:{peer}"))
+            .map(|(m, ((_, peer), site))| format!("m{m}=http://{}:{peer}", site.ip()))
             .collect();
         let initial_cluster = peers.join(",");
         let token = format!("snowmint-test-{}-{}", std::process::id(), ports[0].0);
         let members: Vec<ServerProcess> = ports
             .iter()
+            .zip(&sites)
             .enumerate()
-            .map(|(m, &(client_port, peer_port))| {
+            .map(|(m, (&(client_port, peer_port), site))| {
                 let dir = temp_dir(&format!("etcd-m{m}"));
-                let client_url = format!("http://127.0.0.1:{client_port}");
-                let peer_url = format!("http://127.0.0.1:{peer_port}");
+                let client_url = format!("http://{}:{client_port}", site.ip());
+                let peer_url = format!("http://{}:{peer_port}", site.ip());
                 let args: Vec<String> = [
                     "--name",
                     &format!("m{m}"),
@@ -99,11 +111,21 @@ impl Replicated for ReplicatedEtcd {
                 .map(String::from)
                 .to_vec();
                 let name = format!("etcd member m{m}");
-                ServerProcess::spawn(&name, "etcd", &args, dir, INSTALL, client_port)
+                ServerProcess::spawn_at(
+                    site,
+                    &name,
+                    "etcd",
+                    &args,
+                    &[],
+                    None,
+                    dir,
+                    INSTALL,
+                    client_port,
+                )
             })
             .collect();
         let cluster = ReplicatedEtcd { members };
-        for member in 0..MEMBERS {
+        for member in 0..cluster.members.len() {
             cluster.wait_serving(member).await;
         }
         cluster

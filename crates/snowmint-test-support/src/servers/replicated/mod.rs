@@ -38,11 +38,13 @@ use std::time::Duration;
 
 use snowmint_fleet::Backend;
 
+use super::Site;
 use super::process::ServerProcess;
 use super::proxy::Proxy;
 use crate::wait::eventually;
 
-/// How many members a replicated coordinator has.
+/// How many members a replicated coordinator has unless a test places
+/// them ([`Replicated::start_at`]).
 pub const MEMBERS: usize = 3;
 /// A liveness bound for the waits on members (not a timing assertion).
 const LIMIT: Duration = Duration::from_secs(60);
@@ -103,7 +105,8 @@ pub enum Role {
     Silent,
 }
 
-/// A coordinator of [`MEMBERS`] members started for one test.
+/// A replicated coordinator started for one test: [`MEMBERS`] members on
+/// loopback, or one on each host a test gives.
 pub trait Replicated: Send + Sync + Sized + 'static {
     /// The backend that talks to it.
     type Backend: Backend;
@@ -113,9 +116,17 @@ pub trait Replicated: Send + Sync + Sized + 'static {
     /// The scheme of its `--coordinator` URL: `etcd`, `zk`.
     const SCHEME: &'static str;
 
-    /// Starts fresh members on free loopback ports and waits until every
-    /// one of them serves clients (a quorum has formed).
-    fn start() -> impl Future<Output = Self> + Send;
+    /// Starts [`MEMBERS`] fresh members on free loopback ports and waits
+    /// until every one of them serves clients (a quorum has formed).
+    fn start() -> impl Future<Output = Self> + Send {
+        Self::start_at(vec![Site::Loopback; MEMBERS])
+    }
+
+    /// Starts one fresh member at each of `sites` (on loopback, free
+    /// ports; on hosts of a partition network, the service's usual ports
+    /// at each host's address) and waits until every one of them serves
+    /// clients.
+    fn start_at(sites: Vec<Site>) -> impl Future<Output = Self> + Send;
 
     /// The members' processes, in a fixed order (the index names a member
     /// in every other call).
@@ -146,9 +157,19 @@ pub trait Replicated: Send + Sync + Sized + 'static {
         format!("{}://{}", Self::SCHEME, hosts.join(","))
     }
 
-    /// Where clients reach each member, in member order.
+    /// Where the test reaches each member, in member order (on hosts:
+    /// its forwards).
     fn client_addrs(&self) -> Vec<SocketAddr> {
         self.members().iter().map(ServerProcess::addr).collect()
+    }
+
+    /// Where each member serves clients, in member order: what nodes on
+    /// hosts of a partition network are given.
+    fn served_addrs(&self) -> Vec<SocketAddr> {
+        self.members()
+            .iter()
+            .map(ServerProcess::served_addr)
+            .collect()
     }
 
     /// Member `member`'s process.

@@ -1,4 +1,5 @@
-//! A 3-server ZooKeeper ensemble (Debian's zookeeper) on loopback ports.
+//! A ZooKeeper ensemble (Debian's zookeeper) of three servers on loopback
+//! ports, or of one server on each host a test gives.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -6,10 +7,12 @@ use std::net::SocketAddr;
 
 use snowmint_fleet::ZooKeeperBackend;
 
-use super::{MEMBERS, PROBE_LIMIT, Replicated, Role, member_ports};
+use super::{PROBE_LIMIT, Replicated, Role, member_ports};
+use crate::servers::Site;
 use crate::servers::process::ServerProcess;
 use crate::servers::zookeeper::{
-    INSTALL, TICK_MS, connect, java_args, mode, slot_holders, srvr, stored_mark,
+    CLIENT_PORT, INSTALL, QUORUM_PORTS, TICK_MS, connect, java_args, mode, slot_holders, srvr,
+    stored_mark,
 };
 use crate::temp::temp_dir;
 
@@ -23,7 +26,7 @@ pub const SYNC_LIMIT_TICKS: u64 = 5;
 /// that long).
 pub const PEER_CONNECT_TIMEOUT_MS: u64 = 1_000;
 
-/// Three ZooKeeper servers, ids 1, 2 and 3, forming one ensemble.
+/// ZooKeeper servers, ids 1, 2, ..., forming one ensemble.
 pub struct ReplicatedZooKeeper {
     members: Vec<ServerProcess>,
 }
@@ -50,17 +53,28 @@ impl Replicated for ReplicatedZooKeeper {
     const NAME: &'static str = "ZooKeeper";
     const SCHEME: &'static str = "zk";
 
-    async fn start() -> ReplicatedZooKeeper {
+    async fn start_at(sites: Vec<Site>) -> ReplicatedZooKeeper {
         // (client, quorum, election) per server.
-        let free = member_ports(3 * MEMBERS);
-        let ports: Vec<(u16, u16, u16)> = free.chunks(3).map(|p| (p[0], p[1], p[2])).collect();
+        let mut free = member_ports(3 * sites.len()).into_iter();
+        let mut free = || free.next().unwrap();
+        let ports: Vec<(u16, u16, u16)> = sites
+            .iter()
+            .map(|site| {
+                (
+                    site.port(CLIENT_PORT, &mut free),
+                    site.port(QUORUM_PORTS.0, &mut free),
+                    site.port(QUORUM_PORTS.1, &mut free),
+                )
+            })
+            .collect();
         let mut servers = String::new();
-        for (m, (_, quorum, election)) in ports.iter().enumerate() {
+        for (m, ((_, quorum, election), site)) in ports.iter().zip(&sites).enumerate() {
             let id = m + 1;
-            writeln!(servers, "server.{id}=127.0.0.1:{quorum}:{election}").unwrap();
+            let ip = site.ip();
+            writeln!(servers, "server.{id}={ip}:{quorum}:{election}").unwrap();
         }
         let mut members = Vec::new();
-        for (m, &(client_port, ..)) in ports.iter().enumerate() {
+        for (m, (&(client_port, ..), site)) in ports.iter().zip(&sites).enumerate() {
             let dir = temp_dir(&format!("zookeeper-{}", m + 1));
             let data = dir.path().join("data");
             std::fs::create_dir(&data).expect("cannot create the dataDir");
@@ -71,28 +85,32 @@ impl Replicated for ReplicatedZooKeeper {
                  syncLimit={SYNC_LIMIT_TICKS}\n\
                  dataDir={data}\n\
                  clientPort={client_port}\n\
-                 clientPortAddress=127.0.0.1\n\
+                 clientPortAddress={ip}\n\
                  admin.enableServer=false\n\
                  4lw.commands.whitelist=*\n\
                  {servers}",
                 data = data.display(),
+                ip = site.ip(),
             );
             let config_path = dir.path().join("zoo.cfg");
             std::fs::write(&config_path, config).expect("cannot write zoo.cfg");
             let mut args = vec![format!("-Dzookeeper.cnxTimeout={PEER_CONNECT_TIMEOUT_MS}")];
             args.extend(java_args(&config_path));
             let name = format!("ZooKeeper server {}", m + 1);
-            members.push(ServerProcess::spawn(
+            members.push(ServerProcess::spawn_at(
+                site,
                 &name,
                 "java",
                 &args,
+                &[],
+                None,
                 dir,
                 INSTALL,
                 client_port,
             ));
         }
         let ensemble = ReplicatedZooKeeper { members };
-        for member in 0..MEMBERS {
+        for member in 0..ensemble.members.len() {
             ensemble.wait_serving(member).await;
         }
         ensemble
