@@ -146,13 +146,26 @@ fn text_output_ranks_and_says_why() {
     // The bare number: Twitter first, Discord's reading of it in the
     // future and last.
     let bare = &out[out.find("\n1724551110457221119\n").expect("the bare token")..];
-    let twitter = bare
-        .find("  twitter  2023-11-14T22:13:20.000Z  plausible")
-        .unwrap();
-    let discord = bare
-        .find("  discord  2028-01-11T20:30:25.343Z  implausible")
-        .unwrap();
+    // Columns are as wide as the widest family name and time.
+    let line = |family: &str, time: &str, rank: &str| {
+        bare.lines()
+            .position(|line| {
+                line.split_whitespace().collect::<Vec<_>>() == [family, time, rank]
+                    && line.starts_with(&format!("  {family} "))
+            })
+            .unwrap_or_else(|| panic!("no {family} {time} {rank} line in {bare}"))
+    };
+    let twitter = line("twitter", "2023-11-14T22:13:20.000Z", "plausible");
+    let discord = line("discord", "2028-01-11T20:30:25.343Z", "implausible");
     assert!(twitter < discord, "{bare}");
+    // Sonyflake's time in its 10 ms units, and LinkedIn's (milliseconds
+    // since 1970) implausible before LinkedIn began.
+    line("sonyflake", "2047-03-29T03:16:03.35Z", "implausible");
+    let words = bare.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("is before linkedin began (2003-05-05, LinkedIn's launch)"),
+        "{bare}"
+    );
     assert!(bare.contains("is in the future (now is\n"), "{bare}");
 }
 

@@ -37,8 +37,9 @@ use crate::values;
 /// ('discord', '2016-04-30T11:18:25.796Z', 'pinned')
 /// >>> best.fields["worker"], best.fields["increment"]
 /// (1, 7)
-/// >>> [r.family for r in snowmint.inspect("1724551110457221119", now=1750000000000)[0].candidates]
-/// ['twitter', 'discord']
+/// >>> bare = snowmint.inspect("1724551110457221119", now=1750000000000)[0]
+/// >>> [r.family for r in bare.candidates if r.plausibility == "plausible"]
+/// ['twitter', 'instagram', 'baidu', 'leaf']
 /// >>> snowmint.inspect("01ARZ3NDEKTSV4RRFFQ69G5FAV")[0].to_dict()["candidates"][0]["time"]
 /// '2016-07-30T23:54:10.259Z'
 #[pyfunction]

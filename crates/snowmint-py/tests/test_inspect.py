@@ -52,11 +52,20 @@ def test_ranking_times_and_dicts():
     link, bare = tokens
     assert link.context == "post in an X/Twitter link"
     assert [r.plausibility for r in link.candidates] == ["pinned"]
-    assert [(r.family, r.plausibility) for r in bare.candidates] == [
-        ("twitter", "plausible"),
-        ("discord", "implausible"),
-    ]
-    assert "in the future" in bare.candidates[1].why
+    # Every preset reads it: Twitter's reading first, Discord's (in 2028)
+    # among the implausible ones, which all come last.
+    ranks = [(r.family, r.plausibility) for r in bare.candidates]
+    assert ranks[0] == ("twitter", "plausible")
+    assert len(ranks) >= 10
+    implausible = [r.plausibility == "implausible" for r in bare.candidates]
+    assert implausible == sorted(implausible), ranks
+    discord = next(r for r in bare.candidates if r.family == "discord")
+    assert discord.plausibility == "implausible"
+    assert "in the future" in discord.why
+    # Sonyflake's reading is at its unit, 10 ms, with Sonyflake's fields.
+    sonyflake = next(r for r in bare.candidates if r.family == "sonyflake")
+    assert sonyflake.time == "2047-03-29T03:16:03.35Z"
+    assert sonyflake.to_dict()["machine"] == 57343
     twitter = bare.candidates[0]
     assert twitter.unix_ns == 1700000000000 * 1000000
     assert twitter.datetime == datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)
@@ -70,7 +79,8 @@ def test_ranking_times_and_dicts():
 def test_now_layout_and_bytes():
     # With now in 2020, a 2023 tweet is in the future.
     aware = datetime(2020, 1, 1, tzinfo=timezone.utc)
-    reading = snowmint.inspect("1724551110457221119", now=aware)[0].candidates[0]
+    candidates = snowmint.inspect("1724551110457221119", now=aware)[0].candidates
+    reading = next(r for r in candidates if r.family == "twitter")
     assert reading.plausibility == "implausible"
     alone = snowmint.inspect("175928847299117063", layout=snowmint.Layout.DISCORD)[0]
     assert [r.family for r in alone.candidates] == ["discord"]

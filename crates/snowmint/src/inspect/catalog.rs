@@ -108,7 +108,7 @@ fn known_since(name: &str) -> Option<Since> {
         "cosid" | "cosid-safe-js" => (1_577_203_200_000, "2019-12-25 in UTC+8, CosId's epoch"),
         "leaf" => (
             date_ms(2017, 1, 1),
-            "2017, when Meituan published Leaf (its epoch is Twitter's)",
+            "2017, when Meituan published Leaf, on Twitter's epoch",
         ),
         "linkedin" => (date_ms(2003, 5, 5), "2003-05-05, LinkedIn's launch"),
         "tiktok" => (
