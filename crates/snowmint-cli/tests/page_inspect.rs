@@ -2,7 +2,8 @@
 //! Chromium against a real `snowmint serve`: a Discord message link read
 //! with Discord's time first and its timestamp markup, a batch of 10,000
 //! IDs as a sorted table with CSV, two IDs compared, a time zone picked,
-//! and a shared link that restores the view, in English and Spanish.
+//! and a shared link that restores the view, in English and Spanish; and
+//! the known-answer vectors' texts, each token's top reading shown first.
 //!
 //! Expected times come from the families' published layouts (Discord's
 //! documented ID 175928847299117063 is 2016-04-30T11:18:25.796Z; Twitter's
@@ -89,17 +90,46 @@ async fn a_discord_message_link_reads_as_discord_first() {
     assert_eq!(long_time, "1:18:25 PM");
     page.screenshot("link").await;
 
-    // A bare Discord ID: both families stay plausible, Twitter first.
+    // A bare Discord ID is read as every preset: Twitter's and Discord's
+    // readings both stay plausible, Twitter first, side by side with the
+    // other plausible ones; the implausible (LinkedIn's in 1971...) are
+    // folded below, and say so.
     page.fill("#decode-id", DISCORD_ID).await;
     page.wait_until(
-        "one token with two readings",
-        "const t = document.querySelectorAll('#decode-readings section.token'); return t.length === 1 && t[0].querySelectorAll('.reading').length === 2",
+        "one token with its readings",
+        "const t = document.querySelectorAll('#decode-readings section.token'); return t.length === 1 && t[0].querySelectorAll('.reading').length >= 10",
     )
     .await;
     let bare = readings(&page, 0).await;
     let families: Vec<&str> = bare.iter().map(|r| r.0.as_str()).collect();
-    assert_eq!(families, ["twitter", "discord"]);
+    assert_eq!(families[..2], ["twitter", "discord"], "{bare:?}");
     assert_eq!(bare[1].2, DISCORD_TIME);
+    let folded: Vec<(String, String)> = serde_json::from_value(
+        page.js("return [...document.querySelectorAll('#decode-readings details.implausible .reading')].map(r => [r.dataset.family, r.dataset.plausibility])")
+            .await,
+    )
+    .unwrap();
+    assert!(
+        folded.iter().all(|(_, rank)| rank == "implausible"),
+        "{folded:?}"
+    );
+    assert!(
+        folded.iter().any(|(family, _)| family == "linkedin"),
+        "{folded:?}"
+    );
+    let shown = bare.len() - folded.len();
+    assert!(bare[..shown].iter().all(|r| r.1 == "plausible"), "{bare:?}");
+    let summary = page
+        .text("#decode-readings details.implausible summary")
+        .await;
+    assert!(
+        summary.starts_with(&format!("Implausible readings ({})", folded.len())),
+        "{summary}"
+    );
+    let open = page
+        .js("return document.querySelector('#decode-readings details.implausible').open")
+        .await;
+    assert_eq!(open, Value::Bool(false));
     page.close().await;
 }
 
@@ -345,5 +375,59 @@ async fn reading_text_works_beside_tokens() {
     )
     .await;
     assert_eq!(readings(&page, 2).await[0].2, DISCORD_TIME);
+    page.close().await;
+}
+
+/// The known-answer vectors' texts (vectors/vectors.json, shared by every
+/// front end's tests) pasted into the decode box: each token shown, in
+/// order, with its top reading's family and UTC time first.
+#[tokio::test]
+async fn the_vectors_texts_read_on_the_page() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vectors/vectors.json");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(file["version"], 1);
+    let texts = file["texts"].as_array().unwrap();
+    assert!(texts.len() >= 20, "{} texts", texts.len());
+    let page = Browser::open("inspect-vectors", Options::default()).await;
+    for entry in texts {
+        let text = entry["text"].as_str().unwrap();
+        let inputs: Vec<&str> = entry["tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|token| token["input"].as_str().unwrap())
+            .collect();
+        let fill = format!(
+            "const box = document.getElementById('decode-id'); box.value = {text}; box.dispatchEvent(new Event('input', {{ bubbles: true }}));",
+            text = Value::from(text)
+        );
+        page.js(&fill).await;
+        page.wait_until(
+            &format!("the tokens of {text}"),
+            &format!(
+                "return JSON.stringify([...document.querySelectorAll('#decode-readings section.token')].map(s => s.dataset.input)) === {}",
+                Value::from(serde_json::to_string(&inputs).unwrap())
+            ),
+        )
+        .await;
+        let shown: Vec<(String, String)> = serde_json::from_value(
+            page.js("return [...document.querySelectorAll('#decode-readings section.token')].map(s => { const r = s.querySelector('.reading'); return [r.dataset.family, r.querySelector('.time-utc').textContent]; })")
+                .await,
+        )
+        .unwrap();
+        let expected: Vec<(String, String)> = entry["tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|token| {
+                let time = token["time"].as_str().unwrap_or("no time in it");
+                (
+                    token["family"].as_str().unwrap().to_owned(),
+                    time.to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(shown, expected, "{text}");
+    }
     page.close().await;
 }

@@ -207,9 +207,22 @@ function renderReadings() {
       section.dataset.input = token.input;
       const title = element('h3', '', token.input);
       if (token.context) title.append(' ', element('span', 'context', token.context));
+      // The plausible readings side by side; the implausible ones (an
+      // integer read as a family whose time it cannot be) folded below,
+      // open when nothing else is left.
+      const likely = token.candidates.filter((r) => r.plausibility !== 'implausible');
+      const unlikely = token.candidates.filter((r) => r.plausibility === 'implausible');
       const row = element('div', 'reading-row');
-      row.append(...token.candidates.map(renderReading));
+      row.append(...likely.map(renderReading));
       section.append(title, row);
+      if (unlikely.length) {
+        const more = element('details', 'implausible');
+        more.open = likely.length === 0;
+        const rest = element('div', 'reading-row');
+        rest.append(...unlikely.map(renderReading));
+        more.append(element('summary', '', t(lang, 'readings.implausible', { count: unlikely.length })), rest);
+        section.append(more);
+      }
       box.append(section);
     }
   }
