@@ -873,6 +873,34 @@ fn range_cursors() {
         (serde_json::Value::Null, serde_json::Value::Null)
     );
     assert_eq!(value["max"], MAX_ID.to_string());
+    // Discord's IDs are unsigned 64-bit: the millisecond whose IDs begin at
+    // 2^63 (2^41 ms after Discord's epoch, in 2084) has its cursors on
+    // either side of 2^63, and the layout's last millisecond no `before`.
+    let at_2_63 = DISCORD_EPOCH + (1 << 41);
+    let discord = |from: u64, to: u64| {
+        let out = run(&[
+            "range",
+            "--layout",
+            "discord",
+            "--from",
+            &from.to_string(),
+            "--to",
+            &to.to_string(),
+            "--cursor",
+            "--format",
+            "json",
+        ]);
+        out.assert_ok();
+        json(out.stdout.trim_end())
+    };
+    let value = discord(at_2_63, at_2_63);
+    assert_eq!(value["min"], (1u64 << 63).to_string());
+    assert_eq!(value["after"], ((1u64 << 63) - 1).to_string());
+    assert_eq!(value["before"], ((1u64 << 63) + (1 << 22)).to_string());
+    let last = DISCORD_EPOCH + (1 << 42) - 1;
+    let value = discord(last, last);
+    assert_eq!(value["max"], u64::MAX.to_string());
+    assert_eq!(value["before"], serde_json::Value::Null);
 }
 
 /// --prefixes: decimal prefixes whose IDs are exactly the window's, each
