@@ -21,12 +21,14 @@ export class ReadError extends Error {
  * `POST /v1/inspect` answers: `{ now, tokens: [{ input, context, start,
  * end, candidates: [{ family, time, <fields>, plausibility, why }] }] }`.
  * `layout` reads integers as that layout alone; `now` (Unix ms) judges
- * times in the future.
+ * times in the future; `top` keeps that many readings of each token, the
+ * most plausible (a batch needs one).
  */
-export async function readText(text, { layout, now } = {}) {
+export async function readText(text, { layout, now, top } = {}) {
   const query = new URLSearchParams();
   if (layout) query.set('layout', layout);
   if (now !== undefined) query.set('now', String(now));
+  if (top !== undefined) query.set('top', String(top));
   let response;
   try {
     response = await fetch(`/v1/inspect${query.size ? `?${query}` : ''}`, {

@@ -283,6 +283,10 @@ pub(crate) struct InspectParams {
         nullable = false
     )]
     epoch: Option<String>,
+    /// Keep this many readings of each token, the most plausible (all of
+    /// them by default): `top=1` gives the best reading of each.
+    #[param(minimum = 1, maximum = 64, example = 1, nullable = false)]
+    top: Option<u64>,
 }
 
 /// Unix milliseconds or RFC 3339, as `snowmint::parse_time` reads them

@@ -45,7 +45,7 @@ pub const MAX_BODY_BYTES: u64 = 2 * MAX_TEXT as u64;
     ),
 )]
 pub async fn get(params: Params) -> Result<Json<Inspected>, ApiError> {
-    params.allow(&["text", "now", "layout", "epoch"])?;
+    params.allow(&["text", "now", "layout", "epoch", "top"])?;
     let text = params.required("text", "any text, up to 1 MiB")?;
     answer(text.as_bytes(), &params)
 }
@@ -79,7 +79,7 @@ pub async fn post(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Inspected>, ApiError> {
-    params.allow(&["now", "layout", "epoch"])?;
+    params.allow(&["now", "layout", "epoch", "top"])?;
     let too_large = || {
         ApiError::status(
             StatusCode::PAYLOAD_TOO_LARGE,

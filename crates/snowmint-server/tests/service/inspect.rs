@@ -147,6 +147,58 @@ async fn json_bodies_layouts_and_bad_requests() {
     );
 }
 
+/// `top=N` keeps each token's N most plausible readings, in order; out of
+/// 1..=64 it is refused by name, with the range, as the document says.
+#[tokio::test]
+async fn top_keeps_the_most_plausible_readings() {
+    let node = node().await;
+    let text = escaped("<@175928847299117063> 1724551110457221119");
+    let all = get(&node.app, &format!("/v1/inspect?now={NOW}&text={text}")).await;
+    assert_eq!(all.status, StatusCode::OK, "{}", all.body);
+    let all = all.json();
+    let bare = all["tokens"][1]["candidates"].as_array().unwrap().clone();
+    assert!(bare.len() > 2, "{bare:?}");
+    for top in [1usize, 2] {
+        let answer = send(
+            &node.app,
+            post(
+                "<@175928847299117063> 1724551110457221119",
+                &format!("now={NOW}&top={top}"),
+                "text/plain",
+            ),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        let json = answer.json();
+        assert_eq!(json["tokens"][0]["candidates"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            json["tokens"][1]["candidates"].as_array().unwrap()[..],
+            bare[..top]
+        );
+    }
+    for bad in ["0", "65", "one"] {
+        let answer = get(&node.app, &format!("/v1/inspect?text=1&top={bad}")).await;
+        let (code, field, message) = answer.error(StatusCode::BAD_REQUEST);
+        assert_eq!(field.as_deref(), Some("top"), "{code} {message}");
+        assert!(message.contains("1..=64"), "{message}");
+    }
+    let document = get(&node.app, "/openapi.json").await.json();
+    let top = document["paths"]["/v1/inspect"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "top")
+        .expect("top is documented")
+        .clone();
+    assert_eq!(
+        (
+            top["schema"]["minimum"].as_u64(),
+            top["schema"]["maximum"].as_u64()
+        ),
+        (Some(1), Some(64))
+    );
+}
+
 /// The bounds: a text over 1 MiB and over 10,000 tokens are 400s naming
 /// the bound; a body over 2 MiB is a 413, declared or not.
 #[tokio::test]
