@@ -622,6 +622,9 @@ const texts = [
   ["<t:1462015105:R>", [["<t:1462015105:R>", "discord-timestamp", "2016-04-30T11:18:25Z"]]],
   ["https://discord.com/channels/@me/175928847299117063/175928847299117063", Array(2).fill(["175928847299117063", "discord", discordDocs])],
   ["https://cdn.discordapp.com/emojis/175928847299117063.png", [["175928847299117063", "discord", discordDocs]]],
+  ["https://cdn.discordapp.com/attachments/175928847299117063/175928847299117063/cat.png?ex=1", Array(2).fill(["175928847299117063", "discord", discordDocs])],
+  // An integer in hex, read as its value: Twitter's reading of the tweet.
+  [`id=0x${(1307025659294674945n).toString(16)}`, [[`0x${(1307025659294674945n).toString(16)}`, "twitter", timeOf("twitter", "1307025659294674945")]]],
   ["https://x.com/XDevelopers/status/1050118621198921728", [["1050118621198921728", "twitter", timeOf("twitter", "1050118621198921728")]]],
   ["https://twitter.com/i/web/status/1307025659294674945?s=20", [["1307025659294674945", "twitter", timeOf("twitter", "1307025659294674945")]]],
   ["https://twitter.com/jack/status/20", [["20", "twitter", null]]],

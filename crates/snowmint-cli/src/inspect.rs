@@ -66,7 +66,11 @@ link's host, Discord's markup); implausible when its time falls before its
 family began or more than a day after --now. JSON has one object per token:
 {\"input\", \"context\", \"start\", \"end\", \"candidates\": [{\"family\", \"time\",
 <fields>, \"plausibility\", \"why\"}]}, with \"line\" for standard input; IDs and
-numbers past 2^53 are strings.
+numbers past 2^53 are strings. An integer is read as every preset
+(twitter, discord, instagram, mastodon, sonyflake, sonyflake-v2, baidu,
+hazelcast, tsid, yitter, cosid, cosid-safe-js, leaf, linkedin, tiktok,
+safe-js-10ms), its time at the family's unit and its fields by the family's
+names, unless --layout names one; --top 1 keeps each token's best reading.
 
 Standard input is read when no text is given, or where a text is `-`: one text
 per line. A line longer than 1 MiB is reported on stderr with its number and
@@ -89,6 +93,10 @@ pub struct InspectArgs {
         allow_negative_numbers = true
     )]
     now: String,
+    /// Keep each token's N most plausible readings (1..=64); all by
+    /// default.
+    #[arg(long, value_name = "N")]
+    top: Option<String>,
     /// `--layout` and `--epoch`.
     #[command(flatten)]
     pub global: Global,
@@ -105,8 +113,14 @@ pub fn run(args: InspectArgs, global: &Global) -> anyhow::Result<ExitCode> {
         }
         None => Catalog::presets(),
     };
+    let top = match &args.top {
+        Some(text) => values::bounded("top", text, 1..=MAX_TOP)?,
+        None => MAX_TOP,
+    };
     let mut writer = Writer {
         inspector: Inspector::with_catalog(catalog, now_ms),
+        // At most MAX_TOP, so within usize.
+        top: top as usize,
         format: args.format,
         pending: Vec::with_capacity(CHUNK * 2),
         out: io::stdout().lock(),
@@ -136,9 +150,15 @@ pub fn run(args: InspectArgs, global: &Global) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The most readings `--top` may ask for (as `/v1/inspect`'s `top=`):
+/// more than any token has.
+const MAX_TOP: u64 = 64;
+
 /// The state of one `inspect` run.
 struct Writer<W: Write> {
     inspector: Inspector,
+    /// How many readings of each token to write.
+    top: usize,
     format: Format,
     /// Output not yet written out.
     pending: Vec<u8>,
@@ -152,8 +172,9 @@ struct Writer<W: Write> {
 impl<W: Write> Writer<W> {
     /// Writes the tokens of one text (line `line` of standard input).
     fn text(&mut self, text: &[u8], line: Option<u64>) -> io::Result<()> {
-        for token in self.inspector.inspect(text) {
+        for mut token in self.inspector.inspect(text) {
             self.found += 1;
+            token.keep_best(self.top);
             match self.format {
                 Format::Text => write_text(&token, &mut self.pending),
                 Format::Json => write_json(&token, line, &mut self.pending)?,

@@ -169,6 +169,29 @@ fn text_output_ranks_and_says_why() {
     assert!(bare.contains("is in the future (now is\n"), "{bare}");
 }
 
+/// --top N keeps each token's N most plausible readings, the first N of
+/// the full answer; 0 and 65 are refused with the range.
+#[test]
+fn top_keeps_the_most_plausible_readings() {
+    let text = "<@175928847299117063> 1724551110457221119";
+    let all = json_lines(&inspect(&["--format", "json", text], b"").stdout);
+    let bare = all[1]["candidates"].as_array().unwrap();
+    assert!(bare.len() > 2, "{bare:?}");
+    let top = json_lines(&inspect(&["--format", "json", "--top", "2", text], b"").stdout);
+    assert_eq!(top[0]["candidates"].as_array().unwrap().len(), 1);
+    assert_eq!(top[1]["candidates"].as_array().unwrap()[..], bare[..2]);
+    for bad in ["0", "65"] {
+        let run = inspect(&["--top", bad, text], b"");
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("top {bad} is out of range (1..=64)")),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
 #[test]
 fn layout_reads_integers_as_that_family_alone() {
     let run = inspect(
