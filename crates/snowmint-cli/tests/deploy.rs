@@ -954,7 +954,15 @@ fn the_containerfile_sets_up_a_node_that_passes_serve_check() {
         let (name, value) = pair.split_once('=').unwrap();
         env.insert(name.to_owned(), value.to_owned());
     }
+    // The image sets no identity: each deployment gives its node one (the
+    // manifests do), and the image alone refuses to start without.
     let (code, output) = serve_check(&[], &env);
+    assert_eq!(code, Some(2), "{output}");
+    assert!(output.contains("no node identity is set"), "{output}");
+    let mut given = env.clone();
+    given.insert("SNOWMINT_DATACENTER".to_owned(), "1".to_owned());
+    given.insert("SNOWMINT_MACHINE".to_owned(), "2".to_owned());
+    let (code, output) = serve_check(&[], &given);
     assert_eq!(code, Some(0), "{output}");
     assert_eq!(
         line(&output, "listen"),

@@ -375,7 +375,9 @@ async fn layout_selector_is_shared_and_remembered() {
     page.client.refresh().await.expect("reloading");
     page.wait_text(
         "#facts-layout",
-        &format!("discord (41/5/5/12@{DISCORD_EPOCH})"),
+        &format!(
+            "discord (time:42/worker:5:node/process:5:node/increment:12:sequence@{DISCORD_EPOCH})"
+        ),
     )
     .await;
     page.close().await;

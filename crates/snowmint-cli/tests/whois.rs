@@ -436,7 +436,7 @@ fn bad_input_and_an_unreachable_coordinator() {
     assert_eq!(code, 2, "{err}");
     assert!(out.is_empty());
     assert!(
-        err.starts_with("error: ID -1 is out of range (0..=9223372036854775807)"),
+        err.starts_with("error: ID -1 is out of range (0..=18446744073709551615)"),
         "{err}"
     );
     let (code, _, err) = run(&["12", "--coordinator", "http://x:1"]);

@@ -10,7 +10,7 @@ use crate::{Client, ClientBuilder, Error, Stats};
 /// ```
 /// # let runtime = tokio::runtime::Runtime::new().unwrap();
 /// # let node = runtime.block_on(snowmint_test_support::in_process::grpc::GrpcNode::start(
-/// #     snowmint::Node { datacenter: 1, machine: 2 },
+/// #     snowmint::Node::from_slot(34),
 /// #     std::sync::Arc::new(snowmint::SystemClock),
 /// # ));
 /// # let endpoint = node.endpoint(); // a node's --grpc-listen, as http://HOST:PORT

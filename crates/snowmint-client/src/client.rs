@@ -217,7 +217,7 @@ impl Client {
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), snowmint_client::Error> {
     /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
-    /// #     snowmint::Node { datacenter: 1, machine: 2 },
+    /// #     snowmint::Node::from_slot(34),
     /// #     std::sync::Arc::new(snowmint::SystemClock),
     /// # )
     /// # .await;
@@ -286,7 +286,7 @@ impl Client {
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), snowmint_client::Error> {
     /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
-    /// #     snowmint::Node { datacenter: 1, machine: 2 },
+    /// #     snowmint::Node::from_slot(34),
     /// #     std::sync::Arc::new(snowmint::SystemClock),
     /// # )
     /// # .await;
@@ -300,8 +300,9 @@ impl Client {
     ///     .max_age(Duration::from_secs(60))
     ///     .build()
     ///     .await?;
-    /// let id = SnowflakeId::from_u64(client.next_id().await?).unwrap();
-    /// assert_eq!(Layout::TWITTER.decode(id).machine, 2);
+    /// let id = SnowflakeId::from_u64(client.next_id().await?);
+    /// let parts = Layout::TWITTER.decode(id).expect("a Twitter-layout ID");
+    /// assert_eq!(parts.get("machine"), Some(2));
     /// // The first call filled the buffer; the next ones come from it.
     /// client.next_id().await?;
     /// assert_eq!(client.stats().round_trips, 1);
@@ -334,7 +335,7 @@ impl Client {
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), snowmint_client::Error> {
     /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
-    /// #     snowmint::Node { datacenter: 1, machine: 2 },
+    /// #     snowmint::Node::from_slot(34),
     /// #     std::sync::Arc::new(snowmint::SystemClock),
     /// # )
     /// # .await;
@@ -436,7 +437,7 @@ impl Client {
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), snowmint_client::Error> {
     /// # let node = snowmint_test_support::in_process::grpc::GrpcNode::start(
-    /// #     snowmint::Node { datacenter: 1, machine: 2 },
+    /// #     snowmint::Node::from_slot(34),
     /// #     std::sync::Arc::new(snowmint::SystemClock),
     /// # )
     /// # .await;

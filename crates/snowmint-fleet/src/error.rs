@@ -154,9 +154,10 @@ pub enum SettingError {
         "the coordinator's settings are for layout {coordinator}, but IDs are issued in layout {issued}"
     )]
     LayoutMismatch {
-        /// The layout of the coordinator's settings.
-        coordinator: Layout,
+        /// The layout of the coordinator's settings (boxed: a layout is
+        /// large, and errors travel by value).
+        coordinator: Box<Layout>,
         /// The layout IDs are issued in.
-        issued: Layout,
+        issued: Box<Layout>,
     },
 }

@@ -91,8 +91,8 @@ impl NodeSource {
             NodeSource::Coordinator { url, config } => {
                 if config.layout() != layout {
                     return Err(SettingError::LayoutMismatch {
-                        coordinator: config.layout(),
-                        issued: layout,
+                        coordinator: Box::new(config.layout()),
+                        issued: Box::new(layout),
                     }
                     .into());
                 }

@@ -624,7 +624,7 @@ fn readme_example(
         println!(
             "issuing as slot {} ({})",
             claim.slot,
-            Layout::TWITTER.describe(claim.node)
+            issuer.layout().describe(claim.node)
         );
     }
 

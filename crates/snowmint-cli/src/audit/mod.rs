@@ -1,12 +1,12 @@
 //! `snowmint audit`: a column of IDs checked for what must never happen,
 //! and, with the fleet's coordinator, against who held each slot when.
 //!
-//! - `input.rs`: where the IDs come from (files, standard input, a CSV
-//!   column, a PostgreSQL query) and how each value is read.
-//! - `sort.rs`: the duplicates, in bounded memory (sorted chunks on disk
-//!   past `--memory-limit`, merged).
-//! - `findings.rs`: what is judged of each ID, and the report (text or
-//!   JSON).
+//! The IDs come from files, standard input, a CSV column or a PostgreSQL
+//! query, each value read by the core's parser. Duplicates are found in
+//! bounded memory: past `--memory-limit` the IDs are sorted in chunks on
+//! disk and merged. Each ID is judged (in the future, before the epoch,
+//! covered by no claim of its slot or by two), and the findings are
+//! reported as text or JSON.
 //!
 //! Exit codes: 0 when nothing was found, 3 when something was (a
 //! duplicate, an ID in the future or before the epoch, an ID no claim

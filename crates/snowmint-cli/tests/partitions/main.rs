@@ -5,16 +5,15 @@
 //! that served it, against the fleet's claim history
 //! (`snowmint_test_support::history`).
 //!
-//! - `scenarios.rs`: (a) a node cut off from the coordinator while its
-//!   clients still reach it; (b) the same with the node's clock running
-//!   slow (libfaketime, rates 0.5 and 0.2), which it must notice, and,
-//!   with the clock check off, what the mark alone keeps; (c) cuts one
-//!   way; (d) a node partitioned with a minority member (the leader) of a
-//!   3- or 5-member coordinator, healed mid-claim.
-//! - `nemesis.rs`: (e) all of them at random, with clock jumps and
-//!   restarts, from a seed printed for replay.
-//! - `coordinator.rs`: the coordinators on the network's hosts;
-//!   `fleet.rs`: the nodes, the clients and the record of every answer.
+//! The scenarios: (a) a node cut off from the coordinator while its
+//! clients still reach it; (b) the same with the node's clock running
+//! slow (libfaketime, rates 0.5 and 0.2), which it must notice, and, with
+//! the clock check off, what the mark alone keeps; (c) cuts one way; (d) a
+//! node partitioned with a minority member (the leader) of a 3- or
+//! 5-member coordinator, healed mid-claim; (e) a nemesis doing all of them
+//! at random, with clock jumps and restarts, from a seed printed for
+//! replay. The coordinators run on the network's hosts, and so do the
+//! nodes and their clients, whose every answer is recorded.
 //!
 //! Needs root (network namespaces), iproute2 and nftables; a missing one
 //! fails with how to get it. Run one coordinator's with

@@ -21,6 +21,7 @@ mod access_tests;
 mod layer;
 mod resolve;
 mod setting;
+mod spec;
 #[cfg(test)]
 mod tests;
 
@@ -162,7 +163,7 @@ impl Config {
     ///     _ => None,
     /// };
     /// let config = Config::load_with(flags, env)?;
-    /// assert_eq!(config.node(), Some(Node { datacenter: 3, machine: 7 }));
+    /// assert_eq!(config.node(), Some(Node::from_slot(3 * 32 + 7)));
     /// assert_eq!(config.origin_note(Setting::Datacenter), "(from SNOWMINT_DATACENTER)");
     ///
     /// // A bad value says what is wrong and where it came from.

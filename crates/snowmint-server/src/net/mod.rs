@@ -18,7 +18,7 @@
 //! connection then runs under its own deadlines (its first request, a
 //! request head, idling, HTTP/2 keep-alive pings, its age, a write the
 //! client does not read, on the socket itself) as HTTP/1.1, HTTP/2 or a
-//! byte stream (memcached), and [`Tls`] wraps it in rustls on every
+//! byte stream, and [`Tls`] wraps it in rustls on every
 //! listener whose protocol carries it, with certificates read again when
 //! their files change.
 //!

@@ -1,21 +1,22 @@
 //! The ID generator: one packed atomic word, updated by compare-and-swap.
 //!
-//! - [`Generator`] (this file): the hot path and the calls around it.
-//! - [`GeneratorBuilder`] (`builder.rs`): layout, node, clock, policy and
-//!   resume point, checked once.
-//! - The decision of one attempt (`plan.rs`): a pure function of the state
-//!   word, the clock's tick and the policy. The atomic loop around it only
-//!   retries when another thread got there first; keeping the decision pure
-//!   is what lets the model-checking test (`tests/loom.rs`) and the unit
-//!   tests cover it on its own. For one ID the common case — the clock at
-//!   or past the word's tick, with room left — is decided inline by
-//!   `plan_one`, which a property test checks against `plan`.
-//! - From a clock reading to the layout's ticks (`ticks.rs`), chosen once
-//!   per unit.
-//! - Waiting out exhaustion or a regression (`wait.rs`): everything off
-//!   the hot path.
-//! - [`ClockPolicy`] (`policy.rs`), [`IdRun`] (`run.rs`), [`OwnWord`]
-//!   (`word.rs`).
+//! A [`Generator`] holds the hot path and the calls around it; a
+//! [`GeneratorBuilder`] checks the layout, the node, the clock, the
+//! [`ClockPolicy`] and the resume point once, before the first ID. Each
+//! attempt decides what to do from a pure function of the state word, the
+//! clock's tick and the policy; the atomic loop around it only retries when
+//! another thread got there first. Keeping the decision pure is what lets
+//! the model-checking test (`tests/loom.rs`) and the unit tests cover it on
+//! its own, and the common case for one ID (the clock at or past the word's
+//! tick, with room left) is decided inline by a fast path that a property
+//! test checks against the full decision.
+//!
+//! A clock reading becomes the layout's ticks by a conversion chosen once
+//! per unit (milliseconds subtract; coarser units divide milliseconds,
+//! finer ones microseconds). Waiting out an exhausted sequence or a clock
+//! regression is kept off the hot path. An [`IdRun`] is a run of
+//! consecutive IDs handed out at once, and an [`OwnWord`] the state word
+//! when the generator owns it.
 
 #[cfg(loom)]
 use loom::sync::atomic::AtomicU64;

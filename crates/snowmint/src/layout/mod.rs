@@ -1,15 +1,16 @@
 //! Which bits of an ID mean what: a family's fields, its time unit and its
 //! epoch.
 //!
-//! - [`Layout`] (this file): the validated description and what it
-//!   computes (encoding, decoding, slots, ranges).
-//! - [`Field`] and [`Role`] (`field.rs`): one field and what it means.
-//! - [`Unit`] (`unit.rs`): how long one tick of the time field lasts.
-//! - [`Parts`] and [`Node`] (`parts.rs`): the fields of one ID, and a
-//!   generating node's identity.
-//! - The layout text (`text.rs`): `FromStr`, `Display`, [`Layout::spec`].
-//! - The presets (`presets.rs`): the families snowmint knows by name, each
-//!   with where its figures come from.
+//! A [`Layout`] is the validated description and what it computes:
+//! encoding, decoding, slots and ranges. It is made of named [`Field`]s,
+//! each with a [`Role`] (time, node, sequence, or opaque bits with no
+//! generator meaning), a time [`Unit`] saying how long one tick of the time
+//! field lasts, and an epoch. Decoding an ID gives its [`Parts`], the
+//! fields by the family's names; a [`Node`] is a generating node's
+//! identity, its node fields taken together as one slot. A layout is
+//! written and read as text (`FromStr`, `Display`, [`Layout::spec`]), and
+//! the presets name the families snowmint knows, each with where its
+//! figures come from.
 
 use std::fmt;
 use std::ops::RangeInclusive;
