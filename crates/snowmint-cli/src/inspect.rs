@@ -27,16 +27,16 @@ Examples:
              worker 1, process 0, increment 7
              pinned: found as the user mention, so discord
 
-  $ snowmint inspect --now 2025-06-15T00:00:00Z 1724551110457221119
+  $ snowmint inspect --now 2025-06-15T00:00:00Z --top 2 1724551110457221119
   1724551110457221119
-    twitter  2023-11-14T22:13:20.000Z  plausible
-             datacenter 7, machine 13, sequence 4095
-             plausible: between when twitter began (2010-11-04, Twitter's
-             Snowflake epoch) and now
-    discord  2028-01-11T20:30:25.343Z  implausible
-             worker 7, process 13, increment 4095
-             implausible: 2028-01-11T20:30:25.343Z is in the future (now is
-             2025-06-15T00:00:00.000Z)
+    twitter    2023-11-14T22:13:20.000Z  plausible
+               datacenter 7, machine 13, sequence 4095
+               plausible: between when twitter began (2010-11-04, Twitter's
+               Snowflake epoch) and now
+    instagram  2018-02-28T07:22:14.392Z  plausible
+               shard 5047, sequence 1023
+               plausible: between when instagram began (2011-08-24, Instagram's
+               epoch) and now
 
   $ echo 'log: req 01ARZ3NDEKTSV4RRFFQ69G5FAV ok' | snowmint inspect
   01ARZ3NDEKTSV4RRFFQ69G5FAV
