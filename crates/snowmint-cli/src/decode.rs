@@ -62,9 +62,19 @@ Examples:
   id          175928847299117063
   timestamp   1462015105796
   time        2016-04-30T11:18:25.796Z
-  datacenter  1
-  machine     0
-  sequence    7
+  worker      1
+  process     0
+  increment   7
+
+  $ snowmint decode --layout sonyflake 487328464240640513
+  id          487328464240640513
+  timestamp   1700000000000
+  time        2023-11-14T22:13:20.00Z
+  sequence    0
+  machine     513
+
+Fields are named as the layout's family names them (`snowmint layout --list`),
+and the time written at its unit's precision (10 ms for Sonyflake).
 
 Standard input is read when no ID is given, or where an ID is `-`: one ID per
 line, blank lines skipped. A bad line is reported on stderr with its line

@@ -29,6 +29,7 @@ pub fn exit_code(kind: ErrorKind) -> u8 {
         ErrorKind::OutOfRange
         | ErrorKind::InvalidText
         | ErrorKind::UnknownName
+        | ErrorKind::InvalidFields
         | ErrorKind::InvalidLayout
         | ErrorKind::EmptyWindow => BAD_INPUT,
         // Not the arguments' fault: the same command may succeed later.

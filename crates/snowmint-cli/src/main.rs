@@ -57,6 +57,14 @@ Examples:
   machine     13
   sequence    4095
 
+  $ snowmint decode --layout discord 175928847299117063
+  id          175928847299117063
+  timestamp   1462015105796
+  time        2016-04-30T11:18:25.796Z
+  worker      1
+  process     0
+  increment   7
+
   $ snowmint encode --timestamp 2023-11-14T22:13:20Z \\
                     --datacenter 7 --machine 13 --sequence 4095
   1724551110457221119
@@ -76,6 +84,10 @@ Examples:
   id,timestamp_ms,time,datacenter,machine,sequence
   1724551110457221119,1700000000000,2023-11-14T22:13:20.000Z,7,13,4095
   1724551114651521024,1700000001000,2023-11-14T22:13:21.000Z,7,13,0
+
+Other families (Discord, Instagram, Sonyflake, Baidu, TSID...) are read
+with --layout NAME, and their fields named as the family names them;
+`snowmint layout --list` lists them.
 
 Each command's --help has more examples."
 )]

@@ -7,7 +7,7 @@
 //! [`Rfc3339::write_to`].
 
 use clap::ValueEnum;
-use snowmint::{Encoding, Layout, Rfc3339, SnowflakeId, format_time, push_decimal};
+use snowmint::{Encoding, Field, Layout, Rfc3339, Role, SnowflakeId, push_decimal};
 
 /// How decoded IDs are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -23,30 +23,38 @@ pub enum RecordFormat {
     Csv,
 }
 
-/// Column names, in order, for the header lines and the JSON keys.
-const COLUMNS: [&str; 6] = [
-    "id",
-    "timestamp_ms",
-    "time",
-    "datacenter",
-    "machine",
-    "sequence",
-];
+/// The columns before the fields, in order, for the header lines and the
+/// JSON keys.
+const FIRST_COLUMNS: [&str; 3] = ["id", "timestamp_ms", "time"];
 
-/// The numbers of one record.
-struct Row {
-    timestamp_ms: i64,
-    datacenter: u64,
-    machine: u64,
-    sequence: u64,
+/// The width of a label in the text format, at least: `datacenter` and a
+/// space, as before layouts had named fields.
+const LABEL_WIDTH: usize = 12;
+
+/// One field of the layout other than the time, ready to write: where its
+/// bits lie, and what comes before its value in each format.
+struct Column {
+    shift: u32,
+    mask: u64,
+    /// `\nNAME    ` (text), `,"NAME":` (JSON), or the separator (TSV, CSV).
+    prefix: Vec<u8>,
 }
 
 /// Writes decoded IDs in one format, appending to a buffer that the caller
 /// sends out in big chunks.
+///
+/// Every field of the layout but the time is a column, named as the family
+/// names it (Twitter's `datacenter`, `machine`, `sequence`; Discord's
+/// `worker`, `process`, `increment`), and the time is written at the
+/// layout's precision.
 pub struct RecordWriter {
     format: RecordFormat,
     layout: Layout,
     encoding: Encoding,
+    /// The layout's fields other than the time, most significant first.
+    columns: Vec<Column>,
+    /// `\ntimestamp   ` and `\ntime        `, padded for the text format.
+    text_labels: [Vec<u8>; 3],
     /// Whether TSV and CSV start with the column names.
     header: bool,
     /// How many records were written, to separate text blocks.
@@ -57,19 +65,61 @@ impl RecordWriter {
     /// A writer of `format` that decodes with `layout` and writes IDs in
     /// `encoding`.
     pub fn new(format: RecordFormat, layout: Layout, encoding: Encoding, header: bool) -> Self {
+        let fields: Vec<&Field> = layout
+            .fields()
+            .iter()
+            .filter(|field| field.role() != Role::Time)
+            .collect();
+        let width = fields
+            .iter()
+            .map(|field| field.name().len() + 2)
+            .max()
+            .unwrap_or(0)
+            .max(LABEL_WIDTH);
+        let label = |name: &str, first: bool| {
+            let mut text = Vec::with_capacity(width + 1);
+            if !first {
+                text.push(b'\n');
+            }
+            text.extend_from_slice(format!("{name:<width$}").as_bytes());
+            text
+        };
+        let separator = if format == RecordFormat::Csv {
+            b','
+        } else {
+            b'\t'
+        };
+        let columns = fields
+            .iter()
+            .map(|field| Column {
+                shift: u32::from(field.shift()),
+                mask: field.max(),
+                prefix: match format {
+                    RecordFormat::Text => label(field.name(), false),
+                    // A field's name is a letter then letters, digits and
+                    // `_`: nothing to escape.
+                    RecordFormat::Json => format!(",\"{}\":", field.name()).into_bytes(),
+                    RecordFormat::Tsv | RecordFormat::Csv => vec![separator],
+                },
+            })
+            .collect();
         RecordWriter {
             format,
             layout,
             encoding,
+            columns,
+            text_labels: [
+                label("id", true),
+                label("timestamp", false),
+                label("time", false),
+            ],
             header,
             written: 0,
         }
     }
 
-    /// Appends one ID's record to `record`: its time, the node as two
-    /// numbers (`datacenter` and `machine`: the node fields above the
-    /// lowest one, and the lowest; see `Layout::node_from_pair`) and its
-    /// sequence (0 in a layout without one).
+    /// Appends one ID's record to `record`: its time, and the value of
+    /// every other field.
     ///
     /// # Errors
     ///
@@ -80,39 +130,26 @@ impl RecordWriter {
         if self.written == 0 && self.header {
             self.write_header(record);
         }
-        let (datacenter, machine) = self.layout.pair_of(decoded.node());
-        let sequence = self
-            .layout
-            .sequence_field()
-            .map_or(0, |f| f.value_in(id.as_u64()));
-        let parts = Row {
-            timestamp_ms: decoded.time_ms(),
-            datacenter,
-            machine,
-            sequence,
-        };
+        let raw = id.as_u64();
         let encoded = id.encode(self.encoding);
         let id_text = encoded.as_str().as_bytes();
         // Every timestamp a layout can decode is at or after its epoch,
         // which is at or after 1970: never negative.
-        let timestamp_ms = parts.timestamp_ms.max(0) as u64;
+        let timestamp_ms = decoded.time_ms().max(0) as u64;
+        let mut time = [0; Rfc3339::MAX_LEN];
+        let time = decoded.time().write_to(&mut time).as_bytes();
         match self.format {
             RecordFormat::Text => {
                 if self.written > 0 {
                     record.push(b'\n');
                 }
-                record.extend_from_slice(b"id          ");
+                let [id_label, timestamp_label, time_label] = &self.text_labels;
+                record.extend_from_slice(id_label);
                 record.extend_from_slice(id_text);
-                record.extend_from_slice(b"\ntimestamp   ");
+                record.extend_from_slice(timestamp_label);
                 push_decimal(record, timestamp_ms);
-                record.extend_from_slice(b"\ntime        ");
-                push_time(record, parts.timestamp_ms);
-                record.extend_from_slice(b"\ndatacenter  ");
-                push_decimal(record, parts.datacenter);
-                record.extend_from_slice(b"\nmachine     ");
-                push_decimal(record, parts.machine);
-                record.extend_from_slice(b"\nsequence    ");
-                push_decimal(record, parts.sequence);
+                record.extend_from_slice(time_label);
+                record.extend_from_slice(time);
             }
             RecordFormat::Json => {
                 // Every value is digits or an encoding's alphabet: nothing
@@ -122,14 +159,8 @@ impl RecordWriter {
                 record.extend_from_slice(b"\",\"timestamp_ms\":");
                 push_decimal(record, timestamp_ms);
                 record.extend_from_slice(b",\"time\":\"");
-                push_time(record, parts.timestamp_ms);
-                record.extend_from_slice(b"\",\"datacenter\":");
-                push_decimal(record, parts.datacenter);
-                record.extend_from_slice(b",\"machine\":");
-                push_decimal(record, parts.machine);
-                record.extend_from_slice(b",\"sequence\":");
-                push_decimal(record, parts.sequence);
-                record.push(b'}');
+                record.extend_from_slice(time);
+                record.push(b'"');
             }
             RecordFormat::Tsv | RecordFormat::Csv => {
                 let separator = self.separator();
@@ -137,14 +168,15 @@ impl RecordWriter {
                 record.push(separator);
                 push_decimal(record, timestamp_ms);
                 record.push(separator);
-                push_time(record, parts.timestamp_ms);
-                record.push(separator);
-                push_decimal(record, parts.datacenter);
-                record.push(separator);
-                push_decimal(record, parts.machine);
-                record.push(separator);
-                push_decimal(record, parts.sequence);
+                record.extend_from_slice(time);
             }
+        }
+        for column in &self.columns {
+            record.extend_from_slice(&column.prefix);
+            push_decimal(record, (raw >> column.shift) & column.mask);
+        }
+        if self.format == RecordFormat::Json {
+            record.push(b'}');
         }
         record.push(b'\n');
         self.written += 1;
@@ -163,7 +195,13 @@ impl RecordWriter {
         if !matches!(self.format, RecordFormat::Tsv | RecordFormat::Csv) {
             return;
         }
-        for (i, column) in COLUMNS.iter().enumerate() {
+        let fields = self
+            .layout
+            .fields()
+            .iter()
+            .filter(|field| field.role() != Role::Time)
+            .map(Field::name);
+        for (i, column) in FIRST_COLUMNS.into_iter().chain(fields).enumerate() {
             if i > 0 {
                 record.push(self.separator());
             }
@@ -171,11 +209,4 @@ impl RecordWriter {
         }
         record.push(b'\n');
     }
-}
-
-/// Appends `unix_ms` as RFC 3339 in UTC with milliseconds.
-#[inline]
-pub fn push_time(buf: &mut Vec<u8>, unix_ms: i64) {
-    let mut text = [0; Rfc3339::MAX_LEN];
-    buf.extend_from_slice(format_time(unix_ms).write_to(&mut text).as_bytes());
 }

@@ -98,6 +98,43 @@ pub fn instant(name: &'static str, text: &str) -> Result<i64, Failure> {
     Ok(snowmint::parse_instant(name, text, &SystemClock)?)
 }
 
+/// Reads an instant to the microsecond: `now`, Unix milliseconds, or an
+/// RFC 3339 time with up to 6 fractional digits.
+pub fn instant_us(name: &'static str, text: &str) -> Result<i64, Failure> {
+    Ok(snowmint::parse_instant_us(name, text, &SystemClock)?)
+}
+
+/// Splits `NAME=VALUE` (of the option `option`).
+pub fn name_value(option: &str, text: &str) -> Result<(String, String), Failure> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
+        _ => Err(Failure::bad_input(format!(
+            "--{option} {:?} is not NAME=VALUE (such as worker=1)",
+            snowmint::value::echo(text)
+        ))),
+    }
+}
+
+/// Reads values given by name (a field's own name, or `datacenter`,
+/// `machine`, `sequence`: see `Layout::parse_named`) in their ranges.
+pub fn named_values(
+    layout: &Layout,
+    given: &[(String, String)],
+) -> Result<Vec<(String, u64)>, Failure> {
+    given
+        .iter()
+        .map(|(name, text)| Ok((name.clone(), layout.parse_named(name, text)?)))
+        .collect()
+}
+
+/// The `(name, value)` pairs the core takes.
+pub fn as_pairs(named: &[(String, u64)]) -> Vec<(&str, u64)> {
+    named
+        .iter()
+        .map(|(name, value)| (name.as_str(), *value))
+        .collect()
+}
+
 /// Reads `datacenter`, `machine` or `sequence` in the layout's range: the
 /// node as two numbers (see `Layout::node_from_pair`; in Twitter's layout
 /// its datacenter and machine fields) and the sequence.

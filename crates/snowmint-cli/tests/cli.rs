@@ -1108,8 +1108,19 @@ fn discord_layout_and_custom_epoch() {
         assert_eq!(value["machine"], 0);
         assert_eq!(value["sequence"], 7);
     };
+    // With the preset, the fields are named as Discord names them.
+    let expect_discord = |out: Run| {
+        out.assert_ok();
+        let value = json(out.stdout.trim_end());
+        assert_eq!(value["timestamp_ms"], discord_ms);
+        assert_eq!(value["time"], "2016-04-30T11:18:25.796Z");
+        assert_eq!(value["worker"], 1);
+        assert_eq!(value["process"], 0);
+        assert_eq!(value["increment"], 7);
+        assert_eq!(value.get("datacenter"), None);
+    };
     let id = "175928847299117063";
-    expect(run(&[
+    expect_discord(run(&[
         "decode", "--layout", "discord", "--format", "json", id,
     ]));
     // --layout belongs to the command that reads IDs, not before it.
@@ -1136,7 +1147,7 @@ fn discord_layout_and_custom_epoch() {
         "json",
         id,
     ]));
-    expect(finish(
+    expect_discord(finish(
         snowmint()
             .env("SNOWMINT_LAYOUT", "discord")
             .args(["decode", "--format", "json", id])
@@ -1159,6 +1170,208 @@ fn discord_layout_and_custom_epoch() {
     ]);
     out.assert_ok();
     assert_eq!(out.stdout.trim_end(), id);
+}
+
+// ---------------------------------------------------------------- families
+
+/// The presets the issue names, at least: `layout --list` shows each.
+const FAMILIES: [&str; 16] = [
+    "twitter",
+    "discord",
+    "instagram",
+    "mastodon",
+    "sonyflake",
+    "sonyflake-v2",
+    "baidu",
+    "hazelcast",
+    "tsid",
+    "yitter",
+    "cosid",
+    "cosid-safe-js",
+    "leaf",
+    "linkedin",
+    "tiktok",
+    "safe-js-10ms",
+];
+
+/// `layout --list` names every family with its fields, unit, epoch, last
+/// year, whether it mints and whether it is JavaScript-safe.
+#[test]
+fn layout_list_text() {
+    let out = run(&["layout", "--list"]);
+    out.assert_ok();
+    for name in FAMILIES {
+        assert!(
+            out.stdout
+                .lines()
+                .any(|line| line.starts_with(&format!("{name}: "))),
+            "{name} in\n{}",
+            out.stdout
+        );
+    }
+    // Sonyflake v1 (sony/sonyflake): 39 bits of 10 ms since 2014-09-01
+    // last 2^39 * 10 ms = 174.2 years; 8 sequence bits, 16 machine bits.
+    // Mastodon's low 16 bits are a hash: read, never minted.
+    for expected in [
+        "sonyflake: Sonyflake (sony/sonyflake v1)\n  time:39 sequence:8 machine:16\n  10ms since 2014-09-01T00:00:00.000Z until 2188; mints; not JS-safe\n",
+        "discord: Discord snowflakes\n  time:42 worker:5 process:5 increment:12\n",
+        "\n  1ms since 1970-01-01T00:00:00.000Z until 10889; reads only; not JS-safe\n",
+        "cosid-safe-js: CosId SafeJavaScriptSnowflakeId\n  time:41 machine:3 sequence:9\n  1ms since 2019-12-24T16:00:00.000Z until 2089; mints; JS-safe\n",
+    ] {
+        assert!(
+            out.stdout.contains(expected),
+            "{expected:?} in\n{}",
+            out.stdout
+        );
+    }
+    let out = run(&["layout", "--list", "--layout", "discord"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--list"), "{}", out.stderr);
+}
+
+/// `layout --list --format json`: one description per preset, with the
+/// fields by name and role, the unit, the largest ID and the two flags.
+#[test]
+fn layout_list_json() {
+    let out = run(&["layout", "--list", "--format", "json"]);
+    out.assert_ok();
+    let value = json(out.stdout.trim_end());
+    let presets = value.as_array().expect("an array");
+    let names: Vec<&str> = presets
+        .iter()
+        .map(|preset| preset["layout"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, FAMILIES);
+    let by_name = |name: &str| &presets[FAMILIES.iter().position(|n| *n == name).unwrap()];
+    let discord = by_name("discord");
+    let fields: Vec<(&str, &str, u64)> = discord["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap(),
+                f["role"].as_str().unwrap(),
+                f["bits"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("timestamp", "time", 42),
+            ("worker", "node", 5),
+            ("process", "node", 5),
+            ("increment", "sequence", 12)
+        ]
+    );
+    // Discord's IDs use all 64 bits.
+    assert_eq!(discord["bits"], 64);
+    assert_eq!(discord["max_id"], "18446744073709551615");
+    assert_eq!(discord["mintable"], true);
+    let sonyflake = by_name("sonyflake");
+    assert_eq!(sonyflake["unit"], "10ms");
+    assert_eq!(sonyflake["unit_us"], 10_000);
+    // 256 sequence values per 10 ms tick.
+    assert_eq!(sonyflake["ids_per_second"], 25_600);
+    let safe = by_name("cosid-safe-js");
+    assert_eq!(safe["js_safe"], true);
+    assert_eq!(safe["max_id"], "9007199254740991");
+    let mastodon = by_name("mastodon");
+    assert_eq!(mastodon["mintable"], false);
+    assert_eq!(mastodon["fields"][1]["role"], "opaque");
+    let baidu = by_name("baidu");
+    assert_eq!(baidu["unit"], "1s");
+}
+
+/// Discord IDs at and above 2^63 decode, with Discord's names; the
+/// Twitter layout refuses them, naming its range.
+#[test]
+fn discord_ids_above_2_pow_63() {
+    // 2^63: time 2^41 ms after 2015-01-01, every other field 0.
+    let out = run(&[
+        "decode",
+        "--layout",
+        "discord",
+        "--format",
+        "json",
+        "9223372036854775808",
+        "18446744073709551615",
+    ]);
+    out.assert_ok();
+    let lines: Vec<serde_json::Value> = out.stdout.lines().map(json).collect();
+    assert_eq!(lines[0]["id"], "9223372036854775808");
+    assert_eq!(lines[0]["timestamp_ms"], 1_420_070_400_000u64 + (1 << 41));
+    assert_eq!(lines[0]["worker"], 0);
+    assert_eq!(lines[1]["worker"], 31);
+    assert_eq!(lines[1]["process"], 31);
+    assert_eq!(lines[1]["increment"], 4095);
+    assert_eq!(
+        lines[1]["timestamp_ms"],
+        1_420_070_400_000u64 + (1 << 42) - 1
+    );
+    let out = run(&["decode", "9223372036854775808"]);
+    out.assert_bad_input(&["9223372036854775808", "0..=9223372036854775807"]);
+}
+
+/// `encode --field` takes the family's names; a name the layout lacks, a
+/// value out of range and a field named twice are each a clear error.
+#[test]
+fn encode_fields_by_the_familys_names() {
+    let discord = run(&[
+        "encode",
+        "--layout",
+        "discord",
+        "--timestamp",
+        "2016-04-30T11:18:25.796Z",
+        "--field",
+        "worker=1",
+        "--field",
+        "process=0",
+        "--field",
+        "increment=7",
+    ]);
+    discord.assert_ok();
+    assert_eq!(discord.stdout.trim_end(), "175928847299117063");
+    // Sonyflake: 10 ms units, so 5 ms into a tick is the tick's start.
+    let out = run(&[
+        "encode",
+        "--layout",
+        "sonyflake",
+        "--timestamp",
+        "2023-11-14T22:13:20.005Z",
+        "--machine",
+        "513",
+    ]);
+    out.assert_ok();
+    // (1700000000000 - 1409529600000) / 10 ticks, shifted past 24 bits.
+    let ticks = (1_700_000_000_000u64 - 1_409_529_600_000) / 10;
+    assert_eq!(out.stdout.trim_end(), ((ticks << 24) | 513).to_string());
+    let decoded = run(&[
+        "decode",
+        "--layout",
+        "sonyflake",
+        "--format",
+        "json",
+        out.stdout.trim_end(),
+    ]);
+    decoded.assert_ok();
+    let value = json(decoded.stdout.trim_end());
+    assert_eq!(value["machine"], 513);
+    assert_eq!(value["time"], "2023-11-14T22:13:20.00Z");
+
+    let base = [
+        "encode",
+        "--layout",
+        "discord",
+        "--timestamp",
+        "1462015105796",
+    ];
+    let with = |extra: &[&str]| run(&[&base[..], extra].concat());
+    with(&["--field", "shard=1"]).assert_bad_input(&["shard", "worker", "process", "increment"]);
+    with(&["--field", "worker=32"]).assert_bad_input(&["worker 32", "0..=31"]);
+    with(&["--field", "worker=1", "--datacenter", "2"]).assert_bad_input(&["worker", "twice"]);
+    with(&["--field", "worker"]).assert_bad_input(&["NAME=VALUE"]);
 }
 
 /// Unknown layouts and impossible epochs are usage errors.
@@ -1196,9 +1409,10 @@ fn help_for_every_command_has_examples() {
             out.stdout
         );
         // --layout is the commands' that read or make IDs, not the
-        // top level's or completions'.
+        // top level's or completions' (the top level's examples show it
+        // on `decode`).
         let reads_ids = !matches!(command, [] | ["completions"]);
-        assert_eq!(out.stdout.contains("--layout"), reads_ids, "{args:?}");
+        assert_eq!(out.stdout.contains("--layout <"), reads_ids, "{args:?}");
     }
 }
 

@@ -58,6 +58,21 @@ fn case(kind: ErrorKind) -> Case {
             2,
             "unknown encoding \"b64\"",
         ),
+        ErrorKind::InvalidFields => run(
+            &[
+                "encode",
+                "--layout",
+                "discord",
+                "--timestamp",
+                "1700000000000",
+                "--field",
+                "worker=1",
+                "--datacenter",
+                "1",
+            ],
+            2,
+            "field worker is given twice",
+        ),
         ErrorKind::InvalidLayout => run(
             &["layout", "--layout", "41/5/5/13"],
             2,

@@ -375,7 +375,7 @@ async fn a_whois_flood_costs_the_coordinator_a_bounded_rate() {
                     let response = connection.get(&format!("/v1/whois/{id}")).unwrap();
                     match response.status {
                         200 => answered += 1,
-                        503 if response.body.contains("\"busy\"") => busy += 1,
+                        429 if response.body.contains("\"busy\"") => busy += 1,
                         other => panic!("{other}: {}", response.body),
                     }
                 }

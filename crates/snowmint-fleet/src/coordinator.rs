@@ -262,7 +262,7 @@ impl<B: Backend> Coordinator<B> {
     }
 
     /// Which claim of this node's fleet covered the slot of `id` at its
-    /// millisecond (see [`whois`]), read in the engine's own session when
+    /// millisecond (see [`whois`](crate::whois)), read in the engine's own session when
     /// one is open.
     ///
     /// # Errors

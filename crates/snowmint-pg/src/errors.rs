@@ -53,9 +53,10 @@ pub fn from_core_about(about: Option<&str>, error: snowmint::Error) -> ErrorRepo
     let code = match error.kind() {
         ErrorKind::OutOfRange => PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
         ErrorKind::InvalidText => PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
-        ErrorKind::UnknownName | ErrorKind::InvalidLayout | ErrorKind::EmptyWindow => {
-            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE
-        }
+        ErrorKind::UnknownName
+        | ErrorKind::InvalidFields
+        | ErrorKind::InvalidLayout
+        | ErrorKind::EmptyWindow => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
         ErrorKind::ClockBehind | ErrorKind::SequenceExhausted => {
             PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
         }

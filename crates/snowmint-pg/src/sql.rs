@@ -11,6 +11,7 @@
 use pgrx::datum::TimestampWithTimeZone;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
+use pgrx::{AnyNumeric, JsonB};
 use snowmint::{Layout, SnowflakeId};
 
 use crate::{errors, fleet_settings, issue, time};
@@ -102,6 +103,86 @@ fn decode(
         int("machine", machine)?,
         int("sequence", sequence)?,
     )))
+}
+
+/// The fields of an ID of any layout, by the family's names for them, as
+/// `jsonb` (`{"worker": 1, "process": 0, "increment": 7}` for Discord),
+/// with its time at the layout's unit. The ID is a `numeric`: a Discord ID
+/// at or above 2^63 does not fit a `bigint`, and any `bigint` casts to
+/// `numeric` by itself.
+#[allow(clippy::type_complexity)]
+#[pg_extern(immutable, parallel_safe)]
+fn decode_fields(
+    snowflake: AnyNumeric,
+    layout: default!(&str, "'twitter'"),
+) -> Result<
+    TableIterator<
+        'static,
+        (
+            name!(id, AnyNumeric),
+            name!(time, TimestampWithTimeZone),
+            name!(timestamp_ms, i64),
+            name!(fields, JsonB),
+        ),
+    >,
+    ErrorReport,
+> {
+    let layout = layout_arg(layout)?;
+    // The core reads the decimal text, with its messages: a fraction or a
+    // value past the layout's largest ID names the layout's range.
+    let id = layout
+        .parse_id(snowmint::Encoding::Decimal, &snowflake.to_string())
+        .map_err(errors::from_core)?;
+    let parts = layout.decode(id).map_err(errors::from_core)?;
+    let fields: serde_json::Map<String, serde_json::Value> = parts
+        .values()
+        .map(|(field, value)| (field.name().to_owned(), value.into()))
+        .collect();
+    Ok(TableIterator::once((
+        AnyNumeric::from(id.as_u64()),
+        time::from_unix_ms(parts.time_ms())?,
+        parts.time_ms(),
+        JsonB(serde_json::Value::Object(fields)),
+    )))
+}
+
+/// The ID of any layout made of a time and fields given by the family's
+/// names for them in a `jsonb` object (`'{"worker": 1, "increment": 7}'`
+/// for Discord; `datacenter`, `machine` and `sequence` name the node and
+/// sequence of every layout), as a `numeric` (a Discord ID may not fit a
+/// `bigint`). A field not given is 0.
+#[pg_extern(immutable, parallel_safe)]
+fn encode_fields(
+    time: TimestampWithTimeZone,
+    fields: JsonB,
+    layout: default!(&str, "'twitter'"),
+) -> Result<AnyNumeric, ErrorReport> {
+    let layout = layout_arg(layout)?;
+    let unix_ms = time::to_unix_ms("time", time)?;
+    let serde_json::Value::Object(object) = fields.0 else {
+        return Err(errors::invalid(format!(
+            "fields {} is not a JSON object of field names and values",
+            fields.0
+        )));
+    };
+    let mut given = Vec::with_capacity(object.len());
+    for (name, value) in &object {
+        // The core reads the number's text, with its messages (`worker 32
+        // is out of range (0..=31)`, `worker -1 ...`, `worker "x" is not a
+        // number ...`).
+        let text = match value {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        given.push((
+            name.as_str(),
+            layout.parse_named(name, &text).map_err(errors::from_core)?,
+        ));
+    }
+    let id = layout
+        .encode_named(unix_ms.saturating_mul(1000), &given)
+        .map_err(errors::from_core)?;
+    Ok(AnyNumeric::from(id.as_u64()))
 }
 
 /// When an ID was made.

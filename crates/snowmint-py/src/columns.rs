@@ -702,6 +702,14 @@ fn decode_all(
             decode_as::<1, 1, 2>(&extract, words.iter().copied(), out)
         }
         ([8, 8, 8], _) => decode_as::<8, 8, 8>(&extract, input.words(), out),
+        // The other families' narrow columns (Instagram's and TSID's
+        // 1/2/2, Sonyflake's 1/2/1, Hazelcast's...): code of their own too,
+        // so that no family decodes slower for its widths.
+        ([1, 1, 1], _) => decode_as::<1, 1, 1>(&extract, input.words(), out),
+        ([1, 2, 1], _) => decode_as::<1, 2, 1>(&extract, input.words(), out),
+        ([1, 2, 2], _) => decode_as::<1, 2, 2>(&extract, input.words(), out),
+        ([2, 1, 2], _) => decode_as::<2, 1, 2>(&extract, input.words(), out),
+        ([1, 4, 2], _) => decode_as::<1, 4, 2>(&extract, input.words(), out),
         ([d, m, s], _) => {
             // Other layouts: one width check per item and field.
             let [timestamps, datacenters, machines, sequences] = out;

@@ -106,7 +106,10 @@ pub fn to_py<'py>(py: Python<'py>, error: Error, given: Given<'_, 'py>) -> PyErr
                 limit(error.min())?,
                 limit(error.max())?,
             ),
-            ErrorKind::InvalidText | ErrorKind::UnknownName | ErrorKind::InvalidLayout => with(
+            ErrorKind::InvalidText
+            | ErrorKind::UnknownName
+            | ErrorKind::InvalidFields
+            | ErrorKind::InvalidLayout => with(
                 "InvalidValueError",
                 given_or(text(&value)),
                 py.None().into_bound(py),

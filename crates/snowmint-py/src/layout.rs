@@ -1,11 +1,11 @@
 //! `Layout` and `Parts`: which bits mean what, and the fields of one ID.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyRange, PyTuple};
+use pyo3::types::{PyDict, PyInt, PyRange, PyTuple};
 use snowmint::Layout;
 
 use crate::columns::{self, Columns};
-use crate::errors::OrRaise;
+use crate::errors::{OrRaise, to_py};
 use crate::fields::{Extract, Fields};
 use crate::values;
 
@@ -141,44 +141,143 @@ impl PyLayout {
     /// Encodes the fields into an ID.
     ///
     /// ``timestamp`` is Unix milliseconds (an int) or an aware ``datetime``
-    /// (cut to the millisecond). A field out of range raises
-    /// ``OutOfRangeError`` naming it, with the valid range in ``min`` and
-    /// ``max``.
+    /// (cut to the millisecond, then to the layout's unit). Fields are
+    /// given by the family's names for them as keywords (Discord's
+    /// ``worker``, ``process``, ``increment``; Sonyflake's ``machine``), or
+    /// as ``datacenter`` (the node fields above the lowest), ``machine``
+    /// (the lowest) and ``sequence``; a field not given is 0. A field out
+    /// of range raises ``OutOfRangeError`` naming it, with the valid range
+    /// in ``min`` and ``max``; a name the layout does not have, or one
+    /// field given twice, ``InvalidValueError``.
     ///
     /// >>> from datetime import datetime, timezone
     /// >>> when = datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)
     /// >>> Layout.TWITTER.encode(when, datacenter=7, machine=13, sequence=4095)
     /// 1724551110457221119
+    /// >>> Layout.DISCORD.encode(1462015105796, worker=1, process=0, increment=7)
+    /// 175928847299117063
     /// >>> Layout.TWITTER.encode(when, datacenter=32, machine=0, sequence=0)
     /// Traceback (most recent call last):
     ///     ...
     /// snowmint.errors.OutOfRangeError: datacenter 32 is out of range (0..=31)
+    #[pyo3(signature = (timestamp, datacenter = None, machine = None, sequence = None, **fields))]
     fn encode(
         &self,
         py: Python<'_>,
         timestamp: &Bound<'_, PyAny>,
-        datacenter: &Bound<'_, PyAny>,
-        machine: &Bound<'_, PyAny>,
-        sequence: &Bound<'_, PyAny>,
+        datacenter: Option<&Bound<'_, PyAny>>,
+        machine: Option<&Bound<'_, PyAny>>,
+        sequence: Option<&Bound<'_, PyAny>>,
+        fields: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u64> {
         let layout = &self.0;
-        let (upper, lowest) = layout.pair_max();
-        let max_sequence = layout.sequence_field().map_or(0, |f| f.max());
-        let fields = Fields {
-            timestamp_ms: values::instant(py, layout, timestamp)?,
-            datacenter: values::field(py, "datacenter", upper, datacenter)?,
-            machine: values::field(py, "machine", lowest, machine)?,
-            sequence: values::field(py, "sequence", max_sequence, sequence)?,
-        };
+        let timestamp_ms = values::instant(py, layout, timestamp)?;
+        let mut given: Vec<(String, u64)> = Vec::new();
+        for (name, value) in [
+            ("datacenter", datacenter),
+            ("machine", machine),
+            ("sequence", sequence),
+        ] {
+            if let Some(value) = value {
+                let max = layout.max_of(name).or_raise(py, None)?;
+                given.push((name.to_owned(), values::field(py, name, max, value)?));
+            }
+        }
+        for (name, value) in fields.into_iter().flat_map(|fields| fields.iter()) {
+            let name: String = name.extract()?;
+            let number = match value.extract::<u64>() {
+                Ok(number) => number,
+                // An int outside 0..=2**64-1: the core's message, naming
+                // the field and its range.
+                Err(error) if value.is_instance_of::<PyInt>() => {
+                    let text = value.str()?.to_string();
+                    return Err(layout
+                        .parse_named(&name, &text)
+                        .err()
+                        .map_or(error, |core| to_py(py, core, Some(&value))));
+                }
+                Err(error) => return Err(error),
+            };
+            given.push((name, number));
+        }
+        let named: Vec<(&str, u64)> = given
+            .iter()
+            .map(|(name, value)| (name.as_str(), *value))
+            .collect();
         layout
-            .encode_pair(
-                fields.timestamp_ms,
-                fields.datacenter,
-                fields.machine,
-                fields.sequence,
-            )
+            .encode_named(timestamp_ms.saturating_mul(1000), &named)
             .map(|id| id.as_u64())
             .or_raise(py, None)
+    }
+
+    /// Every field of ``id`` but the time, by the family's names for them,
+    /// most significant first.
+    ///
+    /// >>> Layout.DISCORD.fields(175928847299117063)
+    /// {'worker': 1, 'process': 0, 'increment': 7}
+    /// >>> Layout.parse("sonyflake").fields(487328464240640513)
+    /// {'sequence': 0, 'machine': 513}
+    fn fields<'py>(&self, py: Python<'py>, id: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        let id = values::id(py, &self.0, id)?;
+        let parts = self.0.decode(id).or_raise(py, None)?;
+        let dict = PyDict::new(py);
+        for (field, value) in parts.values() {
+            dict.set_item(field.name(), value)?;
+        }
+        Ok(dict)
+    }
+
+    /// The names of the layout's fields, most significant first, the time's
+    /// included.
+    ///
+    /// >>> Layout.DISCORD.field_names
+    /// ['time', 'worker', 'process', 'increment']
+    #[getter]
+    fn field_names(&self) -> Vec<String> {
+        self.0
+            .fields()
+            .iter()
+            .map(|field| field.name().to_owned())
+            .collect()
+    }
+
+    /// The unit of the time field: ``'1ms'``, ``'10ms'`` (Sonyflake),
+    /// ``'1s'`` (Baidu)...
+    ///
+    /// >>> Layout.parse("sonyflake").unit
+    /// '10ms'
+    #[getter]
+    fn unit(&self) -> String {
+        self.0.unit().to_string()
+    }
+
+    /// The largest ID of the layout: ``2**64 - 1`` for Discord's.
+    ///
+    /// >>> Layout.DISCORD.max_id == 2**64 - 1
+    /// True
+    #[getter]
+    fn max_id(&self) -> u64 {
+        self.0.max_id().as_u64()
+    }
+
+    /// Whether every ID of the layout is below ``2**53``, so that a
+    /// JavaScript number holds it exactly.
+    ///
+    /// >>> Layout.parse("cosid-safe-js").js_safe, Layout.TWITTER.js_safe
+    /// (True, False)
+    #[getter]
+    fn js_safe(&self) -> bool {
+        self.0.is_js_safe()
+    }
+
+    /// Whether snowmint can mint IDs of the layout (a sequence field below
+    /// the time, no opaque bits), or only read them.
+    ///
+    /// >>> Layout.parse("mastodon").mintable, Layout.DISCORD.mintable
+    /// (False, True)
+    #[getter]
+    fn mintable(&self) -> bool {
+        self.0.is_mintable()
     }
 
     /// Decodes an ID (an int in 0 ..= the layout's largest, 2**63 - 1 for

@@ -68,7 +68,12 @@ def assert_agrees(columns, ids, layout, int64=False):
     assert columns.sequence.tolist() == [p.sequence for p in decoded]
 
 
-@pytest.mark.parametrize("name", ["twitter", "discord", "42/0/10/11@1600000000000"])
+# Twitter's and Discord's widths, and the other families' (1/2/1, 1/2/2,
+# 1/4/2 bytes), each with code of its own.
+@pytest.mark.parametrize(
+    "name",
+    ["twitter", "discord", "42/0/10/11@1600000000000", "sonyflake", "instagram", "tsid", "baidu", "hazelcast"],
+)
 def test_from_a_list(ids, name):
     layout = Layout.parse(name)
     assert_agrees(layout.decode_many(ids), ids, layout)

@@ -155,10 +155,19 @@ def test_multiprocessing_claimed(method, etcd, tmp_path, monkeypatch):  # noqa: 
         mp_workers.GENERATOR = None
     assert answers == ["ok"] * CHILDREN, answers
     every = list(parent_ids)
-    nodes = set()
+    held = []  # per child: its one node, and the first and last ID it issued
     for _, path in jobs:
         ids = array("q", Path(path).read_bytes()).tolist()
-        nodes |= {(p.datacenter, p.machine) for p in map(Layout.TWITTER.decode, ids)}
+        nodes = {(p.datacenter, p.machine) for p in map(Layout.TWITTER.decode, ids)}
+        assert len(nodes) == 1, nodes
+        held.append((nodes.pop(), min(ids), max(ids)))
         every += ids
     assert len(every) == len(set(every)), f"{len(every) - len(set(every))} duplicate IDs"
-    assert len(nodes) == CHILDREN and parent_node not in nodes, (nodes, parent_node)
+    assert parent_node not in {node for node, _, _ in held}, (held, parent_node)
+    # A slot of its own while it runs: two workers on one node held it one
+    # after the other (a worker that ended released it, and a later one,
+    # started late on a loaded machine, claimed it again), never at once.
+    for i, (node, first, last) in enumerate(held):
+        for other, other_first, other_last in held[i + 1 :]:
+            if node == other:
+                assert last < other_first or other_last < first, held

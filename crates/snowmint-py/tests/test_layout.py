@@ -145,20 +145,14 @@ def test_round_trips_against_the_cli(snowmint_bin, rng, name):
     for id, record in zip(ids, records):
         parts = layout.decode(id)
         assert record["id"] == str(id)
-        assert (
-            parts.timestamp_ms,
-            parts.datacenter,
-            parts.machine,
-            parts.sequence,
-        ) == (
-            record["timestamp_ms"],
-            record["datacenter"],
-            record["machine"],
-            record["sequence"],
-        ), id
+        assert parts.timestamp_ms == record["timestamp_ms"], id
+        # The CLI names each field as the family does, in the layout's order.
+        fields = {k: v for k, v in record.items() if k not in ("id", "timestamp_ms", "time")}
+        assert list(layout.fields(id).items()) == list(fields.items()), id
         if parts.timestamp_ms <= 253402300799999:  # datetime ends in 9999
             assert utc_text(parts.time) == record["time"], id
-        assert layout.encode(*(record[k] for k in ("timestamp_ms", "datacenter", "machine", "sequence"))) == id
+        assert layout.encode(record["timestamp_ms"], **fields) == id
+        assert layout.encode(parts.timestamp_ms, parts.datacenter, parts.machine, parts.sequence) == id
 
 
 @pytest.mark.parametrize("encoding", ["decimal", "hex", "base32", "base58"])
@@ -228,3 +222,60 @@ def test_id_range_matches_the_cli(snowmint_bin, rng):
     assert last[-1] == MAX_ID
     start = datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)
     assert layout.id_range(start, start) == layout.id_range(EXAMPLE_MS, EXAMPLE_MS)
+
+
+# discord.com/developers/docs/reference#snowflakes: 175928847299117063 is
+# 2016-04-30T11:18:25.796Z, worker 1, process 0, increment 7.
+DISCORD_EXAMPLE = 175928847299117063
+
+
+def test_every_family_by_its_own_names():
+    discord = Layout.DISCORD
+    assert discord.fields(DISCORD_EXAMPLE) == {"worker": 1, "process": 0, "increment": 7}
+    assert list(discord.fields(DISCORD_EXAMPLE)) == ["worker", "process", "increment"]
+    assert discord.encode(1462015105796, worker=1, process=0, increment=7) == DISCORD_EXAMPLE
+    # The Twitter-era names still work, positionally or not.
+    assert discord.encode(1462015105796, 1, 0, 7) == DISCORD_EXAMPLE
+    assert discord.encode(1462015105796, datacenter=1, increment=7) == DISCORD_EXAMPLE
+    assert discord.field_names == ["time", "worker", "process", "increment"]
+    # Sonyflake: 10 ms units, machine in the low 16 bits.
+    sonyflake = Layout.parse("sonyflake")
+    ticks = (1700000000000 - 1409529600000) // 10
+    assert sonyflake.encode(1700000000005, machine=513) == (ticks << 24) | 513
+    assert sonyflake.fields((ticks << 24) | 513) == {"sequence": 0, "machine": 513}
+    assert sonyflake.decode((ticks << 24) | 513).timestamp_ms == 1700000000000
+    assert sonyflake.unit == "10ms"
+    instagram = Layout.parse("instagram")
+    assert set(instagram.fields(0)) == {"shard", "sequence"}
+    assert Layout.parse("cosid-safe-js").max_id == 2**53 - 1
+    assert Layout.parse("cosid-safe-js").js_safe
+    assert not Layout.parse("mastodon").mintable
+
+
+def test_discord_ids_at_and_above_2_pow_63():
+    parts = Layout.DISCORD.decode(2**63)
+    assert parts.timestamp_ms == 1420070400000 + 2**41
+    top = Layout.DISCORD.fields(2**64 - 1)
+    assert top == {"worker": 31, "process": 31, "increment": 4095}
+    assert Layout.DISCORD.max_id == 2**64 - 1
+    with pytest.raises(snowmint.errors.OutOfRangeError) as raised:
+        Layout.DISCORD.decode(2**64)
+    assert "0..=18446744073709551615" in str(raised.value)
+    with pytest.raises(snowmint.errors.OutOfRangeError):
+        Layout.TWITTER.decode(2**63)
+
+
+def test_bad_fields_name_field_value_and_range():
+    with pytest.raises(snowmint.errors.OutOfRangeError) as raised:
+        Layout.DISCORD.encode(1462015105796, worker=32)
+    assert str(raised.value) == "worker 32 is out of range (0..=31)"
+    assert (raised.value.field, raised.value.min, raised.value.max) == ("worker", 0, 31)
+    with pytest.raises(snowmint.errors.OutOfRangeError) as raised:
+        Layout.DISCORD.encode(1462015105796, worker=-1)
+    assert str(raised.value) == "worker -1 is out of range (0..=31)"
+    with pytest.raises(snowmint.errors.InvalidValueError) as raised:
+        Layout.DISCORD.encode(1462015105796, shard=1)
+    assert "shard" in str(raised.value) and "worker" in str(raised.value)
+    with pytest.raises(snowmint.errors.InvalidValueError) as raised:
+        Layout.DISCORD.encode(1462015105796, datacenter=1, worker=1)
+    assert str(raised.value) == "field worker is given twice (as datacenter and as worker)"

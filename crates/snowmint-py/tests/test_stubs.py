@@ -20,6 +20,8 @@ def stub_tree():
 def parameters(node):
     args = node.args
     names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    # `*args` and `**kwargs` are parameters too, as inspect lists them.
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
     return [n for n in names if n not in ("self", "cls")]
 
 

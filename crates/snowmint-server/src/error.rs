@@ -128,6 +128,7 @@ impl ApiError {
             ErrorKind::OutOfRange => (StatusCode::BAD_REQUEST, "out_of_range"),
             ErrorKind::InvalidText => (StatusCode::BAD_REQUEST, "invalid_parameter"),
             ErrorKind::UnknownName => (StatusCode::BAD_REQUEST, "invalid_parameter"),
+            ErrorKind::InvalidFields => (StatusCode::BAD_REQUEST, "invalid_fields"),
             ErrorKind::InvalidLayout => (StatusCode::BAD_REQUEST, "invalid_layout"),
             ErrorKind::EmptyWindow => (StatusCode::BAD_REQUEST, "empty_window"),
             // Not the request's fault: the same call may succeed later.
@@ -165,6 +166,19 @@ impl ApiError {
     ) -> Self {
         ApiError {
             status: StatusCode::SERVICE_UNAVAILABLE,
+            code,
+            message: message.into(),
+            field: None,
+            facts: None,
+            retry_after: Some(retry_after),
+        }
+    }
+
+    /// A 429: the client asks more than a bound allows; try again after
+    /// `retry_after` (rounded up to whole seconds, at least 1).
+    pub fn too_many(code: &'static str, message: impl Into<String>, retry_after: Duration) -> Self {
+        ApiError {
+            status: StatusCode::TOO_MANY_REQUESTS,
             code,
             message: message.into(),
             field: None,

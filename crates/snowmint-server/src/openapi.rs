@@ -62,7 +62,7 @@ use crate::body::ErrorBody;
     ),
     components(
         schemas(ErrorBody),
-        responses(BadRequest, NotFound, UriTooLong, Unavailable, Unauthorized),
+        responses(BadRequest, NotFound, UriTooLong, TooManyRequests, Unavailable, Unauthorized),
     ),
     modifiers(&ListParameters, &BearerScheme),
 )]
@@ -225,6 +225,16 @@ pub(crate) struct UriTooLong(ErrorBody);
 ))]
 #[expect(dead_code, reason = "describes ApiError's 503 answers; never built")]
 pub(crate) struct Unavailable(ErrorBody);
+
+/// Too many look-ups: this node reads the coordinator for them at a
+/// bounded rate, and a client beyond it is told `busy`. Try again after
+/// `Retry-After` seconds.
+#[derive(ToResponse)]
+#[response(headers(
+    ("Retry-After" = inline(RetryAfter), description = "Seconds until a retry is worth it (at least 1).")
+))]
+#[expect(dead_code, reason = "describes ApiError's 429 answers; never built")]
+pub(crate) struct TooManyRequests(ErrorBody);
 
 /// The schema of `Retry-After`: whole seconds, at least 1.
 struct RetryAfter;

@@ -208,6 +208,27 @@ pub(crate) enum Repr {
         layout: String,
         known: String,
     },
+    /// A name given for a node that is no node field of the layout.
+    #[error("layout {layout} has no node field {name:?} (its node fields: {known})")]
+    UnknownNodeField {
+        name: String,
+        layout: String,
+        known: String,
+    },
+    /// A node field not given, where a node was to be made.
+    #[error("layout {layout} needs {field} (0..={max}) to make a node")]
+    MissingField {
+        field: Name,
+        layout: String,
+        max: u64,
+    },
+    /// One field given twice, by two names.
+    #[error("field {field} is given twice (as {first} and as {second})")]
+    FieldTwice {
+        field: Name,
+        first: String,
+        second: String,
+    },
     /// A name that is not an ID encoding.
     #[error("unknown encoding {name:?} (expected decimal, hex, base32 or base58)")]
     UnknownEncoding { name: String },
@@ -322,6 +343,9 @@ impl Error {
                 name: Label::Field(field),
                 ..
             } => Some(field.as_str()),
+            Repr::MissingField { field, .. } | Repr::FieldTwice { field, .. } => {
+                Some(field.as_str())
+            }
             Repr::TimestampBeforeEpoch { .. }
             | Repr::TimestampPastEnd { .. }
             | Repr::InvalidTime { .. } => Some("timestamp"),

@@ -59,6 +59,10 @@ kinds! {
     /// A name that is none of those accepted: an encoding, a clock
     /// policy, a field the layout does not have.
     UnknownName,
+    /// Fields given by name that do not make a node or an ID: a node field
+    /// not given, or one field given twice (by its own name and by
+    /// `datacenter`, `machine` or `sequence`).
+    InvalidFields,
     /// A layout that does not exist, cannot be made (its fields, unit or
     /// epoch), or cannot do what was asked (mint, give one range for a
     /// time window).
@@ -134,7 +138,9 @@ impl Error {
             }
             Repr::UnknownEncoding { .. }
             | Repr::UnknownClockPolicy { .. }
-            | Repr::UnknownField { .. } => ErrorKind::UnknownName,
+            | Repr::UnknownField { .. }
+            | Repr::UnknownNodeField { .. } => ErrorKind::UnknownName,
+            Repr::MissingField { .. } | Repr::FieldTwice { .. } => ErrorKind::InvalidFields,
             Repr::InvalidLayout { .. } | Repr::UnknownLayout { .. } => ErrorKind::InvalidLayout,
             Repr::EmptyWindow { .. } => ErrorKind::EmptyWindow,
             Repr::ClockBehind { .. } => ErrorKind::ClockBehind,
@@ -170,7 +176,10 @@ impl Error {
             | Repr::InvalidDuration { name, .. }
             | Repr::DurationOutOfRange { name, .. } => Some(name),
             Repr::InvalidLayout { .. } | Repr::UnknownLayout { .. } => Some("layout"),
-            Repr::UnknownField { .. } => Some("field"),
+            Repr::UnknownField { .. } | Repr::UnknownNodeField { .. } => Some("field"),
+            Repr::MissingField { field, .. } | Repr::FieldTwice { field, .. } => {
+                Some(field.as_str())
+            }
             Repr::UnknownEncoding { .. } => Some("encoding"),
             Repr::UnknownClockPolicy { .. } => Some("policy"),
             Repr::SlotOutOfRange { .. } => Some("slot"),
@@ -202,11 +211,14 @@ impl Error {
             | Repr::DurationOutOfRange { input, .. } => Some(input.clone()),
             Repr::UnknownLayout { name }
             | Repr::UnknownField { name, .. }
+            | Repr::UnknownNodeField { name, .. }
             | Repr::UnknownEncoding { name }
             | Repr::UnknownClockPolicy { name } => Some(name.clone()),
             Repr::SlotOutOfRange { slot, .. } => Some(slot.to_string()),
             Repr::EmptyWindow { from_ms, .. } => Some(from_ms.to_string()),
+            Repr::FieldTwice { second, .. } => Some(second.clone()),
             Repr::InvalidLayout { .. }
+            | Repr::MissingField { .. }
             | Repr::ClockBehind { .. }
             | Repr::SequenceExhausted { .. } => None,
         }
@@ -229,7 +241,8 @@ impl Error {
         match &*self.0 {
             Repr::FieldOutOfRange { max, .. }
             | Repr::SlotOutOfRange { max, .. }
-            | Repr::IdOutOfLayout { max, .. } => integers(0, i128::from(*max)),
+            | Repr::IdOutOfLayout { max, .. }
+            | Repr::MissingField { max, .. } => integers(0, i128::from(*max)),
             Repr::TimestampBeforeEpoch {
                 epoch_ms, last_ms, ..
             }
@@ -252,6 +265,8 @@ impl Error {
             | Repr::InvalidLayout { .. }
             | Repr::UnknownLayout { .. }
             | Repr::UnknownField { .. }
+            | Repr::UnknownNodeField { .. }
+            | Repr::FieldTwice { .. }
             | Repr::UnknownEncoding { .. }
             | Repr::UnknownClockPolicy { .. }
             | Repr::ClockBehind { .. }
@@ -291,6 +306,9 @@ impl Error {
             | Repr::InvalidLayout { .. }
             | Repr::UnknownLayout { .. }
             | Repr::UnknownField { .. }
+            | Repr::UnknownNodeField { .. }
+            | Repr::MissingField { .. }
+            | Repr::FieldTwice { .. }
             | Repr::UnknownEncoding { .. }
             | Repr::UnknownClockPolicy { .. }
             | Repr::NotANumber { .. }
@@ -315,6 +333,7 @@ mod tests {
             ErrorKind::OutOfRange => Layout::TWITTER.parse_field("machine", "32").map(drop),
             ErrorKind::InvalidText => crate::parse_time("noon").map(drop),
             ErrorKind::UnknownName => "b64".parse::<Encoding>().map(drop),
+            ErrorKind::InvalidFields => Layout::TWITTER.node_named(&[("machine", 1)]).map(drop),
             ErrorKind::InvalidLayout => "41/5/5/13".parse::<Layout>().map(drop),
             ErrorKind::EmptyWindow => Layout::TWITTER
                 .id_range(1_700_000_000_001, 1_700_000_000_000)

@@ -60,11 +60,12 @@
 //! Every value from outside has one reading, shared by command-line flags,
 //! environment variables, configuration files and HTTP parameters: times
 //! and epochs ([`parse_time`], [`parse_time_us`], [`parse_instant`],
-//! [`parse_epoch`], and [`format_time`] and [`format_time_us`] back), whole
-//! numbers in a range and durations (the [`value`] module), and each
-//! type's own `FromStr` (`Layout`, `Unit`, `Encoding`, `SnowflakeId`,
-//! [`ClockPolicy::from_name`]); a family's field is read by
-//! [`Layout::parse_field`]. Every failure is an [`Error`] whose message
+//! [`parse_instant_us`], [`parse_epoch`], and [`format_time`] and
+//! [`format_time_us`] back), whole numbers in a range and durations (the
+//! [`value`] module), and each type's own `FromStr` (`Layout`, `Unit`,
+//! `Encoding`, `SnowflakeId`, [`ClockPolicy::from_name`]); a family's
+//! field is read by [`Layout::parse_field`], and fields by name by
+//! [`Layout::parse_named`]. Every failure is an [`Error`] whose message
 //! names the field, the value and the valid range; [`Error::kind`] classes
 //! it into an [`ErrorKind`], the one classification every front end maps
 //! (to an HTTP status, a SQLSTATE, an exit code...), and [`Error::value`],
@@ -133,7 +134,8 @@ pub use layout::{
 };
 pub use prefixes::{DecimalPrefix, decimal_prefixes};
 pub use time::{
-    Rfc3339, format_time, format_time_us, parse_epoch, parse_instant, parse_time, parse_time_us,
+    Rfc3339, format_time, format_time_us, parse_epoch, parse_instant, parse_instant_us, parse_time,
+    parse_time_us,
 };
 
 // The examples of the crate's README are compiled and run as doctests.

@@ -77,6 +77,29 @@ pub fn parse_instant(name: &'static str, input: &str, clock: &dyn Clock) -> Resu
     Reading::new(name, input, true).parse()
 }
 
+/// [`parse_instant`] to the microsecond, as [`parse_time_us`] reads: for
+/// layouts whose unit is finer than a millisecond.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{ManualClock, parse_instant_us};
+///
+/// let clock = ManualClock::new(1_700_000_000_000);
+/// assert_eq!(parse_instant_us("timestamp", "now", &clock)?, 1_700_000_000_000_000);
+/// assert_eq!(
+///     parse_instant_us("timestamp", "2023-11-14T22:13:20.000123Z", &clock)?,
+///     1_700_000_000_000_123
+/// );
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+pub fn parse_instant_us(name: &'static str, input: &str, clock: &dyn Clock) -> Result<i64, Error> {
+    if input.eq_ignore_ascii_case("now") {
+        return Ok(clock.now_us());
+    }
+    Reading::new(name, input, true).parse_us()
+}
+
 /// Reads an epoch: Unix milliseconds or an RFC 3339 time, as
 /// [`parse_time`] does, with errors that call it `epoch`. Whether the
 /// epoch suits a layout is [`Layout::with_epoch`](crate::Layout::with_epoch)'s

@@ -87,7 +87,6 @@ sequence      11      0  2047
 nodes         1024 (datacenter x machine)
 IDs per ms    2048 per node (2048000 per second)",
     ),
-    ("snowmint layout --layout discord --format json", DISCORD),
     // README.md, against the quick start's node (datacenter 3, machine 7)
     ("curl -s localhost:8080/v1/id", r#"{"id":"[ID]"}"#),
     (
@@ -104,6 +103,23 @@ IDs per ms    2048 per node (2048000 per second)",
         r#"{"ids":["[ID]","[ID]","[ID]"]}"#,
     ),
     ("curl -s 'localhost:8090/v1/layout?layout=discord'", DISCORD),
+    // docs/layouts.md
+    (
+        "snowmint layout --layout time:39/sequence:8/machine:16@2014-09-01T00:00:00Z,10ms",
+        "\
+layout        sonyflake
+epoch         1409529600000 (2014-09-01T00:00:00.000Z)
+last instant  6907087738879 (2188-11-16T03:28:58.879Z)
+years left    [YEARS]
+
+field       bits  shift  max
+timestamp     39     24  549755813887 x 10ms (174.2 years)
+sequence       8     16  255
+machine       16      0  65535
+
+nodes         65536 (machine)
+IDs per ms    25 per node (25600 per second)",
+    ),
     (
         "curl -s localhost:8090/v1/node",
         r#"{"state":"active","ready":true,"reason":null,"source":"static","slot":130,"datacenter":4,"machine":2,"generation":1,"claim_valid_for_ms":null,"claim_floor_ms":null,"claim_details":{},"layout":"twitter","spec":"41/5/5/12@1288834974657","epoch_ms":1288834974657,"clock_policy":"refuse","clock_max_ms":null,"clock_ms":[MS],"high_water_mark_ms":[MS],"high_water_mark":"[TIME]","last_timestamp_ms":[MS],"state_file":"/var/lib/snowmint/node-dc4-m2.mark","coordinator":null,"listeners":[{"name":"http","address":"[..]","tls":false,"client_certificates":false,"tokens":false,"open":true}]}"#,
@@ -123,7 +139,7 @@ high_water = \"[TIME]\"",
 
 /// The discord layout described in JSON, by `snowmint layout` and by
 /// `GET /v1/layout` alike.
-const DISCORD: &str = r#"{"layout":"discord","spec":"time:42/worker:5:node/process:5:node/increment:12:sequence@1420070400000","epoch_ms":1420070400000,"epoch":"2015-01-01T00:00:00.000Z","timestamp_bits":42,"datacenter_bits":5,"machine_bits":5,"sequence_bits":12,"timestamp_shift":22,"datacenter_shift":17,"machine_shift":12,"max_datacenter":31,"max_machine":31,"max_sequence":4095,"ids_per_ms":4096,"node_count":1024,"last_instant_ms":5818116911103,"last_instant":"2154-05-15T07:35:11.103Z","years_left":[YEARS],"fields":[{"name":"timestamp","bits":42,"shift":22,"max":4398046511103},{"name":"worker","bits":5,"shift":17,"max":31},{"name":"process","bits":5,"shift":12,"max":31},{"name":"increment","bits":12,"shift":0,"max":4095}]}"#;
+const DISCORD: &str = r#"{"layout":"discord","spec":"time:42/worker:5:node/process:5:node/increment:12:sequence@1420070400000","epoch_ms":1420070400000,"epoch":"2015-01-01T00:00:00.000Z","timestamp_bits":42,"datacenter_bits":5,"machine_bits":5,"sequence_bits":12,"timestamp_shift":22,"datacenter_shift":17,"machine_shift":12,"max_datacenter":31,"max_machine":31,"max_sequence":4095,"ids_per_ms":4096,"node_count":1024,"last_instant_ms":5818116911103,"last_instant":"2154-05-15T07:35:11.103Z","years_left":[YEARS],"fields":[{"name":"timestamp","bits":42,"shift":22,"max":4398046511103,"role":"time"},{"name":"worker","bits":5,"shift":17,"max":31,"role":"node"},{"name":"process","bits":5,"shift":12,"max":31,"role":"node"},{"name":"increment","bits":12,"shift":0,"max":4095,"role":"sequence"}],"family":"Discord snowflakes","unit":"1ms","unit_us":1000,"bits":64,"max_id":"18446744073709551615","js_safe":false,"ids_per_second":4096000,"mintable":true}"#;
 
 /// Whether `example` did what it shows: its exit status, and its output
 /// (exactly, or as its pattern says); else what differs.

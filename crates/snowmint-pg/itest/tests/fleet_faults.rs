@@ -139,7 +139,7 @@ async fn a_killed_servers_slot_passes_only_after_the_ttl() {
     assert!(!waiting.ready, "{waiting:?}");
     let reason = waiting.reason.expect("a reason");
     assert!(
-        reason.contains("all 1 slots") && reason.contains("taken"),
+        reason.contains("the only slot of fleet") && reason.contains("taken"),
         "{reason}"
     );
     let (code, message) = failure(&second_client, "SELECT snowmint.next_id()").await;

@@ -4,6 +4,8 @@
 use axum::Json;
 use axum::extract::State;
 
+use snowmint::{Field, Role};
+
 use super::params::{IdSegment, Params};
 use crate::body::{DecodedId, IdRange, LayoutDescription};
 use crate::error::ApiError;
@@ -13,8 +15,9 @@ use crate::state::AppState;
 
 /// Decode an ID
 ///
-/// The fields of any ID in 0..=2^63-1: time, datacenter, machine,
-/// sequence, read with the given layout.
+/// The fields of an ID of the given layout (any 64-bit value for
+/// Discord's), each named as the family names it in `fields`, and as
+/// datacenter, machine and sequence for the clients of the Twitter era.
 #[utoipa::path(
     get,
     path = "/v1/ids/{id}",
@@ -53,8 +56,11 @@ pub(crate) fn decode_text(text: &str, params: &Params) -> Result<DecodedId, ApiE
 
 /// Build an ID from its fields
 ///
-/// The ID made of a time, datacenter, machine and sequence, in the given
-/// layout.
+/// The ID made of a time and fields, in the given layout. Each node and
+/// sequence field is given by the family's name for it (`worker`,
+/// `process`, `increment` for Discord) or by the Twitter-era names
+/// (`datacenter`: the node fields above the lowest; `machine`: the lowest;
+/// `sequence`); other fields are 0 unless given.
 #[utoipa::path(
     get,
     path = "/v1/encode",
@@ -62,9 +68,9 @@ pub(crate) fn decode_text(text: &str, params: &Params) -> Result<DecodedId, ApiE
     tag = "calculator",
     params(
         ("timestamp" = inline(TimeParam), Query, description = "The ID's time: `now`, Unix milliseconds (`1700000000000`) or RFC 3339 (`2023-11-14T22:13:20.000Z`); must lie within the layout (epoch ..= last instant)."),
-        ("datacenter" = u64, Query, description = "The datacenter field, 0..=31 in the Twitter layout (the layout's width decides).", example = 0),
-        ("machine" = u64, Query, description = "The machine field, 0..=31 in the Twitter layout (the layout's width decides).", example = 0),
-        ("sequence" = u64, Query, description = "The sequence field, 0..=4095 in the Twitter layout (the layout's width decides).", example = 0),
+        ("datacenter" = Option<u64>, Query, description = "The datacenter field, 0..=31 in the Twitter layout (the layout's width decides); in other layouts the node fields above the lowest.", example = 0),
+        ("machine" = Option<u64>, Query, description = "The machine field, 0..=31 in the Twitter layout (the layout's width decides); in other layouts the lowest node field.", example = 0),
+        ("sequence" = Option<u64>, Query, description = "The sequence field, 0..=4095 in the Twitter layout (the layout's width decides).", example = 0),
         LayoutParams,
     ),
     responses(
@@ -74,28 +80,45 @@ pub(crate) fn decode_text(text: &str, params: &Params) -> Result<DecodedId, ApiE
     ),
 )]
 pub async fn encode(params: Params) -> Result<Json<DecodedId>, ApiError> {
-    params.allow(&[
-        "timestamp",
-        "datacenter",
-        "machine",
-        "sequence",
-        "layout",
-        "epoch",
-    ])?;
     let layout = params.layout()?;
+    // The layout's own names for its fields, and the three names of the
+    // Twitter-era API (see `Layout::encode_named`).
+    let mut names: Vec<&str> = layout
+        .fields()
+        .iter()
+        .filter(|field| field.role() != Role::Time)
+        .map(Field::name)
+        .collect();
+    for legacy in ["datacenter", "machine", "sequence"] {
+        if !names.contains(&legacy) {
+            names.push(legacy);
+        }
+    }
+    let mut known = vec!["timestamp", "layout", "epoch"];
+    known.extend(&names);
+    params.allow(&known)?;
     let timestamp_ms = params.time("timestamp", &layout)?;
-    // The node as two numbers (see `Layout::node_from_pair`): datacenter
-    // and machine in Twitter's layout.
-    let (upper, lowest) = layout.pair_max();
-    let datacenter = params.bounded("datacenter", 0, upper)?;
-    let machine = params.bounded("machine", 0, lowest)?;
-    let max_sequence = layout.sequence_field().map_or(0, |f| f.max());
-    let sequence = params.bounded("sequence", 0, max_sequence)?;
+    let mut given: Vec<(&str, u64)> = Vec::new();
+    for &name in &names {
+        if let Some(text) = params.get(name)? {
+            let value = layout
+                .parse_named(name, text)
+                .map_err(|e| ApiError::from_core(name, e))?;
+            given.push((name, value));
+        }
+    }
+    // Every node and sequence field is given, by its own name or by one
+    // of the three Twitter-era names.
+    let named: Vec<&str> = given.iter().map(|(name, _)| *name).collect();
+    if let Some(field) = layout.first_unnamed(&named) {
+        let expected = format!("an integer in 0..={}", field.max());
+        params
+            .required(field.name(), &expected)
+            .map_err(|error| error.with_range(0, field.max()))?;
+    }
     let core = |e| ApiError::from_core("parts", e);
-    // The node as two numbers (see `Layout::node_from_pair`): datacenter
-    // and machine in Twitter's layout.
     let id = layout
-        .encode_pair(timestamp_ms, datacenter, machine, sequence)
+        .encode_named(timestamp_ms.saturating_mul(1000), &given)
         .map_err(core)?;
     Ok(Json(DecodedId::new(&layout, id).map_err(core)?))
 }

@@ -10,7 +10,8 @@
 //! - the others read it (two requests each: the slot's mark, then its
 //!   history) at most [`RATE`] times a second, with bursts of [`RATE`],
 //!   and at most [`MAX_LOOKUPS`] at once; beyond that a client is told
-//!   `busy` (503, `Retry-After`).
+//!   `busy` (429, `Retry-After`). A node that claims no slot from a
+//!   coordinator reads nothing, so its answers are not counted.
 //!
 //! So a flood of look-ups costs the coordinator at most `2 * RATE`
 //! requests a second from each node (plus one burst), and a repeated one
@@ -31,7 +32,9 @@ use tokio::time::Instant;
 use super::params::{IdSegment, Params};
 use crate::body::WhoisBody;
 use crate::error::ApiError;
-use crate::openapi::{BadRequest, EncodingParam, NotFound, Unavailable, UriTooLong};
+use crate::openapi::{
+    BadRequest, EncodingParam, NotFound, TooManyRequests, Unavailable, UriTooLong,
+};
 use crate::state::AppState;
 
 /// Look-ups that may read the coordinator at once.
@@ -144,6 +147,7 @@ impl Lookups {
         (status = 400, response = BadRequest),
         (status = 404, response = NotFound),
         (status = 414, response = UriTooLong),
+        (status = 429, response = TooManyRequests),
         (status = 503, response = Unavailable),
     ),
 )]
@@ -176,8 +180,14 @@ pub(crate) async fn look_up(state: &AppState, id: SnowflakeId) -> Result<WhoisBo
         return Ok(WhoisBody::new(&whois));
     }
     let busy = |why: String, retry: Duration| {
-        ApiError::unavailable("busy", format!("{why}; ask again shortly"), retry)
+        ApiError::too_many("busy", format!("{why}; ask again shortly"), retry)
     };
+    // A node with no coordinator has no history to read: its answer costs
+    // nothing, and needs no turn.
+    let coordinated = !matches!(issuer.source().kind(), "static" | "hostname");
+    if !coordinated {
+        return Err(no_coordinator());
+    }
     if let Err(wait) = lookups.take_turn() {
         return Err(busy(
             format!(
@@ -211,11 +221,7 @@ pub(crate) async fn look_up(state: &AppState, id: SnowflakeId) -> Result<WhoisBo
         )
     })?;
     match looked_up {
-        None => Err(ApiError::status(
-            StatusCode::NOT_FOUND,
-            "no_coordinator",
-            "this node does not claim its slot from a coordinator, so it keeps no claim history; ask a node of the fleet, or run snowmint whois ID --coordinator URL --fleet NAME",
-        )),
+        None => Err(no_coordinator()),
         Some(Err(error)) => Err(ApiError::unavailable(
             "coordinator_unavailable",
             error.to_string(),
@@ -227,4 +233,13 @@ pub(crate) async fn look_up(state: &AppState, id: SnowflakeId) -> Result<WhoisBo
             Ok(body)
         }
     }
+}
+
+/// The answer of a node that claims no slot from a coordinator.
+fn no_coordinator() -> ApiError {
+    ApiError::status(
+        StatusCode::NOT_FOUND,
+        "no_coordinator",
+        "this node does not claim its slot from a coordinator, so it keeps no claim history; ask a node of the fleet, or run snowmint whois ID --coordinator URL --fleet NAME",
+    )
 }

@@ -11,6 +11,23 @@ use super::decimal_id;
 /// [`LayoutDescription::years_left`].
 pub const MS_PER_YEAR: f64 = 365.2425 * 86_400_000.0;
 
+/// The largest integer a JavaScript number holds exactly, 2^53 - 1: every
+/// JSON parser of a browser reads numbers into one, and rounds a larger
+/// one silently.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// A count or field value in JSON: a number up to
+/// [`MAX_SAFE_INTEGER`], a decimal string above it (as IDs always are).
+/// Only a field wider than 53 bits, in a layout given as text, reaches
+/// the string form; every preset's values are numbers.
+fn js_u64<S: serde::Serializer>(value: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+    if *value <= MAX_SAFE_INTEGER {
+        serializer.serialize_u64(*value)
+    } else {
+        serializer.collect_str(value)
+    }
+}
+
 /// An ID and its fields, read with a layout (`GET /v1/ids/{id}`,
 /// `GET /v1/encode`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -21,15 +38,19 @@ pub struct DecodedId {
     pub id: SnowflakeId,
     /// Unix milliseconds.
     pub timestamp_ms: i64,
-    /// RFC 3339, UTC, milliseconds.
+    /// RFC 3339, UTC, at the layout's precision (milliseconds for
+    /// Twitter, hundredths of a second for Sonyflake, seconds for Baidu).
     #[schema(examples("2023-11-14T22:13:20.000Z"))]
     pub time: String,
     /// The datacenter field: in other layouts, the node fields above the
-    /// lowest one.
+    /// lowest one (`fields` names each field as the family does).
+    #[serde(serialize_with = "js_u64")]
     pub datacenter: u64,
     /// The machine field: in other layouts, the lowest node field.
+    #[serde(serialize_with = "js_u64")]
     pub machine: u64,
     /// The sequence field (0 in a layout without one).
+    #[serde(serialize_with = "js_u64")]
     pub sequence: u64,
     /// Preset name or `T/D/M/S@EPOCH`.
     #[schema(examples("twitter"))]
@@ -38,7 +59,61 @@ pub struct DecodedId {
     pub epoch_ms: i64,
     /// The ID in the other encodings.
     pub encodings: Encodings,
+    /// Every field but the time, by the family's names for them, most
+    /// significant first: `datacenter`, `machine`, `sequence` for
+    /// Twitter; `worker`, `process`, `increment` for Discord; `shard`,
+    /// `sequence` for Instagram.
+    pub fields: NamedFields,
+    /// The unit of the layout's time: `time` has its precision.
+    #[schema(examples("1ms", "10ms", "1s"))]
+    pub unit: String,
 }
+
+/// Field values by name, in the layout's order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NamedFields(pub Vec<(String, u64)>);
+
+impl NamedFields {
+    /// The value of the field called `name`.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+}
+
+impl Serialize for NamedFields {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        /// One value, as `js_u64` writes it.
+        struct Value(u64);
+        impl Serialize for Value {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                js_u64(&self.0, serializer)
+            }
+        }
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, &Value(*value))?;
+        }
+        map.end()
+    }
+}
+
+impl utoipa::PartialSchema for NamedFields {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .additional_properties(Some(AdditionalProperties::RefOr(
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0))
+                    .into(),
+            )))
+            .examples([serde_json::json!({"datacenter": 7, "machine": 13, "sequence": 4095})])
+            .into()
+    }
+}
+
+impl ToSchema for NamedFields {}
 
 impl DecodedId {
     /// The fields of `id` in `layout`.
@@ -71,6 +146,13 @@ impl DecodedId {
             layout: layout.to_string(),
             epoch_ms: layout.epoch_ms(),
             encodings: Encodings::new(id),
+            fields: NamedFields(
+                parts
+                    .values()
+                    .map(|(field, value)| (field.name().to_owned(), value))
+                    .collect(),
+            ),
+            unit: layout.unit().to_string(),
         })
     }
 }
@@ -191,14 +273,19 @@ pub struct LayoutDescription {
     #[schema(maximum = 63)]
     pub machine_shift: u8,
     /// The largest datacenter.
+    #[serde(serialize_with = "js_u64")]
     pub max_datacenter: u64,
     /// The largest machine.
+    #[serde(serialize_with = "js_u64")]
     pub max_machine: u64,
     /// The largest sequence number.
+    #[serde(serialize_with = "js_u64")]
     pub max_sequence: u64,
     /// IDs one node can issue per millisecond.
+    #[serde(serialize_with = "js_u64")]
     pub ids_per_ms: u64,
     /// Distinct (datacenter, machine) pairs.
+    #[serde(serialize_with = "js_u64")]
     pub node_count: u64,
     /// The last instant an ID can hold, Unix milliseconds.
     pub last_instant_ms: i64,
@@ -208,10 +295,37 @@ pub struct LayoutDescription {
     /// Mean Gregorian years from now until the last instant, to two
     /// decimals (negative once it has passed).
     pub years_left: f64,
-    /// Each field from the highest bits down: name, width, shift and
-    /// largest value.
+    /// Each field from the highest bits down: name, role, width, shift
+    /// and largest value.
     #[schema(inline)]
     pub fields: Vec<LayoutField>,
+    /// The family a preset describes, and its reference; absent for a
+    /// layout that is no preset.
+    #[schema(examples("Twitter Snowflake (the default)"))]
+    pub family: Option<String>,
+    /// How long one tick of the time field lasts: `1ms`, `10ms`, `1s`,
+    /// `1us`...
+    #[schema(examples("1ms"))]
+    pub unit: String,
+    /// The unit in microseconds (1 ..= 1000000).
+    #[schema(minimum = 1, maximum = 1_000_000)]
+    pub unit_us: u32,
+    /// The bits the fields take: IDs lie in 0 ..= 2^bits-1.
+    #[schema(maximum = 64)]
+    pub bits: u8,
+    /// The largest ID of the layout.
+    #[schema(schema_with = decimal_id)]
+    pub max_id: SnowflakeId,
+    /// Whether every ID of the layout is below 2^53, so that a JavaScript
+    /// number holds it exactly.
+    pub js_safe: bool,
+    /// IDs one node can issue per second (sequence values per tick times
+    /// ticks per second; 0 for a layout snowmint cannot mint).
+    #[serde(serialize_with = "js_u64")]
+    pub ids_per_second: u64,
+    /// Whether snowmint can mint IDs of the layout (it has a sequence
+    /// field below the time, and no opaque field), or only read them.
+    pub mintable: bool,
 }
 
 /// One field of a layout.
@@ -228,8 +342,15 @@ pub struct LayoutField {
     /// Where it starts, counted from the lowest bit.
     #[schema(maximum = 63)]
     pub shift: u8,
-    /// Its largest value (for the timestamp: milliseconds since the epoch).
+    /// Its largest value (for the timestamp: ticks of the unit since the
+    /// epoch).
+    #[serde(serialize_with = "js_u64")]
     pub max: u64,
+    /// What it holds: `time`, `node` (the slot is the node fields, most
+    /// significant first), `sequence` or `opaque` (bits snowmint gives no
+    /// meaning, such as a hash).
+    #[schema(examples("time", "node", "sequence", "opaque"))]
+    pub role: String,
 }
 
 impl LayoutDescription {
@@ -276,7 +397,11 @@ impl LayoutDescription {
             max_datacenter: mask(upper_bits),
             max_machine: mask(lowest_bits),
             max_sequence: sequence.map_or(0, |f| f.max()),
-            ids_per_ms: layout.ids_per_second() / 1000,
+            ids_per_ms: if layout.is_mintable() {
+                layout.ids_per_second() / 1000
+            } else {
+                0
+            },
             node_count: layout.node_count(),
             last_instant_ms: last,
             last_instant: format_time(last).to_string(),
@@ -292,8 +417,24 @@ impl LayoutDescription {
                     bits: field.width(),
                     shift: field.shift(),
                     max: field.max(),
+                    role: field.role().name().to_owned(),
                 })
                 .collect(),
+            family: Layout::presets()
+                .iter()
+                .find(|preset| preset.layout == *layout)
+                .map(|preset| preset.family.to_owned()),
+            unit: layout.unit().to_string(),
+            unit_us: layout.unit().as_micros(),
+            bits: layout.bits(),
+            max_id: layout.max_id(),
+            js_safe: layout.is_js_safe(),
+            ids_per_second: if layout.is_mintable() {
+                layout.ids_per_second()
+            } else {
+                0
+            },
+            mintable: layout.is_mintable(),
         }
     }
 }

@@ -170,15 +170,27 @@ impl IdService for IdApi {
         let clock = self.state.issuer().clock().as_ref();
         let id = inputs::instant("timestamp", given(&request.timestamp), &layout, clock)
             .and_then(|timestamp_ms| {
-                // The fields are checked by the encoding itself, whose error
-                // names the field (`datacenter 32 is out of range (0..=31)`).
+                // The family's names, and each Twitter-era number that is
+                // not 0 (proto3 cannot tell 0 from not given; a field not
+                // given is 0 anyway). The encoding checks them, with errors
+                // that name the field (`worker 32 is out of range
+                // (0..=31)`).
+                let mut given: Vec<(&str, u64)> = request
+                    .fields
+                    .iter()
+                    .map(|(name, value)| (name.as_str(), *value))
+                    .collect();
+                for (name, value) in [
+                    ("datacenter", request.datacenter),
+                    ("machine", request.machine),
+                    ("sequence", request.sequence),
+                ] {
+                    if value != 0 {
+                        given.push((name, value));
+                    }
+                }
                 layout
-                    .encode_pair(
-                        timestamp_ms,
-                        request.datacenter,
-                        request.machine,
-                        request.sequence,
-                    )
+                    .encode_named(timestamp_ms.saturating_mul(1000), &given)
                     .map_err(core_refused("parts"))
             })
             .map_err(rejected)?;
@@ -362,6 +374,8 @@ fn decoded_id(d: DecodedId) -> pb::DecodedId {
         hex: d.encodings.hex,
         base32: d.encodings.base32,
         base58: d.encodings.base58,
+        fields: d.fields.0.into_iter().collect(),
+        unit: d.unit,
     }
 }
 
@@ -407,8 +421,17 @@ fn layout_description(l: LayoutDescription) -> pb::LayoutDescription {
                 bits: f.bits.into(),
                 shift: f.shift.into(),
                 max: f.max,
+                role: f.role,
             })
             .collect(),
+        family: l.family,
+        unit: l.unit,
+        unit_us: l.unit_us,
+        bits: l.bits.into(),
+        max_id: l.max_id.as_u64(),
+        js_safe: l.js_safe,
+        ids_per_second: l.ids_per_second,
+        mintable: l.mintable,
     }
 }
 

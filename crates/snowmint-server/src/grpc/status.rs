@@ -38,6 +38,7 @@ pub(crate) fn from_core(field: &str, error: snowmint::Error) -> Status {
         ErrorKind::OutOfRange
         | ErrorKind::InvalidText
         | ErrorKind::UnknownName
+        | ErrorKind::InvalidFields
         | ErrorKind::InvalidLayout
         | ErrorKind::EmptyWindow => Code::InvalidArgument,
         ErrorKind::ClockBehind | ErrorKind::SequenceExhausted => Code::Unavailable,
@@ -80,6 +81,7 @@ fn millis(duration: std::time::Duration) -> u64 {
 pub(crate) fn api_error(error: ApiError) -> Status {
     let code = match error.status_code().as_u16() {
         404 => Code::NotFound,
+        429 => Code::ResourceExhausted,
         503 => Code::Unavailable,
         _ => Code::InvalidArgument,
     };

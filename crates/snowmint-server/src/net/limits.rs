@@ -41,7 +41,7 @@ pub struct Limits {
     /// timeout later.
     pub max_connection_age: Duration,
     /// The longest a request may take; also the longest a connection may
-    /// take to finish its TLS handshake (at most [`TLS_HANDSHAKE_TIMEOUT`])
+    /// take to finish its TLS handshake (at most 5 s)
     /// and send a first request, stay idle, leave a response unread, or
     /// leave a keep-alive ping unanswered.
     pub request_timeout: Duration,
@@ -81,7 +81,7 @@ pub enum Limit {
     /// No first request within the request timeout.
     FirstRequestTimeout,
     /// No TLS handshake within the request timeout, or
-    /// [`TLS_HANDSHAKE_TIMEOUT`] if that is shorter.
+    /// 5 s if that is shorter.
     TlsHandshakeTimeout,
     /// An HTTP/1.1 request head not read within the request timeout.
     HeaderTimeout,

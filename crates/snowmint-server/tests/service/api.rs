@@ -961,3 +961,185 @@ fn metric(text: &str, name: &str) -> f64 {
         })
         .unwrap_or_else(|| panic!("no metric {name} in:\n{text}"))
 }
+
+/// The calculator reads every family: Discord's IDs at and above 2^63
+/// (as strings), fields named as the family names them, and encoding by
+/// those names or by the Twitter-era three.
+#[tokio::test]
+async fn families_decode_and_encode_by_their_own_names() {
+    let node = node().await;
+    // discord.com/developers/docs/reference#snowflakes.
+    let answer = get(&node.app, "/v1/ids/175928847299117063?layout=discord").await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let json = answer.json();
+    assert_eq!(json["time"], "2016-04-30T11:18:25.796Z");
+    assert_eq!(
+        json["fields"],
+        serde_json::json!({"worker": 1, "process": 0, "increment": 7})
+    );
+    assert_eq!(
+        (json["datacenter"].clone(), json["sequence"].clone()),
+        (1.into(), 7.into())
+    );
+    assert_eq!(json["unit"], "1ms");
+    // 2^64 - 1: every field at its largest, the ID a string.
+    let answer = get(&node.app, "/v1/ids/18446744073709551615?layout=discord").await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let json = answer.json();
+    assert_eq!(json["id"], "18446744073709551615");
+    assert_eq!(json["timestamp_ms"], 1_420_070_400_000i64 + (1 << 42) - 1);
+    assert_eq!(
+        json["fields"],
+        serde_json::json!({"worker": 31, "process": 31, "increment": 4095})
+    );
+    // The Twitter layout refuses it, with its range.
+    let answer = get(&node.app, "/v1/ids/9223372036854775808").await;
+    let (code, field, _) = answer.error(StatusCode::BAD_REQUEST);
+    assert_eq!(
+        (code.as_str(), field.as_deref()),
+        ("out_of_range", Some("id"))
+    );
+
+    for query in [
+        "worker=1&process=0&increment=7",
+        "datacenter=1&machine=0&sequence=7",
+        "worker=1&machine=0&increment=7",
+    ] {
+        let uri = format!("/v1/encode?layout=discord&timestamp=1462015105796&{query}");
+        let answer = get(&node.app, &uri).await;
+        assert_eq!(answer.status, StatusCode::OK, "{uri}: {}", answer.body);
+        assert_eq!(answer.json()["id"], "175928847299117063", "{uri}");
+    }
+    // Sonyflake: 10 ms units, machine in the low 16 bits.
+    let answer = get(
+        &node.app,
+        "/v1/encode?layout=sonyflake&timestamp=2023-11-14T22:13:20.005Z&machine=513&sequence=0",
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let json = answer.json();
+    let ticks = (1_700_000_000_000u64 - 1_409_529_600_000) / 10;
+    assert_eq!(json["id"], ((ticks << 24) | 513).to_string());
+    assert_eq!(json["time"], "2023-11-14T22:13:20.00Z");
+    assert_eq!(
+        json["fields"],
+        serde_json::json!({"sequence": 0, "machine": 513})
+    );
+
+    let discord = "/v1/encode?layout=discord&timestamp=1462015105796";
+    for (query, code, field, message) in [
+        (
+            "worker=32&process=0&increment=0",
+            "out_of_range",
+            "worker",
+            "worker 32 is out of range (0..=31)",
+        ),
+        (
+            "worker=1&increment=0",
+            "missing_parameter",
+            "process",
+            "parameter process is missing (an integer in 0..=31)",
+        ),
+        (
+            "worker=1&datacenter=1&process=0&increment=0",
+            "invalid_fields",
+            "worker",
+            "field worker is given twice (as worker and as datacenter)",
+        ),
+        (
+            "shard=1&worker=1&process=0&increment=0",
+            "unknown_parameter",
+            "shard",
+            "unknown parameter \"shard\" (expected timestamp, layout, epoch, worker, process, increment, datacenter, machine, sequence)",
+        ),
+    ] {
+        let answer = get(&node.app, &format!("{discord}&{query}")).await;
+        let (got, got_field, got_message) = answer.error(StatusCode::BAD_REQUEST);
+        assert_eq!(
+            (got.as_str(), got_field.as_deref()),
+            (code, Some(field)),
+            "{query}"
+        );
+        assert_eq!(got_message, message, "{query}");
+    }
+    // The layout description names each field's role and the unit.
+    let answer = get(&node.app, "/v1/layout?layout=sonyflake").await;
+    let json = answer.json();
+    assert_eq!(json["unit"], "10ms");
+    assert_eq!(json["family"], "Sonyflake (sony/sonyflake v1)");
+    let roles: Vec<(&str, &str)> = json["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["name"].as_str().unwrap(), f["role"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("timestamp", "time"),
+            ("sequence", "sequence"),
+            ("machine", "node")
+        ]
+    );
+    assert_eq!(json["mintable"], true);
+    assert_eq!(json["js_safe"], false);
+}
+
+/// No JSON number of the calculator passes 2^53 - 1, the largest integer
+/// a JavaScript number holds: IDs are strings in every layout, and so is
+/// any other value past it (only a field wider than 53 bits has one).
+#[tokio::test]
+async fn json_numbers_stay_javascript_safe() {
+    const MAX_SAFE: u64 = (1 << 53) - 1;
+    fn numbers(value: &serde_json::Value, found: &mut Vec<serde_json::Number>) {
+        match value {
+            serde_json::Value::Number(n) => found.push(n.clone()),
+            serde_json::Value::Array(items) => items.iter().for_each(|v| numbers(v, found)),
+            serde_json::Value::Object(map) => map.values().for_each(|v| numbers(v, found)),
+            _ => {}
+        }
+    }
+    let node = node().await;
+    let mut uris = Vec::new();
+    for preset in Layout::presets() {
+        let name = preset.name;
+        let max = preset.layout.max_id().as_u64();
+        uris.push(format!("/v1/layout?layout={name}"));
+        uris.push(format!("/v1/ids/{max}?layout={name}"));
+        uris.push(format!("/v1/ids/0?layout={name}"));
+    }
+    // A custom layout with a 54-bit field: its values and largest value
+    // are strings.
+    let wide = "time:10/wide:54:opaque@0";
+    uris.push(format!("/v1/layout?layout={wide}"));
+    uris.push(format!("/v1/ids/18446744073709551615?layout={wide}"));
+    for uri in &uris {
+        let answer = get(&node.app, uri).await;
+        assert_eq!(answer.status, StatusCode::OK, "{uri}: {}", answer.body);
+        let json = answer.json();
+        let mut found = Vec::new();
+        numbers(&json, &mut found);
+        for number in found {
+            let fits = number.as_u64().is_some_and(|n| n <= MAX_SAFE)
+                || number
+                    .as_i64()
+                    .is_some_and(|n| n.unsigned_abs() <= MAX_SAFE)
+                || number.is_f64();
+            assert!(fits, "{uri}: {number} in {json}");
+        }
+        if let Some(id) = json.get("id") {
+            assert!(id.is_string(), "{uri}: {json}");
+        }
+    }
+    let answer = get(
+        &node.app,
+        &format!("/v1/ids/18446744073709551615?layout={wide}"),
+    )
+    .await;
+    let json = answer.json();
+    assert_eq!(json["fields"]["wide"], "18014398509481983");
+    assert_eq!(json["timestamp_ms"], 1023);
+    let answer = get(&node.app, &format!("/v1/layout?layout={wide}")).await;
+    assert_eq!(answer.json()["fields"][1]["max"], "18014398509481983");
+    assert_eq!(answer.json()["fields"][1]["role"], "opaque");
+}

@@ -88,6 +88,23 @@ fn case(kind: ErrorKind) -> (Option<Ask>, Expected) {
             )),
             bad_input("invalid_parameter"),
         ),
+        // Discord's worker named twice: by its name and as datacenter.
+        ErrorKind::InvalidFields => (
+            Some(Ask::Both(
+                "/v1/encode?layout=discord&timestamp=1700000000000&worker=1&datacenter=1&process=0&increment=0",
+                Call::Encode(EncodeRequest {
+                    timestamp: "1700000000000".into(),
+                    datacenter: 1,
+                    fields: [("worker".to_owned(), 1)].into(),
+                    layout: Some(LayoutChoice {
+                        layout: "discord".into(),
+                        epoch: String::new(),
+                    }),
+                    ..Default::default()
+                }),
+            )),
+            bad_input("invalid_fields"),
+        ),
         ErrorKind::InvalidLayout => (
             Some(Ask::Both(
                 "/v1/layout?layout=41/5/5/13",

@@ -128,6 +128,97 @@ async fn next_ids_issues_and_counts() {
     assert_eq!(node.metric("snowmint_ids_issued_total"), 4097.0);
 }
 
+/// Every family through gRPC: Discord's IDs above 2^63 with its field
+/// names, encoding by those names, the layout's roles and unit, and an
+/// error naming the family's field.
+#[tokio::test]
+async fn calculator_reads_every_family() {
+    let node = start(Arc::new(SystemClock)).await;
+    let mut ids = id_client(&node).await;
+    let decoded = ids
+        .decode(DecodeRequest {
+            id: "18446744073709551615".into(),
+            layout: layout("discord", ""),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(decoded.id, u64::MAX);
+    assert_eq!(decoded.timestamp_ms, 1_420_070_400_000 + (1 << 42) - 1);
+    let fields: std::collections::BTreeMap<&str, u64> = decoded
+        .fields
+        .iter()
+        .map(|(name, value)| (name.as_str(), *value))
+        .collect();
+    assert_eq!(
+        fields,
+        [("increment", 4095), ("process", 31), ("worker", 31)].into()
+    );
+    assert_eq!(decoded.unit, "1ms");
+
+    // discord.com/developers/docs/reference#snowflakes.
+    let encoded = ids
+        .encode(EncodeRequest {
+            timestamp: "1462015105796".into(),
+            layout: layout("discord", ""),
+            fields: [("worker".to_owned(), 1), ("increment".to_owned(), 7)].into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(encoded.id, 175928847299117063);
+    assert_invalid(
+        ids.encode(EncodeRequest {
+            timestamp: "1462015105796".into(),
+            layout: layout("discord", ""),
+            fields: [("worker".to_owned(), 32)].into(),
+            ..Default::default()
+        })
+        .await,
+        "worker",
+        "worker 32 is out of range (0..=31)",
+    );
+
+    let sonyflake = ids
+        .get_layout(GetLayoutRequest {
+            layout: layout("sonyflake", ""),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(sonyflake.unit, "10ms");
+    assert_eq!(sonyflake.unit_us, 10_000);
+    assert_eq!(
+        sonyflake.family.as_deref(),
+        Some("Sonyflake (sony/sonyflake v1)")
+    );
+    let roles: Vec<(&str, &str)> = sonyflake
+        .fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.role.as_str()))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("timestamp", "time"),
+            ("sequence", "sequence"),
+            ("machine", "node")
+        ]
+    );
+    assert!(sonyflake.mintable);
+    let safe = ids
+        .get_layout(GetLayoutRequest {
+            layout: layout("cosid-safe-js", ""),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(safe.js_safe);
+    assert_eq!(safe.max_id, (1 << 53) - 1);
+}
+
 /// The calculator mirrors HTTP: the worked example of DESIGN.md both ways,
 /// a time window, layouts, the node; bad values name field, value, range.
 #[tokio::test]
@@ -170,6 +261,7 @@ async fn calculator_calls_answer_and_refuse_like_http() {
             machine: 13,
             sequence: 4095,
             layout: None,
+            fields: Default::default(),
         })
         .await
         .unwrap();

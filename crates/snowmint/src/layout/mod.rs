@@ -19,6 +19,7 @@ use crate::error::{Error, Label, Repr};
 use crate::id::SnowflakeId;
 
 mod field;
+mod named;
 mod parts;
 mod presets;
 mod text;

@@ -52,9 +52,15 @@ pub struct DecodeRequest {
     pub layout: ::core::option::Option<LayoutChoice>,
 }
 /// The parts of an ID to build. Each field is checked against the layout's
-/// range (0..=31, 0..=31 and 0..=4095 in the Twitter layout).
+/// range (0..=31, 0..=31 and 0..=4095 in the Twitter layout). Fields are
+/// given by the family's names in `fields` (Discord's `worker`, `process`,
+/// `increment`; Sonyflake's `machine`), or by the Twitter-era three
+/// numbers: `datacenter` (the node fields above the lowest), `machine` (the
+/// lowest) and `sequence`. With `fields` set, each of the three that is not
+/// 0 counts as given by its name too; a field given twice is refused. A
+/// field not given is 0.
 #[allow(clippy::all)]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct EncodeRequest {
     /// `now`, Unix milliseconds (`1700000000000`) or RFC 3339
     /// (`2023-11-14T22:13:20.000Z`), within the layout's epoch ..= last
@@ -69,6 +75,9 @@ pub struct EncodeRequest {
     pub sequence: u64,
     #[prost(message, optional, tag = "5")]
     pub layout: ::core::option::Option<LayoutChoice>,
+    /// Field values by the family's names for them.
+    #[prost(map = "string, uint64", tag = "6")]
+    pub fields: ::std::collections::HashMap<::prost::alloc::string::String, u64>,
 }
 /// A time window, both ends inclusive, each as `now`, Unix milliseconds or
 /// RFC 3339. Both required; `from` not after `to`.
@@ -199,23 +208,26 @@ pub struct ClaimRecord {
 }
 /// An ID and its fields, read with a layout.
 #[allow(clippy::all)]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct DecodedId {
     #[prost(fixed64, tag = "1")]
     pub id: u64,
     /// Unix milliseconds.
     #[prost(int64, tag = "2")]
     pub timestamp_ms: i64,
-    /// RFC 3339, UTC, milliseconds.
+    /// RFC 3339, UTC, at the layout's precision (milliseconds for Twitter,
+    /// hundredths of a second for Sonyflake).
     #[prost(string, tag = "3")]
     pub time: ::prost::alloc::string::String,
+    /// The node fields above the lowest (Twitter's datacenter).
     #[prost(uint64, tag = "4")]
     pub datacenter: u64,
+    /// The lowest node field (Twitter's machine).
     #[prost(uint64, tag = "5")]
     pub machine: u64,
     #[prost(uint64, tag = "6")]
     pub sequence: u64,
-    /// Preset name or `T/D/M/S@EPOCH`.
+    /// Preset name or the layout's text.
     #[prost(string, tag = "7")]
     pub layout: ::prost::alloc::string::String,
     /// The layout's epoch, Unix milliseconds.
@@ -230,6 +242,14 @@ pub struct DecodedId {
     /// Base 58, Bitcoin alphabet.
     #[prost(string, tag = "11")]
     pub base58: ::prost::alloc::string::String,
+    /// Every field but the time, by the family's names for them (`worker`,
+    /// `process`, `increment` for Discord). The layout's fields give their
+    /// order.
+    #[prost(map = "string, uint64", tag = "12")]
+    pub fields: ::std::collections::HashMap<::prost::alloc::string::String, u64>,
+    /// The unit of the layout's time: `1ms`, `10ms`, `1s`, `1us`...
+    #[prost(string, tag = "13")]
+    pub unit: ::prost::alloc::string::String,
 }
 /// The smallest and largest ID of a time window, for
 /// `WHERE id BETWEEN min AND max`.
@@ -303,12 +323,41 @@ pub struct LayoutDescription {
     /// Each field from the highest bits down.
     #[prost(message, repeated, tag = "20")]
     pub fields: ::prost::alloc::vec::Vec<LayoutField>,
+    /// The family a preset describes, and its reference; absent for a layout
+    /// that is no preset.
+    #[prost(string, optional, tag = "21")]
+    pub family: ::core::option::Option<::prost::alloc::string::String>,
+    /// How long one tick of the time field lasts: `1ms`, `10ms`, `1s`...
+    #[prost(string, tag = "22")]
+    pub unit: ::prost::alloc::string::String,
+    /// The unit in microseconds (1 ..= 1000000).
+    #[prost(uint32, tag = "23")]
+    pub unit_us: u32,
+    /// The bits the fields take: IDs lie in 0 ..= 2^bits-1.
+    #[prost(uint32, tag = "24")]
+    pub bits: u32,
+    /// The largest ID of the layout.
+    #[prost(fixed64, tag = "25")]
+    pub max_id: u64,
+    /// Whether every ID of the layout is below 2^53 (a JavaScript number
+    /// holds it exactly).
+    #[prost(bool, tag = "26")]
+    pub js_safe: bool,
+    /// IDs one node can issue per second (0 for a layout snowmint cannot
+    /// mint).
+    #[prost(uint64, tag = "27")]
+    pub ids_per_second: u64,
+    /// Whether snowmint can mint IDs of the layout, or only read them.
+    #[prost(bool, tag = "28")]
+    pub mintable: bool,
 }
 /// One field of a layout.
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct LayoutField {
-    /// `timestamp`, `datacenter`, `machine` or `sequence`.
+    /// `timestamp` for the time; otherwise the family's name for the field
+    /// (`datacenter`, `machine`, `sequence` for Twitter; `worker`, `process`,
+    /// `increment` for Discord).
     #[prost(string, tag = "1")]
     pub name: ::prost::alloc::string::String,
     #[prost(uint32, tag = "2")]
@@ -317,6 +366,9 @@ pub struct LayoutField {
     pub shift: u32,
     #[prost(uint64, tag = "4")]
     pub max: u64,
+    /// `time`, `node`, `sequence` or `opaque`.
+    #[prost(string, tag = "5")]
+    pub role: ::prost::alloc::string::String,
 }
 /// This node. Fields that do not apply are absent.
 #[allow(clippy::all)]
