@@ -6,7 +6,12 @@
 #   log) and IDs spread uniformly over 0..2^63 (every line a different day:
 #   the worst case for writing the time);
 # - `snowmint generate --count 10000000`, against the format's ceiling of
-#   4096 IDs per millisecond (4,096,000 IDs/s).
+#   4096 IDs per millisecond (4,096,000 IDs/s);
+# - `snowmint inspect` over 1,000,000 lines of mixed pasted text (links,
+#   Discord mentions and timestamps, log lines with ULIDs and UUIDs, JSON
+#   with ObjectIds, bare IDs in several encodings, prose without IDs), as
+#   aligned text, as JSON, and as JSON of each token's best reading
+#   (--top 1): lines per second.
 #
 # Needs GNU time (/usr/bin/time: apt-get install time) and python3 (to write
 # the random file).
@@ -45,6 +50,35 @@ with open(path, "w") as out:
         out.write("".join(f"{rng.getrandbits(63)}\n" for _ in range(100_000)))
 EOF
 fi
+lines=1000000
+if [[ ! -s $dir/pasted.txt ]]; then
+  echo "writing $dir/pasted.txt" >&2
+  python3 - "$dir/pasted.txt" "$lines" <<'EOF'
+import random, sys, uuid
+path, count = sys.argv[1], int(sys.argv[2])
+rng = random.Random(2026)
+crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+def snowflake(epoch):
+    ms = rng.randrange(1_500_000_000_000, 1_750_000_000_000) - epoch
+    return (ms << 22) | rng.getrandbits(22)
+def ulid():
+    value = (rng.randrange(1_500_000_000_000, 1_750_000_000_000) << 80) | rng.getrandbits(80)
+    return "".join(crockford[(value >> (5 * i)) & 31] for i in reversed(range(26)))
+shapes = [
+    lambda: f"https://x.com/someone/status/{snowflake(1288834974657)}",
+    lambda: f"https://discord.com/channels/{snowflake(1420070400000)}/{snowflake(1420070400000)}/{snowflake(1420070400000)}",
+    lambda: f"hey <@{snowflake(1420070400000)}> see <#{snowflake(1420070400000)}> at <t:{rng.randrange(1_500_000_000, 1_750_000_000)}:R>",
+    lambda: f"2025-06-15T10:00:00Z INFO request {ulid()} user={uuid.UUID(int=rng.getrandbits(128), version=4)} done in 12 ms",
+    lambda: f'{{"_id": {{"$oid": "{rng.getrandbits(96):024x}"}}, "order": "{snowflake(1288834974657)}", "n": 12}}',
+    lambda: str(snowflake(1288834974657)),
+    lambda: f"0x{snowflake(1288834974657):016x}",
+    lambda: "nothing to see here, just words and a year like 2024 and a count of 42",
+]
+with open(path, "w") as out:
+    for _ in range(count // 10_000):
+        out.write("".join(rng.choice(shapes)() + "\n" for _ in range(10_000)))
+EOF
+fi
 
 # Runs a shell command $runs times under GNU time; prints the best wall
 # time (s), the CPU time (user + system, s) of that run, and the largest
@@ -70,7 +104,7 @@ measure() {
   echo "$best $cpu $(awk "BEGIN { printf \"%.1f\", $rss / 1024 }")"
 }
 
-rate() { awk "BEGIN { printf \"%.2f M\", $count / $1 / 1e6 }"; }
+rate() { awk "BEGIN { printf \"%.2f M\", ${2:-$count} / $1 / 1e6 }"; }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "| what | command | best wall (s) | IDs/s (wall) | CPU (s) | IDs/s (CPU) | peak RSS (MiB) |"
@@ -87,4 +121,13 @@ cmd="$bin generate --datacenter 1 --machine 2 --count $count > /dev/null"
 read -r wall cpu mib < <(measure "$cmd")
 share=$(awk "BEGIN { printf \"%.2f\", 100 * $count / $wall / $ceiling }")
 echo "| generate | \`$cmd\` | $wall | $(rate "$wall") = $share % of 4.096 M | $cpu | - | $mib |"
+
+echo
+echo "| what | command | best wall (s) | lines/s (wall) | CPU (s) | lines/s (CPU) | peak RSS (MiB) |"
+echo "|---|---|---|---|---|---|---|"
+for how in "text" "json" "json --top 1"; do
+  cmd="$bin inspect --now 2025-06-15T00:00:00Z --format $how < $dir/pasted.txt > /dev/null"
+  read -r wall cpu mib < <(measure "$cmd")
+  echo "| inspect pasted text as $how | \`$cmd\` | $wall | $(rate "$wall" "$lines") | $cpu | $(rate "$cpu" "$lines") | $mib |"
+done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -100,8 +100,68 @@ const sources = {
   },
   "layout:tsid": {
     kind: "layout",
-    title: "TSID: 42 bits of ms since 2020-01-01, 22 bits of node and counter, 13 Crockford base32",
+    title: "TSID: 42 bits of ms since 2020-01-01, 22 bits of node (10 by default) and counter (12), 13 Crockford base32 or a 64-bit integer",
     url: "https://github.com/f4b6a3/tsid-creator",
+  },
+  "layout:instagram": {
+    kind: "layout",
+    title: "Instagram: 41 bits of ms since 1314220021721, 13 shard, 10 sequence (the engineering post's PL/pgSQL function)",
+    url: "https://instagram-engineering.com/sharding-ids-at-instagram-1cf5a71e5a5c",
+  },
+  "layout:mastodon": {
+    kind: "layout",
+    title: "Mastodon: 48 bits of Unix ms, 16 bits of sequence data (lib/mastodon/snowflake.rb)",
+    url: "https://github.com/mastodon/mastodon/blob/main/lib/mastodon/snowflake.rb",
+  },
+  "layout:sonyflake": {
+    kind: "layout",
+    title: "Sonyflake v1: 39 bits of 10 ms since 2014-09-01, 8 sequence, 16 machine",
+    url: "https://github.com/sony/sonyflake",
+  },
+  "layout:sonyflake-v2": {
+    kind: "layout",
+    title: "Sonyflake v2 defaults: 39 bits of 10 ms since 2025-01-01, 8 sequence, 16 machine",
+    url: "https://github.com/sony/sonyflake/tree/master/v2",
+  },
+  "layout:baidu": {
+    kind: "layout",
+    title: "Baidu uid-generator DefaultUidGenerator: sign bit, 28 bits of seconds since 2016-05-20 (UTC+8), 22 worker, 13 sequence",
+    url: "https://github.com/baidu/uid-generator",
+  },
+  "layout:hazelcast": {
+    kind: "layout",
+    title: "Hazelcast Flake ID generator defaults: 41 bits of ms since 2018-01-01, 6 sequence, 16 node id",
+    url: "https://docs.hazelcast.com/hazelcast/latest/data-structures/flake-id-generator",
+  },
+  "layout:yitter": {
+    kind: "layout",
+    title: "yitter/IdGenerator defaults: ms since 1582136402000 above 6 worker and 6 sequence bits, 63 bits in all",
+    url: "https://github.com/yitter/IdGenerator",
+  },
+  "layout:cosid": {
+    kind: "layout",
+    title: "CosId MillisecondSnowflakeId: 41 bits of ms since 1577203200000, 10 machine, 12 sequence; SafeJavaScriptSnowflakeId: 41 / 3 / 9",
+    url: "https://github.com/Ahoo-Wang/CosId",
+  },
+  "layout:leaf": {
+    kind: "layout",
+    title: "Meituan Leaf, snowflake mode: 41 bits of ms since 1288834974657, 10 worker, 12 sequence",
+    url: "https://github.com/Meituan-Dianping/Leaf",
+  },
+  "layout:linkedin": {
+    kind: "layout",
+    title: "LinkedIn post and activity IDs: the top 41 of 63 bits are Unix ms (as unfurl reads them)",
+    url: "https://github.com/Ollie-Boyd/Linkedin-post-timestamp-extractor",
+  },
+  "layout:tiktok": {
+    kind: "layout",
+    title: "TikTok video IDs: the top 31 of 63 bits are Unix seconds (as unfurl reads them)",
+    url: "https://github.com/obsidianforensics/unfurl",
+  },
+  "layout:safe-js-10ms": {
+    kind: "layout",
+    title: "snowmint's JavaScript-safe layout as documented: 39 bits of 10 ms since 2025-01-01, 6 machine, 8 sequence, 53 bits in all",
+    url: "https://github.com/snowmint/snowmint/blob/main/docs/families.md",
   },
   "layout:uuid": {
     kind: "layout",
@@ -244,6 +304,13 @@ function snowflakes(layout, count) {
     snowflakeVector(layout, id, sapphire, ["2^53"]);
   }
   snowflakeVector(layout, 2n ** 63n - 1n, sapphire, layout === TWITTER ? ["last-instant", "2^63-1"] : ["2^63-1"]);
+  // Discord's IDs are unsigned 64-bit: at and above 2^63 (from 2084-09)
+  // they are still IDs, up to the layout's last instant.
+  if (layout === DISCORD) {
+    snowflakeVector(layout, 2n ** 63n, sapphire, ["2^63"]);
+    snowflakeVector(layout, 2n ** 63n + bits(22n), sapphire, ["2^63"]);
+    snowflakeVector(layout, 2n ** 64n - 1n, sapphire, ["last-instant", "2^64-1"]);
+  }
   // IDs that a tool dividing a floating-point ID by 2^22 reads 1 ms late:
   // the double nearest the ID lies in the next millisecond.
   let found = 0;
@@ -272,6 +339,87 @@ for (const [id, second] of [
 }
 snowflakes(TWITTER, 40);
 snowflakes(DISCORD, 40);
+
+// ------------------------------------ the other families of integer IDs
+
+// Each as its source publishes it: the epoch (Unix ms), the time unit (ns),
+// and the fields below the time, top first, with their widths. The time
+// field takes the bits the others leave of `bits`.
+const SECOND = 1_000n;
+const FAMILIES = [
+  { name: "instagram", epoch: 1314220021721n, unit: MS, bits: 64n, fields: [["shard", 13n], ["sequence", 10n]], from: 1314220021721n },
+  { name: "mastodon", epoch: 0n, unit: MS, bits: 64n, fields: [["sequence_data", 16n]], from: 1_458_086_400_000n },
+  { name: "sonyflake", epoch: 1_409_529_600_000n, unit: 10n * MS, bits: 63n, fields: [["sequence", 8n], ["machine", 16n]], from: 1_409_529_600_000n },
+  { name: "sonyflake-v2", epoch: 1_735_689_600_000n, unit: 10n * MS, bits: 63n, fields: [["sequence", 8n], ["machine", 16n]], from: 1_735_689_600_000n },
+  { name: "baidu", epoch: 1_463_673_600_000n, unit: SECOND * MS, bits: 63n, fields: [["worker_id", 22n], ["sequence", 13n]], from: 1_463_673_600_000n },
+  { name: "hazelcast", epoch: 1_514_764_800_000n, unit: MS, bits: 63n, fields: [["sequence", 6n], ["node_id", 16n]], from: 1_514_764_800_000n },
+  { name: "tsid", epoch: 1_577_836_800_000n, unit: MS, bits: 64n, fields: [["node", 10n], ["counter", 12n]], from: 1_577_836_800_000n },
+  { name: "yitter", epoch: 1_582_136_402_000n, unit: MS, bits: 63n, fields: [["worker_id", 6n], ["sequence", 6n]], from: 1_582_136_402_000n },
+  { name: "cosid", epoch: 1_577_203_200_000n, unit: MS, bits: 63n, fields: [["machine", 10n], ["sequence", 12n]], from: 1_577_203_200_000n },
+  { name: "cosid-safe-js", epoch: 1_577_203_200_000n, unit: MS, bits: 53n, fields: [["machine", 3n], ["sequence", 9n]], from: 1_577_203_200_000n },
+  { name: "leaf", epoch: 1288834974657n, unit: MS, bits: 63n, fields: [["worker_id", 10n], ["sequence", 12n]], from: 1_483_228_800_000n },
+  { name: "linkedin", epoch: 0n, unit: MS, bits: 63n, fields: [["rest", 22n]], from: 1_051_142_400_000n },
+  { name: "tiktok", epoch: 0n, unit: SECOND * MS, bits: 63n, fields: [["rest", 32n]], from: 1_472_688_000_000n },
+  { name: "safe-js-10ms", epoch: 1_735_689_600_000n, unit: 10n * MS, bits: 53n, fields: [["machine", 6n], ["sequence", 8n]], from: 1_735_689_600_000n },
+];
+const lowBits = (family) => family.fields.reduce((sum, [, width]) => sum + width, 0n);
+/** Reads `id` in `family`: its time (RFC 3339 at the unit) and fields. */
+function readFamily(family, id) {
+  const low = lowBits(family);
+  const units = id >> low;
+  const fields = { id: id.toString() };
+  let shift = low;
+  for (const [name, width] of family.fields) {
+    shift -= width;
+    fields[name] = num((id >> shift) & ((1n << width) - 1n));
+  }
+  return { time: rfc3339(family.epoch * MS + units * family.unit, family.unit), fields, units };
+}
+function familyVector(family, id, tags = []) {
+  const read = readFamily(family, id);
+  vector(family.name, id.toString(), read.time, read.fields, `layout:${family.name === "cosid-safe-js" ? "cosid" : family.name}`, tags);
+}
+for (const family of FAMILIES) {
+  const low = lowBits(family);
+  const maxUnits = (1n << (family.bits - low)) - 1n;
+  const maxId = (1n << family.bits) - 1n;
+  const unitsAt = (ms) => ((ms - family.epoch) * MS) / family.unit;
+  const lastUnits = unitsAt(UNTIL_MS) < maxUnits ? unitsAt(UNTIL_MS) : maxUnits;
+  // Times drawn from when the family began to 2025 (or its last instant).
+  for (let i = 0; i < 14; i++) {
+    const units = between(unitsAt(family.from), lastUnits);
+    familyVector(family, (units << low) | bits(low));
+  }
+  // Its first and last instants.
+  familyVector(family, (unitsAt(family.from) << low) | 1n, unitsAt(family.from) === 0n ? ["first-instant"] : []);
+  familyVector(family, (maxUnits << low) | bits(low), ["last-instant"]);
+  familyVector(family, maxId, ["last-instant", family.bits === 64n ? "2^64-1" : family.bits === 63n ? "2^63-1" : "2^53-1"]);
+  // Around 2^53, where JavaScript numbers stop being exact.
+  for (const id of [2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n]) {
+    if (id <= maxId && id >> low >= unitsAt(family.from)) familyVector(family, id, ["2^53"]);
+  }
+  // At and above 2^63 for the families of 64 bits.
+  if (family.bits === 64n) familyVector(family, 2n ** 63n + bits(low), ["2^63"]);
+  // IDs that a tool dividing a floating-point ID by 2^low reads one unit
+  // late, where the family's IDs are past 2^53 by then.
+  if (family.unit === MS && (lastUnits << low) > 2n ** 55n) {
+    let found = 0;
+    while (found < 2) {
+      const units = between(unitsAt(family.from), lastUnits);
+      const id = (units << low) | ((1n << low) - 1n - below(8n));
+      if (BigInt(Math.floor(Number(id) / 2 ** Number(low))) === units + 1n) {
+        familyVector(family, id, ["float-1ms-late"]);
+        found++;
+      }
+    }
+  }
+}
+// Instagram's media 2384288897814875714 was posted 2020-08-26T13:43:27Z.
+agree("instagram media", readFamily(FAMILIES[0], 2384288897814875714n).time.slice(0, 19), "2020-08-26T13:43:27");
+familyVector(FAMILIES[0], 2384288897814875714n);
+// Gargron's post of 2022-11-04 (mastodon.social/@Gargron/109287326541397004).
+agree("mastodon post", readFamily(FAMILIES[1], 109287326541397004n).time.slice(0, 10), "2022-11-04");
+familyVector(FAMILIES[1], 109287326541397004n);
 
 // ------------------------------------------------------------------ ULID
 
@@ -341,6 +489,20 @@ for (let i = 0; i < 12; i++) {
   uuidVector(uuid.v6(options), npm("uuid"), expect);
   const v7 = uuid.v7({ msecs, random: randomBytes(16) });
   uuidVector(v7, npm("uuid"), msTime(BigInt(msecs)));
+}
+// Times before the Unix epoch (v1 and v6 count from 1582-10-15): the
+// first instant, and instants of the 1900s.
+function timeUuid(version, ticks, clockSeq, node) {
+  const low = version === 1n
+    ? ((ticks & 0xffffffffn) << 96n) | (((ticks >> 32n) & 0xffffn) << 80n) | ((ticks >> 48n) << 64n)
+    : ((ticks >> 28n) << 96n) | (((ticks >> 12n) & 0xffffn) << 80n) | ((ticks & 0xfffn) << 64n);
+  const value = low | (version << 76n) | (2n << 62n) | (clockSeq << 48n) | node;
+  const text = hex(value, 32);
+  return `${text.slice(0, 8)}-${text.slice(8, 12)}-${text.slice(12, 16)}-${text.slice(16, 20)}-${text.slice(20)}`;
+}
+for (const [ticks, tags] of [[0n, ["first-instant", "pre-unix-epoch"]], ...Array.from({ length: 3 }, () => [between(0n, GREGORIAN - 1n), ["pre-unix-epoch"]])]) {
+  const expect = rfc3339((ticks - GREGORIAN) * 100n, 100n);
+  for (const version of [1n, 6n]) uuidVector(timeUuid(version, ticks, below(0x4000n), bits(48n)), "layout:uuid", expect, tags);
 }
 // Versions without a time.
 for (let i = 0; i < 3; i++) {
@@ -445,6 +607,12 @@ const timeOf = (family, input) => {
   if (!found) throw new Error(`no vector ${family} ${input}`);
   return found.time;
 };
+const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+const shortcode = (id) => {
+  let length = 1;
+  while (64n ** BigInt(length) <= id) length++;
+  return encode(id, BASE64URL, length);
+};
 const discordDocs = timeOf("discord", "175928847299117063");
 const texts = [
   ["<@175928847299117063>", [["175928847299117063", "discord", discordDocs]]],
@@ -454,6 +622,9 @@ const texts = [
   ["<t:1462015105:R>", [["<t:1462015105:R>", "discord-timestamp", "2016-04-30T11:18:25Z"]]],
   ["https://discord.com/channels/@me/175928847299117063/175928847299117063", Array(2).fill(["175928847299117063", "discord", discordDocs])],
   ["https://cdn.discordapp.com/emojis/175928847299117063.png", [["175928847299117063", "discord", discordDocs]]],
+  ["https://cdn.discordapp.com/attachments/175928847299117063/175928847299117063/cat.png?ex=1", Array(2).fill(["175928847299117063", "discord", discordDocs])],
+  // An integer in hex, read as its value: Twitter's reading of the tweet.
+  [`id=0x${(1307025659294674945n).toString(16)}`, [[`0x${(1307025659294674945n).toString(16)}`, "twitter", timeOf("twitter", "1307025659294674945")]]],
   ["https://x.com/XDevelopers/status/1050118621198921728", [["1050118621198921728", "twitter", timeOf("twitter", "1050118621198921728")]]],
   ["https://twitter.com/i/web/status/1307025659294674945?s=20", [["1307025659294674945", "twitter", timeOf("twitter", "1307025659294674945")]]],
   ["https://twitter.com/jack/status/20", [["20", "twitter", null]]],
@@ -464,6 +635,11 @@ const texts = [
   ["urn:uuid:017f22e2-79b0-7cc3-98c4-dc0c0c07398f", [["017f22e2-79b0-7cc3-98c4-dc0c0c07398f", "uuid-v7", "2022-02-22T19:22:22.000Z"]]],
   ["0ujtsYcgvSTl8PAuAdqWYSMnLOv", [["0ujtsYcgvSTl8PAuAdqWYSMnLOv", "ksuid", timeOf("ksuid", "0ujtsYcgvSTl8PAuAdqWYSMnLOv")]]],
   ["01226N0640J7Q", [["01226N0640J7Q", "tsid", timeOf("tsid", "01226N0640J7Q")]]],
+  ["https://mastodon.social/@Gargron/109287326541397004", [["109287326541397004", "mastodon", timeOf("mastodon", "109287326541397004")]]],
+  ["https://mastodon.social/web/statuses/109287326541397004", [["109287326541397004", "mastodon", timeOf("mastodon", "109287326541397004")]]],
+  // An Instagram link's shortcode is the media ID in base64 (A-Z a-z 0-9 - _).
+  [`https://www.instagram.com/p/${shortcode(2384288897814875714n)}/`, [[shortcode(2384288897814875714n), "instagram", timeOf("instagram", "2384288897814875714")]]],
+  [`https://www.instagram.com/reel/${shortcode(2384288897814875714n)}/?igsh=x`, [[shortcode(2384288897814875714n), "instagram", timeOf("instagram", "2384288897814875714")]]],
   // Twitter's reading of a 2023 tweet comes first; Discord's would be in
   // 2028, in the future.
   ["\"1307025659294674945\"", [["1307025659294674945", "twitter", timeOf("twitter", "1307025659294674945")]]],
@@ -471,6 +647,9 @@ const texts = [
 
 // ------------------------------------------------------------------- file
 
+for (const v of vectors) {
+  if (!sources[v.source]) throw new Error(`${v.family} ${v.input}: no source ${v.source}`);
+}
 const counts = {};
 for (const v of vectors) counts[v.family] = (counts[v.family] ?? 0) + 1;
 const file = {

@@ -8,7 +8,7 @@
 //! number; the others still go through, and the exit code says at the end
 //! that something failed.
 
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use std::ffi::OsStr;
@@ -19,12 +19,9 @@ use snowmint::{Encoding, Layout, SnowflakeId};
 
 use crate::Global;
 use crate::failure::{BAD_INPUT, exit_code};
+use crate::lines::{CHUNK, LineSink, read_lines};
 use crate::records::{RecordFormat, RecordWriter};
 use crate::values::EncodingParser;
-
-/// Input and output chunk size: big enough that system calls cost nothing
-/// next to the work, small enough to stay in cache.
-const CHUNK: usize = 64 * 1024;
 
 /// Longest line taken as a possible ID; anything longer is reported as bad
 /// without being kept in memory.
@@ -122,11 +119,11 @@ pub fn run(args: DecodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
         code: BAD_INPUT,
     };
     if args.ids.is_empty() {
-        decoder.decode_lines(io::stdin().lock())?;
+        read_lines(io::stdin().lock(), MAX_LINE, &mut decoder)?;
     }
     for text in &args.ids {
         if text == "-" {
-            decoder.decode_lines(io::stdin().lock())?;
+            read_lines(io::stdin().lock(), MAX_LINE, &mut decoder)?;
         } else {
             decoder.decode_text(text, None)?;
         }
@@ -275,62 +272,15 @@ impl<W: Write> Decoder<W> {
         Ok(())
     }
 
-    /// Decodes every line of `reader`.
-    fn decode_lines(&mut self, reader: impl BufRead) -> io::Result<()> {
-        let mut reader = BufReader::with_capacity(CHUNK, reader);
-        // A line split across two reads of the buffer, kept here.
-        let mut partial: Vec<u8> = Vec::with_capacity(MAX_LINE);
-        let mut too_long = false;
-        let mut line_number = 0u64;
-        loop {
-            if reader.buffer().is_empty() {
-                // The next read may block (a terminal, `tail -f`): show what
-                // is decoded so far first.
-                self.flush()?;
-            }
-            let available = match reader.fill_buf() {
-                Ok(available) => available,
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-                Err(error) => return Err(error),
-            };
-            if available.is_empty() {
-                if !partial.is_empty() || too_long {
-                    line_number += 1;
-                    self.decode_line(&partial, too_long, line_number)?;
-                }
-                return Ok(());
-            }
-            match available.iter().position(|&b| b == b'\n') {
-                Some(end) => {
-                    line_number += 1;
-                    if partial.is_empty() && !too_long {
-                        self.decode_line(&available[..end], false, line_number)?;
-                    } else {
-                        too_long |= keep(&mut partial, &available[..end]);
-                        self.decode_line(&partial, too_long, line_number)?;
-                        partial.clear();
-                        too_long = false;
-                    }
-                    reader.consume(end + 1);
-                }
-                None => {
-                    too_long |= keep(&mut partial, available);
-                    let read = available.len();
-                    reader.consume(read);
-                }
-            }
-        }
-    }
-
     #[inline]
-    fn decode_line(&mut self, line: &[u8], too_long: bool, number: u64) -> io::Result<()> {
-        if too_long {
+    fn decode_line(&mut self, number: u64, line: Option<&[u8]>) -> io::Result<()> {
+        let Some(line) = line else {
             self.seen += 1;
             return self.report(
                 Some(number),
                 &format_args!("longer than {MAX_LINE} bytes; expected one ID per line"),
             );
-        }
+        };
         let line = line.trim_ascii();
         if line.is_empty() {
             return Ok(());
@@ -363,6 +313,18 @@ impl<W: Write> Decoder<W> {
     }
 }
 
+impl<W: Write> LineSink for Decoder<W> {
+    #[inline]
+    fn line(&mut self, number: u64, line: Option<&[u8]>) -> io::Result<()> {
+        self.decode_line(number, line)
+    }
+
+    /// Shows what is decoded so far before a read that may block.
+    fn idle(&mut self) -> io::Result<()> {
+        self.flush()
+    }
+}
+
 /// `; it reads as hex: --input hex` when `text`, not valid in `tried`,
 /// is valid in other encodings; empty when it is valid in none.
 fn readings_hint(text: &str, tried: Encoding) -> String {
@@ -386,17 +348,5 @@ fn list(names: &[&str], conjunction: &str) -> String {
         [] => String::new(),
         [one] => (*one).to_owned(),
         [first @ .., last] => format!("{} {conjunction} {last}", first.join(", ")),
-    }
-}
-
-/// Adds `bytes` to the line kept in `partial` unless that makes it longer
-/// than [`MAX_LINE`]; says whether it did.
-fn keep(partial: &mut Vec<u8>, bytes: &[u8]) -> bool {
-    if partial.len() + bytes.len() > MAX_LINE {
-        partial.clear();
-        true
-    } else {
-        partial.extend_from_slice(bytes);
-        false
     }
 }

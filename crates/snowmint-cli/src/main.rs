@@ -25,7 +25,9 @@ mod decode;
 mod encode;
 mod failure;
 mod generate;
+mod inspect;
 mod layout;
+mod lines;
 mod manpages;
 mod probe;
 mod range;
@@ -176,6 +178,8 @@ enum Command {
     Encode(encode::EncodeArgs),
     /// Explain IDs: time, datacenter, machine, sequence.
     Decode(decode::DecodeArgs),
+    /// Read IDs out of any text (links, mentions, every family), ranked.
+    Inspect(inspect::InspectArgs),
     /// Make new IDs with the real generator.
     Generate(generate::GenerateArgs),
     /// The smallest and largest ID of a time window.
@@ -203,6 +207,7 @@ impl Command {
         match self {
             Command::Encode(_) => "encode",
             Command::Decode(_) => "decode",
+            Command::Inspect(_) => "inspect",
             Command::Generate(_) => "generate",
             Command::Range(_) => "range",
             Command::Layout(_) => "layout",
@@ -220,6 +225,7 @@ impl Command {
         match self {
             Command::Encode(args) => Some(&mut args.global),
             Command::Decode(args) => Some(&mut args.global),
+            Command::Inspect(args) => Some(&mut args.global),
             Command::Generate(args) => Some(&mut args.global),
             Command::Range(args) => Some(&mut args.global),
             Command::Layout(args) => Some(&mut args.global),
@@ -246,6 +252,10 @@ fn main() -> ExitCode {
         Command::Decode(args) => {
             let global = args.global.clone();
             decode::run(args, &global)
+        }
+        Command::Inspect(args) => {
+            let global = args.global.clone();
+            inspect::run(args, &global)
         }
         Command::Generate(args) => {
             let global = args.global.clone();

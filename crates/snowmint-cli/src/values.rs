@@ -153,6 +153,15 @@ pub fn count(name: &'static str, text: &str, max: u64) -> Result<u64, Failure> {
     Ok(snowmint::value::parse_bounded(name, text, 0..=max)?)
 }
 
+/// Reads a whole number in `range`.
+pub fn bounded(
+    name: &'static str,
+    text: &str,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, Failure> {
+    Ok(snowmint::value::parse_bounded(name, text, range)?)
+}
+
 /// Reads an amount of memory: a whole number of bytes, or of `KiB`,
 /// `MiB` or `GiB` (`64MiB`), in `range` (bytes).
 pub fn size(

@@ -807,6 +807,163 @@ fn range_of_a_window() {
     assert_eq!(value["to"], "2023-11-14T22:13:20.999Z");
 }
 
+/// --cursor: the IDs just outside the window, for Discord's `after=` and
+/// `before=`; none past the layout's first and last ID.
+#[test]
+fn range_cursors() {
+    let to_ms = EXAMPLE_MS + 999;
+    let min = (EXAMPLE_MS - TWITTER_EPOCH) << 22;
+    let max = ((to_ms - TWITTER_EPOCH) << 22) | ((1 << 22) - 1);
+    let window = [
+        "range",
+        "--from",
+        "1700000000000",
+        "--to",
+        "1700000000999",
+        "--cursor",
+    ];
+    let out = run(&window);
+    out.assert_ok();
+    assert_eq!(
+        out.stdout,
+        format!(
+            "from    {EXAMPLE_TIME}\nto      2023-11-14T22:13:20.999Z\nmin     {min}\nmax     {max}\nafter   {}\nbefore  {}\n",
+            min - 1,
+            max + 1
+        )
+    );
+    // Discord's documented ID lies in the window of its millisecond, in
+    // Discord's layout: after < ID < before.
+    let out = run(&[
+        "range",
+        "--layout",
+        "discord",
+        "--from",
+        "1462015105796",
+        "--to",
+        "1462015105796",
+        "--cursor",
+        "--format",
+        "json",
+    ]);
+    out.assert_ok();
+    let value = json(out.stdout.trim_end());
+    let (after, before): (u64, u64) = (
+        value["after"].as_str().unwrap().parse().unwrap(),
+        value["before"].as_str().unwrap().parse().unwrap(),
+    );
+    assert!(after < 175_928_847_299_117_063 && 175_928_847_299_117_063 < before);
+    assert_eq!(before - after, (1 << 22) + 1);
+    // The first and the last millisecond of the layout: nothing outside.
+    let last_ms = TWITTER_EPOCH + (1 << 41) - 1;
+    let out = run(&[
+        "range",
+        "--from",
+        &TWITTER_EPOCH.to_string(),
+        "--to",
+        &last_ms.to_string(),
+        "--cursor",
+        "--format",
+        "json",
+    ]);
+    out.assert_ok();
+    let value = json(out.stdout.trim_end());
+    assert_eq!(
+        (value["after"].clone(), value["before"].clone()),
+        (serde_json::Value::Null, serde_json::Value::Null)
+    );
+    assert_eq!(value["max"], MAX_ID.to_string());
+    // Discord's IDs are unsigned 64-bit: the millisecond whose IDs begin at
+    // 2^63 (2^41 ms after Discord's epoch, in 2084) has its cursors on
+    // either side of 2^63, and the layout's last millisecond no `before`.
+    let at_2_63 = DISCORD_EPOCH + (1 << 41);
+    let discord = |from: u64, to: u64| {
+        let out = run(&[
+            "range",
+            "--layout",
+            "discord",
+            "--from",
+            &from.to_string(),
+            "--to",
+            &to.to_string(),
+            "--cursor",
+            "--format",
+            "json",
+        ]);
+        out.assert_ok();
+        json(out.stdout.trim_end())
+    };
+    let value = discord(at_2_63, at_2_63);
+    assert_eq!(value["min"], (1u64 << 63).to_string());
+    assert_eq!(value["after"], ((1u64 << 63) - 1).to_string());
+    assert_eq!(value["before"], ((1u64 << 63) + (1 << 22)).to_string());
+    let last = DISCORD_EPOCH + (1 << 42) - 1;
+    let value = discord(last, last);
+    assert_eq!(value["max"], u64::MAX.to_string());
+    assert_eq!(value["before"], serde_json::Value::Null);
+}
+
+/// --prefixes: decimal prefixes whose IDs are exactly the window's, each
+/// block `prefix` followed by any digits up to the IDs' length, in order,
+/// none of which could be shortened by one digit.
+#[test]
+fn range_prefixes_cover_the_window_exactly() {
+    for (from, to) in [
+        ("2023-11-14T22:13:20Z", "2023-11-14T22:13:20.999Z"),
+        ("2023-11-14T22:13:00Z", "2023-11-14T22:13:59.999Z"),
+        ("2010-11-04T01:42:54.657Z", "2010-11-04T01:42:56.000Z"),
+    ] {
+        let out = run(&[
+            "range",
+            "--from",
+            from,
+            "--to",
+            to,
+            "--prefixes",
+            "--format",
+            "json",
+        ]);
+        out.assert_ok();
+        let value = json(out.stdout.trim_end());
+        let min: u128 = value["min"].as_str().unwrap().parse().unwrap();
+        let max: u128 = value["max"].as_str().unwrap().parse().unwrap();
+        let mut next = min;
+        for prefix in value["prefixes"].as_array().unwrap() {
+            let text = prefix["prefix"].as_str().unwrap();
+            let digits = prefix["digits"].as_u64().unwrap() as u32;
+            let free = digits - text.len() as u32;
+            let first = text.parse::<u128>().unwrap() * 10u128.pow(free);
+            assert_eq!(first, next, "{from}: {prefix}");
+            assert_eq!(first.to_string().len() as u32, digits);
+            next = first + 10u128.pow(free);
+            // Its parent (one digit less) would reach outside the window.
+            if text.len() > 1 {
+                let parent = first / 10u128.pow(free + 1) * 10u128.pow(free + 1);
+                assert!(
+                    parent < min || parent + 10u128.pow(free + 1) - 1 > max,
+                    "{text} is not the shortest"
+                );
+            }
+        }
+        assert_eq!(next, max + 1, "{from}..{to}");
+    }
+    let out = run(&[
+        "range",
+        "--from",
+        "2023-11-14T22:13:20Z",
+        "--to",
+        "2023-11-14T22:13:20.999Z",
+        "--prefixes",
+    ]);
+    out.assert_ok();
+    assert!(
+        out.stdout
+            .contains("\nprefix  172455111045624628 (19 digits)\n"),
+        "{}",
+        out.stdout
+    );
+}
+
 /// A window outside the layout, or backwards, is rejected.
 #[test]
 fn range_rejects_bad_windows() {

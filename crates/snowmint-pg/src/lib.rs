@@ -7,7 +7,8 @@
 //! The SQL functions are thin: they read their arguments with the core's
 //! rules (times go between `timestamptz` and Unix milliseconds) and turn
 //! its errors into SQL errors that name the field, the value and the range
-//! (SQLSTATE 22003, 22023, 55000). The `snowmint.*` settings, read at
+//! (SQLSTATE 22003, 22023, 55000). `snowmint.inspect(text)` reads a text's
+//! ID-like tokens into a row per reading, with the core's inspector. The `snowmint.*` settings, read at
 //! server start, decide what kind of node the server is.
 //!
 //! A server given its node (a *static* node) issues from every backend
@@ -51,6 +52,7 @@ mod claim_state;
 mod claimed;
 mod errors;
 mod fleet_settings;
+mod inspect;
 mod issue;
 mod settings;
 // The one module with unsafe code: see "Unsafe code" above.

@@ -46,3 +46,12 @@ pub fn from_unix_ms(unix_ms: i64) -> Result<TimestampWithTimeZone, ErrorReport> 
         _ => Err(beyond()),
     }
 }
+
+/// The `timestamptz` of `unix_us`, or `None` where PostgreSQL cannot hold
+/// it (a reading's time may lie anywhere: a ULID's reaches the year 10889).
+pub fn from_unix_us(unix_us: i64) -> Option<TimestampWithTimeZone> {
+    let micros = unix_us.checked_sub(POSTGRES_EPOCH_MS.checked_mul(1000)?)?;
+    TimestampWithTimeZone::try_from(micros)
+        .ok()
+        .filter(|time| time.is_finite())
+}

@@ -6,7 +6,8 @@
 //! `Layout` and `Parts` encode, decode and turn time windows into ID
 //! ranges, one ID at a time; `decode_many` decodes whole columns into a
 //! `Columns` of buffers NumPy can wrap; `to_text` and `from_text` spell IDs
-//! in hex, base32 and base58. Python arguments (ints, datetimes,
+//! in hex, base32 and base58; `inspect` reads the IDs out of any text into
+//! `Token`s and their ranked `Reading`s. Python arguments (ints, datetimes,
 //! durations) are read into the core's values by one set of converters,
 //! and the core's errors come back as the package's exceptions.
 //!
@@ -29,6 +30,7 @@ mod errors;
 mod fields;
 mod fork;
 mod generator;
+mod inspect;
 mod issued;
 mod layout;
 mod refusals;
@@ -95,6 +97,9 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_many, m)?)?;
     m.add_function(wrap_pyfunction!(text::to_text, m)?)?;
     m.add_function(wrap_pyfunction!(text::from_text, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect::inspect, m)?)?;
+    m.add_class::<inspect::PyToken>()?;
+    m.add_class::<inspect::PyReading>()?;
     // Twitter's largest ID, the default layout's.
     m.add("MAX_ID", snowmint::Layout::TWITTER.max_id().as_u64())?;
     // The crate's version is the wheel's (maturin reads it from Cargo).

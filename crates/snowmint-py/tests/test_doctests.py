@@ -39,7 +39,7 @@ def test_docstring_examples():
     names = {test.name.split(".")[-1] for test in tests}
     # Each documented object of the package has examples that ran.
     for name in ("Layout", "parse", "encode", "decode", "id_range", "Parts", "Generator",
-                 "ManualClock", "decode_many", "Columns", "to_text", "from_text"):
+                 "ManualClock", "decode_many", "Columns", "to_text", "from_text", "inspect"):
         assert name in names, f"no docstring examples found for {name}"
     assert examples >= 50, f"only {examples} docstring examples ran"
 

@@ -2,6 +2,9 @@
 // /v1 API: IDs stay strings here from end to end, and the page never does
 // arithmetic on them (a JavaScript Number is exact only up to 2^53).
 
+import {
+  currentZone, exploreText, readShared, renderExplore, setupExplore, writeShared,
+} from './explore.js';
 import { errorMessage, initialLanguage, t, translatePage } from './i18n.js';
 
 const $ = (id) => document.getElementById(id);
@@ -118,11 +121,12 @@ function renderOffline() {
 
 // ---------------------------------------------------------------- time
 
+// In the time zone picked (the browser's unless another is).
 function formatLocal(ms) {
   return new Intl.DateTimeFormat(state.lang, {
     year: 'numeric', month: 'short', day: 'numeric',
     hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3,
-    hourCycle: 'h23', timeZoneName: 'short',
+    hourCycle: 'h23', timeZoneName: 'short', timeZone: currentZone(),
   }).format(new Date(ms));
 }
 
@@ -201,7 +205,9 @@ const fetchDecode = latestOnly((text, encoding, layout) =>
 async function decode() {
   const text = $('decode-id').value.trim();
   state.readableAs = [];
-  if (!text) {
+  // Text no encoding of an ID can hold (a link, a mention, a sentence) is
+  // for the readings below alone (explore.js), not an error here.
+  if (!text || /[^0-9A-Za-z-]/.test(text)) {
     fetchDecode.forget();
     state.decoded = null;
     clearErrors(DECODE_INPUTS);
@@ -268,6 +274,11 @@ const NIBBLES = Object.fromEntries(
 function renderBits(answer) {
   const info = state.layoutInfo;
   const box = $('decode-bits');
+  // The same picture is not drawn again: a reader (or a test) holding one
+  // of its elements keeps it.
+  const key = info ? `${answer.id} ${answer.layout} ${info.spec} ${state.lang}` : '';
+  if (key && box.dataset.key === key) return;
+  box.dataset.key = key;
   box.replaceChildren();
   if (!info || info.layout !== answer.layout) return;
   const bits = [...answer.encodings.hex.toLowerCase().padStart(16, '0')].map((digit) => NIBBLES[digit]).join('');
@@ -429,9 +440,12 @@ async function copy(button) {
       return;
     }
   }
+  // The label comes back in the page's language (a button marked for
+  // translation keeps its own words).
+  const label = () => (button.dataset.i18n ? t(state.lang, button.dataset.i18n) : t(state.lang, 'copy'));
   button.textContent = t(state.lang, 'copied');
   $('status').textContent = t(state.lang, 'copy.done', { text });
-  setTimeout(() => { button.textContent = t(state.lang, 'copy'); }, 1500);
+  setTimeout(() => { button.textContent = label(); }, 1500);
 }
 
 // ---------------------------------------------------------------- settings
@@ -463,6 +477,13 @@ function setLanguage(lang) {
   renderEncode();
   renderGenerate();
   renderRange();
+  renderExplore();
+  share();
+}
+
+// The page's state in its link, for sharing.
+function share() {
+  writeShared({ text: $('decode-id').value.trim(), layout: state.layout, lang: state.lang });
 }
 
 async function setLayout(layout) {
@@ -472,14 +493,23 @@ async function setLayout(layout) {
   if ($('decode-id').value.trim()) decode();
   encode();
   range();
+  share();
 }
 
 // ---------------------------------------------------------------- start
 
 function start() {
-  setLanguage(initialLanguage(recall('lang')));
-  const layout = recall('layout');
+  // A shared link's state wins over what this browser remembers.
+  const shared = readShared();
+  setupExplore({
+    lang: () => state.lang,
+    layout: () => state.layout,
+    changed: share,
+  }, shared);
+  setLanguage(initialLanguage(shared.lang ?? recall('lang')));
+  const layout = shared.layout ?? recall('layout');
   state.layout = [...$('layout').options].some((o) => o.value === layout) ? layout : 'twitter';
+  if (shared.text !== undefined) $('decode-id').value = shared.text;
 
   $('lang').addEventListener('change', () => {
     remember('lang', $('lang').value);
@@ -492,7 +522,10 @@ function start() {
 
   const typing = (run) => debounce(run, 250);
   const decodeSoon = typing(decode);
+  const exploreSoon = typing(() => { exploreText($('decode-id').value); share(); });
   $('decode-id').addEventListener('input', decodeSoon);
+  $('decode-id').addEventListener('input', exploreSoon);
+  $('zone').addEventListener('change', renderDecode);
   $('decode-encoding').addEventListener('change', decode);
   $('decode-form').addEventListener('submit', (event) => { event.preventDefault(); decode(); });
   $('decode-suggest').addEventListener('click', (event) => {
@@ -525,6 +558,8 @@ function start() {
   $('range-from').value = String(now - 3_600_000);
   $('range-to').value = String(now);
   setLayout(state.layout);
+  exploreText($('decode-id').value);
+  $('share-link').addEventListener('click', share, { capture: true });
 }
 
 start();

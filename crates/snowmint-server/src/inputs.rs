@@ -92,3 +92,44 @@ pub(crate) fn id(
 ) -> Result<SnowflakeId, Rejection> {
     layout.parse_id(encoding, text).map_err(refused("id"))
 }
+
+/// What a call to inspect asks for: its text's tokens and the "now" they
+/// were judged against.
+#[derive(Debug)]
+pub(crate) struct Inspection {
+    /// "Now", in Unix milliseconds.
+    pub(crate) now_ms: i64,
+    /// Every token of the text, most plausible reading first.
+    pub(crate) tokens: Vec<snowmint::inspect::Token>,
+}
+
+/// The IDs of `text` (at most [`snowmint::inspect::MAX_TEXT`] bytes and
+/// [`snowmint::inspect::MAX_TOKENS`] tokens), read as every preset, or as
+/// the layout `layout` and `epoch` name alone (the node's own with only
+/// `epoch`); times later than `now` (the clock's unless given) are
+/// implausible.
+pub(crate) fn inspect(
+    text: &[u8],
+    node: Layout,
+    layout: Option<&str>,
+    epoch: Option<&str>,
+    now: Option<&str>,
+    clock: &dyn Clock,
+) -> Result<Inspection, Rejection> {
+    use snowmint::inspect::{Catalog, Inspector};
+
+    let catalog = if layout.is_some() || epoch.is_some() {
+        let layout = self::layout(node, layout, epoch)?;
+        Catalog::from_layouts([(layout.name().unwrap_or("custom"), layout)])
+    } else {
+        Catalog::presets()
+    };
+    let now_ms = match now {
+        Some(text) => snowmint::parse_instant("now", text, clock).map_err(refused("now"))?,
+        None => clock.now_ms(),
+    };
+    let tokens = Inspector::with_catalog(catalog, now_ms)
+        .inspect_all(text)
+        .map_err(refused("text"))?;
+    Ok(Inspection { now_ms, tokens })
+}

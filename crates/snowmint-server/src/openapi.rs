@@ -49,6 +49,8 @@ use crate::body::ErrorBody;
         api::calc::encode,
         api::calc::range,
         api::calc::layout,
+        api::inspect::get,
+        api::inspect::post,
         api::status::node,
         api::whois::whois,
         api::status::healthz,
@@ -267,6 +269,34 @@ pub(crate) struct LayoutParams {
         nullable = false
     )]
     epoch: Option<String>,
+}
+
+/// The parameters of `/v1/inspect` besides its text, read by
+/// `Params::inspect`.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[expect(dead_code, reason = "describes the parameters; Params reads them")]
+pub(crate) struct InspectParams {
+    /// When "now" is, for judging times in the future: `now` (the node's
+    /// clock, the default), Unix milliseconds or RFC 3339.
+    #[param(value_type = Option<TimeParam>, nullable = false)]
+    now: Option<String>,
+    /// Read integers as this layout alone (a preset, or widths `T/D/M/S`
+    /// with `@EPOCH`) rather than as every preset.
+    #[param(example = "discord", nullable = false)]
+    layout: Option<String>,
+    /// A custom epoch on top of the layout (the node's, without
+    /// `layout`): Unix milliseconds or RFC 3339, not before 1970.
+    #[param(
+        pattern = "^(-?[0-9]+|[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2}))$",
+        example = "2015-01-01T00:00:00Z",
+        nullable = false
+    )]
+    epoch: Option<String>,
+    /// Keep this many readings of each token, the most plausible (all of
+    /// them by default): `top=1` gives the best reading of each.
+    #[param(minimum = 1, maximum = 64, example = 1, nullable = false)]
+    top: Option<u64>,
 }
 
 /// Unix milliseconds or RFC 3339, as `snowmint::parse_time` reads them

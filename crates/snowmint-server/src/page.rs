@@ -46,12 +46,22 @@ macro_rules! asset {
 }
 
 /// Every file of the page.
-pub static ASSETS: [Asset; 5] = [
+pub static ASSETS: [Asset; 7] = [
     asset!("/", "index.html", "text/html; charset=utf-8"),
     asset!("/assets/app.js", "app.js", "text/javascript; charset=utf-8"),
     asset!(
         "/assets/i18n.js",
         "i18n.js",
+        "text/javascript; charset=utf-8"
+    ),
+    asset!(
+        "/assets/explore.js",
+        "explore.js",
+        "text/javascript; charset=utf-8"
+    ),
+    asset!(
+        "/assets/inspect.js",
+        "inspect.js",
         "text/javascript; charset=utf-8"
     ),
     asset!("/assets/style.css", "style.css", "text/css; charset=utf-8"),

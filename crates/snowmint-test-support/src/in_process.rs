@@ -140,7 +140,9 @@ pub async fn send(app: &Router, request: Request<Body>) -> Answer {
     let response = app.clone().oneshot(request).await.unwrap();
     let status = response.status();
     let headers = response.headers().clone();
-    let bytes = axum::body::to_bytes(response.into_body(), 16 << 20)
+    // Up to 64 MiB: /v1/inspect's answer to 10,000 tokens, each read as
+    // every family, is about 20 MiB.
+    let bytes = axum::body::to_bytes(response.into_body(), 64 << 20)
         .await
         .unwrap();
     Answer {

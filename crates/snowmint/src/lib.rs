@@ -72,7 +72,8 @@
 //! [`Error::min`], [`Error::max`] and [`Limit`] give the facts behind the
 //! message.
 //!
-//! [`inspect`] reads IDs out of any text (links, mentions, every family of
+//! [`decimal_prefixes`] gives the shortest set of decimal prefixes of an
+//! ID range, for searching text. [`inspect`] reads IDs out of any text (links, mentions, every family of
 //! ID, numbers in any encoding), each reading ranked by how plausible it
 //! is.
 //!
@@ -117,6 +118,7 @@ mod id;
 pub mod inspect;
 mod kind;
 mod layout;
+mod prefixes;
 mod time;
 pub mod value;
 
@@ -130,6 +132,7 @@ pub use layout::{
     DISCORD_EPOCH_MS, Field, Layout, MAX_FIELDS, MAX_NAME_LEN, Node, Parts, Preset, Role,
     TWITTER_EPOCH_MS, Unit,
 };
+pub use prefixes::{DecimalPrefix, decimal_prefixes};
 pub use time::{
     Rfc3339, format_time, format_time_us, parse_epoch, parse_instant, parse_instant_us, parse_time,
     parse_time_us,

@@ -328,7 +328,10 @@ fn tokens_serialize_as_the_json_contract() {
     assert_eq!(candidate["id"], "175928847299117063");
     assert_eq!(candidate["worker"], 1);
     assert_eq!(candidate["plausibility"], "pinned");
-    assert_eq!(candidate["why"], "the user mention names discord");
+    assert_eq!(
+        candidate["why"],
+        "pinned: found as the user mention, so discord"
+    );
 }
 
 /// Text that is mostly digits, 10 MB of it, in the shapes that cost a

@@ -42,7 +42,32 @@ fn every_vector_reads_as_its_family() {
     let file = vectors();
     let inspector = inspector();
     let list = file["vectors"].as_array().expect("a list of vectors");
-    assert!(list.len() >= 200, "{} vectors", list.len());
+    // The floor: at least 500 vectors over at least 15 families,
+    // and the counts the file states are the vectors it holds.
+    assert!(list.len() >= 500, "{} vectors", list.len());
+    let mut counts = std::collections::BTreeMap::<&str, u64>::new();
+    for vector in list {
+        *counts
+            .entry(vector["family"].as_str().unwrap_or("?"))
+            .or_default() += 1;
+    }
+    assert!(counts.len() >= 15, "{} families: {counts:?}", counts.len());
+    let stated: std::collections::BTreeMap<&str, u64> = file["counts"]
+        .as_object()
+        .expect("counts")
+        .iter()
+        .map(|(family, count)| (family.as_str(), count.as_u64().expect("a count")))
+        .collect();
+    assert_eq!(stated, counts, "the file's counts");
+    // Every preset of the core has vectors of its own.
+    for preset in snowmint::Layout::presets() {
+        assert!(
+            counts.get(preset.name).is_some_and(|&n| n >= 15),
+            "{}: {:?} vectors",
+            preset.name,
+            counts.get(preset.name)
+        );
+    }
     let mut failures = Vec::new();
     for vector in list {
         let input = vector["input"].as_str().expect("an input");

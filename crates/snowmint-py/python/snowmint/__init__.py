@@ -5,7 +5,8 @@ down, a timestamp (milliseconds since an epoch), a datacenter, a machine
 and a sequence number. ``Layout`` says which bits mean what and encodes
 and decodes; ``Generator`` makes IDs for one node; ``decode_many`` decodes
 a column at once; ``to_text`` and ``from_text`` write and read the hex,
-base32 and base58 forms.
+base32 and base58 forms; ``inspect`` reads the IDs of any text (links,
+mentions, every family of ID), each with its readings ranked.
 
 >>> import snowmint
 >>> snowmint.Layout.TWITTER.encode(1700000000000, datacenter=7, machine=13, sequence=4095)
@@ -27,9 +28,12 @@ from ._snowmint import (
     Layout,
     ManualClock,
     Parts,
+    Reading,
+    Token,
     decode_many,
     __version__,
     from_text,
+    inspect,
     to_text,
 )
 from .errors import (
@@ -52,8 +56,11 @@ __all__ = [
     "Layout",
     "ManualClock",
     "Parts",
+    "Reading",
+    "Token",
     "decode_many",
     "from_text",
+    "inspect",
     "to_text",
     "ClockBehindError",
     "FencedError",

@@ -5,7 +5,8 @@
 //! Leaf's `/api/snowflake/get/{key}`) draws from the node's issuer and is
 //! what bearer tokens guard first. The calculator (`/v1/ids/{id}`,
 //! `/v1/encode`, `/v1/range`, `/v1/layout`, Leaf's decode) answers for any
-//! layout and touches no state. The node's own questions (`/v1/node`,
+//! layout and touches no state, as does `/v1/inspect`, which reads the IDs out of
+//! any text. The node's own questions (`/v1/node`,
 //! `/v1/whois/{id}`, `/healthz`, `/readyz`, `/metrics`, `/openapi.json`)
 //! describe it. Every handler reads its query parameters and headers with
 //! the parsers the configuration uses, so an unknown, repeated or bad
@@ -30,6 +31,7 @@ use crate::state::AppState;
 
 mod authorize;
 pub(crate) mod calc;
+pub(crate) mod inspect;
 pub(crate) mod issue;
 pub(crate) mod leaf;
 pub(crate) mod params;
@@ -38,7 +40,8 @@ pub(crate) mod whois;
 
 /// The longest request target accepted (path and query).
 pub const MAX_URI_BYTES: usize = 8 * 1024;
-/// The largest request body accepted; no endpoint reads one.
+/// The largest request body accepted, but by `POST /v1/inspect`
+/// ([`inspect::MAX_BODY_BYTES`]), the one endpoint that reads one.
 pub const MAX_BODY_BYTES: u64 = 64 * 1024;
 
 /// Every route: path and handlers. `app` registers exactly these, and the
@@ -51,6 +54,7 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/v1/encode", get(calc::encode)),
         ("/v1/range", get(calc::range)),
         ("/v1/layout", get(calc::layout)),
+        (inspect::PATH, get(inspect::get).post(inspect::post)),
         ("/v1/node", get(status::node)),
         ("/v1/whois/{id}", get(whois::whois)),
         ("/healthz", get(status::healthz)),
@@ -171,11 +175,17 @@ async fn guard(request: Request, next: Next) -> Response {
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+    // The one route that reads a body takes a longer one.
+    let max_body = if request.uri().path() == inspect::PATH {
+        inspect::MAX_BODY_BYTES
+    } else {
+        MAX_BODY_BYTES
+    };
+    if declared.is_some_and(|n| n > max_body) {
         return ApiError::status(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",
-            format!("the request body is larger than {MAX_BODY_BYTES} bytes"),
+            format!("the request body is larger than {max_body} bytes"),
         )
         .into_response();
     }
@@ -211,8 +221,9 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
         format!(
-            "{method} is not allowed on {} (this API only answers GET and HEAD)",
-            snowmint::value::echo(uri.path())
+            "{method} is not allowed on {} (this API answers GET and HEAD, and POST on {})",
+            snowmint::value::echo(uri.path()),
+            inspect::PATH
         ),
     )
 }

@@ -21,6 +21,9 @@ use crate::error::ApiError;
 use crate::inputs;
 use crate::state::AppState;
 
+/// The most readings `top=` may ask for of each token of `/v1/inspect`
+/// (more than any token has).
+pub const MAX_TOP: u64 = 64;
 /// The query parameters of a request.
 pub struct Params {
     pairs: Vec<(String, String)>,
@@ -135,6 +138,38 @@ impl Params {
             self.get("layout")?,
             self.get("epoch")?,
         )?)
+    }
+
+    /// The IDs of `text` as `/v1/inspect` reads them: `now=` (the node's
+    /// clock by default), and `layout=`/`epoch=` to read integers as that
+    /// layout alone.
+    ///
+    /// `top=` (1..=[`MAX_TOP`]) keeps that many readings of each token, the
+    /// most plausible: a batch that shows the best of each asks for one,
+    /// and the answer is a fraction of the size.
+    pub fn inspect(&self, text: &[u8]) -> Result<inputs::Inspection, ApiError> {
+        let top = match self.get("top")? {
+            Some(text) => Some(
+                snowmint::value::parse_bounded("top", text, 1..=MAX_TOP)
+                    .map_err(|e| ApiError::from_core("top", e))?,
+            ),
+            None => None,
+        };
+        let mut inspection = inputs::inspect(
+            text,
+            self.node_layout,
+            self.get("layout")?,
+            self.get("epoch")?,
+            self.get("now")?,
+            self.clock.as_ref(),
+        )?;
+        if let Some(top) = top {
+            for token in &mut inspection.tokens {
+                // At most MAX_TOP, so within usize.
+                token.keep_best(top as usize);
+            }
+        }
+        Ok(inspection)
     }
 
     /// The encoding named by `encoding=`, decimal if none.

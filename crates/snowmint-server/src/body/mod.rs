@@ -9,7 +9,9 @@
 //! [`IdRange`] and [`LayoutDescription`] (which `snowmint layout --format
 //! json` prints too); the node describes itself with [`NodeDescription`]
 //! and its [`CoordinatorDescription`], its health with [`Status`], and the
-//! holder of an ID with [`WhoisBody`] and its [`ClaimRecordBody`]s. Every
+//! holder of an ID with [`WhoisBody`] and its [`ClaimRecordBody`]s;
+//! `/v1/inspect` answers [`Inspected`] to a text or an
+//! [`InspectRequest`]. Every
 //! error is an [`ErrorBody`].
 //!
 //! IDs are decimal strings everywhere: JavaScript numbers lose precision
@@ -19,12 +21,14 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 
 mod calc;
 mod error;
+mod inspect;
 mod issue;
 mod node;
 mod whois;
 
 pub use calc::{DecodedId, Encodings, IdRange, LayoutDescription, LayoutField, MS_PER_YEAR};
 pub use error::{ErrorBody, ErrorDetails};
+pub use inspect::{InspectRequest, Inspected};
 pub use issue::{IdText, IdsText, NewId, NewIds};
 pub use node::{
     ClockCheckDescription, CoordinatorDescription, FencingState, ListenerDescription,

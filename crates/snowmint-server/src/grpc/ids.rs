@@ -1,5 +1,6 @@
 //! `snowmint.v1.IdService`: new IDs (`NextIds`, `StreamIds`) and the
-//! calculator (`Decode`, `Encode`, `Range`, `GetLayout`, `GetNode`).
+//! calculator (`Decode`, `Encode`, `Range`, `GetLayout`, `GetNode`,
+//! `Inspect`).
 //!
 //! The calculator methods call the core with the request's typed fields,
 //! reading what arrives as text (times, layouts, encodings, ID text) with
@@ -257,6 +258,67 @@ impl IdService for IdApi {
             .await
             .map_err(api_error)?;
         Ok(Response::new(whois_answer(answer)))
+    }
+
+    async fn inspect(
+        &self,
+        request: Request<pb::InspectRequest>,
+    ) -> Result<Response<pb::Inspection>, Status> {
+        self.state.metrics().grpc_call("Inspect");
+        let request = request.into_inner();
+        let (layout, epoch) = request
+            .layout
+            .as_ref()
+            .map_or((None, None), |c| (given(&c.layout), given(&c.epoch)));
+        let inspection = inputs::inspect(
+            &request.text,
+            self.state.issuer().layout(),
+            layout,
+            epoch,
+            given(&request.now),
+            self.state.issuer().clock().as_ref(),
+        )
+        .map_err(rejected)?;
+        Ok(Response::new(pb::Inspection {
+            now: snowmint::format_time(inspection.now_ms).to_string(),
+            tokens: inspection.tokens.iter().map(inspected_token).collect(),
+        }))
+    }
+}
+
+fn inspected_token(token: &snowmint::inspect::Token) -> pb::InspectedToken {
+    use snowmint::inspect::{FieldValue, Plausibility};
+
+    let reading = |r: &snowmint::inspect::Reading| pb::Reading {
+        family: r.family().to_owned(),
+        time: r.time().map(|t| t.to_string()),
+        unix_us: r.time().map(|t| t.unix_us()),
+        fields: r
+            .fields()
+            .iter()
+            .map(|field| pb::ReadingField {
+                name: field.name.to_string(),
+                value: Some(match &field.value {
+                    FieldValue::Number(n) => pb::reading_field::Value::Number(*n),
+                    FieldValue::Text(text) => pb::reading_field::Value::Text(text.clone()),
+                }),
+            })
+            .collect(),
+        plausibility: match r.plausibility() {
+            Plausibility::Pinned => pb::Plausibility::Pinned,
+            Plausibility::Plausible => pb::Plausibility::Plausible,
+            Plausibility::Implausible => pb::Plausibility::Implausible,
+        }
+        .into(),
+        why: r.why().to_owned(),
+    };
+    let span = token.span();
+    pb::InspectedToken {
+        input: token.input().to_owned(),
+        context: token.context().map(str::to_owned),
+        start: span.start as u64,
+        end: span.end as u64,
+        candidates: token.candidates().iter().map(reading).collect(),
     }
 }
 

@@ -21,7 +21,7 @@ const REFUSED: &str = "snowmint_requests_refused_total";
 const GRPC_REQUESTS: &str = "snowmint_grpc_requests_total";
 
 /// The methods of `snowmint.v1.IdService`, for the gRPC counter's labels.
-pub(super) const GRPC_METHODS: [&str; 8] = [
+pub(super) const GRPC_METHODS: [&str; 9] = [
     "NextIds",
     "StreamIds",
     "Decode",
@@ -30,6 +30,7 @@ pub(super) const GRPC_METHODS: [&str; 8] = [
     "GetLayout",
     "GetNode",
     "Whois",
+    "Inspect",
 ];
 const NODE_ACTIVE: &str = "snowmint_node_active";
 const NODE_READY: &str = "snowmint_node_ready";

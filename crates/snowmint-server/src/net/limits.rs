@@ -18,8 +18,10 @@ pub const H2_SEND_BUFFER: usize = 64 * 1024;
 pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The largest gRPC request message read: every request of this API is a
-/// few bytes, so anything near this is not one of them.
-pub const MAX_GRPC_REQUEST: usize = 64 * 1024;
+/// few bytes but `Inspect`'s, whose text may have up to
+/// [`snowmint::inspect::MAX_TEXT`] bytes (a longer text within this is
+/// refused by the core, naming the bound; past it, by tonic).
+pub const MAX_GRPC_REQUEST: usize = snowmint::inspect::MAX_TEXT + 64 * 1024;
 
 /// What a node's front end allows each client. Every deadline is the
 /// request timeout, so that one setting says how long anything may stall.

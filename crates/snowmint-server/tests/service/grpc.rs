@@ -553,7 +553,8 @@ async fn reflection_describes_the_api_in_both_versions() {
             "Range",
             "GetLayout",
             "GetNode",
-            "Whois"
+            "Whois",
+            "Inspect"
         ]
     );
     assert!(service.method[1].server_streaming());

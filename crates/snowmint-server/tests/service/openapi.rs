@@ -117,6 +117,10 @@ async fn answers_match_the_document() {
         ),
         ("/v1/range", "/v1/range?from=1700000000000&to=1700000001000"),
         ("/v1/layout", "/v1/layout?layout=discord"),
+        (
+            "/v1/inspect",
+            "/v1/inspect?now=1750000000000&text=%3C%40175928847299117063%3E%20550e8400-e29b-41d4-a716-446655440000",
+        ),
         ("/v1/node", "/v1/node"),
         ("/healthz", "/healthz"),
         ("/readyz", "/readyz"),
@@ -162,6 +166,7 @@ async fn answers_match_the_document() {
         ("/v1/encode", "/v1/encode?timestamp=1"),
         ("/v1/range", "/v1/range?from=2&to=1"),
         ("/v1/layout", "/v1/layout?epoch=x"),
+        ("/v1/inspect", "/v1/inspect?x=1"),
         ("/v1/node", "/v1/node?x=1"),
         ("/v1/whois/{id}", "/v1/whois/x"),
         (

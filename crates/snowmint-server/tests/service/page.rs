@@ -13,9 +13,19 @@ use axum::http::{Request, StatusCode};
 use snowmint_test_support::in_process::{get, get_with, node, send};
 
 /// Path served, file in `assets/`, content type.
-const FILES: [(&str, &str, &str); 5] = [
+const FILES: [(&str, &str, &str); 7] = [
     ("/", "index.html", "text/html; charset=utf-8"),
     ("/assets/app.js", "app.js", "text/javascript; charset=utf-8"),
+    (
+        "/assets/explore.js",
+        "explore.js",
+        "text/javascript; charset=utf-8",
+    ),
+    (
+        "/assets/inspect.js",
+        "inspect.js",
+        "text/javascript; charset=utf-8",
+    ),
     (
         "/assets/i18n.js",
         "i18n.js",
@@ -143,12 +153,17 @@ async fn everything_the_page_loads_is_served() {
             }
         }
     }
-    // Modules imported by the app, relative to it.
-    for piece in source("app.js").split("from './").skip(1) {
-        loaded.push(format!("/assets/{}", &piece[..piece.find('\'').unwrap()]));
+    // Modules imported by the app and by the modules it imports, relative
+    // to them.
+    for (_, file, _) in FILES.iter().filter(|(_, file, _)| file.ends_with(".js")) {
+        for piece in source(file).split("from './").skip(1) {
+            loaded.push(format!("/assets/{}", &piece[..piece.find('\'').unwrap()]));
+        }
     }
     for target in [
         "/assets/app.js",
+        "/assets/explore.js",
+        "/assets/inspect.js",
         "/assets/style.css",
         "/assets/favicon.svg",
         "/assets/i18n.js",

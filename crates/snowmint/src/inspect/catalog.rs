@@ -75,7 +75,9 @@ impl SnowflakeFamily {
 }
 
 /// When the families snowmint knows by name began: their first IDs in the
-/// wild, or the epoch where that is when they began.
+/// wild, or the epoch where that is when they began. Every preset is here
+/// (a test checks it), so that no preset falls back to "its epoch" where
+/// the epoch says nothing (LinkedIn's and TikTok's are 1970's).
 fn known_since(name: &str) -> Option<Since> {
     let (unix_ms, what) = match name {
         "twitter" => (
@@ -89,7 +91,31 @@ fn known_since(name: &str) -> Option<Since> {
         "instagram" => (1_314_220_021_721, "2011-08-24, Instagram's epoch"),
         "mastodon" => (date_ms(2016, 3, 16), "2016-03-16, Mastodon's first release"),
         "sonyflake" => (date_ms(2014, 9, 1), "2014-09-01, Sonyflake's epoch"),
+        "sonyflake-v2" => (
+            date_ms(2025, 1, 1),
+            "2025-01-01, Sonyflake v2's default start",
+        ),
+        "baidu" => (
+            1_463_673_600_000,
+            "2016-05-20 in UTC+8, uid-generator's epoch",
+        ),
+        "hazelcast" => (
+            date_ms(2018, 1, 1),
+            "2018-01-01, Hazelcast's Flake ID epoch",
+        ),
         "tsid" => (date_ms(2020, 1, 1), "2020-01-01, TSID's epoch"),
+        "yitter" => (1_582_136_402_000, "2020-02-20, yitter/IdGenerator's epoch"),
+        "cosid" | "cosid-safe-js" => (1_577_203_200_000, "2019-12-25 in UTC+8, CosId's epoch"),
+        "leaf" => (
+            date_ms(2017, 1, 1),
+            "2017, when Meituan published Leaf, on Twitter's epoch",
+        ),
+        "linkedin" => (date_ms(2003, 5, 5), "2003-05-05, LinkedIn's launch"),
+        "tiktok" => (
+            date_ms(2016, 9, 1),
+            "2016-09, when ByteDance launched Douyin, TikTok's origin",
+        ),
+        "safe-js-10ms" => (date_ms(2025, 1, 1), "2025-01-01, the layout's epoch"),
         _ => return None,
     };
     Some(Since { unix_ms, what })
@@ -150,5 +176,23 @@ impl Catalog {
 impl Default for Catalog {
     fn default() -> Catalog {
         Catalog::presets()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_knows_when_it_began_and_not_before_its_epoch() {
+        for preset in Layout::presets() {
+            let since = known_since(preset.name)
+                .unwrap_or_else(|| panic!("{} has no date it began", preset.name));
+            assert!(
+                since.unix_ms >= preset.layout.epoch_ms(),
+                "{} began before its epoch",
+                preset.name
+            );
+        }
     }
 }

@@ -44,8 +44,10 @@
 //!
 //! The work is linear in the text and the memory held at once is bounded
 //! by the longest link read ([`MAX_URL`]), whatever the text: tokens are
-//! handed out one at a time by an iterator, and a front end caps how
-//! many it takes and how much text it accepts.
+//! handed out one at a time by [`Inspector::inspect`]. A front end that
+//! answers with every token at once (HTTP, gRPC, SQL, Python) takes a
+//! text of at most [`MAX_TEXT`] bytes and at most [`MAX_TOKENS`] tokens
+//! through [`Inspector::inspect_all`], which says which bound was passed.
 
 mod catalog;
 mod markup;
@@ -66,6 +68,16 @@ pub use strings::{
     UuidVariant,
 };
 pub use time::{MICROSECOND, MILLISECOND, NANOSECOND, SECOND, Time};
+
+use crate::error::{Error, Label, Repr};
+
+/// The longest text [`Inspector::inspect_all`] reads, in bytes (1 MiB):
+/// ten thousand pasted lines and more.
+pub const MAX_TEXT: usize = 1 << 20;
+
+/// The most tokens [`Inspector::inspect_all`] returns for one text: the
+/// calculator page's batch of 10,000 IDs.
+pub const MAX_TOKENS: usize = 10_000;
 
 /// Finds and reads the IDs of texts, against a catalog of integer
 /// families and a "now".
@@ -122,4 +134,63 @@ impl Inspector {
     ) -> impl Iterator<Item = Token> + 'a {
         scan(text.as_ref()).map(move |found| self.read(&found))
     }
+
+    /// Every token of `text`, for a front end that answers with all of them
+    /// at once.
+    ///
+    /// # Errors
+    ///
+    /// A text longer than [`MAX_TEXT`] bytes, or with more than
+    /// [`MAX_TOKENS`] tokens, is refused with an error that names the
+    /// bound (the length counted in bytes) ([`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::inspect::{Inspector, MAX_TOKENS};
+    ///
+    /// let inspector = Inspector::new(1_750_000_000_000);
+    /// assert_eq!(inspector.inspect_all("<@175928847299117063>")?.len(), 1);
+    ///
+    /// let many = "1724551110457221119\n".repeat(MAX_TOKENS + 1);
+    /// let error = inspector.inspect_all(&many).unwrap_err();
+    /// assert_eq!(error.to_string(), "token count 10001+ is out of range (0..=10000)");
+    /// let long = " ".repeat(2 << 20);
+    /// assert_eq!(
+    ///     inspector.inspect_all(&long).unwrap_err().to_string(),
+    ///     "text length 2097152 is out of range (0..=1048576)"
+    /// );
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn inspect_all<T: AsRef<[u8]> + ?Sized>(&self, text: &T) -> Result<Vec<Token>, Error> {
+        let text = text.as_ref();
+        if text.len() > MAX_TEXT {
+            return Err(out_of_range(
+                "text length",
+                text.len().to_string(),
+                MAX_TEXT,
+            ));
+        }
+        let mut tokens = Vec::new();
+        for token in self.inspect(text) {
+            if tokens.len() == MAX_TOKENS {
+                // Counted no further: at least one more than the bound.
+                let count = format!("{}+", MAX_TOKENS + 1);
+                return Err(out_of_range("token count", count, MAX_TOKENS));
+            }
+            tokens.push(token);
+        }
+        Ok(tokens)
+    }
+}
+
+/// The error for a text past one of the bounds.
+fn out_of_range(name: &'static str, input: String, max: usize) -> Error {
+    Repr::NumberOutOfRange {
+        name: Label::Static(name),
+        input,
+        min: 0,
+        max: max as i128,
+    }
+    .into()
 }

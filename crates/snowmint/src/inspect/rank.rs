@@ -142,7 +142,7 @@ impl Inspector {
         let odd = time.and_then(|time| self.oddity(&family, time, since));
         let plausibility = match (pinned_by, &odd, time) {
             (Some(context), odd, _) => {
-                push(&format!("the {context} names {family}"));
+                push(&format!("pinned: found as the {context}, so {family}"));
                 if let Some(odd) = odd {
                     push(&format!("though {odd}"));
                 }

@@ -204,6 +204,24 @@ impl Token {
     pub fn best(&self) -> Option<&Reading> {
         self.candidates.first()
     }
+
+    /// Keeps the `count` most plausible readings and drops the rest (an
+    /// answer about many tokens that needs only the best of each).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::inspect::Inspector;
+    ///
+    /// let mut token = Inspector::new(1_750_000_000_000).inspect("1724551110457221119").next().unwrap();
+    /// assert!(token.candidates().len() > 1);
+    /// token.keep_best(1);
+    /// assert_eq!(token.candidates().len(), 1);
+    /// assert_eq!(token.best().unwrap().family(), "twitter");
+    /// ```
+    pub fn keep_best(&mut self, count: usize) {
+        self.candidates.truncate(count);
+    }
 }
 
 #[cfg(feature = "serde")]

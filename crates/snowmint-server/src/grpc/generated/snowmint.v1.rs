@@ -526,6 +526,139 @@ pub struct ClockCheck {
     #[prost(string, optional, tag = "8")]
     pub summary: ::core::option::Option<::prost::alloc::string::String>,
 }
+/// A text to read IDs out of.
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct InspectRequest {
+    /// The text, up to 1 MiB (as bytes: any bytes are read, invalid UTF-8
+    /// included).
+    #[prost(bytes = "vec", tag = "1")]
+    pub text: ::prost::alloc::vec::Vec<u8>,
+    /// "Now", for judging times in the future: `now` (or empty: the node's
+    /// clock), Unix milliseconds or RFC 3339.
+    #[prost(string, tag = "2")]
+    pub now: ::prost::alloc::string::String,
+    /// Read integers as this layout alone; not given (or both fields
+    /// empty): as every preset.
+    #[prost(message, optional, tag = "3")]
+    pub layout: ::core::option::Option<LayoutChoice>,
+}
+/// The tokens of a text, in the order they appear.
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct Inspection {
+    /// The "now" the times were judged against, RFC 3339 in UTC.
+    #[prost(string, tag = "1")]
+    pub now: ::prost::alloc::string::String,
+    #[prost(message, repeated, tag = "2")]
+    pub tokens: ::prost::alloc::vec::Vec<InspectedToken>,
+}
+/// An ID-like token and its readings.
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct InspectedToken {
+    /// The token as it appears in the text.
+    #[prost(string, tag = "1")]
+    pub input: ::prost::alloc::string::String,
+    /// Where it was found, when that says what it is (`user mention`,
+    /// `message in a Discord link`).
+    #[prost(string, optional, tag = "2")]
+    pub context: ::core::option::Option<::prost::alloc::string::String>,
+    /// Where it is in the text, in bytes (end exclusive).
+    #[prost(uint64, tag = "3")]
+    pub start: u64,
+    #[prost(uint64, tag = "4")]
+    pub end: u64,
+    /// Its readings, most plausible first.
+    #[prost(message, repeated, tag = "5")]
+    pub candidates: ::prost::alloc::vec::Vec<Reading>,
+}
+/// One way to read a token: as an ID of one family.
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct Reading {
+    /// The family: a preset (`twitter`, `discord`, ...), a string family
+    /// (`ulid`, `uuid-v7`, `objectid`, `ksuid`, `tid`, `misskey-aid`,
+    /// `misskey-aidx`, `tsid`), or `discord-timestamp`.
+    #[prost(string, tag = "1")]
+    pub family: ::prost::alloc::string::String,
+    /// When it was made, RFC 3339 in UTC at the family's precision; not set
+    /// for an ID with no time (a random UUID).
+    #[prost(string, optional, tag = "2")]
+    pub time: ::core::option::Option<::prost::alloc::string::String>,
+    /// The same instant in Unix microseconds, rounded toward the past.
+    #[prost(int64, optional, tag = "3")]
+    pub unix_us: ::core::option::Option<i64>,
+    /// The family's fields, in its order and by its names.
+    #[prost(message, repeated, tag = "4")]
+    pub fields: ::prost::alloc::vec::Vec<ReadingField>,
+    #[prost(enumeration = "Plausibility", tag = "5")]
+    pub plausibility: i32,
+    /// Why it ranks where it does, for people.
+    #[prost(string, tag = "6")]
+    pub why: ::prost::alloc::string::String,
+}
+/// A field of a reading.
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ReadingField {
+    /// The family's name for it (`worker`, `clock_seq`, `randomness`).
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    #[prost(oneof = "reading_field::Value", tags = "2, 3")]
+    pub value: ::core::option::Option<reading_field::Value>,
+}
+/// Nested message and enum types in `ReadingField`.
+pub mod reading_field {
+    #[allow(clippy::all)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    pub enum Value {
+        /// A small number (below 2^53).
+        #[prost(uint64, tag = "2")]
+        Number(u64),
+        /// Anything else: an ID in decimal, random bits in hex, a name.
+        #[prost(string, tag = "3")]
+        Text(::prost::alloc::string::String),
+    }
+}
+/// How much a reading is to be believed; readings are ranked by it.
+#[allow(clippy::all)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum Plausibility {
+    Unspecified = 0,
+    /// Where the token was found (a link's host, Discord's markup) names the
+    /// family.
+    Pinned = 1,
+    /// Its time falls between when the family began and now.
+    Plausible = 2,
+    /// Its time falls before the family began, or in the future.
+    Implausible = 3,
+}
+impl Plausibility {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "PLAUSIBILITY_UNSPECIFIED",
+            Self::Pinned => "PLAUSIBILITY_PINNED",
+            Self::Plausible => "PLAUSIBILITY_PLAUSIBLE",
+            Self::Implausible => "PLAUSIBILITY_IMPLAUSIBLE",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "PLAUSIBILITY_UNSPECIFIED" => Some(Self::Unspecified),
+            "PLAUSIBILITY_PINNED" => Some(Self::Pinned),
+            "PLAUSIBILITY_PLAUSIBLE" => Some(Self::Plausible),
+            "PLAUSIBILITY_IMPLAUSIBLE" => Some(Self::Implausible),
+            _ => None,
+        }
+    }
+}
 /// Generated server implementations.
 pub mod id_service_server {
     #![allow(
@@ -606,6 +739,15 @@ pub mod id_service_server {
             &self,
             request: tonic::Request<super::WhoisRequest>,
         ) -> std::result::Result<tonic::Response<super::WhoisAnswer>, tonic::Status>;
+        /// The IDs of any text (links, Discord's markup, integers in any
+        /// encoding, ULID, UUID, ObjectId, KSUID, Bluesky TID, Misskey aid, TSID),
+        /// each token with its readings, most plausible first, and why. Mirrors
+        /// `GET /v1/inspect`: a text over 1 MiB or with more than 10,000 tokens
+        /// is INVALID_ARGUMENT, naming the bound.
+        async fn inspect(
+            &self,
+            request: tonic::Request<super::InspectRequest>,
+        ) -> std::result::Result<tonic::Response<super::Inspection>, tonic::Status>;
     }
     /// New IDs and the ID calculator.
     #[derive(Debug)]
@@ -1018,6 +1160,49 @@ pub mod id_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = WhoisSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/snowmint.v1.IdService/Inspect" => {
+                    #[allow(non_camel_case_types)]
+                    struct InspectSvc<T: IdService>(pub Arc<T>);
+                    impl<T: IdService> tonic::server::UnaryService<super::InspectRequest>
+                    for InspectSvc<T> {
+                        type Response = super::Inspection;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::InspectRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as IdService>::inspect(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = InspectSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
