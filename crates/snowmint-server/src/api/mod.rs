@@ -41,7 +41,7 @@ pub(crate) mod whois;
 /// The longest request target accepted (path and query).
 pub const MAX_URI_BYTES: usize = 8 * 1024;
 /// The largest request body accepted, but by `POST /v1/inspect`
-/// ([`inspect::MAX_BODY_BYTES`]), the one endpoint that reads one.
+/// (`inspect::MAX_BODY_BYTES`), the one endpoint that reads one.
 pub const MAX_BODY_BYTES: u64 = 64 * 1024;
 
 /// Every route: path and handlers. `app` registers exactly these, and the
