@@ -328,19 +328,33 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<_> = text.lines().collect();
         assert_eq!(lines[0], "1724551110457221119");
-        assert_eq!(lines[1], "  twitter  2023-11-14T22:13:20.000Z  plausible");
+        fn words(line: &str) -> Vec<&str> {
+            line.split_whitespace().collect()
+        }
+        assert_eq!(
+            words(lines[1]),
+            ["twitter", "2023-11-14T22:13:20.000Z", "plausible"]
+        );
+        // The time column starts where the fields' lines are indented, in
+        // every reading (the family column is as wide as its widest name).
+        let column = lines[1].find("2023-").unwrap();
+        assert!(column > "  twitter ".len(), "{text}");
         assert_eq!(
             lines[2],
-            "           datacenter 7, machine 13, sequence 4095"
+            format!(
+                "{}datacenter 7, machine 13, sequence 4095",
+                " ".repeat(column)
+            )
         );
         let discord = lines
             .iter()
-            .position(|l| l.starts_with("  discord"))
+            .position(|l| l.starts_with("  discord "))
             .unwrap();
         assert_eq!(
-            lines[discord],
-            "  discord  2028-01-11T20:30:25.343Z  implausible"
+            words(lines[discord]),
+            ["discord", "2028-01-11T20:30:25.343Z", "implausible"]
         );
+        assert_eq!(lines[discord].find("2028-"), Some(column), "{text}");
         assert!(text.lines().all(|line| line.len() <= WIDTH), "{text}");
     }
 }
