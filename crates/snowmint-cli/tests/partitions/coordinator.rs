@@ -51,7 +51,22 @@ pub trait Placed: Send + Sync + Sized + 'static {
         async move {
             let url = url.parse().expect("the test's coordinator URL");
             let access = CoordinatorAccess::default();
-            let read = snowmint_fleet::read_fleet_history(&url, &access, &fleet);
+            // Read again after a transient refusal: just after a heal a
+            // replicated coordinator may answer "leader changed" once.
+            let read = async {
+                let mut attempts = 0;
+                loop {
+                    match snowmint_fleet::read_fleet_history(&url, &access, &fleet).await {
+                        Ok(history) => return Ok(history),
+                        Err(error) if attempts < 5 => {
+                            attempts += 1;
+                            eprintln!("reading the claim history again after: {error}");
+                            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                        }
+                        Err(error) => return Err(error),
+                    }
+                }
+            };
             within("the fleet's claim history", LIMIT, read)
                 .await
                 .unwrap_or_else(|error| panic!("cannot read the claim history: {error}"))
