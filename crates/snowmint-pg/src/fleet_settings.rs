@@ -150,11 +150,24 @@ const HIDDEN: &str = "(hidden: see snowmint.coordinator)";
 /// PostgreSQL decides for `SHOW` of a `SUPERUSER_ONLY` setting: a
 /// superuser, or a role with the privileges of `pg_read_all_settings`
 /// (`pg_has_role` is true for superusers).
+///
+/// A read-only query (`select`, not `Spi::get_one`, which marks the
+/// transaction as writing and so asks for a transaction ID): `node()` is
+/// called on hot standbys, where none can be assigned.
 fn caller_may_read_coordinator() -> bool {
-    pgrx::Spi::get_one::<bool>("SELECT pg_catalog.pg_has_role('pg_read_all_settings', 'USAGE')")
-        .ok()
-        .flatten()
-        .unwrap_or(false)
+    pgrx::Spi::connect(|client| {
+        client
+            .select(
+                "SELECT pg_catalog.pg_has_role('pg_read_all_settings', 'USAGE')",
+                Some(1),
+                &[],
+            )?
+            .first()
+            .get_one::<bool>()
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(false)
 }
 
 /// The coordinator as `node()` shows it to the calling role: `None`

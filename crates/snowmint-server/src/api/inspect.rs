@@ -92,6 +92,13 @@ pub async fn post(
     let bytes = to_bytes(body, MAX_BODY_BYTES as usize)
         .await
         .map_err(|_| too_large())?;
+    if bytes.is_empty() {
+        return Err(ApiError::bad_input(
+            "text",
+            "missing_body",
+            "POST /v1/inspect reads the text to inspect from its body, which is empty: send the text as the body, or ask GET /v1/inspect?text=...",
+        ));
+    }
     let json = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

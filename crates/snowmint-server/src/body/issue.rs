@@ -148,7 +148,7 @@ impl PartialSchema for IdsText<'_> {
         ObjectBuilder::new()
             .schema_type(Type::String)
             .description(Some("One decimal ID per line."))
-            .pattern(Some("^([0-9]{1,19}\\n)+$"))
+            .pattern(Some("^([0-9]{1,20}\\n)+$"))
             .into()
     }
 }

@@ -40,7 +40,7 @@ pub use whois::{ClaimRecordBody, WhoisBody};
 fn decimal_id() -> ObjectBuilder {
     ObjectBuilder::new()
         .schema_type(Type::String)
-        .pattern(Some("^[0-9]{1,19}$"))
+        .pattern(Some("^[0-9]{1,20}$"))
         .description(Some(
             "An ID in decimal (a string: JavaScript numbers lose precision above 2^53).",
         ))

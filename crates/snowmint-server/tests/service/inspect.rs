@@ -127,6 +127,15 @@ async fn json_bodies_layouts_and_bad_requests() {
     );
     assert!(message.contains("unknown field `txt`"), "{message}");
 
+    // An empty body is a request with nothing to read (schemathesis sent one).
+    let answer = send(&node.app, post("", "", "text/plain")).await;
+    let (code, field, message) = answer.error(StatusCode::BAD_REQUEST);
+    assert_eq!(
+        (code.as_str(), field.as_deref()),
+        ("missing_body", Some("text"))
+    );
+    assert!(message.contains("GET /v1/inspect?text="), "{message}");
+
     let answer = get(&node.app, "/v1/inspect?txt=1").await;
     let (code, field, _) = answer.error(StatusCode::BAD_REQUEST);
     assert_eq!(
