@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use snowmint::{Clock, Encoding, Generator, SnowflakeId, SystemClock};
+use snowmint::{Clock, Encoding, ErrorKind, Generator, Layout, Node, SnowflakeId, SystemClock};
 use snowmint_fleet::EmbeddedIssuer;
 
 use crate::Global;
@@ -60,8 +60,19 @@ Examples:
   $ wc -l < ids.txt
   1000000
 
-IDs are strictly increasing. One node makes at most 4096 IDs per millisecond
-(in the default layout), so a million IDs take about a quarter of a second.
+  $ snowmint generate --layout sonyflake --machine 513
+  $ snowmint generate --layout discord --field worker=1 --field process=0
+
+The node is given by its fields: --datacenter and --machine in the default
+layout; in another layout, --field by the layout's own names for its node
+fields (`snowmint layout --layout NAME` lists them), or --machine for the
+lowest node field and --datacenter for those above it. Every node field
+must be given.
+
+IDs are strictly increasing. One node makes at most one sequence's worth of
+IDs per tick: 4096 per millisecond in the default layout, so a million IDs
+take about a quarter of a second; 256 per 10 ms in Sonyflake's, so a
+million take about 39 seconds.
 
 Each run holds the node's lock in the state directory while it mints, and
 records there a high-water mark that the next run resumes after, as
@@ -72,12 +83,21 @@ IDs. A `snowmint serve` on the same node and state directory holds the
 lock for as long as it runs. Processes on other machines, or with other
 state directories, still need other --datacenter or --machine values.")]
 pub struct GenerateArgs {
-    /// The datacenter id of this node (0..=31 in the default layout).
+    /// The datacenter id of this node (0..=31 in the default layout; in
+    /// another layout, the node fields above the lowest).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    datacenter: String,
-    /// The machine id of this node (0..=31 in the default layout).
+    datacenter: Option<String>,
+    /// The machine id of this node (0..=31 in the default layout; in
+    /// another layout, the lowest node field).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    machine: String,
+    machine: Option<String>,
+    /// A node field by the layout's name for it (repeatable): `worker=1`.
+    #[arg(
+        long = "field",
+        value_name = "NAME=VALUE",
+        allow_negative_numbers = true
+    )]
+    fields: Vec<String>,
     /// How many IDs to make.
     #[arg(
         long,
@@ -112,13 +132,10 @@ pub struct GenerateArgs {
 /// Runs `snowmint generate`.
 pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = global.layout()?;
-    // The node as two numbers (see `Layout::node_from_pair`): datacenter
-    // and machine in Twitter's layout.
-    let datacenter = values::field_value(&layout, "datacenter", &args.datacenter)?;
-    let machine = values::field_value(&layout, "machine", &args.machine)?;
-    let node = layout
-        .node_from_pair(datacenter, machine)
-        .map_err(Failure::from)?;
+    // A layout that reads only (no sequence field, or opaque bits) is a
+    // matter of the arguments, said before anything else.
+    layout.check_mintable().map_err(Failure::from)?;
+    let node = node(&layout, &args)?;
     let count = values::count("count", &args.count, u64::MAX)?;
     let lock_wait = snowmint::value::parse_duration(
         "lock-wait",
@@ -140,8 +157,11 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
             Generator::new(layout, node).map_err(Failure::from)?,
         ))
     } else {
+        // The issuer takes the node as two numbers (see
+        // `Layout::node_from_pair`).
+        let (upper, lowest) = layout.pair_of(node);
         let mut builder = EmbeddedIssuer::builder()
-            .node(datacenter, machine)
+            .node(upper, lowest)
             .layout(layout)
             .mark_step(MARK_STEP)
             .lock_wait(lock_wait);
@@ -164,6 +184,38 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
     }
     written?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The node, from its fields given by name: `--datacenter` and
+/// `--machine` (see `Layout::node_from_pair`), and `--field` by the
+/// layout's own names. Every node field must be given.
+fn node(layout: &Layout, args: &GenerateArgs) -> Result<Node, Failure> {
+    let legacy = [("datacenter", &args.datacenter), ("machine", &args.machine)];
+    let mut given: Vec<(String, String)> = legacy
+        .into_iter()
+        .filter_map(|(name, text)| Some((name.to_owned(), text.clone()?)))
+        .collect();
+    for text in &args.fields {
+        given.push(values::name_value("field", text)?);
+    }
+    let named = values::named_values(layout, &given)?;
+    layout
+        .node_named(&values::as_pairs(&named))
+        .map_err(|error| {
+            if error.kind() != ErrorKind::InvalidFields {
+                return Failure::from(error);
+            }
+            let names: Vec<String> = layout
+                .node_fields()
+                .map(|field| format!("{}=N", field.name()))
+                .collect();
+            let hint = if layout.same_ids_as(&Layout::TWITTER) {
+                "give --datacenter N --machine N".to_owned()
+            } else {
+                format!("give --field {}", names.join(" --field "))
+            };
+            Failure::from(error).with_hint(hint)
+        })
 }
 
 /// Where the IDs come from.

@@ -135,19 +135,6 @@ pub fn as_pairs(named: &[(String, u64)]) -> Vec<(&str, u64)> {
         .collect()
 }
 
-/// Reads `datacenter`, `machine` or `sequence` in the layout's range: the
-/// node as two numbers (see `Layout::node_from_pair`; in Twitter's layout
-/// its datacenter and machine fields) and the sequence.
-pub fn field_value(layout: &Layout, name: &'static str, text: &str) -> Result<u64, Failure> {
-    let (upper, lowest) = layout.pair_max();
-    let max = match name {
-        "datacenter" => upper,
-        "machine" => lowest,
-        _ => layout.sequence_field().map_or(0, |f| f.max()),
-    };
-    Ok(snowmint::value::parse_bounded(name, text, 0..=max)?)
-}
-
 /// Reads a count of things: a whole number up to `max` (0 makes nothing).
 pub fn count(name: &'static str, text: &str, max: u64) -> Result<u64, Failure> {
     Ok(snowmint::value::parse_bounded(name, text, 0..=max)?)
@@ -217,7 +204,7 @@ mod tests {
     fn numbers_name_the_range() {
         let layout = Layout::TWITTER;
         let message = |text| {
-            field_value(&layout, "datacenter", text)
+            named_values(&layout, &[("datacenter".to_owned(), text.to_owned())])
                 .unwrap_err()
                 .to_string()
         };

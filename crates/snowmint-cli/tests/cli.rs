@@ -730,6 +730,81 @@ fn generate_defaults_and_options() {
     assert_eq!(out.stdout, "");
 }
 
+/// Other families mint by their own field names: Sonyflake's one node
+/// field is `machine` (16 bits, in the low bits), its time counts 10 ms
+/// ticks since 2014-09-01 and its sequence holds 256 IDs a tick
+/// (github.com/sony/sonyflake, v1).
+#[test]
+fn generate_in_sonyflake_by_its_field_names() {
+    const SONYFLAKE_EPOCH_MS: u64 = 1_409_529_600_000;
+    let before = now_ms();
+    let out = run(&[
+        "generate",
+        "--layout",
+        "sonyflake",
+        "--machine",
+        "513",
+        "--count",
+        "1000",
+    ]);
+    let after = now_ms();
+    out.assert_ok();
+    let ids: Vec<u64> = out.stdout.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(ids.len(), 1000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "strictly increasing");
+    let mut per_tick = std::collections::BTreeMap::<u64, Vec<u64>>::new();
+    for &id in &ids {
+        assert!(id < 1 << 63, "{id} has the sign bit");
+        assert_eq!(id & 0xffff, 513, "machine of {id}");
+        let tick = id >> 24;
+        let ms = tick * 10 + SONYFLAKE_EPOCH_MS;
+        // The tick holding `before` starts up to 9 ms before it.
+        assert!(
+            (before - before % 10..=after).contains(&ms),
+            "{ms} not in {before}..={after}"
+        );
+        per_tick.entry(tick).or_default().push((id >> 16) & 0xff);
+    }
+    // 1,000 IDs need at least 4 ticks of 256; each tick's sequence counts
+    // from 0 without a gap.
+    assert!(per_tick.len() >= 4, "{} ticks", per_tick.len());
+    for (tick, sequence) in &per_tick {
+        let expected: Vec<u64> = (0..sequence.len() as u64).collect();
+        assert_eq!(sequence, &expected, "sequence of tick {tick}");
+    }
+
+    // Discord's node fields by their names, or by the two legacy names.
+    let by_name = run(&[
+        "generate",
+        "--layout",
+        "discord",
+        "--field",
+        "worker=5",
+        "--field",
+        "process=6",
+    ]);
+    by_name.assert_ok();
+    let id: u64 = by_name.stdout.trim().parse().unwrap();
+    assert_eq!(((id >> 17) & 31, (id >> 12) & 31), (5, 6));
+
+    // Every node field must be given, by a name the layout has.
+    run(&["generate", "--layout", "discord", "--field", "worker=3"])
+        .assert_bad_input(&["needs process (0..=31)"]);
+    let missing = run(&["generate", "--layout", "discord", "--field", "worker=3"]);
+    assert!(
+        missing
+            .stderr
+            .contains("--field worker=N --field process=N"),
+        "{}",
+        missing.stderr
+    );
+    run(&["generate", "--layout", "sonyflake", "--machine", "65536"])
+        .assert_bad_input(&["machine 65536", "0..=65535"]);
+    run(&["generate", "--layout", "sonyflake", "--field", "worker=1"])
+        .assert_bad_input(&["worker"]);
+    run(&["generate", "--layout", "mastodon", "--machine", "0"]).assert_bad_input(&["mastodon"]);
+}
+
 /// Bad nodes and counts are rejected with their ranges.
 #[test]
 fn generate_rejects_bad_arguments() {

@@ -7,13 +7,19 @@
 //! cargo bench -p snowmint-fleet --all-features --bench storm
 //! cargo bench -p snowmint-fleet --all-features --bench storm -- --nodes 64,256 --backends etcd
 //! cargo bench -p snowmint-fleet --all-features --bench storm -- --nodes 64,256,1024 --backends postgres
+//! cargo bench -p snowmint-fleet --all-features --bench storm -- --nodes 256 --layouts twitter,sonyflake,baidu
 //! ```
+//!
+//! `--layouts` runs each storm in each named layout (Twitter's by
+//! default): the fleet's slots are the layout's node fields, 1,024 in
+//! Twitter's, 65,536 in Sonyflake's, 4,194,304 in Baidu's, and a claim
+//! should cost the same whatever their number.
 //!
 //! Each run, for one backend and one N:
 //!
 //! 1. **Claim.** N engines start together, each with its own holder value
 //!    (host, pid, listen address, start time), all allowed every slot
-//!    (0-1023). Measured: the time from the start to each node's first
+//!    of the layout (0-1023 in Twitter's). Measured: the time from the start to each node's first
 //!    `Active` state (p50, p99, max; the max is when all hold a slot), and
 //!    that the N slots are distinct, in the engines and on the server.
 //!    Every node, once it holds a slot, reserves the high-water mark a
@@ -75,12 +81,13 @@ const SPARE_DESCRIPTORS: u64 = 512;
 struct Args {
     nodes: Vec<usize>,
     backends: Vec<String>,
+    layouts: Vec<(String, Layout)>,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: storm [--nodes N[,N...]] [--backends etcd,zookeeper,postgres]\n\
-         (defaults: --nodes 64,256,1024 --backends etcd,zookeeper,postgres)"
+        "usage: storm [--nodes N[,N...]] [--backends etcd,zookeeper,postgres] [--layouts NAME[,NAME...]]\n\
+         (defaults: --nodes 64,256,1024 --backends etcd,zookeeper,postgres --layouts twitter)"
     );
     std::process::exit(2);
 }
@@ -89,6 +96,7 @@ fn parse_args() -> Args {
     let mut args = Args {
         nodes: vec![64, 256, 1024],
         backends: vec!["etcd".into(), "zookeeper".into(), "postgres".into()],
+        layouts: vec![("twitter".into(), Layout::TWITTER)],
     };
     let mut given = std::env::args().skip(1);
     while let Some(arg) = given.next() {
@@ -103,7 +111,7 @@ fn parse_args() -> Args {
                         Ok(n @ 1..=1024) => n,
                         _ => {
                             eprintln!(
-                                "--nodes: {n:?} is not a node count in 1..=1024 (the slots of the Twitter layout)"
+                                "--nodes: {n:?} is not a node count in 1..=1024 (the slots of the smallest layout, Twitter's)"
                             );
                             std::process::exit(2);
                         }
@@ -119,6 +127,23 @@ fn parse_args() -> Args {
                         std::process::exit(2);
                     }
                 }
+            }
+            "--layouts" => {
+                let value = given.next().unwrap_or_else(|| usage());
+                args.layouts = value
+                    .split(',')
+                    .map(|name| match name.parse::<Layout>() {
+                        Ok(layout) if layout.is_mintable() => (name.to_owned(), layout),
+                        Ok(_) => {
+                            eprintln!("--layouts: {name:?} is read-only: its IDs cannot be minted");
+                            std::process::exit(2);
+                        }
+                        Err(error) => {
+                            eprintln!("--layouts: {error}");
+                            std::process::exit(2);
+                        }
+                    })
+                    .collect();
             }
             "-h" | "--help" => usage(),
             other => {
@@ -396,6 +421,8 @@ fn seconds(time: Option<f64>) -> String {
 
 /// One run's figures, as a table row.
 struct Row {
+    layout: String,
+    slots: u64,
     backend: &'static str,
     nodes: usize,
     claimed: usize,
@@ -412,7 +439,8 @@ struct Row {
     left: usize,
 }
 
-async fn run<C: Counted>(nodes: usize) -> Row {
+async fn run<C: Counted>(nodes: usize, (name, layout): &(String, Layout)) -> Row {
+    let layout = *layout;
     let server = C::start().await;
     let fleet = format!("storm-{nodes}");
     let started_ms = SystemClock.now_ms();
@@ -420,10 +448,10 @@ async fn run<C: Counted>(nodes: usize) -> Row {
         .map(|n| {
             CoordinatorConfig::new(
                 &fleet,
-                SlotRange::all(Layout::TWITTER),
+                SlotRange::all(layout),
                 TTL,
                 holder(n, started_ms),
-                Layout::TWITTER,
+                layout,
             )
             .expect("valid settings")
         })
@@ -544,6 +572,8 @@ async fn run<C: Counted>(nodes: usize) -> Row {
     let per_node =
         |after: &Counters, before: &Counters| delta(after, before, C::WORK) / nodes as f64;
     Row {
+        layout: name.clone(),
+        slots: layout.node_count(),
         backend: C::NAME,
         nodes,
         claimed: times.len(),
@@ -563,9 +593,9 @@ async fn run<C: Counted>(nodes: usize) -> Row {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "| backend | nodes | all hold distinct slots | claim p50 s | p99 s | max s | work per node: claim | release | claim + release | claims lost while claiming | in 3 TTLs after | steady load per s (hold) | release s | keys left |"
+        "| layout | slots | backend | nodes | all hold distinct slots | claim p50 s | p99 s | max s | work per node: claim | release | claim + release | claims lost while claiming | in 3 TTLs after | steady load per s (hold) | release s | keys left |"
     );
-    println!("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|");
+    println!("|---|--:|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|");
     for row in rows {
         let unit = match row.backend {
             "etcd" => "proposals",
@@ -578,7 +608,9 @@ fn print_table(rows: &[Row]) {
             .map(|(name, rate)| format!("{name} {rate:.0}"))
             .collect();
         println!(
-            "| {} | {} | {} | {} | {} | {} | {:.1} {unit} | {:.1} | {:.1} | {} | {} | {} | {:.2} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1} {unit} | {:.1} | {:.1} | {} | {} | {} | {:.2} | {} |",
+            row.layout,
+            row.slots,
             row.backend,
             row.nodes,
             if row.claimed == row.nodes {
@@ -620,19 +652,22 @@ async fn main() {
     );
     let mut rows = Vec::new();
     for backend in &args.backends {
-        for &nodes in &args.nodes {
-            let row = match backend.as_str() {
-                "etcd" => run::<EtcdServer>(nodes).await,
-                "postgres" => run::<PostgresServer>(nodes).await,
-                _ => run::<ZooKeeperServer>(nodes).await,
-            };
-            eprintln!(
-                "{} x {nodes}: all claimed in {} s, {:.1} per node",
-                row.backend,
-                seconds(row.max),
-                row.per_node_claim
-            );
-            rows.push(row);
+        for layout in &args.layouts {
+            for &nodes in &args.nodes {
+                let row = match backend.as_str() {
+                    "etcd" => run::<EtcdServer>(nodes, layout).await,
+                    "postgres" => run::<PostgresServer>(nodes, layout).await,
+                    _ => run::<ZooKeeperServer>(nodes, layout).await,
+                };
+                eprintln!(
+                    "{} x {nodes} in {}: all claimed in {} s, {:.1} per node",
+                    row.backend,
+                    row.layout,
+                    seconds(row.max),
+                    row.per_node_claim
+                );
+                rows.push(row);
+            }
         }
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();

@@ -420,8 +420,13 @@ impl PyGenerator {
         claim_ttl: Option<&Bound<'_, PyAny>>,
         wait: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyGenerator> {
+        // In a layout with one node field (Sonyflake's machine), machine=
+        // alone names the node: there is no datacenter part, only 0 fits.
+        let zero = 0u8.into_pyobject(py)?.into_any();
+        let one_node_field = layout.0.pair_max().0 == 0;
         let node = match (datacenter, machine) {
             (Some(datacenter), Some(machine)) => Some((datacenter, machine)),
+            (None, Some(machine)) if one_node_field => Some((&zero, machine)),
             (None, None) => None,
             (Some(_), None) => {
                 return Err(PyTypeError::new_err(

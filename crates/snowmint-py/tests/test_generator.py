@@ -70,6 +70,29 @@ def test_sequence_counts_up_and_restarts_on_a_hand_clock():
     assert (next.timestamp_ms, next.sequence) == (T + 1, 0)
 
 
+def test_sonyflake_counts_256_a_tick_of_10_ms_and_machine_alone_names_the_node(tmp_path):
+    """Sonyflake (sony/sonyflake v1): 10 ms ticks since 2014-09-01, an
+    8-bit sequence and the 16-bit machine, its one node field."""
+    sonyflake = Layout.parse("sonyflake")
+    clock = ManualClock(T + 7)
+    generator = Generator(machine=513, layout=sonyflake, clock=clock)
+    ids = generator.next_ids(256)
+    tick = (T - 1409529600000) // 10
+    assert ids == [(tick << 24) | (sequence << 16) | 513 for sequence in range(256)]
+    clock.advance(10)
+    assert generator.next_id() == ((tick + 1) << 24) | 513
+    # With a state directory too: the node's lock and mark, on the real clock.
+    with Generator(machine=65535, layout=sonyflake, state_dir=tmp_path) as durable:
+        more = durable.next_ids(600)
+    assert all(a < b for a, b in zip(more, more[1:]))
+    assert {id & 0xFFFF for id in more} == {65535}
+    # A layout with two node fields still needs both.
+    with pytest.raises(TypeError, match="datacenter= is missing"):
+        Generator(machine=1, layout=Layout.DISCORD)
+    with pytest.raises(Exception, match="machine 65536 is out of range"):
+        Generator(machine=65536, layout=sonyflake)
+
+
 def test_refuse_until_the_clock_catches_up():
     clock = ManualClock(T)
     generator = Generator(datacenter=0, machine=0, clock=clock)

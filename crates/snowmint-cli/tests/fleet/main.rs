@@ -47,6 +47,14 @@ macro_rules! every_fleet_scenario {
             crate::scenarios::a_stopped_coordinator_fences_every_node::<$server>(crate::SNOWMINT)
                 .await;
         }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_sonyflake_fleet_claims_slots_past_twitters() {
+            crate::scenarios::a_sonyflake_fleet_claims_slots_past_twitters::<$server>(
+                crate::SNOWMINT,
+            )
+            .await;
+        }
     };
 }
 

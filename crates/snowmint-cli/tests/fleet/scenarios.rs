@@ -542,3 +542,65 @@ pub async fn a_stopped_coordinator_fences_every_node<S: CoordinatorServer>(binar
     }
     assert_unique(&[&ids[0], &ids[1]]);
 }
+
+/// Sonyflake v1's epoch, 2014-09-01T00:00:00Z, in Unix milliseconds; its
+/// time counts 10 ms ticks in the 39 bits above an 8-bit sequence and the
+/// 16-bit machine (github.com/sony/sonyflake).
+const SONYFLAKE_EPOCH_MS: i64 = 1_409_529_600_000;
+
+/// A fleet in Sonyflake's layout: the slot is the layout's one node field,
+/// the 16-bit machine, so the fleet has 65,536 slots. Three nodes allowed
+/// only the last three claim one each (slots Twitter's layout does not
+/// have), their slot keys say so, every ID carries its node's slot in its
+/// low 16 bits and a time on the 10 ms grid of the real clock, and no ID
+/// is issued twice.
+pub async fn a_sonyflake_fleet_claims_slots_past_twitters<S: CoordinatorServer>(binary: &str) {
+    let server = S::start().await;
+    let fleet = Fleet::new(binary, &server, "sony");
+    let nodes: Vec<Service> = (0..3)
+        .map(|n| {
+            fleet.start(
+                &n.to_string(),
+                &["--layout", "sonyflake", "--slots", "65533-65535"],
+            )
+        })
+        .collect();
+    let mut slots = Vec::new();
+    for node in &nodes {
+        slots.push(held(node).await);
+    }
+    let distinct: BTreeSet<u64> = slots.iter().copied().collect();
+    assert_eq!(distinct, BTreeSet::from([65_533, 65_534, 65_535]));
+    let holders = fleet.holders().await;
+    assert_eq!(
+        holders.keys().copied().collect::<BTreeSet<u64>>(),
+        distinct,
+        "{holders:?}"
+    );
+    for node in &nodes {
+        assert_eq!(coordinator(node)["slots"], "65533-65535");
+        let status = node.json("/v1/node");
+        assert_eq!(status["layout"], "sonyflake", "{status}");
+    }
+
+    let mut runs = Vec::new();
+    for (node, &slot) in nodes.iter().zip(&slots) {
+        let before = now_ms();
+        let ids = take(node, 2);
+        let after = now_ms();
+        assert_eq!(ids.len(), 2 * 4096);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "strictly increasing");
+        for &id in &ids {
+            assert_eq!(id & 0xffff, slot, "the machine of {id}");
+            let ms = (id >> 24) as i64 * 10 + SONYFLAKE_EPOCH_MS;
+            // The tick that holds `before` starts up to 9 ms before it.
+            assert!(
+                (before - 9..=after).contains(&ms),
+                "{id}: {ms} not in {before}..={after}"
+            );
+        }
+        runs.push(ids);
+    }
+    let all: Vec<&[u64]> = runs.iter().map(Vec::as_slice).collect();
+    assert_unique(&all);
+}

@@ -70,6 +70,70 @@ fn flags_beat_environment_beat_file() {
     assert_eq!(node_of(&service).2, "twitter");
 }
 
+/// The IDs of `/v1/ids?count=N`, as numbers.
+fn ids(service: &Service, count: usize) -> Vec<u64> {
+    let body = service.json(&format!("/v1/ids?count={count}"));
+    body["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// Other families serve by their layout's node fields: `--machine` is
+/// the lowest node field (CosId's 3-bit machine, Sonyflake's 16-bit one).
+/// A JavaScript-safe node's IDs all stay below 2^53, where a JSON number
+/// is still exact; a machine past the field's width is refused, naming
+/// its range.
+#[test]
+fn other_families_serve_by_their_node_fields() {
+    let home = temp_dir("families");
+    // CosId's SafeJavaScriptSnowflakeId: time 41 | machine 3 | sequence 9.
+    let safe = Service::start(
+        SNOWMINT,
+        home.path(),
+        &["--layout", "cosid-safe-js", "--machine", "5"],
+        &[],
+    );
+    assert_eq!(node_of(&safe), (0, 5, "cosid-safe-js".to_owned()));
+    let mut all = Vec::new();
+    for _ in 0..4 {
+        all.extend(ids(&safe, 4096));
+    }
+    assert!(all.windows(2).all(|w| w[0] < w[1]), "strictly increasing");
+    for &id in &all {
+        assert!(id < 1 << 53, "{id} is not below 2^53");
+        assert_eq!((id >> 9) & 7, 5, "the machine of {id}");
+    }
+    drop(safe);
+
+    // Sonyflake: time 39 (10 ms) | sequence 8 | machine 16.
+    let sonyflake = Service::start(
+        SNOWMINT,
+        home.path(),
+        &["--layout", "sonyflake", "--machine", "513"],
+        &[],
+    );
+    assert_eq!(node_of(&sonyflake), (0, 513, "sonyflake".to_owned()));
+    let taken = ids(&sonyflake, 1000);
+    assert!(taken.windows(2).all(|w| w[0] < w[1]), "strictly increasing");
+    assert!(taken.iter().all(|id| id & 0xffff == 513), "{taken:?}");
+    drop(sonyflake);
+
+    let (status, _, stderr) = run_to_end(
+        SNOWMINT,
+        home.path(),
+        &["--layout", "cosid-safe-js", "--machine", "8"],
+        &[],
+    );
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("machine 8 is out of range (0..=7)"),
+        "{stderr}"
+    );
+}
+
 /// With nothing configured, a node does not start: two nodes started so
 /// would issue the same IDs. It says how to give it an identity, and
 /// neither binds nor writes anything; `--check` says the same.
