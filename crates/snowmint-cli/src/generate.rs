@@ -61,7 +61,10 @@ Examples:
   1000000
 
   $ snowmint generate --layout sonyflake --machine 513
+  649022593302528513
+
   $ snowmint generate --layout discord --field worker=1 --field process=0
+  1460234009722925056
 
 The node is given by its fields: --datacenter and --machine in the default
 layout; in another layout, --field by the layout's own names for its node

@@ -43,6 +43,19 @@ pub const VARYING: &[(&str, &str)] = &[
         "snowmint generate --datacenter 1 --machine 2 --count 3 --output base58",
         "[BASE58]\n[BASE58]\n[BASE58]",
     ),
+    (
+        "snowmint generate --layout sonyflake --machine 513",
+        "[ID]",
+    ),
+    (
+        "snowmint generate --layout discord --field worker=1 --field process=0",
+        "[ID]",
+    ),
+    // docs/layouts.md
+    (
+        "snowmint generate --layout sonyflake --machine 513 --count 3",
+        "[ID]\n[ID]\n[ID]",
+    ),
     // snowmint range --help
     (
         "snowmint range --from 1700000000000 --to now",
