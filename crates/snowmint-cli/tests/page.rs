@@ -361,7 +361,10 @@ async fn layout_selector_is_shared_and_remembered() {
     let discord_ms = (EXAMPLE_ID.parse::<u64>().unwrap() >> 22) + DISCORD_EPOCH;
     page.wait_text("#decode-timestamp-ms", &discord_ms.to_string())
         .await;
-    assert_eq!(page.text("#decode-sequence").await, "4095");
+    // Discord's fields by Discord's names.
+    assert_eq!(page.text("#decode-field-increment").await, "4095");
+    assert_eq!(page.text("#decode-field-worker").await, "7");
+    assert_eq!(page.text("#decode-field-process").await, "13");
     let discord_min = (EXAMPLE_MS - 800_000 - DISCORD_EPOCH) << 22;
     page.wait_text("#range-min", &discord_min.to_string()).await;
     let epoch = page.text("#facts-epoch").await;
@@ -380,6 +383,73 @@ async fn layout_selector_is_shared_and_remembered() {
         ),
     )
     .await;
+    page.close().await;
+}
+
+/// The layout selector offers every preset the binary knows (read from
+/// `snowmint layout --list --format json`), and the decode card reads an
+/// ID of another family by its own fields: Sonyflake's 39 bits of 10 ms
+/// since 2014-09-01, 8-bit sequence and 16-bit machine in the low bits
+/// (github.com/sony/sonyflake), and Discord's full 64 bits with no sign
+/// bit in the picture.
+#[tokio::test]
+async fn every_family_is_offered_and_read_by_its_fields() {
+    let listed = std::process::Command::new(env!("CARGO_BIN_EXE_snowmint"))
+        .args(["layout", "--list", "--format", "json"])
+        .output()
+        .expect("snowmint layout --list");
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let presets: Vec<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|preset| preset["layout"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(presets.len() >= 15, "{presets:?}");
+
+    let page = Browser::open("families", Options::default()).await;
+    let offered = page
+        .js("return [...document.querySelectorAll('#layout option')].map(o => o.value)")
+        .await;
+    let offered: Vec<String> = offered
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| name.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(offered, presets);
+
+    // ticks = (1700000000000 - 1409529600000) / 10 = 29047040000.
+    let sonyflake_id = ((29_047_040_000u64 << 24) | (3 << 16) | 513).to_string();
+    page.choose("#layout", "sonyflake").await;
+    page.fill("#decode-id", &sonyflake_id).await;
+    page.wait_text("#decode-timestamp-ms", "1700000000000").await;
+    assert_eq!(page.text("#decode-utc").await, "2023-11-14T22:13:20.00Z");
+    assert_eq!(page.text("#decode-machine").await, "513");
+    assert_eq!(page.text("#decode-sequence").await, "3");
+    page.wait_text("#decode-bits .bit-field.machine .digits", &format!("{:016b}", 513))
+        .await;
+    let widths = page
+        .js("return [...document.querySelectorAll('#decode-bits .bit-field')].map(e => e.dataset.field + ':' + e.querySelector('.digits').textContent.length)")
+        .await;
+    assert_eq!(
+        widths,
+        serde_json::json!(["sign:1", "timestamp:39", "sequence:8", "machine:16"])
+    );
+    page.screenshot("sonyflake").await;
+
+    // Discord's largest ID, past 2^63: every bit is a field's.
+    page.choose("#layout", "discord").await;
+    page.fill("#decode-id", "18446744073709551615").await;
+    page.wait_text("#decode-field-worker", "31").await;
+    assert_eq!(page.text("#decode-field-increment").await, "4095");
+    let widths = page
+        .js("return [...document.querySelectorAll('#decode-bits .bit-field')].map(e => e.dataset.field + ':' + e.querySelector('.digits').textContent.length)")
+        .await;
+    assert_eq!(
+        widths,
+        serde_json::json!(["timestamp:42", "worker:5", "process:5", "increment:12"])
+    );
     page.close().await;
 }
 

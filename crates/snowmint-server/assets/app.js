@@ -256,14 +256,46 @@ function renderDecode() {
   $('decode-timestamp-ms').textContent = String(answer.timestamp_ms);
   $('decode-utc').textContent = answer.time;
   $('decode-local').textContent = formatLocal(answer.timestamp_ms);
-  $('decode-datacenter').textContent = String(answer.datacenter);
-  $('decode-machine').textContent = String(answer.machine);
-  $('decode-sequence').textContent = String(answer.sequence);
+  renderFields(answer);
   $('decode-decimal').textContent = answer.id;
   $('decode-hex').textContent = answer.encodings.hex;
   $('decode-base32').textContent = answer.encodings.base32;
   $('decode-base58').textContent = answer.encodings.base58;
   renderBits(answer);
+}
+
+// The fields Twitter's layout names keep their elements' ids
+// (`decode-machine`); any other family's field is `decode-field-NAME`, so
+// that no name a layout text gives can take the id of another output.
+const CLASSIC_FIELDS = new Set(['datacenter', 'machine', 'sequence']);
+
+/** A field's label: the page's word for the names it knows, else the
+ * family's own name. */
+function fieldLabel(name) {
+  const key = `field.${name}`;
+  const text = t(state.lang, key);
+  return text === key ? name : text;
+}
+
+/** One row per field of the ID's family, by the family's names, most
+ * significant first (the time has rows of its own). */
+function renderFields(answer) {
+  const facts = $('decode-result').querySelector('.facts');
+  for (const old of facts.querySelectorAll('[data-family-field]')) old.remove();
+  const before = $('decode-decimal').closest('div');
+  for (const [name, value] of Object.entries(answer.fields ?? {})) {
+    const row = document.createElement('div');
+    row.dataset.familyField = name;
+    const term = document.createElement('dt');
+    term.textContent = fieldLabel(name);
+    const output = document.createElement('output');
+    output.id = CLASSIC_FIELDS.has(name) ? `decode-${name}` : `decode-field-${name}`;
+    output.textContent = String(value);
+    const description = document.createElement('dd');
+    description.append(output);
+    row.append(term, description);
+    facts.insertBefore(row, before);
+  }
 }
 
 // Hex digit -> its four bits: text to text, no arithmetic on the ID.
@@ -282,21 +314,32 @@ function renderBits(answer) {
   box.replaceChildren();
   if (!info || info.layout !== answer.layout) return;
   const bits = [...answer.encodings.hex.toLowerCase().padStart(16, '0')].map((digit) => NIBBLES[digit]).join('');
-  const fields = [
-    ['sign', 1, '0'],
-    ['timestamp', info.timestamp_bits, answer.time],
-    ['datacenter', info.datacenter_bits, String(answer.datacenter)],
-    ['machine', info.machine_bits, String(answer.machine)],
-    ['sequence', info.sequence_bits, String(answer.sequence)],
-  ];
+  // The layout's fields, most significant first, below the bits it
+  // leaves unused (Twitter's sign bit; none in Discord's 64). Each is
+  // coloured by its role: the lowest node field as Twitter's machine, the
+  // node fields above it as its datacenter.
+  const nodes = info.fields.filter((field) => field.role === 'node').map((field) => field.name);
+  const tone = (field) => ({
+    time: 'timestamp',
+    sequence: 'sequence',
+    node: field.name === nodes[nodes.length - 1] ? 'machine' : 'datacenter',
+  })[field.role] ?? 'sign';
+  const fields = info.fields.map((field) => [
+    field.name,
+    field.bits,
+    field.role === 'time' ? answer.time : String(answer.fields?.[field.name] ?? ''),
+    tone(field),
+  ]);
+  const used = info.fields.reduce((sum, field) => sum + field.bits, 0);
+  if (used < 64) fields.unshift(['sign', 64 - used, '0', 'sign']);
   let at = 0;
-  for (const [name, width, value] of fields) {
+  for (const [name, width, value, colour] of fields) {
     const part = document.createElement('div');
-    part.className = `bit-field ${name}`;
+    part.className = `bit-field ${name} tone-${colour}`;
     part.dataset.field = name;
     const label = document.createElement('span');
     label.className = 'name';
-    label.textContent = t(state.lang, `field.${name}`);
+    label.textContent = fieldLabel(name);
     const size = document.createElement('span');
     size.className = 'size';
     size.textContent = ` · ${width === 1 ? t(state.lang, 'bits.size_one') : t(state.lang, 'bits.size', { n: width })}`;
