@@ -16,6 +16,7 @@ export type ErrorKind =
   | "OutOfRange"
   | "InvalidText"
   | "UnknownName"
+  | "InvalidFields"
   | "InvalidLayout"
   | "EmptyWindow";
 

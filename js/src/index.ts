@@ -1,6 +1,10 @@
 // snowmint for JavaScript and TypeScript.
 //
 // - `id.ts`: IDs as BigInt, and the one reader of decimal ID text.
+// - `layout.ts`: the core's presets; `decode`, `encode` and `range`.
+// - `text.ts`: the text families (ULID, UUID, ObjectId, KSUID, TID,
+//   Misskey, TSID text).
+// - `time.ts`: RFC 3339 as the core writes and reads it.
 // - `json.ts`: JSON that keeps named ID fields exact (a reviver, a
 //   replacer, and `parseJSON`, exact on every engine).
 // - `client.ts`, `nodes.ts`: the client of `snowmint serve`: failover,
@@ -8,6 +12,28 @@
 // - `errors.ts`: every error the package throws.
 
 export { MAX_U64, MAX_SAFE, parseId } from "./id.js";
+export {
+  Decoded,
+  PRESETS,
+  PRESET_NAMES,
+  decode,
+  encode,
+  formatId,
+  layout,
+  parseIdText,
+  range,
+  type DecodeOptions,
+  type Encoding,
+  type FieldValues,
+  type IdRange,
+  type Layout,
+  type LayoutField,
+  type LayoutRef,
+  type Role,
+  type Unit,
+} from "./layout.js";
+export { TEXT_FAMILY_NAMES, decodeText, type FieldValue, type TextReading } from "./text.js";
+export { formatMs, parseTime, type TimeInput } from "./time.js";
 export {
   DEFAULT_ID_FIELDS,
   hasSourceAccess,

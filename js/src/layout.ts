@@ -1,0 +1,694 @@
+// The Rust core's layouts (crates/snowmint/src/layout/), for reading and
+// making IDs with BigInt: the presets by the same names, fields, units and
+// epochs, and `decode`, `encode` and `range` with the same errors.
+//
+// A decode is on the hot path (millions of IDs from a file): the ID is
+// split once into two 32-bit halves and every field is read from them
+// with number arithmetic, exact because no field of a preset is wider
+// than 51 bits; the RFC 3339 time is written only when asked for.
+
+import { SnowmintError } from "./errors.js";
+import { cut, debugChar, quote } from "./rust.js";
+import { formatMs, parseTime, type TimeInput } from "./time.js";
+
+/** What a field holds, as the core's `Role`. */
+export type Role = "time" | "node" | "sequence" | "opaque";
+
+/** One field of a layout, most significant first. */
+export interface LayoutField {
+  /** The name the family gives it (`worker`, `increment`, `shard`...). */
+  readonly name: string;
+  readonly role: Role;
+  /** Bits. */
+  readonly width: number;
+  /** Bits below it. */
+  readonly shift: number;
+  /** Its largest value: 2^width - 1. */
+  readonly max: number;
+}
+
+/** How long one tick of a time field lasts, written as the core writes it. */
+export type Unit = "1ms" | "10ms" | "1s";
+
+/** A family's ID layout: its fields, time unit and epoch. */
+export interface Layout {
+  /** The preset's name (`discord`), as the core and the command line call it. */
+  readonly name: string;
+  /** The family, as people know it, and its reference. */
+  readonly family: string;
+  /** The epoch, in Unix milliseconds. */
+  readonly epochMs: number;
+  readonly unit: Unit;
+  /** The unit in milliseconds (1, 10 or 1000). */
+  readonly unitMs: number;
+  /** The fields, most significant first. */
+  readonly fields: readonly LayoutField[];
+  /** How many bits IDs use: 63 for Twitter, 64 for Discord, 53 for a JavaScript-safe layout. */
+  readonly bits: number;
+  /** The largest ID: 2^bits - 1. */
+  readonly maxId: bigint;
+  /** The last millisecond the layout covers. */
+  readonly lastInstantMs: number;
+  /** Whether every ID is below 2^53 (a JavaScript number holds it exactly). */
+  readonly jsSafe: boolean;
+  /** Whether snowmint can mint it (it has a sequence field above no time bits, and no opaque bits). */
+  readonly mintable: boolean;
+  /** The layout as text (`41/5/5/12@1288834974657`, `time:42/worker:5:node/...@1420070400000`). */
+  readonly spec: string;
+}
+
+/** The name of a preset, or a layout. */
+export type LayoutRef = string | Layout;
+
+type FieldSpec = [name: string, role: Role, width: number];
+
+const TWITTER_EPOCH_MS = 1_288_834_974_657;
+
+const SPECS: [name: string, family: string, epochMs: number, unit: Unit, fields: FieldSpec[]][] = [
+  [
+    "twitter",
+    "Twitter Snowflake (the default)",
+    TWITTER_EPOCH_MS,
+    "1ms",
+    [["time", "time", 41], ["datacenter", "node", 5], ["machine", "node", 5], ["sequence", "sequence", 12]],
+  ],
+  [
+    "discord",
+    "Discord snowflakes",
+    1_420_070_400_000,
+    "1ms",
+    [["time", "time", 42], ["worker", "node", 5], ["process", "node", 5], ["increment", "sequence", 12]],
+  ],
+  [
+    "instagram",
+    "Instagram (Sharding & IDs at Instagram)",
+    1_314_220_021_721,
+    "1ms",
+    [["time", "time", 41], ["shard", "node", 13], ["sequence", "sequence", 10]],
+  ],
+  ["mastodon", "Mastodon (lib/mastodon/snowflake.rb)", 0, "1ms", [["time", "time", 48], ["sequence_data", "opaque", 16]]],
+  [
+    "sonyflake",
+    "Sonyflake (sony/sonyflake v1)",
+    1_409_529_600_000,
+    "10ms",
+    [["time", "time", 39], ["sequence", "sequence", 8], ["machine", "node", 16]],
+  ],
+  [
+    "sonyflake-v2",
+    "Sonyflake v2 defaults (sony/sonyflake/v2)",
+    1_735_689_600_000,
+    "10ms",
+    [["time", "time", 39], ["sequence", "sequence", 8], ["machine", "node", 16]],
+  ],
+  [
+    "baidu",
+    "Baidu uid-generator (DefaultUidGenerator)",
+    1_463_673_600_000,
+    "1s",
+    [["time", "time", 28], ["worker_id", "node", 22], ["sequence", "sequence", 13]],
+  ],
+  [
+    "hazelcast",
+    "Hazelcast Flake ID generator",
+    1_514_764_800_000,
+    "1ms",
+    [["time", "time", 41], ["sequence", "sequence", 6], ["node_id", "node", 16]],
+  ],
+  [
+    "tsid",
+    "TSID (f4b6a3/tsid-creator, TsidFactory)",
+    1_577_836_800_000,
+    "1ms",
+    [["time", "time", 42], ["node", "node", 10], ["counter", "sequence", 12]],
+  ],
+  [
+    "yitter",
+    "yitter/IdGenerator defaults",
+    1_582_136_402_000,
+    "1ms",
+    [["time", "time", 51], ["worker_id", "node", 6], ["sequence", "sequence", 6]],
+  ],
+  [
+    "cosid",
+    "CosId MillisecondSnowflakeId",
+    1_577_203_200_000,
+    "1ms",
+    [["time", "time", 41], ["machine", "node", 10], ["sequence", "sequence", 12]],
+  ],
+  [
+    "cosid-safe-js",
+    "CosId SafeJavaScriptSnowflakeId",
+    1_577_203_200_000,
+    "1ms",
+    [["time", "time", 41], ["machine", "node", 3], ["sequence", "sequence", 9]],
+  ],
+  [
+    "leaf",
+    "Meituan Leaf, snowflake mode",
+    TWITTER_EPOCH_MS,
+    "1ms",
+    [["time", "time", 41], ["worker_id", "node", 10], ["sequence", "sequence", 12]],
+  ],
+  ["linkedin", "LinkedIn post and activity IDs (time only)", 0, "1ms", [["time", "time", 41], ["rest", "opaque", 22]]],
+  ["tiktok", "TikTok video IDs (time only)", 0, "1s", [["time", "time", 31], ["rest", "opaque", 32]]],
+  [
+    "safe-js-10ms",
+    "snowmint's JavaScript-safe layout, 10 ms units",
+    1_735_689_600_000,
+    "10ms",
+    [["time", "time", 39], ["machine", "node", 6], ["sequence", "sequence", 8]],
+  ],
+];
+
+const UNIT_MS: Record<Unit, number> = { "1ms": 1, "10ms": 10, "1s": 1000 };
+/** Fractional digits of a time at each unit. */
+const UNIT_DIGITS: Record<Unit, number> = { "1ms": 3, "10ms": 2, "1s": 0 };
+
+/** The names that imply their role in a layout's text. */
+function impliedRole(name: string): Role | undefined {
+  if (name === "time") return "time";
+  if (name === "sequence") return "sequence";
+  if (name === "datacenter" || name === "machine" || name === "node") return "node";
+  return undefined;
+}
+
+function spec(epochMs: number, unit: Unit, bits: number, fields: readonly LayoutField[]): string {
+  const twitterShape =
+    bits === 63 &&
+    unit === "1ms" &&
+    fields.length === 4 &&
+    ["time", "datacenter", "machine", "sequence"].every((name, i) => fields[i]!.name === name);
+  const text = twitterShape
+    ? fields.map((f) => f.width).join("/")
+    : fields.map((f) => (impliedRole(f.name) === f.role ? `${f.name}:${f.width}` : `${f.name}:${f.width}:${f.role}`)).join("/");
+  return `${text}@${epochMs}${unit === "1ms" ? "" : `,${unit}`}`;
+}
+
+/** A layout's internals: what decode and encode need at hand. */
+interface Compiled {
+  readonly layout: Layout;
+  readonly maxTicks: number;
+  readonly timeIndex: number;
+  readonly digits: number;
+  readonly shifts: Int32Array;
+  readonly widths: Int32Array;
+}
+
+const COMPILED = new Map<string, Compiled>();
+
+function build(name: string, family: string, epochMs: number, unit: Unit, specs: FieldSpec[]): Compiled {
+  let shift = 0;
+  const fields: LayoutField[] = [];
+  for (let i = specs.length - 1; i >= 0; i--) {
+    const [fieldName, role, width] = specs[i]!;
+    fields.unshift(Object.freeze({ name: fieldName, role, width, shift, max: 2 ** width - 1 }));
+    shift += width;
+  }
+  const bits = shift;
+  const timeIndex = fields.findIndex((f) => f.role === "time");
+  const time = fields[timeIndex]!;
+  const sequence = fields.find((f) => f.role === "sequence");
+  const unitMs = UNIT_MS[unit];
+  const mintable =
+    sequence !== undefined &&
+    !fields.some((f) => f.role === "opaque" && f.width > 0) &&
+    time.shift >= sequence.shift &&
+    time.width + sequence.width <= 63;
+  const layout: Layout = Object.freeze({
+    name,
+    family,
+    epochMs,
+    unit,
+    unitMs,
+    fields: Object.freeze(fields),
+    bits,
+    maxId: (1n << BigInt(bits)) - 1n,
+    lastInstantMs: epochMs + time.max * unitMs + unitMs - 1,
+    jsSafe: bits <= 53,
+    mintable,
+    spec: spec(epochMs, unit, bits, fields),
+  });
+  return {
+    layout,
+    maxTicks: time.max,
+    timeIndex,
+    digits: UNIT_DIGITS[unit],
+    shifts: Int32Array.from(fields, (f) => f.shift),
+    widths: Int32Array.from(fields, (f) => f.width),
+  };
+}
+
+for (const [name, family, epochMs, unit, fields] of SPECS) {
+  COMPILED.set(name, build(name, family, epochMs, unit, fields));
+}
+
+/** Every preset, in the core's order (`twitter` first). */
+export const PRESETS: readonly Layout[] = Object.freeze([...COMPILED.values()].map((c) => c.layout));
+
+/** The names of the presets. */
+export const PRESET_NAMES: readonly string[] = Object.freeze(PRESETS.map((p) => p.name));
+
+function unknownLayout(name: string): SnowmintError {
+  return new SnowmintError(
+    "InvalidLayout",
+    `unknown layout ${quote(name)} (expected a preset (${PRESET_NAMES.join(", ")}), widths T/D/M/S such as 42/0/10/11, ` +
+      "or fields such as time:39/sequence:8/machine:16; any of them optionally with @EPOCH and ,UNIT)",
+    { subject: "layout", value: name.slice(0, 64) },
+  );
+}
+
+function compiled(ref: LayoutRef): Compiled {
+  if (typeof ref === "string") {
+    const found = COMPILED.get(ref) ?? COMPILED.get(ref.toLowerCase());
+    if (found) return found;
+    throw unknownLayout(ref);
+  }
+  const found = ref && typeof ref === "object" ? COMPILED.get(ref.name) : undefined;
+  if (found && found.layout === ref) return found;
+  throw unknownLayout(ref && typeof ref === "object" ? String(ref.name) : String(ref));
+}
+
+/**
+ * The preset called `name`, in any case.
+ *
+ * @throws {SnowmintError} `InvalidLayout` for a name that is no preset,
+ *   listing the presets.
+ */
+export function layout(name: LayoutRef): Layout {
+  return compiled(name).layout;
+}
+
+// ------------------------------------------------------------ ID text
+
+/** How an ID is written as text, as the core's `Encoding`. */
+export type Encoding = "decimal" | "hex" | "base32" | "base58";
+
+const ENCODINGS: readonly Encoding[] = ["decimal", "hex", "base32", "base58"];
+const HEX_DIGITS = "0123456789abcdef";
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+const RADIX: Record<Encoding, bigint> = { decimal: 10n, hex: 16n, base32: 32n, base58: 58n };
+
+function digitValue(encoding: Encoding, c: string): number {
+  const code = c.charCodeAt(0);
+  if (c.length !== 1 || code > 127) return -1;
+  switch (encoding) {
+    case "decimal":
+      return code >= 48 && code <= 57 ? code - 48 : -1;
+    case "hex":
+      return HEX_DIGITS.indexOf(c.toLowerCase());
+    case "base32": {
+      const upper = c.toUpperCase();
+      if (upper === "O") return 0;
+      if (upper === "I" || upper === "L") return 1;
+      return CROCKFORD.indexOf(upper);
+    }
+    case "base58":
+      return BASE58.indexOf(c);
+  }
+}
+
+/**
+ * `id` written in `encoding` as the core writes it: hex as 16 digits,
+ * base32 (Crockford, TSID's text) as 13, decimal and base58 unpadded.
+ */
+export function formatId(id: bigint, encoding: Encoding = "decimal"): string {
+  switch (encoding) {
+    case "decimal":
+      return id.toString();
+    case "hex":
+      return id.toString(16).padStart(16, "0");
+    case "base32":
+    case "base58": {
+      const alphabet = encoding === "base32" ? CROCKFORD : BASE58;
+      const radix = RADIX[encoding];
+      let out = "";
+      let rest = id;
+      do {
+        out = alphabet[Number(rest % radix)] + out;
+        rest /= radix;
+      } while (rest > 0n);
+      return encoding === "base32" ? out.padStart(13, "0") : out;
+    }
+  }
+}
+
+function checkEncoding(encoding: unknown): Encoding {
+  const name = typeof encoding === "string" ? encoding.toLowerCase() : "";
+  if (name === "dec") return "decimal";
+  if ((ENCODINGS as readonly string[]).includes(name)) return name as Encoding;
+  throw new SnowmintError(
+    "UnknownName",
+    `unknown encoding ${quote(String(encoding))} (expected decimal, hex, base32 or base58)`,
+    { subject: "encoding", value: String(encoding).slice(0, 64) },
+  );
+}
+
+function invalidId(
+  kind: "empty" | "digit" | "range",
+  input: string,
+  encoding: Encoding,
+  max: bigint,
+  digit?: { character: string; position: number },
+): SnowmintError {
+  const range = `expected a ${encoding} integer in 0..=${formatId(max, encoding)}`;
+  const facts = { subject: "id", value: input.slice(0, 64), min: "0", max: formatId(max, encoding) };
+  switch (kind) {
+    case "empty":
+      return new SnowmintError("InvalidText", `ID is empty; ${range}`, facts);
+    case "digit":
+      return new SnowmintError(
+        "InvalidText",
+        `ID ${quote(input)} is not a ${encoding} integer: ${debugChar(digit!.character)} at position ${digit!.position}; ${range}`,
+        facts,
+      );
+    case "range":
+      return new SnowmintError("OutOfRange", `ID ${cut(input)} is out of range (0..=${formatId(max, encoding)})`, facts);
+  }
+}
+
+/** Reads ID text in an encoding as the core's `parse_u64`: the value, or an error kind. */
+function readDigits(
+  text: string,
+  encoding: Encoding,
+): bigint | { kind: "empty" } | { kind: "digit"; character: string; position: number } | { kind: "range" } {
+  if (text === "") return { kind: "empty" };
+  let digits = text;
+  let offset = 0;
+  if (encoding === "hex" && (text.startsWith("0x") || text.startsWith("0X"))) {
+    digits = text.slice(2);
+    offset = 2;
+    if (digits === "") return { kind: "empty" };
+  }
+  const radix = RADIX[encoding];
+  let value = 0n;
+  let significant = 0;
+  let position = 0;
+  for (const c of digits) {
+    const d = digitValue(encoding, c);
+    if (d < 0) return { kind: "digit", character: c, position: position + offset };
+    position += 1;
+    if (significant === 0 && d === 0) continue;
+    significant += 1;
+    // 65 digits of any of these radixes are past 2^64: stop counting.
+    if (significant <= 65) value = value * radix + BigInt(d);
+  }
+  return significant > 65 || value > MAX_U64 ? { kind: "range" } : value;
+}
+
+const MAX_U64 = (1n << 64n) - 1n;
+
+/**
+ * Reads an ID written in `encoding` (default decimal), as the core's
+ * `Layout::parse_id`: `0x` may start hex, base32 is Crockford's (`O` reads
+ * as 0, `I` and `L` as 1, any case), leading zeros are allowed, and the
+ * value must be in the layout's range (0..=2^64-1 without a layout).
+ *
+ * @throws {SnowmintError} `InvalidText` (empty, or a character that is no
+ *   digit, with its position) or `OutOfRange`.
+ */
+export function parseIdText(text: string, encoding: Encoding = "decimal", layoutRef?: LayoutRef): bigint {
+  const enc = checkEncoding(encoding);
+  const max = layoutRef === undefined ? MAX_U64 : compiled(layoutRef).layout.maxId;
+  if (typeof text !== "string") {
+    throw new SnowmintError("InvalidText", `ID ${quote(String(text))} is not text (expected a ${enc} integer in 0..=${formatId(max, enc)})`, {
+      subject: "id",
+      value: String(text).slice(0, 64),
+    });
+  }
+  // A leading minus on an otherwise valid number is a value: out of range.
+  if (text.startsWith("-") && (enc === "decimal" || enc === "hex")) {
+    const rest = readDigits(text.slice(1), enc);
+    if (typeof rest === "bigint" && rest !== 0n) return fail(invalidId("range", text, enc, max));
+  }
+  const read = readDigits(text, enc);
+  if (typeof read !== "bigint") {
+    return fail(invalidId(read.kind, text, enc, max, read.kind === "digit" ? read : undefined));
+  }
+  if (read > max) return fail(invalidId("range", text, enc, max));
+  return read;
+}
+
+function fail(error: SnowmintError): never {
+  throw error;
+}
+
+// ------------------------------------------------------------- decode
+
+/** The fields of one ID, by the family's names, and its time. */
+export class Decoded {
+  /** The ID. */
+  readonly id: bigint;
+  /** The layout's name. */
+  readonly layout: string;
+  /** The time field's value, in ticks of the unit since the epoch. */
+  readonly ticks: number;
+  /** The start of the ID's tick, in Unix milliseconds. */
+  readonly timestampMs: number;
+  /** Every other field, by name, most significant first (each below 2^53). */
+  readonly fields: Readonly<Record<string, number>>;
+  readonly #digits: number;
+
+  /** @internal */
+  constructor(id: bigint, layout: string, ticks: number, timestampMs: number, fields: Record<string, number>, digits: number) {
+    this.id = id;
+    this.layout = layout;
+    this.ticks = ticks;
+    this.timestampMs = timestampMs;
+    this.fields = fields;
+    this.#digits = digits;
+  }
+
+  /** The time, RFC 3339 in UTC, with the digits of the layout's unit (`2016-04-30T11:18:25.796Z`). */
+  get time(): string {
+    return formatMs(this.timestampMs, this.#digits);
+  }
+
+  /** The time as a Date. */
+  get date(): Date {
+    return new Date(this.timestampMs);
+  }
+
+  /** JSON as the service's decode answers: the ID as a string. */
+  toJSON(): { id: string; layout: string; timestamp_ms: number; time: string } & Record<string, number | string> {
+    return { id: this.id.toString(), layout: this.layout, timestamp_ms: this.timestampMs, time: this.time, ...this.fields };
+  }
+}
+
+const TWO_32 = 4294967296;
+
+/** The value of bits shift..shift+width of the ID whose halves are hi and lo (width <= 52). */
+function bitsOf(hi: number, lo: number, shift: number, width: number): number {
+  if (width === 0) return 0;
+  if (shift >= 32) {
+    const v = Math.floor(hi / 2 ** (shift - 32));
+    return width >= 32 ? v : v % 2 ** width;
+  }
+  const low = Math.floor(lo / 2 ** shift);
+  const lowWidth = 32 - shift;
+  if (width <= lowWidth) return low % 2 ** width;
+  return (hi % 2 ** (width - lowWidth)) * 2 ** lowWidth + low;
+}
+
+function toId(id: bigint | number | string, encoding: Encoding, c: Compiled): bigint {
+  if (typeof id === "bigint") {
+    if (id < 0n) throw invalidId("range", id.toString(), "decimal", c.layout.maxId);
+    if (id > c.layout.maxId) throw outOfLayout(id, c.layout);
+    return id;
+  }
+  if (typeof id === "string") return parseIdText(id, encoding, c.layout);
+  if (typeof id === "number") {
+    if (!Number.isSafeInteger(id)) {
+      throw new SnowmintError(
+        Number.isInteger(id) ? "OutOfRange" : "InvalidText",
+        `ID ${id} is not a safe integer (0..=${Number.MAX_SAFE_INTEGER}): a number may have lost digits; give IDs above 2^53 as BigInt or text`,
+        { subject: "id", value: String(id), min: "0", max: String(Number.MAX_SAFE_INTEGER) },
+      );
+    }
+    const big = BigInt(id);
+    if (big < 0n) throw invalidId("range", String(id), "decimal", c.layout.maxId);
+    if (big > c.layout.maxId) throw outOfLayout(big, c.layout);
+    return big;
+  }
+  throw new SnowmintError("InvalidText", `ID ${quote(String(id))} is not an ID (expected a BigInt, a safe integer or text)`, {
+    subject: "id",
+    value: String(id).slice(0, 64),
+  });
+}
+
+function outOfLayout(id: bigint, l: Layout): SnowmintError {
+  return new SnowmintError("OutOfRange", `ID ${id} is out of range for layout ${l.name} (0..=${l.maxId})`, {
+    subject: "id",
+    value: id.toString(),
+    min: "0",
+    max: l.maxId.toString(),
+  });
+}
+
+/** Options of {@link decode}. */
+export interface DecodeOptions {
+  /** How an ID given as text is written (default `decimal`). */
+  encoding?: Encoding;
+}
+
+/**
+ * Takes an ID apart with a preset's layout (default `twitter`): its time
+ * and every other field by the family's names, as the core's
+ * `Layout::decode`. The ID is a BigInt, a safe integer, or text in
+ * `options.encoding`.
+ *
+ * @throws {SnowmintError} `OutOfRange` for an ID above the layout's
+ *   largest (or a number that is not a safe integer), `InvalidText` for
+ *   text that is not an ID, `InvalidLayout` for a name that is no preset.
+ */
+export function decode(id: bigint | number | string, layoutRef: LayoutRef = "twitter", options: DecodeOptions = {}): Decoded {
+  const c = compiled(layoutRef);
+  const value = toId(id, options.encoding === undefined ? "decimal" : checkEncoding(options.encoding), c);
+  const hi = Number(value >> 32n);
+  const lo = Number(value & 0xffffffffn);
+  const { shifts, widths, timeIndex } = c;
+  const l = c.layout;
+  const fields: Record<string, number> = {};
+  let ticks = 0;
+  for (let i = 0; i < widths.length; i++) {
+    const v = bitsOf(hi, lo, shifts[i]!, widths[i]!);
+    if (i === timeIndex) ticks = v;
+    else fields[l.fields[i]!.name] = v;
+  }
+  return new Decoded(value, l.name, ticks, l.epochMs + ticks * l.unitMs, fields, c.digits);
+}
+
+// ------------------------------------------------------ encode, range
+
+function timestampError(kind: "before" | "past", timestampMs: bigint, l: Layout): SnowmintError {
+  const message =
+    kind === "before"
+      ? `timestamp ${timestampMs} is before the epoch ${l.epochMs} (valid: ${l.epochMs}..=${l.lastInstantMs})`
+      : `timestamp ${timestampMs} is past the last representable instant ${l.lastInstantMs} (valid: ${l.epochMs}..=${l.lastInstantMs})`;
+  return new SnowmintError("OutOfRange", message, {
+    subject: "timestamp",
+    value: timestampMs.toString(),
+    min: String(l.epochMs),
+    max: String(l.lastInstantMs),
+  });
+}
+
+/** The tick a time falls in, as the core's `timestamp_offset`. */
+function offset(c: Compiled, timestampMs: bigint): number {
+  const l = c.layout;
+  if (timestampMs < BigInt(l.epochMs)) throw timestampError("before", timestampMs, l);
+  if (timestampMs > BigInt(l.lastInstantMs)) throw timestampError("past", timestampMs, l);
+  return Math.floor(Number(timestampMs - BigInt(l.epochMs)) / l.unitMs);
+}
+
+function fieldValue(field: LayoutField, value: unknown): bigint {
+  let big: bigint | undefined;
+  if (typeof value === "bigint") big = value;
+  else if (typeof value === "number" && Number.isSafeInteger(value)) big = BigInt(value);
+  else if (typeof value === "string" && /^-?[0-9]{1,30}$/.test(value)) big = BigInt(value);
+  if (big === undefined) {
+    throw new SnowmintError(
+      "InvalidText",
+      `${field.name} ${quote(String(value))} is not a number (expected an integer in 0..=${field.max})`,
+      { subject: field.name, value: String(value).slice(0, 64), min: "0", max: String(field.max) },
+    );
+  }
+  if (big < 0n || big > BigInt(field.max)) {
+    throw new SnowmintError("OutOfRange", `${field.name} ${big} is out of range (0..=${field.max})`, {
+      subject: field.name,
+      value: big.toString(),
+      min: "0",
+      max: String(field.max),
+    });
+  }
+  return big;
+}
+
+/** Field values by name, for {@link encode}. */
+export type FieldValues = Readonly<Record<string, number | bigint | string>>;
+
+/**
+ * Makes the ID of a preset's layout (default `twitter`) at `time` (Unix
+ * milliseconds, RFC 3339 text or a Date) with the given field values
+ * (the others 0), as the core's `Layout::encode`. A time inside a tick of
+ * 10 ms or 1 s gives that tick.
+ *
+ * @throws {SnowmintError} `OutOfRange` for a time outside the layout's
+ *   span or a field value outside its range, `UnknownName` for a field the
+ *   layout does not have, `InvalidText` for a time or value that is not one.
+ */
+export function encode(time: TimeInput, fields: FieldValues = {}, layoutRef: LayoutRef = "twitter"): bigint {
+  const c = compiled(layoutRef);
+  const l = c.layout;
+  const values = l.fields.map((_, i) => (i === c.timeIndex ? BigInt(offset(c, parseTime(time, "timestamp", Date.now))) : 0n));
+  for (const [name, value] of Object.entries(fields)) {
+    const index = l.fields.findIndex((f) => f.name === name);
+    if (index < 0) {
+      throw new SnowmintError(
+        "UnknownName",
+        `layout ${l.name} has no field ${quote(name)} (its fields: ${l.fields.map((f) => f.name).join(", ")})`,
+        { subject: "field", value: name.slice(0, 64) },
+      );
+    }
+    values[index] = fieldValue(l.fields[index]!, value);
+  }
+  return l.fields.reduce((id, f, i) => id | (values[i]! << BigInt(f.shift)), 0n);
+}
+
+/** The IDs of a time window: {@link range}'s answer. */
+export interface IdRange {
+  /** The smallest ID of the window. */
+  readonly min: bigint;
+  /** The largest. */
+  readonly max: bigint;
+  /** The window's start, Unix milliseconds and RFC 3339. */
+  readonly fromMs: number;
+  readonly from: string;
+  /** Its end (included). */
+  readonly toMs: number;
+  readonly to: string;
+}
+
+/**
+ * The IDs a preset's layout (default `twitter`) gives from `from` to `to`
+ * (both included), as the core's `Layout::id_range`: every ID of the
+ * window lies in min..=max, for instance for a database query.
+ *
+ * @throws {SnowmintError} `OutOfRange` for a time outside the layout's
+ *   span, `EmptyWindow` when `from` is after `to`, `InvalidText` for a
+ *   time that is not one.
+ */
+export function range(from: TimeInput, to: TimeInput, layoutRef: LayoutRef = "twitter"): IdRange {
+  const c = compiled(layoutRef);
+  const l = c.layout;
+  const fromMs = parseTime(from, "from", Date.now);
+  const toMs = parseTime(to, "to", Date.now);
+  const start = offset(c, fromMs);
+  const end = offset(c, toMs);
+  if (fromMs > toMs) {
+    throw new SnowmintError("EmptyWindow", `time window is empty: from ${fromMs} is after to ${toMs}`, {
+      subject: "from",
+      value: fromMs.toString(),
+      max: toMs.toString(),
+    });
+  }
+  const time = l.fields[c.timeIndex]!;
+  const above = l.fields.slice(0, c.timeIndex).find((f) => f.width > 0);
+  if (above) {
+    throw new SnowmintError(
+      "InvalidLayout",
+      `invalid layout: the IDs of a time window are not one range in layout ${l.name}: its field ${above.name} lies above its time field`,
+      { subject: "layout" },
+    );
+  }
+  const shift = BigInt(time.shift);
+  return {
+    min: BigInt(start) << shift,
+    max: (BigInt(end) << shift) | ((1n << shift) - 1n),
+    fromMs: Number(fromMs),
+    from: formatMs(Number(fromMs)),
+    toMs: Number(toMs),
+    to: formatMs(Number(toMs)),
+  };
+}
