@@ -4,6 +4,8 @@
 // - `layout.ts`: the core's presets; `decode`, `encode` and `range`.
 // - `text.ts`: the text families (ULID, UUID, ObjectId, KSUID, TID,
 //   Misskey, TSID text).
+// - `inspect.ts`: IDs found in any text, each read as every family,
+//   ranked, as the core's inspector.
 // - `time.ts`: RFC 3339 as the core writes and reads it.
 // - `json.ts`: JSON that keeps named ID fields exact (a reviver, a
 //   replacer, and `parseJSON`, exact on every engine).
@@ -32,6 +34,20 @@ export {
   type Role,
   type Unit,
 } from "./layout.js";
+export {
+  FUTURE_SLACK_MS,
+  MAX_TEXT,
+  MAX_TOKENS,
+  MIN_DIGITS,
+  TIMESTAMP_STYLES,
+  TWITTER_FIRST_SNOWFLAKE,
+  inspect,
+  tokenJSON,
+  type InspectOptions,
+  type Plausibility,
+  type Reading,
+  type Token,
+} from "./inspect.js";
 export { TEXT_FAMILY_NAMES, decodeText, type FieldValue, type TextReading } from "./text.js";
 export { formatMs, parseTime, type TimeInput } from "./time.js";
 export {

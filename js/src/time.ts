@@ -36,10 +36,8 @@ function pad(value: number, width: number): string {
   return String(value).padStart(width, "0");
 }
 
-/** `YYYY-MM-DDTHH:MM:SS` of a whole second (Unix seconds, a safe integer). */
-function wholeSecond(seconds: number): string {
-  const days = Math.floor(seconds / 86_400);
-  const ofDay = seconds - days * 86_400;
+/** `YYYY-MM-DDTHH:MM:SS` of a day (from 1970-01-01) and a second of that day. */
+function wholeSecond(days: number, ofDay: number): string {
   const [year, month, day] = civilFromDays(days);
   // ISO 8601 extended years outside 0000..9999: a sign and at least 6 digits.
   const yearText =
@@ -56,7 +54,8 @@ function wholeSecond(seconds: number): string {
  */
 export function formatMs(unixMs: number, digits = 3): string {
   const seconds = Math.floor(unixMs / 1000);
-  const whole = wholeSecond(seconds);
+  const days = Math.floor(seconds / 86_400);
+  const whole = wholeSecond(days, seconds - days * 86_400);
   if (digits <= 0) return `${whole}Z`;
   const ms = unixMs - seconds * 1000;
   return `${whole}.${pad(Math.floor(ms / 10 ** (3 - digits)), digits)}Z`;
@@ -82,10 +81,16 @@ export function formatNs(unixNs: bigint, unitNs: bigint): string {
     nanos += billion;
     second -= 1n;
   }
-  // Beyond what a Date can be, the core writes the seconds only.
-  if (second > 8_640_000_000_000n || second < -8_640_000_000_000n) return `${second}s`;
+  // Beyond 64-bit milliseconds, the core writes the seconds only.
+  if (second > 9_223_372_036_854_775n || second < -9_223_372_036_854_775n) return `${second}s`;
   const digits = fractionDigits(unitNs);
-  const whole = wholeSecond(Number(second));
+  let days = second / 86_400n;
+  let ofDay = second % 86_400n;
+  if (ofDay < 0n) {
+    ofDay += 86_400n;
+    days -= 1n;
+  }
+  const whole = wholeSecond(Number(days), Number(ofDay));
   if (digits === 0) return `${whole}Z`;
   const fraction = nanos / 10n ** BigInt(9 - digits);
   return `${whole}.${fraction.toString().padStart(digits, "0")}Z`;
