@@ -191,11 +191,73 @@ interface Compiled {
   readonly maxTicks: number;
   readonly timeIndex: number;
   readonly digits: number;
-  readonly shifts: Int32Array;
-  readonly widths: Int32Array;
+  /** The high and low 32 bits of the largest ID, and the largest safe integer ID. */
+  readonly maxHi: number;
+  readonly maxLo: number;
+  readonly maxSafe: number;
+  /** The decoded fields of the ID whose halves are hi and lo. */
+  readonly make: (id: bigint, hi: number, lo: number) => Decoded;
 }
 
 const COMPILED = new Map<string, Compiled>();
+
+const TWO_32 = 4294967296;
+
+/**
+ * How to read one field from an ID's two 32-bit halves with 32-bit
+ * integer operations: from the low half, from the high half, or (a field
+ * across the middle) its low bits from the low half and the rest from the
+ * high half.
+ */
+interface Plan {
+  /** 0: low half, 1: high half, 2: across. */
+  kind: number;
+  /** The shift within the half (the low half's, for a field across). */
+  shift: number;
+  /** The mask of the field's bits (of the high part, for a field across); -1 for all 32. */
+  mask: number;
+  /** For a field across: 2^(bits taken from the low half). */
+  scale: number;
+}
+
+function plan(shift: number, width: number): Plan {
+  const maskOf = (bits: number): number => (bits >= 32 ? -1 : 2 ** bits - 1);
+  if (width === 0) return { kind: 0, shift: 0, mask: 0, scale: 1 };
+  if (shift >= 32) return { kind: 1, shift: shift - 32, mask: maskOf(width), scale: 1 };
+  if (shift + width <= 32) return { kind: 0, shift, mask: maskOf(width), scale: 1 };
+  return { kind: 2, shift, mask: maskOf(width - (32 - shift)), scale: 2 ** (32 - shift) };
+}
+
+function read(p: Plan, hi: number, lo: number): number {
+  switch (p.kind) {
+    case 0:
+      return p.mask === -1 ? lo >>> p.shift : (lo >>> p.shift) & p.mask;
+    case 1:
+      return p.mask === -1 ? hi >>> p.shift : (hi >>> p.shift) & p.mask;
+    default:
+      return (p.mask === -1 ? hi >>> 0 : hi & p.mask) * p.scale + (lo >>> p.shift);
+  }
+}
+
+/**
+ * The decoder of one layout: each field read from the ID's halves by its
+ * plan, into an object whose keys are always added in the same order.
+ */
+function maker(l: Layout, timeIndex: number, digits: number): (id: bigint, hi: number, lo: number) => Decoded {
+  const time = l.fields[timeIndex]!;
+  const others = l.fields.filter((f) => f.role !== "time");
+  const names = others.map((f) => f.name);
+  const plans = others.map((f) => plan(f.shift, f.width));
+  const count = others.length;
+  const { name, epochMs, unitMs } = l;
+  const timePlan = plan(time.shift, time.width);
+  return (id, hi, lo) => {
+    const fields: Record<string, number> = {};
+    for (let i = 0; i < count; i++) fields[names[i]!] = read(plans[i]!, hi, lo);
+    const ticks = read(timePlan, hi, lo);
+    return new Decoded(id, name, ticks, epochMs + ticks * unitMs, fields, digits);
+  };
+}
 
 function build(name: string, family: string, epochMs: number, unit: Unit, specs: FieldSpec[]): Compiled {
   let shift = 0;
@@ -229,13 +291,16 @@ function build(name: string, family: string, epochMs: number, unit: Unit, specs:
     mintable,
     spec: spec(epochMs, unit, bits, fields),
   });
+  const digits = UNIT_DIGITS[unit];
   return {
     layout,
     maxTicks: time.max,
     timeIndex,
-    digits: UNIT_DIGITS[unit],
-    shifts: Int32Array.from(fields, (f) => f.shift),
-    widths: Int32Array.from(fields, (f) => f.width),
+    digits,
+    maxHi: Number(layout.maxId >> 32n),
+    maxLo: Number(layout.maxId & 0xffffffffn),
+    maxSafe: Math.min(Number.MAX_SAFE_INTEGER, Number(layout.maxId)),
+    make: maker(layout, timeIndex, digits),
   };
 }
 
@@ -476,20 +541,6 @@ export class Decoded {
   }
 }
 
-const TWO_32 = 4294967296;
-
-/** The value of bits shift..shift+width of the ID whose halves are hi and lo (width <= 52). */
-function bitsOf(hi: number, lo: number, shift: number, width: number): number {
-  if (width === 0) return 0;
-  if (shift >= 32) {
-    const v = Math.floor(hi / 2 ** (shift - 32));
-    return width >= 32 ? v : v % 2 ** width;
-  }
-  const low = Math.floor(lo / 2 ** shift);
-  const lowWidth = 32 - shift;
-  if (width <= lowWidth) return low % 2 ** width;
-  return (hi % 2 ** (width - lowWidth)) * 2 ** lowWidth + low;
-}
 
 function toId(id: bigint | number | string, encoding: Encoding, c: Compiled): bigint {
   if (typeof id === "bigint") {
@@ -542,21 +593,64 @@ export interface DecodeOptions {
  *   largest (or a number that is not a safe integer), `InvalidText` for
  *   text that is not an ID, `InvalidLayout` for a name that is no preset.
  */
-export function decode(id: bigint | number | string, layoutRef: LayoutRef = "twitter", options: DecodeOptions = {}): Decoded {
-  const c = compiled(layoutRef);
-  const value = toId(id, options.encoding === undefined ? "decimal" : checkEncoding(options.encoding), c);
-  const hi = Number(value >> 32n);
-  const lo = Number(value & 0xffffffffn);
-  const { shifts, widths, timeIndex } = c;
-  const l = c.layout;
-  const fields: Record<string, number> = {};
-  let ticks = 0;
-  for (let i = 0; i < widths.length; i++) {
-    const v = bitsOf(hi, lo, shifts[i]!, widths[i]!);
-    if (i === timeIndex) ticks = v;
-    else fields[l.fields[i]!.name] = v;
+export function decode(id: bigint | number | string, layoutRef: LayoutRef = "twitter", options?: DecodeOptions): Decoded {
+  const c = (typeof layoutRef === "string" && COMPILED.get(layoutRef)) || compiled(layoutRef);
+  const encoding = options?.encoding;
+  let value: bigint;
+  let hi: number;
+  let lo: number;
+  if (typeof id === "string" && (encoding === undefined || encoding === "decimal") && splitDecimal(id) && (HI < c.maxHi || (HI === c.maxHi && LO <= c.maxLo))) {
+    // The common case, without BigInt arithmetic: decimal text within range.
+    value = BigInt(id);
+    hi = HI;
+    lo = LO;
+  } else if (typeof id === "number" && Number.isSafeInteger(id) && id >= 0 && id <= c.maxSafe) {
+    value = BigInt(id);
+    hi = Math.floor(id / TWO_32);
+    lo = id - hi * TWO_32;
+  } else {
+    value = toId(id, encoding === undefined ? "decimal" : checkEncoding(encoding), c);
+    hi = Number(value >> 32n);
+    lo = Number(BigInt.asUintN(32, value));
   }
-  return new Decoded(value, l.name, ticks, l.epochMs + ticks * l.unitMs, fields, c.digits);
+  return c.make(value, hi, lo);
+}
+
+/** The halves of the decimal text {@link splitDecimal} read last. */
+let HI = 0;
+let LO = 0;
+
+/**
+ * Reads decimal text of 1 to 20 digits into {@link HI} and {@link LO},
+ * the high and low 32 bits of its value, five digits at a time (every
+ * step exact in a double); false for text that is not that, or a value
+ * above 2^64-1 (the full reader then says why).
+ */
+function splitDecimal(text: string): boolean {
+  const len = text.length;
+  if (len === 0 || len > 20) return false;
+  let hi = 0;
+  let lo = 0;
+  let at = 0;
+  while (at < len) {
+    const end = at + 5 < len ? at + 5 : len;
+    let chunk = 0;
+    let scale = 1;
+    for (; at < end; at++) {
+      const d = text.charCodeAt(at) - 48;
+      if (d < 0 || d > 9) return false;
+      chunk = chunk * 10 + d;
+      scale *= 10;
+    }
+    const t = lo * scale + chunk;
+    const carry = Math.floor(t / TWO_32);
+    lo = t - carry * TWO_32;
+    hi = hi * scale + carry;
+    if (hi >= TWO_32) return false;
+  }
+  HI = hi;
+  LO = lo;
+  return true;
 }
 
 // ------------------------------------------------------ encode, range

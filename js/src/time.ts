@@ -53,6 +53,13 @@ function wholeSecond(days: number, ofDay: number): string {
  * digits of a unit of 1 ms or more), as the core writes a decoded time.
  */
 export function formatMs(unixMs: number, digits = 3): string {
+  // The engine's own writer is the same text (ISO 8601's extended years
+  // included) within a Date's range, and several times faster.
+  if (unixMs >= -8.64e15 && unixMs <= 8.64e15) {
+    const text = new Date(unixMs).toISOString();
+    if (digits >= 3) return text;
+    return digits <= 0 ? `${text.slice(0, -5)}Z` : `${text.slice(0, -4 + digits)}Z`;
+  }
   const seconds = Math.floor(unixMs / 1000);
   const days = Math.floor(seconds / 86_400);
   const whole = wholeSecond(days, seconds - days * 86_400);
