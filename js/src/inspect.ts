@@ -814,7 +814,8 @@ export function inspect(text: string, options: InspectOptions = {}): Token[] {
   const nowMs = options.now === undefined ? Date.now() : Number(parseTime(options.now, "now", Date.now));
   const layouts = options.layouts === undefined ? PRESETS : options.layouts.map((l) => presetLayout(l));
   const families = layouts.map((l) => ({
-    name: l.name,
+    // A layout that is no preset is read as `custom`, as `snowmint inspect --layout` names it.
+    name: l.family === null ? "custom" : l.name,
     layout: l,
     since: KNOWN_SINCE[l.name] ?? { unixMs: l.epochMs, what: "its epoch" },
   }));

@@ -9,7 +9,7 @@
 
 import { SnowmintError } from "./errors.js";
 import { cut, debugChar, quote } from "./rust.js";
-import { formatMs, parseTime, type TimeInput } from "./time.js";
+import { formatMs, formatNs, parseTime, type TimeInput } from "./time.js";
 
 /** What a field holds, as the core's `Role`. */
 export type Role = "time" | "node" | "sequence" | "opaque";
@@ -27,19 +27,21 @@ export interface LayoutField {
   readonly max: number;
 }
 
-/** How long one tick of a time field lasts, written as the core writes it. */
-export type Unit = "1ms" | "10ms" | "1s";
+/** How long one tick of a time field lasts, written as the core writes it: `1ms`, `10ms`, `1s`, `250us`... (1us to 1s). */
+export type Unit = string;
 
 /** A family's ID layout: its fields, time unit and epoch. */
 export interface Layout {
-  /** The preset's name (`discord`), as the core and the command line call it. */
+  /** The preset's name (`discord`), as the core and the command line call it; for another layout, its text ({@link Layout.spec}). */
   readonly name: string;
-  /** The family, as people know it, and its reference. */
-  readonly family: string;
+  /** The family, as people know it, and its reference; null for a layout that is no preset. */
+  readonly family: string | null;
   /** The epoch, in Unix milliseconds. */
   readonly epochMs: number;
   readonly unit: Unit;
-  /** The unit in milliseconds (1, 10 or 1000). */
+  /** The unit in microseconds (1000 for `1ms`). */
+  readonly unitUs: number;
+  /** The unit in milliseconds (1, 10, 1000; a fraction for units below 1 ms). */
   readonly unitMs: number;
   /** The fields, most significant first. */
   readonly fields: readonly LayoutField[];
@@ -64,7 +66,7 @@ type FieldSpec = [name: string, role: Role, width: number];
 
 const TWITTER_EPOCH_MS = 1_288_834_974_657;
 
-const SPECS: [name: string, family: string, epochMs: number, unit: Unit, fields: FieldSpec[]][] = [
+const SPECS: [name: string, family: string, epochMs: number, unit: "1ms" | "10ms" | "1s", fields: FieldSpec[]][] = [
   [
     "twitter",
     "Twitter Snowflake (the default)",
@@ -161,9 +163,25 @@ const SPECS: [name: string, family: string, epochMs: number, unit: Unit, fields:
   ],
 ];
 
-const UNIT_MS: Record<Unit, number> = { "1ms": 1, "10ms": 10, "1s": 1000 };
-/** Fractional digits of a time at each unit. */
-const UNIT_DIGITS: Record<Unit, number> = { "1ms": 3, "10ms": 2, "1s": 0 };
+const PRESET_UNITS = { "1ms": 1000, "10ms": 10_000, "1s": 1_000_000 };
+
+/** A unit in microseconds, written as the core writes it. */
+function unitText(us: number): Unit {
+  if (us >= 1_000_000 && us % 1_000_000 === 0) return `${us / 1_000_000}s`;
+  if (us >= 1000 && us % 1000 === 0) return `${us / 1000}ms`;
+  return `${us}us`;
+}
+
+/** Fractional digits of a time at a unit of `us` microseconds. */
+function unitDigits(us: number): number {
+  let digits = 6;
+  let rest = us;
+  while (digits > 0 && rest % 10 === 0) {
+    rest /= 10;
+    digits -= 1;
+  }
+  return digits;
+}
 
 /** The names that imply their role in a layout's text. */
 function impliedRole(name: string): Role | undefined {
@@ -173,7 +191,7 @@ function impliedRole(name: string): Role | undefined {
   return undefined;
 }
 
-function spec(epochMs: number, unit: Unit, bits: number, fields: readonly LayoutField[]): string {
+function spec(epochMs: number, unit: string, bits: number, fields: readonly LayoutField[]): string {
   const twitterShape =
     bits === 63 &&
     unit === "1ms" &&
@@ -196,7 +214,7 @@ interface Compiled {
   readonly maxLo: number;
   readonly maxSafe: number;
   /** The decoded fields of the ID whose halves are hi and lo. */
-  readonly make: (id: bigint, hi: number, lo: number) => Decoded;
+  readonly make: (id: bigint | string, hi: number, lo: number) => Decoded;
 }
 
 const COMPILED = new Map<string, Compiled>();
@@ -243,23 +261,48 @@ function read(p: Plan, hi: number, lo: number): number {
  * The decoder of one layout: each field read from the ID's halves by its
  * plan, into an object whose keys are always added in the same order.
  */
-function maker(l: Layout, timeIndex: number, digits: number): (id: bigint, hi: number, lo: number) => Decoded {
+function maker(l: Layout, timeIndex: number, digits: number): (id: bigint | string, hi: number, lo: number) => Decoded {
   const time = l.fields[timeIndex]!;
   const others = l.fields.filter((f) => f.role !== "time");
   const names = others.map((f) => f.name);
   const plans = others.map((f) => plan(f.shift, f.width));
+  // The plans as flat arrays, for a loop with no calls in it.
+  const kinds = Int32Array.from(plans, (p) => p.kind);
+  const shifts = Int32Array.from(plans, (p) => p.shift);
+  const masks = Int32Array.from(plans, (p) => p.mask);
+  const scales = Float64Array.from(plans, (p) => p.scale);
   const count = others.length;
-  const { name, epochMs, unitMs } = l;
+  const { name, epochMs, unitMs, unitUs } = l;
   const timePlan = plan(time.shift, time.width);
+  const wholeMs = unitUs % 1000 === 0;
   return (id, hi, lo) => {
     const fields: Record<string, number> = {};
-    for (let i = 0; i < count; i++) fields[names[i]!] = read(plans[i]!, hi, lo);
+    for (let i = 0; i < count; i++) {
+      const kind = kinds[i]!;
+      const shift = shifts[i]!;
+      const mask = masks[i]!;
+      // `>>> 0` makes a field of all 32 bits (mask -1) unsigned.
+      fields[names[i]!] =
+        kind === 0
+          ? ((lo >>> shift) & mask) >>> 0
+          : kind === 1
+            ? ((hi >>> shift) & mask) >>> 0
+            : ((hi & mask) >>> 0) * scales[i]! + (lo >>> shift);
+    }
     const ticks = read(timePlan, hi, lo);
-    return new Decoded(id, name, ticks, epochMs + ticks * unitMs, fields, digits);
+    if (wholeMs) return new Decoded(id, name, ticks, epochMs + ticks * unitMs, fields, digits);
+    // Units finer than a millisecond: the time in microseconds, exactly.
+    const us = BigInt(epochMs) * 1000n + BigInt(ticks) * BigInt(unitUs);
+    return new Decoded(id, name, ticks, Number(us / 1000n), fields, digits, us);
   };
 }
 
-function build(name: string, family: string, epochMs: number, unit: Unit, specs: FieldSpec[]): Compiled {
+/** Whether two sets of fields are the same, names, roles and widths. */
+function sameFields(a: readonly LayoutField[], b: readonly LayoutField[]): boolean {
+  return a.length === b.length && a.every((f, i) => f.name === b[i]!.name && f.role === b[i]!.role && f.width === b[i]!.width);
+}
+
+function build(name: string | null, family: string | null, epochMs: number, unitUs: number, specs: FieldSpec[]): Compiled {
   let shift = 0;
   const fields: LayoutField[] = [];
   for (let i = specs.length - 1; i >= 0; i--) {
@@ -271,27 +314,33 @@ function build(name: string, family: string, epochMs: number, unit: Unit, specs:
   const timeIndex = fields.findIndex((f) => f.role === "time");
   const time = fields[timeIndex]!;
   const sequence = fields.find((f) => f.role === "sequence");
-  const unitMs = UNIT_MS[unit];
+  const unit = unitText(unitUs);
   const mintable =
     sequence !== undefined &&
     !fields.some((f) => f.role === "opaque" && f.width > 0) &&
     time.shift >= sequence.shift &&
     time.width + sequence.width <= 63;
+  const text = spec(epochMs, unit, bits, fields);
+  // A layout that is a preset, written out, is the preset.
+  const preset = name === null ? PRESET_LIST.find((p) => p.layout.epochMs === epochMs && p.layout.unitUs === unitUs && sameFields(p.layout.fields, fields)) : undefined;
+  if (preset) return preset;
+  const lastUs = BigInt(epochMs) * 1000n + (BigInt(time.max) + 1n) * BigInt(unitUs) - 1n;
   const layout: Layout = Object.freeze({
-    name,
+    name: name ?? text,
     family,
     epochMs,
     unit,
-    unitMs,
+    unitUs,
+    unitMs: unitUs / 1000,
     fields: Object.freeze(fields),
     bits,
     maxId: (1n << BigInt(bits)) - 1n,
-    lastInstantMs: epochMs + time.max * unitMs + unitMs - 1,
+    lastInstantMs: Number(lastUs / 1000n),
     jsSafe: bits <= 53,
     mintable,
-    spec: spec(epochMs, unit, bits, fields),
+    spec: text,
   });
-  const digits = UNIT_DIGITS[unit];
+  const digits = unitDigits(unitUs);
   return {
     layout,
     maxTicks: time.max,
@@ -304,8 +353,12 @@ function build(name: string, family: string, epochMs: number, unit: Unit, specs:
   };
 }
 
+const PRESET_LIST: Compiled[] = [];
+
 for (const [name, family, epochMs, unit, fields] of SPECS) {
-  COMPILED.set(name, build(name, family, epochMs, unit, fields));
+  const c = build(name, family, epochMs, PRESET_UNITS[unit], fields);
+  COMPILED.set(name, c);
+  PRESET_LIST.push(c);
 }
 
 /** Every preset, in the core's order (`twitter` first). */
@@ -323,22 +376,239 @@ function unknownLayout(name: string): SnowmintError {
   );
 }
 
+/** Layouts read from text, by their text: the last few. */
+const CUSTOM = new Map<string, Compiled>();
+const CUSTOM_KEPT = 64;
+
 function compiled(ref: LayoutRef): Compiled {
   if (typeof ref === "string") {
-    const found = COMPILED.get(ref) ?? COMPILED.get(ref.toLowerCase());
+    const found = COMPILED.get(ref) ?? COMPILED.get(ref.toLowerCase()) ?? CUSTOM.get(ref);
     if (found) return found;
-    throw unknownLayout(ref);
+    const read = parseLayout(ref);
+    if (CUSTOM.size >= CUSTOM_KEPT) CUSTOM.delete(CUSTOM.keys().next().value!);
+    CUSTOM.set(ref, read);
+    return read;
   }
-  const found = ref && typeof ref === "object" ? COMPILED.get(ref.name) : undefined;
-  if (found && found.layout === ref) return found;
-  throw unknownLayout(ref && typeof ref === "object" ? String(ref.name) : String(ref));
+  if (ref && typeof ref === "object") {
+    const found = COMPILED.get(ref.name) ?? CUSTOM.get(ref.name) ?? CUSTOM.get(ref.spec);
+    if (found && found.layout === ref) return found;
+    if (typeof ref.spec === "string") return compiled(ref.spec);
+  }
+  throw unknownLayout(String(ref));
+}
+
+// ---------------------------------------------------------- layout text
+
+function invalidLayout(reason: string): SnowmintError {
+  return new SnowmintError("InvalidLayout", `invalid layout: ${reason}`, { subject: "layout" });
+}
+
+const MAX_FIELDS = 8;
+const MAX_NAME_LEN = 15;
+const NAME = /^[a-z][a-z0-9_]{0,14}$/;
+
+/** The longest field this package reads as a number, exactly. */
+const MAX_FIELD_BITS = 53;
+
+/**
+ * A layout from its fields, checked by the core's rules (`Layout::from_fields`),
+ * and by this package's: every field at most 53 bits wide (so that it is a
+ * number, exactly) and the last instant within a Date's range.
+ */
+function fromFields(epochMs: number, unitUs: number, specs: FieldSpec[]): Compiled {
+  const name = (at: number): string => debugStrCut(specs[at]![0]);
+  if (specs.length === 0) throw invalidLayout("a layout needs at least a time field");
+  if (specs.length > MAX_FIELDS) throw invalidLayout(`${specs.length} fields is out of range (1..=${MAX_FIELDS})`);
+  let total = 0;
+  for (const [at, [fieldName, , width]] of specs.entries()) {
+    if (!NAME.test(fieldName)) {
+      throw invalidLayout(
+        `field name ${name(at)} is not valid (expected 1 to ${MAX_NAME_LEN} of a-z, 0-9 and _, starting with a letter)`,
+      );
+    }
+    if (specs.slice(0, at).some(([other]) => other === fieldName)) throw invalidLayout(`field ${name(at)} is named twice`);
+    if (width > 64) throw invalidLayout(`field ${cut(fieldName)} width ${width} is out of range (0..=64)`);
+    total += width;
+  }
+  if (total > 64) throw invalidLayout(`the widths ${specs.map((f) => f[2]).join("+")} add up to ${total} bits (0..=64)`);
+  const times = specs.filter((f) => f[1] === "time");
+  if (times.length === 0) throw invalidLayout("a layout needs a time field");
+  if (times.length > 1) throw invalidLayout(`${times.length} time fields (a layout has exactly 1)`);
+  if (times[0]![2] === 0) throw invalidLayout("the time field needs at least 1 bit");
+  const sequences = specs.filter((f) => f[1] === "sequence");
+  if (sequences.length > 1) throw invalidLayout(`${sequences.length} sequence fields (a layout has at most 1)`);
+  if (sequences.length === 1 && sequences[0]![2] === 0) throw invalidLayout("the sequence field needs at least 1 bit");
+  if (epochMs < 0) throw invalidLayout(`epoch ${epochMs} is before 1970-01-01 (0..)`);
+  const endUs = BigInt(epochMs) * 1000n + (1n << BigInt(times[0]![2])) * BigInt(unitUs) - 1n;
+  if (endUs > (1n << 63n) - 1n) {
+    throw invalidLayout(
+      `epoch ${epochMs} plus the time field's span overflows a 64-bit count of microseconds (about the year 294,000)`,
+    );
+  }
+  // This package's own limits, beyond the core's.
+  const wide = specs.find((f) => f[2] > MAX_FIELD_BITS);
+  if (wide) {
+    throw invalidLayout(
+      `field ${wide[0]} is ${wide[2]} bits wide; this package reads fields of at most ${MAX_FIELD_BITS} bits (a JavaScript number holds them exactly)`,
+    );
+  }
+  if (endUs / 1000n > 8_640_000_000_000_000n) {
+    throw invalidLayout(`its last instant is past the year 275760, beyond what this package reads (a Date's range)`);
+  }
+  return build(null, null, epochMs, unitUs, specs);
+}
+
+function debugStrCut(text: string): string {
+  return quote(text);
+}
+
+function impliedRoleOf(name: string): Role | undefined {
+  return impliedRole(name);
+}
+
+function roleNamed(text: string): Role | undefined {
+  if (text === "time") return "time";
+  if (text === "node") return "node";
+  if (text === "sequence" || text === "seq") return "sequence";
+  if (text === "opaque") return "opaque";
+  return undefined;
+}
+
+/** A unit's text (`10ms`, `1s`, `250us`), in microseconds, as the core's `Unit::from_str`. */
+function parseUnit(text: string): number {
+  const split = /^[0-9]*/.exec(text)![0].length;
+  const number = text.slice(0, split);
+  const suffix = text.slice(split);
+  const scale = suffix === "us" || suffix === "µs" ? 1 : suffix === "ms" ? 1000 : suffix === "s" ? 1_000_000 : 0;
+  const notUnit = (): SnowmintError =>
+    invalidLayout(
+      `unit ${quote(text)} is not a unit (expected a whole number of us, ms or s in 1us..=1s, such as 1ms or 10ms)`,
+    );
+  if (scale === 0) throw notUnit();
+  if (number === "") throw notUnit();
+  if (number.length > 10) throw invalidLayout(`unit ${cut(text)} is out of range (1us..=1s)`);
+  const micros = Number(number) * scale;
+  if (micros < 1 || micros > 1_000_000) throw invalidLayout(`unit ${cut(text)} is out of range (1us..=1s)`);
+  return micros;
+}
+
+function smallDecimal(text: string): number | undefined {
+  return /^[0-9]{1,3}$/.test(text) && Number(text) <= 255 ? Number(text) : undefined;
+}
+
+function unknownText(text: string): SnowmintError {
+  return unknownLayout(text);
 }
 
 /**
- * The preset called `name`, in any case.
+ * Reads a layout as the core does (`Layout::from_str`, what `--layout`
+ * and the service's `layout` parameter take): a preset's name (any case),
+ * Twitter-shaped widths `T/D/M/S` adding up to 63, or named fields
+ * `name:width[:role]/...` most significant first; any of them optionally
+ * followed by `@EPOCH` (Unix milliseconds or RFC 3339) and `,UNIT` (1us to
+ * 1s). Without them a preset keeps its own epoch and unit; widths and
+ * fields take Twitter's epoch and milliseconds.
  *
- * @throws {SnowmintError} `InvalidLayout` for a name that is no preset,
- *   listing the presets.
+ * @throws {SnowmintError} `InvalidLayout`, with the core's message.
+ */
+function parseLayout(text: string): Compiled {
+  const comma = text.indexOf(",");
+  const head = comma < 0 ? text : text.slice(0, comma);
+  const unitUs = comma < 0 ? undefined : parseUnit(text.slice(comma + 1));
+  const at = head.indexOf("@");
+  const base = at < 0 ? head : head.slice(0, at);
+  let epoch: number | undefined;
+  if (at >= 0) {
+    let ms: bigint;
+    try {
+      ms = parseTime(head.slice(at + 1), "epoch");
+    } catch (error) {
+      throw invalidLayout((error as Error).message);
+    }
+    if (ms < -(2n ** 53n) || ms > 2n ** 53n) {
+      throw invalidLayout(`epoch ${ms} plus the time field's span overflows a 64-bit count of microseconds (about the year 294,000)`);
+    }
+    epoch = Number(ms);
+  }
+  let layout: Compiled;
+  if (base.includes(":")) {
+    const specs: FieldSpec[] = [];
+    for (const item of base.split("/")) {
+      const parts = item.split(":");
+      const [name = "", width, role] = parts;
+      if (width === undefined || parts.length > 3) {
+        throw invalidLayout(`field ${quote(item)} is not name:width or name:width:role (such as machine:10 or worker:5:node)`);
+      }
+      const bits = smallDecimal(width);
+      if (bits === undefined) throw invalidLayout(`field ${cut(name)} width ${quote(width)} is out of range (0..=64)`);
+      if (!NAME.test(name)) {
+        throw invalidLayout(
+          `field name ${quote(name)} is not valid (expected 1 to ${MAX_NAME_LEN} of a-z, 0-9 and _, starting with a letter)`,
+        );
+      }
+      let fieldRole: Role | undefined;
+      if (role !== undefined) {
+        fieldRole = roleNamed(role);
+        if (!fieldRole) {
+          throw invalidLayout(`field ${cut(name)} role ${quote(role)} is not a role (expected time, node, sequence or opaque)`);
+        }
+      } else {
+        fieldRole = impliedRoleOf(name);
+        if (!fieldRole) {
+          throw invalidLayout(
+            `field ${quote(name)} needs a role (such as ${cut(name)}:${bits}:node; roles: time, node, sequence, opaque)`,
+          );
+        }
+      }
+      specs.push([name, fieldRole, bits]);
+    }
+    layout = fromFields(epoch ?? TWITTER_EPOCH_MS, unitUs ?? 1000, specs);
+  } else if (base.includes("/")) {
+    const parts = base.split("/").map(smallDecimal);
+    if (parts.length !== 4 || parts.some((w) => w === undefined)) throw unknownText(text);
+    const [t, d, m, q] = parts as number[];
+    const total = t! + d! + m! + q!;
+    if (total !== 63) {
+      throw invalidLayout(
+        `widths ${t}+${d}+${m}+${q} add up to ${total} bits, not 63 (T/D/M/S is Twitter's 63-bit shape; ` +
+          "name the fields, as in time:42/machine:10/sequence:12, for other totals)",
+      );
+    }
+    if (t === 0) throw invalidLayout("the timestamp field needs at least 1 bit");
+    layout = fromFields(epoch ?? TWITTER_EPOCH_MS, 1000, [
+      ["time", "time", t!],
+      ["datacenter", "node", d!],
+      ["machine", "node", m!],
+      ["sequence", "sequence", q!],
+    ]);
+  } else {
+    const preset = COMPILED.get(base.toLowerCase());
+    if (!preset) throw unknownText(text);
+    layout =
+      epoch === undefined
+        ? preset
+        : fromFields(epoch, preset.layout.unitUs, preset.layout.fields.map((f) => [f.name, f.role, f.width]));
+  }
+  if (unitUs !== undefined && unitUs !== layout.layout.unitUs) {
+    layout = fromFields(layout.layout.epochMs, unitUs, layout.layout.fields.map((f) => [f.name, f.role, f.width]));
+  }
+  return layout;
+}
+
+/**
+ * The layout a name or text says, as the core reads `--layout`: a preset
+ * by name (any case), Twitter-shaped widths `T/D/M/S` adding up to 63
+ * (`42/0/10/11`), or named fields most significant first
+ * (`time:39/sequence:8/machine:16`), any of them optionally with `@EPOCH`
+ * (Unix milliseconds or RFC 3339) and `,UNIT` (1us to 1s):
+ * `discord@2020-01-01T00:00:00Z`, `sonyflake-v2,1ms`. Every function that
+ * takes a layout takes this text too.
+ *
+ * Beyond the core's rules, this package reads layouts whose fields are at
+ * most 53 bits wide (so that each is a number, exactly) and whose last
+ * instant is within a Date's range; every preset is.
+ *
+ * @throws {SnowmintError} `InvalidLayout`, with the core's message.
  */
 export function layout(name: LayoutRef): Layout {
   return compiled(name).layout;
@@ -503,8 +773,8 @@ function fail(error: SnowmintError): never {
 
 /** The fields of one ID, by the family's names, and its time. */
 export class Decoded {
-  /** The ID. */
-  readonly id: bigint;
+  #id: bigint | undefined;
+  readonly #text: string | undefined;
   /** The layout's name. */
   readonly layout: string;
   /** The time field's value, in ticks of the unit since the epoch. */
@@ -514,19 +784,37 @@ export class Decoded {
   /** Every other field, by name, most significant first (each below 2^53). */
   readonly fields: Readonly<Record<string, number>>;
   readonly #digits: number;
+  readonly #us: bigint | undefined;
 
   /** @internal */
-  constructor(id: bigint, layout: string, ticks: number, timestampMs: number, fields: Record<string, number>, digits: number) {
-    this.id = id;
+  constructor(
+    id: bigint | string,
+    layout: string,
+    ticks: number,
+    timestampMs: number,
+    fields: Record<string, number>,
+    digits: number,
+    us?: bigint,
+  ) {
+    // An ID read from decimal text becomes a BigInt when asked for.
+    if (typeof id === "string") this.#text = id;
+    else this.#id = id;
     this.layout = layout;
     this.ticks = ticks;
     this.timestampMs = timestampMs;
     this.fields = fields;
     this.#digits = digits;
+    this.#us = us;
+  }
+
+  /** The ID. */
+  get id(): bigint {
+    return (this.#id ??= BigInt(this.#text!));
   }
 
   /** The time, RFC 3339 in UTC, with the digits of the layout's unit (`2016-04-30T11:18:25.796Z`). */
   get time(): string {
+    if (this.#us !== undefined) return formatNs(this.#us * 1000n, 10n ** BigInt(9 - this.#digits));
     return formatMs(this.timestampMs, this.#digits);
   }
 
@@ -594,27 +882,37 @@ export interface DecodeOptions {
  *   text that is not an ID, `InvalidLayout` for a name that is no preset.
  */
 export function decode(id: bigint | number | string, layoutRef: LayoutRef = "twitter", options?: DecodeOptions): Decoded {
-  const c = (typeof layoutRef === "string" && COMPILED.get(layoutRef)) || compiled(layoutRef);
-  const encoding = options?.encoding;
-  let value: bigint;
-  let hi: number;
-  let lo: number;
+  let c: Compiled;
+  if (layoutRef === lastRef) c = lastCompiled!;
+  else {
+    c = compiled(layoutRef);
+    lastRef = layoutRef;
+    lastCompiled = c;
+  }
+  const encoding = options?.encoding === undefined ? undefined : checkEncoding(options.encoding);
   if (typeof id === "string" && (encoding === undefined || encoding === "decimal") && splitDecimal(id) && (HI < c.maxHi || (HI === c.maxHi && LO <= c.maxLo))) {
     // The common case, without BigInt arithmetic: decimal text within range.
-    value = BigInt(id);
-    hi = HI;
-    lo = LO;
-  } else if (typeof id === "number" && Number.isSafeInteger(id) && id >= 0 && id <= c.maxSafe) {
-    value = BigInt(id);
-    hi = Math.floor(id / TWO_32);
-    lo = id - hi * TWO_32;
-  } else {
-    value = toId(id, encoding === undefined ? "decimal" : checkEncoding(encoding), c);
-    hi = Number(value >> 32n);
-    lo = Number(BigInt.asUintN(32, value));
+    return c.make(id, HI, LO);
   }
-  return c.make(value, hi, lo);
+  if (typeof id === "bigint" && id >= 0n && id <= c.layout.maxId) {
+    HALVES.setBigUint64(0, id);
+    return c.make(id, HALVES.getUint32(0), HALVES.getUint32(4));
+  }
+  if (typeof id === "number" && Number.isSafeInteger(id) && id >= 0 && id <= c.maxSafe) {
+    const hi = Math.floor(id / TWO_32);
+    return c.make(BigInt(id), hi, id - hi * TWO_32);
+  }
+  const value = toId(id, encoding ?? "decimal", c);
+  HALVES.setBigUint64(0, value);
+  return c.make(value, HALVES.getUint32(0), HALVES.getUint32(4));
 }
+
+/** The layout {@link decode} was last given, and what it is: a run of IDs is usually of one layout. */
+let lastRef: LayoutRef | undefined;
+let lastCompiled: Compiled | undefined;
+
+/** Eight bytes to split a BigInt into 32-bit halves without BigInt arithmetic. */
+const HALVES = new DataView(new ArrayBuffer(8));
 
 /** The halves of the decimal text {@link splitDecimal} read last. */
 let HI = 0;
@@ -673,7 +971,7 @@ function offset(c: Compiled, timestampMs: bigint): number {
   const l = c.layout;
   if (timestampMs < BigInt(l.epochMs)) throw timestampError("before", timestampMs, l);
   if (timestampMs > BigInt(l.lastInstantMs)) throw timestampError("past", timestampMs, l);
-  return Math.floor(Number(timestampMs - BigInt(l.epochMs)) / l.unitMs);
+  return Number(((timestampMs - BigInt(l.epochMs)) * 1000n) / BigInt(l.unitUs));
 }
 
 function fieldValue(field: LayoutField, value: unknown): bigint {

@@ -120,6 +120,12 @@ test("the time judged against now: future and before-the-family readings say so,
   assert.equal(token.candidates.length, 1);
   assert.equal(token.candidates[0].plausibility, "pinned");
   assert.match(token.candidates[0].why, /^pinned: found as the post in an X\/Twitter link, so twitter; though .* is in the future/);
+  // A layout of one's own is read as `custom`, as the binary's --layout reads it.
+  const custom = spawnSync(binary(), ["inspect", "--format", "json", "--now", NOW, "--layout", "42/0/10/11@1600000000000", "1724551110457221119"], { encoding: "utf8" });
+  assert.deepEqual(
+    inspect("1724551110457221119", { now: NOW, layouts: ["42/0/10/11@1600000000000"] }).map((t) => JSON.parse(JSON.stringify(tokenJSON(t)))),
+    custom.stdout.trim().split("\n").map((l) => JSON.parse(l)),
+  );
   // top keeps the best; layouts narrow the families.
   assert.equal(inspect("1724551110457221119", { now: NOW, top: 1 })[0].candidates.length, 1);
   assert.deepEqual(

@@ -426,3 +426,46 @@ test("ULIDs, UUIDs, ObjectIds and TIDs made by their own packages read the same 
     assert.equal(rt.fields.clock_id, tid.clockid());
   }
 });
+
+test("layout text: the binary's reading of presets with an epoch or unit, widths and named fields, and its errors", () => {
+  const texts = [
+    "DISCORD", "discord@2020-01-01T00:00:00Z", "discord@1420070400000", "sonyflake-v2,1ms", "42/0/10/11",
+    "42/0/10/11@1600000000000", "time:39/sequence:8/machine:16@2014-09-01T00:00:00Z,10ms",
+    "time:32/shard:16:node/counter:16:sequence@0,1s", "time:41/seq:12:seq@2024-01-01T00:00:00+02:00,250us",
+    "twitter@2015-01-01T00:00:00Z,1us", "worker:5:node/time:41/sequence:12",
+    // Errors, each worded as the binary words it.
+    "41/5/5/13", "0/21/21/21", "snowflake9000", "a/b", "time:41/x:5", "time:41/Bad:5:node", "time:41/x:5:nope",
+    "time:65", "time:41:time/t:2:time", "time:41,0ms", "time:41,2s", "time:41,10", "time:41,99999999999ms",
+    "time:41@-5", "time:41@yesterday", "time:41/s:0:sequence", "time:41/time:2", "x", "time:41/sequence:10/x",
+    ",1ms", "time:41/a:1:node/a:2:node", "time:41/a:1:node/b:1:node/c:1:node/d:1:node/e:1:node/f:1:node/g:1:node/h:1:node",
+  ];
+  for (const text of texts) {
+    const out = cli(["layout", "--format", "json", "--layout", text]);
+    if (out.error !== undefined) {
+      assert.throws(() => layout(text), refused("InvalidLayout", "layout", out.error), text);
+      continue;
+    }
+    const theirs = JSON.parse(out.ok);
+    const ours = layout(text);
+    assert.deepEqual(
+      [ours.name, ours.spec, ours.family, ours.epochMs, ours.unit, ours.unitUs, ours.bits, ours.lastInstantMs, ours.maxId.toString(), ours.jsSafe, ours.mintable],
+      [theirs.layout, theirs.spec, theirs.family ?? null, theirs.epoch_ms, theirs.unit, theirs.unit_us, theirs.bits, theirs.last_instant_ms, theirs.max_id, theirs.js_safe, theirs.mintable],
+      text,
+    );
+    // Decoding with it is the binary's too, at the layout's precision.
+    const draw = seeded(text.length);
+    const ids = [0n, ours.maxId, ...Array.from({ length: 4 }, () => draw(ours.maxId))];
+    const lines = cli(["decode", "--layout", text, "--format", "json", ...ids.map(String)]).ok.trim().split("\n");
+    for (const [i, id] of ids.entries()) {
+      const decoded = decode(id, text);
+      const line = JSON.parse(lines[i]);
+      assert.equal(decoded.time, line.time, `${text} ${id}`);
+      assert.equal(decoded.timestampMs, line.timestamp_ms, `${text} ${id}`);
+      // Encoding takes milliseconds: the ID comes back whole where a tick is a whole number of them.
+      if (ours.unitUs % 1000 === 0) assert.equal(encode(decoded.timestampMs, decoded.fields, text), id, `${text} ${id}`);
+    }
+  }
+  // Beyond the core's rules: fields wider than 53 bits are refused here, by name.
+  assert.ok(cli(["layout", "--layout", "time:54/s:10:sequence@0,1us"]).ok);
+  assert.throws(() => layout("time:54/s:10:sequence@0,1us"), refused("InvalidLayout", "layout", /field time is 54 bits wide; this package reads fields of at most 53 bits/));
+});
