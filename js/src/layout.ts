@@ -823,6 +823,11 @@ export class Decoded {
     return new Date(this.timestampMs);
   }
 
+  /** What `console.log` shows in Node: the ID and time too, which are read when asked for. */
+  [Symbol.for("nodejs.util.inspect.custom")](): object {
+    return { id: this.id, layout: this.layout, time: this.time, timestampMs: this.timestampMs, ticks: this.ticks, fields: this.fields };
+  }
+
   /** JSON as the service's decode answers: the ID as a string. */
   toJSON(): { id: string; layout: string; timestamp_ms: number; time: string } & Record<string, number | string> {
     return { id: this.id.toString(), layout: this.layout, timestamp_ms: this.timestampMs, time: this.time, ...this.fields };
