@@ -828,7 +828,7 @@ export class Decoded {
     return { id: this.id, layout: this.layout, time: this.time, timestampMs: this.timestampMs, ticks: this.ticks, fields: this.fields };
   }
 
-  /** JSON as the service's decode answers: the ID as a string. */
+  /** JSON: the ID as a string (as snowmint's API writes IDs), the layout, the time, and every other field by name. */
   toJSON(): { id: string; layout: string; timestamp_ms: number; time: string } & Record<string, number | string> {
     return { id: this.id.toString(), layout: this.layout, timestamp_ms: this.timestampMs, time: this.time, ...this.fields };
   }
@@ -877,7 +877,8 @@ export interface DecodeOptions {
 }
 
 /**
- * Takes an ID apart with a preset's layout (default `twitter`): its time
+ * Takes an ID apart with a layout (a preset's name or a layout's text, as
+ * {@link layout} reads them; default `twitter`): its time
  * and every other field by the family's names, as the core's
  * `Layout::decode`. The ID is a BigInt, a safe integer, or text in
  * `options.encoding`.
@@ -1006,7 +1007,7 @@ function fieldValue(field: LayoutField, value: unknown): bigint {
 export type FieldValues = Readonly<Record<string, number | bigint | string>>;
 
 /**
- * Makes the ID of a preset's layout (default `twitter`) at `time` (Unix
+ * Makes the ID of a layout (a name or text; default `twitter`) at `time` (Unix
  * milliseconds, RFC 3339 text or a Date) with the given field values
  * (the others 0), as the core's `Layout::encode`. A time inside a tick of
  * 10 ms or 1 s gives that tick.
@@ -1048,7 +1049,7 @@ export interface IdRange {
 }
 
 /**
- * The IDs a preset's layout (default `twitter`) gives from `from` to `to`
+ * The IDs a layout (a name or text; default `twitter`) gives from `from` to `to`
  * (both included), as the core's `Layout::id_range`: every ID of the
  * window lies in min..=max, for instance for a database query.
  *
