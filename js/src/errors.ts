@@ -16,7 +16,6 @@ export type ErrorKind =
   | "OutOfRange"
   | "InvalidText"
   | "UnknownName"
-  | "InvalidFields"
   | "InvalidLayout"
   | "EmptyWindow";
 

@@ -416,7 +416,7 @@ const MAX_FIELD_BITS = 53;
  * number, exactly) and the last instant within a Date's range.
  */
 function fromFields(epochMs: number, unitUs: number, specs: FieldSpec[]): Compiled {
-  const name = (at: number): string => debugStrCut(specs[at]![0]);
+  const name = (at: number): string => quote(specs[at]![0]);
   if (specs.length === 0) throw invalidLayout("a layout needs at least a time field");
   if (specs.length > MAX_FIELDS) throw invalidLayout(`${specs.length} fields is out of range (1..=${MAX_FIELDS})`);
   let total = 0;
@@ -458,14 +458,6 @@ function fromFields(epochMs: number, unitUs: number, specs: FieldSpec[]): Compil
   return build(null, null, epochMs, unitUs, specs);
 }
 
-function debugStrCut(text: string): string {
-  return quote(text);
-}
-
-function impliedRoleOf(name: string): Role | undefined {
-  return impliedRole(name);
-}
-
 function roleNamed(text: string): Role | undefined {
   if (text === "time") return "time";
   if (text === "node") return "node";
@@ -494,10 +486,6 @@ function parseUnit(text: string): number {
 
 function smallDecimal(text: string): number | undefined {
   return /^[0-9]{1,3}$/.test(text) && Number(text) <= 255 ? Number(text) : undefined;
-}
-
-function unknownText(text: string): SnowmintError {
-  return unknownLayout(text);
 }
 
 /**
@@ -553,7 +541,7 @@ function parseLayout(text: string): Compiled {
           throw invalidLayout(`field ${cut(name)} role ${quote(role)} is not a role (expected time, node, sequence or opaque)`);
         }
       } else {
-        fieldRole = impliedRoleOf(name);
+        fieldRole = impliedRole(name);
         if (!fieldRole) {
           throw invalidLayout(
             `field ${quote(name)} needs a role (such as ${cut(name)}:${bits}:node; roles: time, node, sequence, opaque)`,
@@ -565,7 +553,7 @@ function parseLayout(text: string): Compiled {
     layout = fromFields(epoch ?? TWITTER_EPOCH_MS, unitUs ?? 1000, specs);
   } else if (base.includes("/")) {
     const parts = base.split("/").map(smallDecimal);
-    if (parts.length !== 4 || parts.some((w) => w === undefined)) throw unknownText(text);
+    if (parts.length !== 4 || parts.some((w) => w === undefined)) throw unknownLayout(text);
     const [t, d, m, q] = parts as number[];
     const total = t! + d! + m! + q!;
     if (total !== 63) {
@@ -583,7 +571,7 @@ function parseLayout(text: string): Compiled {
     ]);
   } else {
     const preset = COMPILED.get(base.toLowerCase());
-    if (!preset) throw unknownText(text);
+    if (!preset) throw unknownLayout(text);
     layout =
       epoch === undefined
         ? preset
