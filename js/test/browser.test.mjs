@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { eventually, freePort, staticNode, tempDir } from "./support.mjs";
 
 const js = dirname(dirname(fileURLToPath(import.meta.url)));
+const vectors = JSON.parse(readFileSync(join(js, "../vectors/vectors.json"), "utf8"));
 const INSTALL = "apt-get install chromium chromium-driver (scripts/test does)";
 
 /** The page, its bundle, and /v1/ passed on to `node`. */
@@ -95,7 +96,7 @@ async function browser(t) {
   };
 }
 
-test("in headless Chromium: the ESM build reads JSON exactly and gets IDs from a node of the page's origin", async (t) => {
+test("in headless Chromium: the ESM build reads JSON exactly, gets IDs from a node of the page's origin, and reads every vector", async (t) => {
   const node = await staticNode(t, 10, 3);
   const page = await origin(t, node.url);
   const chromium = await browser(t);
@@ -122,9 +123,24 @@ test("in headless Chromium: the ESM build reads JSON exactly and gets IDs from a
         types: [...new Set(ids.map((id) => typeof id))],
         refused,
         stats: client.stats(),
+        // The reader, on the page's engine: every vector and text of the vectors file.
+        vectors: VECTORS.vectors.map((v) => {
+          try {
+            if (s.PRESET_NAMES.includes(v.family) && /^[0-9]+$/.test(v.input)) {
+              const d = s.decode(v.input, v.family);
+              return [v.family, d.time, { id: d.id.toString(), ...d.fields }];
+            }
+            const r = s.decodeText(v.input, v.family);
+            return [r.family, r.time, r.fields];
+          } catch (e) {
+            return [String(e)];
+          }
+        }),
+        texts: VECTORS.texts.map(({ text }) =>
+          s.inspect(text, { now: "2025-06-15T00:00:00Z" }).map((t) => [t.input, t.candidates[0].family, t.candidates[0].time])),
       };
     })().then(done, (e) => done({ error: String(e && e.stack || e) }));
-  `);
+  `.replaceAll("VECTORS", () => `(${JSON.stringify(vectors)})`));
   assert.equal(result.error, undefined, result.error);
   assert.deepEqual(result.parsed, ["18446744073709551615", ["9007199254740993", "1724551110457221119"], "bigint", 12345678901234567000]);
   assert.deepEqual(result.revived, ["18446744073709551615", ["9007199254740993", "1724551110457221119"]]);
@@ -139,4 +155,14 @@ test("in headless Chromium: the ESM build reads JSON exactly and gets IDs from a
   }
   assert.deepEqual(result.refused, ["UnavailableError", true, "http_404"]);
   assert.ok(result.stats.bufferHits > 0, JSON.stringify(result.stats));
+  for (const [i, v] of vectors.vectors.entries()) {
+    const [family, time, fields] = result.vectors[i];
+    assert.equal(family, v.family, `${v.input}: ${family}`);
+    assert.equal(time, v.time, v.input);
+    for (const [name, value] of Object.entries(v.fields)) assert.strictEqual(fields[name], value, `${v.input} ${name}`);
+  }
+  assert.deepEqual(
+    result.texts,
+    vectors.texts.map(({ tokens }) => tokens.map((t) => [t.input, t.family, t.time])),
+  );
 });

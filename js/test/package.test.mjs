@@ -41,12 +41,14 @@ test("the packed package: installed, imported from ESM and CommonJS, type-checke
     files,
     [
       "README.md",
-      "dist/cjs/client.d.ts", "dist/cjs/errors.d.ts", "dist/cjs/id.d.ts", "dist/cjs/index.d.ts",
-      "dist/cjs/index.js", "dist/cjs/index.js.map", "dist/cjs/json.d.ts", "dist/cjs/nodes.d.ts", "dist/cjs/package.json",
-      "dist/esm/client.d.ts", "dist/esm/errors.d.ts", "dist/esm/id.d.ts", "dist/esm/index.d.ts",
-      "dist/esm/index.js", "dist/esm/index.js.map", "dist/esm/json.d.ts", "dist/esm/nodes.d.ts",
+      ...["cjs", "esm"].flatMap((kind) => [
+        ...["client", "errors", "id", "index", "inspect", "json", "layout", "nodes", "rust", "text", "time"].map((m) => `dist/${kind}/${m}.d.ts`),
+        `dist/${kind}/index.js`,
+        `dist/${kind}/index.js.map`,
+      ]),
+      "dist/cjs/package.json",
       "package.json",
-    ],
+    ].sort(),
     "the tarball holds the builds, the declarations and the README (run npm run build first)",
   );
   t.diagnostic(`${packed.filename}: ${packed.size} bytes packed, ${packed.unpackedSize} unpacked, ${packed.entryCount} files`);
@@ -73,7 +75,7 @@ test("the packed package: installed, imported from ESM and CommonJS, type-checke
     const esm = run(process.execPath, ["esm.mjs"], project).stdout;
     const cjs = run(process.execPath, ["cjs.cjs"], project).stdout;
     assert.equal(esm, cjs);
-    for (const name of ["Client", "parseJSON", "idReviver", "idReplacer", "stringifyJSON", "UnavailableError", "RefusedError"]) {
+    for (const name of ["Client", "parseJSON", "idReviver", "idReplacer", "stringifyJSON", "UnavailableError", "RefusedError", "decode", "encode", "range", "decodeText", "inspect", "PRESETS"]) {
       assert.ok(esm.trim().split(",").includes(name), `${name} is exported: ${esm}`);
     }
     // Each is its own build: the CommonJS one is not the ESM one loaded twice.
