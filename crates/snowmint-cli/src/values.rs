@@ -203,7 +203,7 @@ mod tests {
     #[test]
     fn numbers_name_the_range() {
         let layout = Layout::TWITTER;
-        let message = |text| {
+        let message = |text: &str| {
             named_values(&layout, &[("datacenter".to_owned(), text.to_owned())])
                 .unwrap_err()
                 .to_string()
