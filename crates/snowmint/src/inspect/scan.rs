@@ -366,15 +366,17 @@ pub fn classify(word: &[u8], standalone: bool) -> Vec<Shape> {
             written: Written::Decimal,
         });
     }
-    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        if (1..=16).contains(&hex.len())
-            && let Ok(value) = u64::from_str_radix(hex, 16)
-        {
-            shapes.push(Shape::Integer {
-                value,
-                written: Written::Hex,
-            });
-        }
+    // A `0x` that is not followed by hex is no hex prefix: Crockford base32
+    // of a 64-bit integer below 2^60 starts with `0`, and may go on with
+    // `X` (`0X4P5A9Y9BC00`).
+    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X"))
+        && (1..=16).contains(&hex.len())
+        && let Ok(value) = u64::from_str_radix(hex, 16)
+    {
+        shapes.push(Shape::Integer {
+            value,
+            written: Written::Hex,
+        });
         return shapes;
     }
     let all_hex = word.iter().all(u8::is_ascii_hexdigit);
@@ -494,6 +496,23 @@ mod tests {
         for found in scan(text.as_bytes()) {
             assert_eq!(&text[found.span.clone()], found.text);
         }
+    }
+
+    #[test]
+    fn base32_that_starts_with_0x_is_not_hex() {
+        // 1050118621198921728 in Crockford base32, and in hex.
+        let shapes = classify(b"0X4P5A9Y9BC00", false);
+        assert!(shapes.contains(&Shape::Integer {
+            value: 1_050_118_621_198_921_728,
+            written: Written::Base32
+        }));
+        assert_eq!(
+            classify(b"0xe92c5527c95b000", false),
+            [Shape::Integer {
+                value: 1_050_118_621_198_921_728,
+                written: Written::Hex
+            }]
+        );
     }
 
     #[test]
