@@ -132,7 +132,30 @@ impl Inspector {
         &'a self,
         text: &'a T,
     ) -> impl Iterator<Item = Token> + 'a {
-        scan(text.as_ref()).map(move |found| self.read(&found))
+        self.inspect_best(text, usize::MAX)
+    }
+
+    /// The tokens of `text`, each with its `count` most plausible
+    /// readings: what [`Inspector::inspect`] and then [`Token::keep_best`]
+    /// give, but the readings left out are only ranked, never written out
+    /// ([`Inspector::read_best`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::inspect::Inspector;
+    ///
+    /// let inspector = Inspector::new(1_750_000_000_000);
+    /// let token = inspector.inspect_best("1724551110457221119", 1).next().unwrap();
+    /// assert_eq!(token.candidates().len(), 1);
+    /// assert_eq!(token.best().unwrap().family(), "twitter");
+    /// ```
+    pub fn inspect_best<'a, T: AsRef<[u8]> + ?Sized>(
+        &'a self,
+        text: &'a T,
+        count: usize,
+    ) -> impl Iterator<Item = Token> + 'a {
+        scan(text.as_ref()).map(move |found| self.read_best(&found, count))
     }
 
     /// Every token of `text`, for a front end that answers with all of them
