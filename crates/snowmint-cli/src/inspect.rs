@@ -287,11 +287,7 @@ fn write_json(token: &Token, line: Option<u64>, out: &mut Vec<u8>) {
 fn json_str(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = text.as_bytes();
-    // Without a branch per byte, so that it runs on whole words.
-    let plain = !bytes.iter().fold(false, |any, &b| {
-        any | (b < 0x20) | (b == b'"') | (b == b'\\')
-    });
-    if plain {
+    if !needs_escape(bytes) {
         out.extend_from_slice(bytes);
     } else {
         for &b in bytes {
@@ -316,18 +312,55 @@ fn json_str(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-/// `n` in decimal, written into `buf`.
+/// `n` in decimal, written into `buf`, two digits at a time.
 fn itoa(mut n: u64, buf: &mut [u8; 20]) -> &str {
+    const PAIRS: &[u8; 200] = b"\
+        0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut at = buf.len();
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[n as usize * 2..n as usize * 2 + 2]);
+    } else {
         at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        buf[at] = b'0' + n as u8;
     }
     std::str::from_utf8(&buf[at..]).unwrap_or_default()
+}
+
+/// Whether any byte of `bytes` is escaped in JSON (`"`, `\\`, or below
+/// 0x20), looked at eight bytes at a time.
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Whether a byte of `x` is below `n` (n <= 0x80): the high bit of that
+    // byte of (x - n) & !x is set, and none is set where no byte is below.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let found = below(x, 0x20)
+            | below(x ^ (ONES * u64::from(b'"')), 1)
+            | below(x ^ (ONES * u64::from(b'\\')), 1);
+        if found != 0 {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// The width the text output's explanations are wrapped at.
@@ -497,6 +530,41 @@ mod tests {
             }
         }
         assert!(tokens > 200, "{tokens} tokens");
+    }
+
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            42,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            12345,
+            u64::MAX / 7,
+            u64::MAX,
+        ] {
+            assert_eq!(itoa(n, &mut [0; 20]), n.to_string());
+        }
+    }
+
+    #[test]
+    fn escapes_are_found_at_every_place() {
+        for len in 1..20 {
+            for at in 0..len {
+                for b in 0..=u8::MAX {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = b;
+                    let expected = b < 0x20 || b == b'"' || b == b'\\';
+                    assert_eq!(needs_escape(&bytes), expected, "{bytes:?}");
+                }
+            }
+        }
     }
 
     /// Strings are escaped as `serde_json` escapes them.

@@ -195,7 +195,7 @@ impl Catalog {
     }
 
     /// The families, in order.
-    pub fn families(&self) -> impl Iterator<Item = &SnowflakeFamily> {
+    pub fn families(&self) -> impl ExactSizeIterator<Item = &SnowflakeFamily> {
         self.families.iter()
     }
 

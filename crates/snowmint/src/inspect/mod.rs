@@ -102,6 +102,9 @@ pub struct Inspector {
     /// When "now" is, in Unix milliseconds: a time later than this (and a
     /// day's slack) is implausible.
     now_ms: i64,
+    /// "now" as RFC 3339, as the explanations of times in the future write
+    /// it.
+    now_text: String,
 }
 
 impl Inspector {
@@ -113,7 +116,11 @@ impl Inspector {
 
     /// An inspector over `catalog`'s integer families.
     pub fn with_catalog(catalog: Catalog, now_ms: i64) -> Inspector {
-        Inspector { catalog, now_ms }
+        Inspector {
+            catalog,
+            now_ms,
+            now_text: crate::time::format_time(now_ms).to_string(),
+        }
     }
 
     /// The integer families it reads numbers as.

@@ -15,7 +15,6 @@ use super::reading::{Field, Plausibility, Reading, Token};
 use super::scan::{Found, Shape, Written};
 use super::strings::{Since, TextFamily};
 use super::time::{SECOND, Time};
-use crate::time::{Rfc3339, format_time};
 
 /// How far past now a time may be and still be plausible: clocks that run
 /// ahead, and a `now` read a little early.
@@ -48,7 +47,8 @@ impl Inspector {
     /// assert_eq!(inspector.read_best(&found, 2), all);
     /// ```
     pub fn read_best(&self, found: &Found<'_>, count: usize) -> Token {
-        let mut drafts = Vec::new();
+        // An integer is read as each family of the catalog.
+        let mut drafts = Vec::with_capacity(self.catalog.families().len() + found.shapes.len());
         for shape in &found.shapes {
             self.shape_drafts(found, shape, &mut drafts);
         }
@@ -266,7 +266,6 @@ impl Inspector {
             }
         };
         let mut time_buf = [0; Time::MAX_LEN];
-        let mut now_buf = [0; Rfc3339::MAX_LEN];
         // What is wrong with the time, in pieces.
         let odd: Option<[&str; 6]> = match (odd, time) {
             (Some(Odd::Early), Some(time)) => {
@@ -275,8 +274,14 @@ impl Inspector {
             }
             (Some(Odd::Future), Some(time)) => {
                 let time = time.write_to(&mut time_buf);
-                let now = format_time(self.now_ms).write_to(&mut now_buf);
-                Some([time, " is in the future (now is ", now, ")", "", ""])
+                Some([
+                    time,
+                    " is in the future (now is ",
+                    &self.now_text,
+                    ")",
+                    "",
+                    "",
+                ])
             }
             _ => None,
         };

@@ -300,8 +300,27 @@ fn is_word_char(b: &u8) -> bool {
 /// A character of a link, as far as the tokenizer cares: no quotes,
 /// brackets or spaces, which surround links in text.
 pub(crate) fn is_url_char(b: &u8) -> bool {
-    b.is_ascii_alphanumeric() || b"-._~:/?#@!$&*+,;=%".contains(b)
+    URL_CHARS[usize::from(*b)]
 }
+
+/// [`is_url_char`] for every byte: a lookup, since it is asked of nearly
+/// every byte of a text.
+const URL_CHARS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric();
+        b += 1;
+    }
+    let others = b"-._~:/?#@!$&*+,;=%";
+    let mut at = 0;
+    while at < others.len() {
+        table[others[at] as usize] = true;
+        at += 1;
+    }
+    table
+};
 
 /// The range of `line` past spaces, then past quotes and brackets around
 /// what is left.
@@ -495,6 +514,14 @@ mod tests {
         let text = "é 1724551110457221119 é";
         for found in scan(text.as_bytes()) {
             assert_eq!(&text[found.span.clone()], found.text);
+        }
+    }
+
+    #[test]
+    fn url_characters_are_the_alphanumerics_and_the_marks() {
+        for b in 0..=u8::MAX {
+            let expected = b.is_ascii_alphanumeric() || b"-._~:/?#@!$&*+,;=%".contains(&b);
+            assert_eq!(is_url_char(&b), expected, "{b}");
         }
     }
 

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::time::{Rfc3339, format_time};
+use crate::time::{civil_from_days, decimal_width};
 
 /// A nanosecond.
 pub const NANOSECOND: u64 = 1;
@@ -151,28 +151,66 @@ impl Time {
                 self.unix_ns.rem_euclid(SECOND as i128) as u64,
             ),
         };
-        // The calendar is the core's: the date and time of the whole second,
-        // written with milliseconds, whose ".000Z" is replaced here.
-        let Some(unix_ms) = i64::try_from(second).ok().and_then(|s| s.checked_mul(1000)) else {
+        let Some(second) = i64::try_from(second)
+            .ok()
+            .filter(|s| s.checked_mul(1000).is_some())
+        else {
             return far(second, buf);
         };
-        let mut calendar = [0; Rfc3339::MAX_LEN];
-        let text = format_time(unix_ms).write_to(&mut calendar);
-        let whole = text.rsplit_once('.').map_or(text, |(whole, _)| whole);
-        let mut len = whole.len();
-        buf[..len].copy_from_slice(whole.as_bytes());
+        // The calendar is the core's (as `format_time` writes it), with the
+        // fraction at the unit.
+        let (year, month, day) = civil_from_days(second.div_euclid(86_400));
+        let of_day = second.rem_euclid(86_400) as u64;
+        let mut text = Cursor { buf, len: 0 };
+        if (0..=9999).contains(&year) {
+            text.digits(year as u64, 4);
+        } else {
+            // ISO 8601 extended years: a sign and at least 6 digits.
+            text.byte(if year < 0 { b'-' } else { b'+' });
+            let magnitude = year.unsigned_abs();
+            text.digits(magnitude, decimal_width(magnitude).max(6));
+        }
+        text.byte(b'-');
+        text.digits(month as u64, 2);
+        text.byte(b'-');
+        text.digits(day as u64, 2);
+        text.byte(b'T');
+        text.digits(of_day / 3600, 2);
+        text.byte(b':');
+        text.digits(of_day / 60 % 60, 2);
+        text.byte(b':');
+        text.digits(of_day % 60, 2);
         let digits = self.fraction_digits() as usize;
         if digits > 0 {
-            buf[len] = b'.';
-            let mut fraction = nanos / 10u64.pow(9 - digits as u32);
-            for at in (len + 1..=len + digits).rev() {
-                buf[at] = b'0' + (fraction % 10) as u8;
-                fraction /= 10;
-            }
-            len += 1 + digits;
+            text.byte(b'.');
+            text.digits(nanos / 10u64.pow(9 - digits as u32), digits);
         }
-        buf[len] = b'Z';
-        std::str::from_utf8(&buf[..=len]).unwrap_or_default()
+        text.byte(b'Z');
+        let len = text.len;
+        // Only ASCII digits and separators were written.
+        std::str::from_utf8(&buf[..len]).unwrap_or_default()
+    }
+}
+
+/// A cursor that writes ASCII into a time's buffer.
+struct Cursor<'b> {
+    buf: &'b mut [u8; Time::MAX_LEN],
+    len: usize,
+}
+
+impl Cursor<'_> {
+    fn byte(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    /// `value` in exactly `width` decimal digits (zero-padded).
+    fn digits(&mut self, mut value: u64, width: usize) {
+        for at in (self.len..self.len + width).rev() {
+            self.buf[at] = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+        self.len += width;
     }
 }
 
