@@ -19,6 +19,11 @@
 # Usage: bench/cli.sh            prints a Markdown table
 #        RUNS=3 bench/cli.sh     runs per measurement (default 5; the best
 #                                is reported)
+#        BASELINE=PATH bench/cli.sh
+#                                also runs the inspect measurements with
+#                                the binary at PATH (an older build), each
+#                                right before the same one with this
+#                                build's, so that the two read as a ratio
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -126,8 +131,10 @@ echo
 echo "| what | command | best wall (s) | lines/s (wall) | CPU (s) | lines/s (CPU) | peak RSS (MiB) |"
 echo "|---|---|---|---|---|---|---|"
 for how in "text" "json" "json --top 1"; do
-  cmd="$bin inspect --now 2025-06-15T00:00:00Z --format $how < $dir/pasted.txt > /dev/null"
-  read -r wall cpu mib < <(measure "$cmd")
-  echo "| inspect pasted text as $how | \`$cmd\` | $wall | $(rate "$wall" "$lines") | $cpu | $(rate "$cpu" "$lines") | $mib |"
+  for which in ${BASELINE:+"$BASELINE"} "$bin"; do
+    cmd="$which inspect --now 2025-06-15T00:00:00Z --format $how < $dir/pasted.txt > /dev/null"
+    read -r wall cpu mib < <(measure "$cmd")
+    echo "| inspect pasted text as $how | \`$cmd\` | $wall | $(rate "$wall" "$lines") | $cpu | $(rate "$cpu" "$lines") | $mib |"
+  done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -613,6 +613,17 @@ const shortcode = (id) => {
   while (64n ** BigInt(length) <= id) length++;
   return encode(id, BASE64URL, length);
 };
+// Bitcoin's base58 alphabet (no 0, O, I or l), as snowmint's `base58`
+// writes an integer: its digits, most significant first, no padding.
+const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+const base58 = (id) => {
+  let length = 1;
+  while (58n ** BigInt(length) <= id) length++;
+  return encode(id, BASE58, length);
+};
+// Crockford base32 in 13 characters, as snowmint's `base32` (and TSID's
+// text) writes a 64-bit integer.
+const base32 = (id) => encode(id, CROCKFORD, 13);
 const discordDocs = timeOf("discord", "175928847299117063");
 const texts = [
   ["<@175928847299117063>", [["175928847299117063", "discord", discordDocs]]],
@@ -643,6 +654,15 @@ const texts = [
   // Twitter's reading of a 2023 tweet comes first; Discord's would be in
   // 2028, in the future.
   ["\"1307025659294674945\"", [["1307025659294674945", "twitter", timeOf("twitter", "1307025659294674945")]]],
+  // The same integers in Crockford base32 and base58, alone or quoted in
+  // running text (where an alphabet that spells words needs a digit).
+  // Read as a TSID, the base32 text's time would be in 2027 or 2029, in
+  // the future: Twitter's reading of the integer comes first.
+  [`'0x${(1050118621198921728n).toString(16)}'`, [[`0x${(1050118621198921728n).toString(16)}`, "twitter", timeOf("twitter", "1050118621198921728")]]],
+  [base32(1307025659294674945n), [[base32(1307025659294674945n), "twitter", timeOf("twitter", "1307025659294674945")]]],
+  [`order "${base32(1050118621198921728n)}" shipped`, [[base32(1050118621198921728n), "twitter", timeOf("twitter", "1050118621198921728")]]],
+  [base58(1050118621198921728n), [[base58(1050118621198921728n), "twitter", timeOf("twitter", "1050118621198921728")]]],
+  [`{"id": "${base58(1307025659294674945n)}", "n": 12}`, [[base58(1307025659294674945n), "twitter", timeOf("twitter", "1307025659294674945")]]],
 ];
 
 // ------------------------------------------------------------------- file

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Args;
-use snowmint::inspect::{Catalog, FieldValue, Inspector, MAX_TEXT, Token};
+use snowmint::inspect::{Catalog, FieldValue, Inspector, MAX_TEXT, Time, Token};
 
 use crate::Global;
 use crate::failure::BAD_INPUT;
@@ -123,6 +123,7 @@ pub fn run(args: InspectArgs, global: &Global) -> anyhow::Result<ExitCode> {
         top: top as usize,
         format: args.format,
         pending: Vec::with_capacity(CHUNK * 2),
+        scratch: Scratch::default(),
         out: io::stdout().lock(),
         found: 0,
         too_long: 0,
@@ -162,6 +163,8 @@ struct Writer<W: Write> {
     format: Format,
     /// Output not yet written out.
     pending: Vec<u8>,
+    /// Buffers the text output reuses from token to token.
+    scratch: Scratch,
     out: W,
     /// Tokens found so far.
     found: u64,
@@ -172,12 +175,11 @@ struct Writer<W: Write> {
 impl<W: Write> Writer<W> {
     /// Writes the tokens of one text (line `line` of standard input).
     fn text(&mut self, text: &[u8], line: Option<u64>) -> io::Result<()> {
-        for mut token in self.inspector.inspect(text) {
+        for token in self.inspector.inspect_best(text, self.top) {
             self.found += 1;
-            token.keep_best(self.top);
             match self.format {
-                Format::Text => write_text(&token, &mut self.pending),
-                Format::Json => write_json(&token, line, &mut self.pending)?,
+                Format::Text => write_text(&token, &mut self.scratch, &mut self.pending),
+                Format::Json => write_json(&token, line, &mut self.pending),
             }
             if self.pending.len() >= CHUNK {
                 flush(&mut self.out, &mut self.pending)?;
@@ -223,92 +225,244 @@ impl<W: Write> LineSink for Writer<W> {
 }
 
 /// One JSON object on a line: the core's form of a token, with the line of
-/// standard input it was on.
-fn write_json(token: &Token, line: Option<u64>, out: &mut Vec<u8>) -> io::Result<()> {
-    #[derive(serde::Serialize)]
-    struct Located<'a> {
-        #[serde(flatten)]
-        token: &'a Token,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        line: Option<u64>,
+/// standard input it was on as its last key.
+///
+/// Written here byte for byte as `serde_json` writes the core's `Serialize`
+/// form (a test compares the two), without going through it: every token
+/// of a file goes out this way, and `serde_json`'s escaping looks at each
+/// byte on its own while the texts here almost never need any.
+fn write_json(token: &Token, line: Option<u64>, out: &mut Vec<u8>) {
+    let mut digits = [0; 20];
+    out.extend_from_slice(b"{\"input\":");
+    json_str(token.input(), out);
+    out.extend_from_slice(b",\"context\":");
+    match token.context() {
+        Some(context) => json_str(context, out),
+        None => out.extend_from_slice(b"null"),
     }
-    serde_json::to_writer(&mut *out, &Located { token, line })?;
-    out.push(b'\n');
-    Ok(())
+    let span = token.span();
+    out.extend_from_slice(b",\"start\":");
+    out.extend_from_slice(itoa(span.start as u64, &mut digits).as_bytes());
+    out.extend_from_slice(b",\"end\":");
+    out.extend_from_slice(itoa(span.end as u64, &mut digits).as_bytes());
+    out.extend_from_slice(b",\"candidates\":[");
+    let mut time_buf = [0; Time::MAX_LEN];
+    for (at, reading) in token.candidates().iter().enumerate() {
+        if at > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"family\":");
+        json_str(reading.family(), out);
+        out.extend_from_slice(b",\"time\":");
+        match reading.time() {
+            Some(time) => json_str(time.write_to(&mut time_buf), out),
+            None => out.extend_from_slice(b"null"),
+        }
+        for field in reading.fields() {
+            out.push(b',');
+            json_str(&field.name, out);
+            out.push(b':');
+            match &field.value {
+                FieldValue::Number(n) => out.extend_from_slice(itoa(*n, &mut digits).as_bytes()),
+                FieldValue::Text(text) => json_str(text, out),
+            }
+        }
+        out.extend_from_slice(b",\"plausibility\":");
+        json_str(reading.plausibility().name(), out);
+        out.extend_from_slice(b",\"why\":");
+        json_str(reading.why(), out);
+        out.push(b'}');
+    }
+    out.push(b']');
+    if let Some(line) = line {
+        out.extend_from_slice(b",\"line\":");
+        out.extend_from_slice(itoa(line, &mut digits).as_bytes());
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// `text` as a JSON string, escaped as `serde_json` escapes: `"`, `\\`
+/// and the control characters below U+0020 (`\b \t \n \f \r` by their
+/// letters, the others as `\u00xx`), nothing else.
+fn json_str(text: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = text.as_bytes();
+    if !needs_escape(bytes) {
+        out.extend_from_slice(bytes);
+    } else {
+        for &b in bytes {
+            match b {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                0..0x20 => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    out.extend_from_slice(b"\\u00");
+                    out.push(HEX[usize::from(b >> 4)]);
+                    out.push(HEX[usize::from(b & 15)]);
+                }
+                _ => out.push(b),
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+/// `n` in decimal, written into `buf`, two digits at a time.
+fn itoa(mut n: u64, buf: &mut [u8; 20]) -> &str {
+    const PAIRS: &[u8; 200] = b"\
+        0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+    let mut at = buf.len();
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[n as usize * 2..n as usize * 2 + 2]);
+    } else {
+        at -= 1;
+        buf[at] = b'0' + n as u8;
+    }
+    std::str::from_utf8(&buf[at..]).unwrap_or_default()
+}
+
+/// Whether any byte of `bytes` is escaped in JSON (`"`, `\\`, or below
+/// 0x20), looked at eight bytes at a time.
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Whether a byte of `x` is below `n` (n <= 0x80): the high bit of that
+    // byte of (x - n) & !x is set, and none is set where no byte is below.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let found = below(x, 0x20)
+            | below(x ^ (ONES * u64::from(b'"')), 1)
+            | below(x ^ (ONES * u64::from(b'\\')), 1);
+        if found != 0 {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// The width the text output's explanations are wrapped at.
 const WIDTH: usize = 80;
 
-/// `text` in lines of at most `width` characters, broken at spaces (a
-/// longer word gets a line of its own).
-fn wrap(text: &str, width: usize) -> Vec<&str> {
-    let mut lines = Vec::new();
+/// Hands `emit` the lines of `text` of at most `width` characters, broken
+/// at spaces (a longer word gets a line of its own).
+fn wrap<'a>(text: &'a str, width: usize, mut emit: impl FnMut(&'a str)) {
     let mut rest = text.trim();
     while rest.len() > width {
         let cut = rest[..=width].rfind(' ').or_else(|| rest.find(' '));
         let Some(cut) = cut else { break };
-        lines.push(rest[..cut].trim_end());
+        emit(rest[..cut].trim_end());
         rest = rest[cut..].trim_start();
     }
     if !rest.is_empty() {
-        lines.push(rest);
+        emit(rest);
     }
-    lines
+}
+
+/// What the text output of one token is assembled in, kept from token to
+/// token so that its memory is reused.
+#[derive(Default)]
+struct Scratch {
+    /// The readings' times (or "no time"), one after another.
+    times: String,
+    /// Where each reading's time ends in `times`.
+    time_ends: Vec<usize>,
+    /// One reading's fields.
+    fields: String,
 }
 
 /// A block per token: its text and where it was found, then a line per
 /// reading (family, time, rank, fields) and its why under it, in columns.
-fn write_text(token: &Token, out: &mut Vec<u8>) {
+fn write_text(token: &Token, scratch: &mut Scratch, out: &mut Vec<u8>) {
     out.extend_from_slice(token.input().as_bytes());
     if let Some(context) = token.context() {
         out.extend_from_slice(b"  ");
         out.extend_from_slice(context.as_bytes());
     }
     out.push(b'\n');
-    let rows: Vec<[String; 4]> = token
-        .candidates()
-        .iter()
-        .map(|reading| {
-            let time = reading
-                .time()
-                .map_or_else(|| "no time".to_owned(), |t| t.to_string());
-            let fields = reading
-                .fields()
-                .iter()
-                // An integer's decimal value only where it was written
-                // otherwise.
-                .filter(|field| {
-                    !(field.name == "id"
-                        && matches!(&field.value, FieldValue::Text(id) if id == token.input()))
-                })
-                .map(|field| format!("{} {}", field.name, field.value))
-                .collect::<Vec<_>>()
-                .join(", ");
-            [
-                reading.family().to_owned(),
-                time,
-                reading.plausibility().to_string(),
-                fields,
-            ]
-        })
-        .collect();
-    let width = |column: usize| rows.iter().map(|row| row[column].len()).max().unwrap_or(0);
-    let (family, time) = (width(0), width(1));
+    let Scratch {
+        times,
+        time_ends,
+        fields,
+    } = scratch;
+    times.clear();
+    time_ends.clear();
+    let mut family = 0;
+    for reading in token.candidates() {
+        family = family.max(reading.family().len());
+        match reading.time() {
+            Some(time) => times.push_str(time.write_to(&mut [0; Time::MAX_LEN])),
+            None => times.push_str("no time"),
+        }
+        time_ends.push(times.len());
+    }
+    let mut start = 0;
+    let mut time = 0;
+    for &end in time_ends.iter() {
+        time = time.max(end - start);
+        start = end;
+    }
     // Fields and the why go under the time, wrapped to fit 80 columns.
-    let indent = " ".repeat(family + 4);
-    let room = WIDTH.saturating_sub(indent.len()).max(20);
-    for (row, reading) in rows.iter().zip(token.candidates()) {
-        let line = format!("  {:family$}  {:time$}  {}\n", row[0], row[1], row[2]);
-        out.extend_from_slice(line.as_bytes());
-        for line in wrap(&row[3], room)
-            .into_iter()
-            .chain(wrap(reading.why(), room))
-        {
-            out.extend_from_slice(indent.as_bytes());
+    let indent = family + 4;
+    let room = WIDTH.saturating_sub(indent).max(20);
+    let pad = |out: &mut Vec<u8>, width: usize| out.resize(out.len() + width, b' ');
+    let mut start = 0;
+    for (reading, &end) in token.candidates().iter().zip(time_ends.iter()) {
+        let (name, at) = (reading.family(), &times[start..end]);
+        start = end;
+        out.extend_from_slice(b"  ");
+        out.extend_from_slice(name.as_bytes());
+        pad(out, family - name.len() + 2);
+        out.extend_from_slice(at.as_bytes());
+        pad(out, time - at.len() + 2);
+        out.extend_from_slice(reading.plausibility().name().as_bytes());
+        out.push(b'\n');
+        fields.clear();
+        // An integer's decimal value only where it was written otherwise.
+        let shown = reading.fields().iter().filter(|field| {
+            !(field.name == "id"
+                && matches!(&field.value, FieldValue::Text(id) if id == token.input()))
+        });
+        for field in shown {
+            if !fields.is_empty() {
+                fields.push_str(", ");
+            }
+            fields.push_str(&field.name);
+            fields.push(' ');
+            match &field.value {
+                FieldValue::Number(n) => fields.push_str(itoa(*n, &mut [0; 20])),
+                FieldValue::Text(text) => fields.push_str(text),
+            }
+        }
+        let mut line = |line: &str| {
+            pad(out, indent);
             out.extend_from_slice(line.as_bytes());
             out.push(b'\n');
-        }
+        };
+        wrap(fields, room, &mut line);
+        wrap(reading.why(), room, &mut line);
     }
     if token.candidates().is_empty() {
         out.extend_from_slice(b"  (no family reads it)\n");
@@ -319,12 +473,118 @@ fn write_text(token: &Token, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
+    /// The JSON written by hand is `serde_json`'s of the core's form, byte
+    /// for byte, with and without the line.
+    #[test]
+    fn json_is_serde_jsons_form() {
+        #[derive(serde::Serialize)]
+        struct Located<'a> {
+            #[serde(flatten)]
+            token: &'a Token,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            line: Option<u64>,
+        }
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vectors/vectors.json");
+        let file: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut texts: Vec<String> = file["texts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| entry["text"].as_str().unwrap().to_owned())
+            .collect();
+        texts.extend(
+            file["vectors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|vector| vector["input"].as_str().unwrap().to_owned()),
+        );
+        texts.push(
+            "https://twitter.com/jack/status/20 0x14 <t:-62135596800:F> 18446744073709551615"
+                .to_owned(),
+        );
+        let inspector = Inspector::new(1_750_000_000_000);
+        let custom = Inspector::with_catalog(
+            Catalog::from_layouts([("mine", "41/5/5/12@1600000000000".parse().unwrap())]),
+            1_750_000_000_000,
+        );
+        let mut tokens = 0;
+        for text in &texts {
+            for token in inspector.inspect(text).chain(custom.inspect(text)) {
+                for line in [None, Some(0), Some(u64::MAX)] {
+                    let mut ours = Vec::new();
+                    write_json(&token, line, &mut ours);
+                    let mut theirs = serde_json::to_vec(&Located {
+                        token: &token,
+                        line,
+                    })
+                    .unwrap();
+                    theirs.push(b'\n');
+                    assert_eq!(
+                        String::from_utf8(ours).unwrap(),
+                        String::from_utf8(theirs).unwrap()
+                    );
+                }
+                tokens += 1;
+            }
+        }
+        assert!(tokens > 200, "{tokens} tokens");
+    }
+
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            42,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            12345,
+            u64::MAX / 7,
+            u64::MAX,
+        ] {
+            assert_eq!(itoa(n, &mut [0; 20]), n.to_string());
+        }
+    }
+
+    #[test]
+    fn escapes_are_found_at_every_place() {
+        for len in 1..20 {
+            for at in 0..len {
+                for b in 0..=u8::MAX {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = b;
+                    let expected = b < 0x20 || b == b'"' || b == b'\\';
+                    assert_eq!(needs_escape(&bytes), expected, "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    /// Strings are escaped as `serde_json` escapes them.
+    #[test]
+    fn strings_escape_as_serde_json_does() {
+        let mut every: String = (0..128u8).map(char::from).collect();
+        every.push_str("é €😀 \u{7f}\u{2028}");
+        for text in [every.as_str(), "", "plain", "a\"b\\c", "\n", "\u{1f}x"] {
+            let mut ours = Vec::new();
+            json_str(text, &mut ours);
+            assert_eq!(ours, serde_json::to_vec(text).unwrap(), "{text:?}");
+        }
+    }
+
     #[test]
     fn text_blocks_align_their_columns() {
         let inspector = Inspector::new(1_750_000_000_000);
         let token = inspector.inspect("1724551110457221119").next().unwrap();
         let mut out = Vec::new();
-        write_text(&token, &mut out);
+        write_text(&token, &mut Scratch::default(), &mut out);
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<_> = text.lines().collect();
         assert_eq!(lines[0], "1724551110457221119");

@@ -327,7 +327,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// The inverse of [`days_from_civil`]: (year, month, day).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let day_of_era = z - era * 146_097;
@@ -488,7 +488,7 @@ impl Ascii<'_> {
     }
 }
 
-fn decimal_width(mut value: u64) -> usize {
+pub(crate) fn decimal_width(mut value: u64) -> usize {
     let mut width = 1;
     while value >= 10 {
         value /= 10;

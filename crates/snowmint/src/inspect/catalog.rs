@@ -7,7 +7,7 @@ use super::reading::Field;
 use super::strings::{Since, date_ms};
 use super::time::{MICROSECOND, Time};
 use crate::id::SnowflakeId;
-use crate::layout::Layout;
+use crate::layout::{Layout, Role};
 
 /// One integer family: a name and its layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +15,11 @@ pub struct SnowflakeFamily {
     name: Cow<'static, str>,
     layout: Layout,
     since: Since,
+    /// The names of the fields a reading shows (every field but the time,
+    /// of a width above 0, most significant first), borrowed from the
+    /// presets' layouts where a preset has the name: a reading's fields
+    /// are then made without copying their names.
+    field_names: Vec<Cow<'static, str>>,
 }
 
 impl SnowflakeFamily {
@@ -28,10 +33,17 @@ impl SnowflakeFamily {
             unix_ms: layout.epoch_ms(),
             what: "its epoch",
         });
+        let field_names = layout
+            .fields()
+            .iter()
+            .filter(|field| field.role() != Role::Time && field.width() > 0)
+            .map(|field| static_name(field.name()))
+            .collect();
         SnowflakeFamily {
             name,
             layout,
             since,
+            field_names,
         }
     }
 
@@ -53,25 +65,45 @@ impl SnowflakeFamily {
         self.name.clone()
     }
 
-    /// Reads `id` in this family's layout: its time and its fields, or
-    /// `None` when the ID is beyond the layout's largest.
-    ///
-    /// The fields are the layout's own, named as the family names them
-    /// (Discord's worker, process and increment), its time at its unit.
-    pub(crate) fn read(&self, id: u64) -> Option<(Time, Vec<Field>)> {
+    /// When `id` was made in this family's layout, at its unit, or `None`
+    /// when the ID is beyond the layout's largest.
+    pub(crate) fn read_time(&self, id: u64) -> Option<Time> {
         let parts = self.layout.decode(SnowflakeId::from_u64(id)).ok()?;
-        let fields = parts
-            .values()
-            .filter(|(field, _)| field.width() > 0)
-            .map(|(field, value)| Field::number(field.name().to_owned(), value))
-            .collect();
         let unit_ns = u64::from(self.layout.unit().as_micros()) * MICROSECOND;
-        let time = Time::from_unix_ns(
+        Some(Time::from_unix_ns(
             i128::from(parts.time_us()) * i128::from(MICROSECOND),
             unit_ns,
-        );
-        Some((time, fields))
+        ))
     }
+
+    /// Pushes the fields of `id` in this family's layout onto `fields`:
+    /// the layout's own, named as the family names them (Discord's
+    /// worker, process and increment). An ID beyond the layout's largest
+    /// has none.
+    pub(crate) fn read_fields(&self, id: u64, fields: &mut Vec<Field>) {
+        let Ok(parts) = self.layout.decode(SnowflakeId::from_u64(id)) else {
+            return;
+        };
+        let values = parts.values().filter(|(field, _)| field.width() > 0);
+        for ((_, value), name) in values.zip(&self.field_names) {
+            fields.push(Field::number(name.clone(), value));
+        }
+    }
+
+    /// How many fields [`SnowflakeFamily::read_fields`] pushes.
+    pub(crate) fn field_count(&self) -> usize {
+        self.field_names.len()
+    }
+}
+
+/// A field's name, borrowed from a preset's layout when one has it.
+fn static_name(name: &str) -> Cow<'static, str> {
+    Layout::presets()
+        .iter()
+        .flat_map(|preset| preset.layout.fields())
+        .map(|field| field.name())
+        .find(|known| *known == name)
+        .map_or_else(|| Cow::Owned(name.to_owned()), Cow::Borrowed)
 }
 
 /// When the families snowmint knows by name began: their first IDs in the
@@ -163,7 +195,7 @@ impl Catalog {
     }
 
     /// The families, in order.
-    pub fn families(&self) -> impl Iterator<Item = &SnowflakeFamily> {
+    pub fn families(&self) -> impl ExactSizeIterator<Item = &SnowflakeFamily> {
         self.families.iter()
     }
 

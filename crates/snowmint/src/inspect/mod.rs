@@ -102,6 +102,9 @@ pub struct Inspector {
     /// When "now" is, in Unix milliseconds: a time later than this (and a
     /// day's slack) is implausible.
     now_ms: i64,
+    /// "now" as RFC 3339, as the explanations of times in the future write
+    /// it.
+    now_text: String,
 }
 
 impl Inspector {
@@ -113,7 +116,11 @@ impl Inspector {
 
     /// An inspector over `catalog`'s integer families.
     pub fn with_catalog(catalog: Catalog, now_ms: i64) -> Inspector {
-        Inspector { catalog, now_ms }
+        Inspector {
+            catalog,
+            now_ms,
+            now_text: crate::time::format_time(now_ms).to_string(),
+        }
     }
 
     /// The integer families it reads numbers as.
@@ -132,7 +139,30 @@ impl Inspector {
         &'a self,
         text: &'a T,
     ) -> impl Iterator<Item = Token> + 'a {
-        scan(text.as_ref()).map(move |found| self.read(&found))
+        self.inspect_best(text, usize::MAX)
+    }
+
+    /// The tokens of `text`, each with its `count` most plausible
+    /// readings: what [`Inspector::inspect`] and then [`Token::keep_best`]
+    /// give, but the readings left out are only ranked, never written out
+    /// ([`Inspector::read_best`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::inspect::Inspector;
+    ///
+    /// let inspector = Inspector::new(1_750_000_000_000);
+    /// let token = inspector.inspect_best("1724551110457221119", 1).next().unwrap();
+    /// assert_eq!(token.candidates().len(), 1);
+    /// assert_eq!(token.best().unwrap().family(), "twitter");
+    /// ```
+    pub fn inspect_best<'a, T: AsRef<[u8]> + ?Sized>(
+        &'a self,
+        text: &'a T,
+        count: usize,
+    ) -> impl Iterator<Item = Token> + 'a {
+        scan(text.as_ref()).map(move |found| self.read_best(&found, count))
     }
 
     /// Every token of `text`, for a front end that answers with all of them

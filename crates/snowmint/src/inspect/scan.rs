@@ -300,8 +300,27 @@ fn is_word_char(b: &u8) -> bool {
 /// A character of a link, as far as the tokenizer cares: no quotes,
 /// brackets or spaces, which surround links in text.
 pub(crate) fn is_url_char(b: &u8) -> bool {
-    b.is_ascii_alphanumeric() || b"-._~:/?#@!$&*+,;=%".contains(b)
+    URL_CHARS[usize::from(*b)]
 }
+
+/// [`is_url_char`] for every byte: a lookup, since it is asked of nearly
+/// every byte of a text.
+const URL_CHARS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric();
+        b += 1;
+    }
+    let others = b"-._~:/?#@!$&*+,;=%";
+    let mut at = 0;
+    while at < others.len() {
+        table[others[at] as usize] = true;
+        at += 1;
+    }
+    table
+};
 
 /// The range of `line` past spaces, then past quotes and brackets around
 /// what is left.
@@ -366,15 +385,17 @@ pub fn classify(word: &[u8], standalone: bool) -> Vec<Shape> {
             written: Written::Decimal,
         });
     }
-    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        if (1..=16).contains(&hex.len())
-            && let Ok(value) = u64::from_str_radix(hex, 16)
-        {
-            shapes.push(Shape::Integer {
-                value,
-                written: Written::Hex,
-            });
-        }
+    // A `0x` that is not followed by hex is no hex prefix: Crockford base32
+    // of a 64-bit integer below 2^60 starts with `0`, and may go on with
+    // `X` (`0X4P5A9Y9BC00`).
+    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X"))
+        && (1..=16).contains(&hex.len())
+        && let Ok(value) = u64::from_str_radix(hex, 16)
+    {
+        shapes.push(Shape::Integer {
+            value,
+            written: Written::Hex,
+        });
         return shapes;
     }
     let all_hex = word.iter().all(u8::is_ascii_hexdigit);
@@ -494,6 +515,31 @@ mod tests {
         for found in scan(text.as_bytes()) {
             assert_eq!(&text[found.span.clone()], found.text);
         }
+    }
+
+    #[test]
+    fn url_characters_are_the_alphanumerics_and_the_marks() {
+        for b in 0..=u8::MAX {
+            let expected = b.is_ascii_alphanumeric() || b"-._~:/?#@!$&*+,;=%".contains(&b);
+            assert_eq!(is_url_char(&b), expected, "{b}");
+        }
+    }
+
+    #[test]
+    fn base32_that_starts_with_0x_is_not_hex() {
+        // 1050118621198921728 in Crockford base32, and in hex.
+        let shapes = classify(b"0X4P5A9Y9BC00", false);
+        assert!(shapes.contains(&Shape::Integer {
+            value: 1_050_118_621_198_921_728,
+            written: Written::Base32
+        }));
+        assert_eq!(
+            classify(b"0xe92c5527c95b000", false),
+            [Shape::Integer {
+                value: 1_050_118_621_198_921_728,
+                written: Written::Hex
+            }]
+        );
     }
 
     #[test]

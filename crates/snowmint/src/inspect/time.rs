@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::time::{Rfc3339, format_time};
+use crate::time::{civil_from_days, decimal_width};
 
 /// A nanosecond.
 pub const NANOSECOND: u64 = 1;
@@ -118,32 +118,124 @@ const fn saturate(value: i128) -> i64 {
     }
 }
 
+impl Time {
+    /// The longest text [`Time::write_to`] writes: a sign and 9 digits of
+    /// year, `-MM-DDTHH:MM:SS`, 9 fractional digits and `Z`; or, past the
+    /// calendar, the whole seconds of an `i128` and `s`.
+    pub const MAX_LEN: usize = 48;
+
+    /// Writes the text [`Display`](fmt::Display) writes into `buf` and
+    /// returns it, without the formatting machinery: for writing millions
+    /// of readings (the inspector writes a time into most explanations).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::inspect::{MICROSECOND, Time};
+    ///
+    /// let time = Time::from_unix_ns(1_700_000_000_123_456_000, MICROSECOND);
+    /// let mut buf = [0; Time::MAX_LEN];
+    /// assert_eq!(time.write_to(&mut buf), "2023-11-14T22:13:20.123456Z");
+    /// assert_eq!(time.write_to(&mut buf), time.to_string());
+    /// ```
+    pub fn write_to<'b>(&self, buf: &'b mut [u8; Time::MAX_LEN]) -> &'b str {
+        // Most instants fit an i64 of nanoseconds (1677 to 2262), where
+        // dividing is much cheaper than in i128.
+        let (second, nanos) = match i64::try_from(self.unix_ns) {
+            Ok(ns) => (
+                i128::from(ns.div_euclid(SECOND as i64)),
+                ns.rem_euclid(SECOND as i64) as u64,
+            ),
+            Err(_) => (
+                self.unix_ns.div_euclid(SECOND as i128),
+                self.unix_ns.rem_euclid(SECOND as i128) as u64,
+            ),
+        };
+        let Some(second) = i64::try_from(second)
+            .ok()
+            .filter(|s| s.checked_mul(1000).is_some())
+        else {
+            return far(second, buf);
+        };
+        // The calendar is the core's (as `format_time` writes it), with the
+        // fraction at the unit.
+        let (year, month, day) = civil_from_days(second.div_euclid(86_400));
+        let of_day = second.rem_euclid(86_400) as u64;
+        let mut text = Cursor { buf, len: 0 };
+        if (0..=9999).contains(&year) {
+            text.digits(year as u64, 4);
+        } else {
+            // ISO 8601 extended years: a sign and at least 6 digits.
+            text.byte(if year < 0 { b'-' } else { b'+' });
+            let magnitude = year.unsigned_abs();
+            text.digits(magnitude, decimal_width(magnitude).max(6));
+        }
+        text.byte(b'-');
+        text.digits(month as u64, 2);
+        text.byte(b'-');
+        text.digits(day as u64, 2);
+        text.byte(b'T');
+        text.digits(of_day / 3600, 2);
+        text.byte(b':');
+        text.digits(of_day / 60 % 60, 2);
+        text.byte(b':');
+        text.digits(of_day % 60, 2);
+        let digits = self.fraction_digits() as usize;
+        if digits > 0 {
+            text.byte(b'.');
+            text.digits(nanos / 10u64.pow(9 - digits as u32), digits);
+        }
+        text.byte(b'Z');
+        let len = text.len;
+        // Only ASCII digits and separators were written.
+        std::str::from_utf8(&buf[..len]).unwrap_or_default()
+    }
+}
+
+/// A cursor that writes ASCII into a time's buffer.
+struct Cursor<'b> {
+    buf: &'b mut [u8; Time::MAX_LEN],
+    len: usize,
+}
+
+impl Cursor<'_> {
+    fn byte(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    /// `value` in exactly `width` decimal digits (zero-padded).
+    fn digits(&mut self, mut value: u64, width: usize) {
+        for at in (self.len..self.len + width).rev() {
+            self.buf[at] = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+        self.len += width;
+    }
+}
+
+/// Whole seconds past the calendar (beyond an `i64` of milliseconds),
+/// written as `{second}s`.
+#[cold]
+fn far(second: i128, buf: &mut [u8; Time::MAX_LEN]) -> &str {
+    use std::io::Write;
+    let mut cursor = std::io::Cursor::new(&mut buf[..]);
+    // An i128 has at most 39 digits and a sign: it fits.
+    let _ = write!(cursor, "{second}s");
+    let len = cursor.position() as usize;
+    std::str::from_utf8(&buf[..len]).unwrap_or_default()
+}
+
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let second = self.unix_ns.div_euclid(SECOND as i128);
-        let nanos = self.unix_ns.rem_euclid(SECOND as i128) as u64;
-        // The calendar is the core's: the date and time of the whole second,
-        // written with milliseconds, whose ".000Z" is replaced here.
-        let Some(unix_ms) = i64::try_from(second).ok().and_then(|s| s.checked_mul(1000)) else {
-            return write!(f, "{second}s");
-        };
-        let mut buf = [0; Rfc3339::MAX_LEN];
-        let text = format_time(unix_ms).write_to(&mut buf);
-        let whole = text.rsplit_once('.').map_or(text, |(whole, _)| whole);
-        f.write_str(whole)?;
-        let digits = self.fraction_digits();
-        if digits > 0 {
-            let fraction = nanos / 10u64.pow(9 - digits);
-            write!(f, ".{fraction:0width$}", width = digits as usize)?;
-        }
-        f.write_str("Z")
+        f.write_str(self.write_to(&mut [0; Time::MAX_LEN]))
     }
 }
 
 #[cfg(feature = "serde")]
 impl serde::Serialize for Time {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        serializer.serialize_str(self.write_to(&mut [0; Time::MAX_LEN]))
     }
 }
 
