@@ -175,13 +175,16 @@ function classify(text: string, standalone: boolean): Shape[] {
     const value = BigInt(text);
     if (value <= MAX_U64) shapes.push({ kind: "integer", value, written: "decimal" });
   }
+  // A `0x` not followed by hex is no hex prefix: Crockford base32 of an
+  // integer below 2^60 starts with `0` and may go on with `X`
+  // (`0X4P5A9Y9BC00`), and is read as its other shapes, as the core does.
   if (text.startsWith("0x") || text.startsWith("0X")) {
     const hex = text.slice(2);
-    if (hex.length >= 1 && hex.length <= 16) {
-      const value = parseRadix(hex, 16);
-      if (value !== undefined) shapes.push({ kind: "integer", value, written: "hex" });
+    const value = hex.length >= 1 && hex.length <= 16 ? parseRadix(hex, 16) : undefined;
+    if (value !== undefined) {
+      shapes.push({ kind: "integer", value, written: "hex" });
+      return shapes;
     }
-    return shapes;
   }
   const push = (family: string): TextId | undefined => {
     const id = tryText(family, text);
