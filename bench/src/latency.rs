@@ -233,7 +233,7 @@ mod tests {
     #[test]
     fn a_stall_counts_from_each_requests_due_time() {
         // One request every 1 ms, each served in 100 µs, but the 10th
-        // (due at 9 ms) stalls for 50 ms: it completes at 59.1 ms.
+        // (due at 9 ms) stalls for 50 ms more: it completes at 59.1 ms.
         let schedule = Schedule {
             phase: Duration::ZERO,
             interval: ms(1),
@@ -247,13 +247,17 @@ mod tests {
         let mut n = 0;
         run(&mut clock, schedule, 0, 1000, &mut record, |clock| {
             sent.push(clock.now);
-            clock.now += if n == 9 { ms(50) } else { Duration::from_micros(100) };
+            clock.now += if n == 9 {
+                ms(50) + Duration::from_micros(100)
+            } else {
+                Duration::from_micros(100)
+            };
             n += 1;
             Ok(())
         })
         .unwrap();
-        // Requests 10..=58 were due during the stall: each is sent as soon
-        // as the one before it is back, without sleeping.
+        // Requests 10 and on were due during the stall: each is sent as
+        // soon as the one before it is back, without sleeping.
         assert_eq!(sent[10], ms(59) + Duration::from_micros(100));
         assert_eq!(sent[11], ms(59) + Duration::from_micros(200));
         assert!(!clock.sleeps.contains(&ms(10)));

@@ -57,7 +57,13 @@ fn start(binary: &str) -> Node {
         .and_then(|l| l.local_addr())
         .expect("a free port");
     let mut child = Command::new(binary)
-        .args(["serve", "--listen", "127.0.0.1:0", "--grpc-listen", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--grpc-listen",
+            "127.0.0.1:0",
+        ])
         .args(["--datacenter", "0", "--machine", "1"])
         .arg("--memcached-listen")
         .arg(memcached.to_string())
@@ -210,7 +216,10 @@ impl Client {
                 body.resize(length, 0);
                 reader.read_exact(body)?;
                 if !body.starts_with(b"{\"id\":\"") {
-                    return Err(bad(format!("not an ID: {:?}", String::from_utf8_lossy(body))));
+                    return Err(bad(format!(
+                        "not an ID: {:?}",
+                        String::from_utf8_lossy(body)
+                    )));
                 }
                 Ok(())
             }
@@ -319,7 +328,9 @@ fn main() -> ExitCode {
         eprintln!("usage: latency SNOWMINT_BINARY [SECONDS]");
         return ExitCode::from(2);
     };
-    let seconds: f64 = args.next().map_or(10.0, |s| s.parse().expect("SECONDS: a number"));
+    let seconds: f64 = args
+        .next()
+        .map_or(10.0, |s| s.parse().expect("SECONDS: a number"));
     let connections: u64 = env_or("CONNECTIONS", 8);
     let warmup = Duration::from_secs_f64(env_or("WARMUP", 1.0));
     let rates: Vec<u64> = env_or("RATES", "10000,50000".to_owned())
