@@ -13,9 +13,14 @@
 //! - [`contenders`]: the adapters that make each crate look the same to the
 //!   harness, with the facts the table reports about them.
 //!
-//! Benchmarks only: nothing here is run by the tests.
+//! - [`latency`]: the fixed-rate load loop of the `latency` binary, which
+//!   measures each request from when it was due, so a stall counts in full.
+//!
+//! Benchmarks only: nothing here is run by the tests but the load loop's
+//! own arithmetic.
 
 pub mod burst;
 pub mod contenders;
+pub mod latency;
 pub mod report;
 pub mod sustained;

@@ -135,7 +135,7 @@ IDs per ms    25 per node (25600 per second)",
     ),
     (
         "curl -s localhost:8090/v1/node",
-        r#"{"state":"active","ready":true,"reason":null,"source":"static","slot":130,"datacenter":4,"machine":2,"generation":1,"claim_valid_for_ms":null,"claim_floor_ms":null,"claim_details":{},"layout":"twitter","spec":"41/5/5/12@1288834974657","epoch_ms":1288834974657,"clock_policy":"refuse","clock_max_ms":null,"clock_ms":[MS],"high_water_mark_ms":[MS],"high_water_mark":"[TIME]","last_timestamp_ms":[MS],"state_file":"/var/lib/snowmint/node-dc4-m2.mark","coordinator":null,"listeners":[{"name":"http","address":"[..]","tls":false,"client_certificates":false,"tokens":false,"open":true}]}"#,
+        r#"{"state":"active","ready":true,"reason":null,"source":"static","slot":130,"datacenter":4,"machine":2,"generation":1,"claim_valid_for_ms":null,"claim_floor_ms":null,"claim_details":{},"layout":"twitter","spec":"41/5/5/12@1288834974657","epoch_ms":1288834974657,"clock_policy":"refuse","clock_max_ms":null,"clock_ms":[MS],"high_water_mark_ms":[MS],"high_water_mark":"[TIME]","last_timestamp_ms":[MS],"lead_ms":{"current":0.0,"max":0.0},"state_file":"/var/lib/snowmint/node-dc4-m2.mark","coordinator":null,"listeners":[{"name":"http","address":"[..]","tls":false,"client_certificates":false,"tokens":false,"open":true}]}"#,
     ),
     (
         "snowmint serve --datacenter 4 --machine 2 --state-dir /var/lib/snowmint --listen 127.0.0.1:0",

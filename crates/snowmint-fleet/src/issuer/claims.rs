@@ -359,4 +359,5 @@ pub(super) fn add_stats(total: &mut GeneratorStats, more: GeneratorStats) {
     total.exhaustion_waits += more.exhaustion_waits;
     total.clock_regressions += more.clock_regressions;
     total.refusals += more.refusals;
+    total.max_lead = total.max_lead.max(more.max_lead);
 }

@@ -384,6 +384,17 @@ impl Issuer {
         total
     }
 
+    /// How far the timestamp of an ID issued now would run ahead of the
+    /// node's clock, at least: the lead of the current claim's generator
+    /// ([`Generator::lead`]), zero without a claim. Only the `borrow` clock
+    /// policy makes a lead, at most its bound; the largest one taken so far
+    /// is [`GeneratorStats::max_lead`] in [`stats`](Issuer::stats).
+    pub fn lead(&self) -> Duration {
+        self.inner
+            .current()
+            .map_or(Duration::ZERO, |minting| minting.generator.lead())
+    }
+
     /// Gives the claim up (clean shutdown), then the node's lock, once
     /// the mark covering every ID issued is on disk.
     pub async fn release(&self) {

@@ -31,8 +31,8 @@ pub use error::{ErrorBody, ErrorDetails};
 pub use inspect::{InspectRequest, Inspected};
 pub use issue::{IdText, IdsText, NewId, NewIds};
 pub use node::{
-    ClockCheckDescription, CoordinatorDescription, FencingState, ListenerDescription,
-    NodeDescription, Status, StatusWord,
+    ClockCheckDescription, CoordinatorDescription, FencingState, LeadDescription,
+    ListenerDescription, NodeDescription, Status, StatusWord,
 };
 pub use whois::{ClaimRecordBody, WhoisBody};
 

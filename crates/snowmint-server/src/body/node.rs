@@ -15,7 +15,7 @@ use crate::state::AppState;
 /// This node: its identity and claim, layout, clock policy and high-water
 /// mark (`GET /v1/node`). Every key is always present; what does not apply
 /// is `null`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = Node)]
 pub struct NodeDescription {
@@ -78,6 +78,9 @@ pub struct NodeDescription {
     /// The last timestamp an ID may have been issued at.
     #[schema(required = true)]
     pub last_timestamp_ms: Option<i64>,
+    /// How far the node's IDs run ahead of its clock: zero unless the
+    /// `borrow` clock policy borrows, and never more than `clock_max_ms`.
+    pub lead_ms: LeadDescription,
     /// The node's state file, where the mark is recorded.
     #[schema(required = true)]
     pub state_file: Option<String>,
@@ -89,6 +92,23 @@ pub struct NodeDescription {
     /// The node's listeners: where each listens, what guards it, and
     /// whether it issues IDs to a client that shows no credential.
     pub listeners: Vec<ListenerDescription>,
+}
+
+/// How far the timestamps of a node's IDs run ahead of its clock, in
+/// milliseconds (fractions for layouts with units below a millisecond).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = Lead)]
+pub struct LeadDescription {
+    /// The lead now: under `borrow`, how far the last timestamp used runs
+    /// ahead of the clock now (at most `clock_max_ms`), 0 once the clock is
+    /// at or past it; always 0 under `refuse` and `wait`.
+    #[schema(minimum = 0)]
+    pub current: f64,
+    /// The largest lead of any ID issued since the node started, measured
+    /// against the clock when it was issued.
+    #[schema(minimum = 0)]
+    pub max: f64,
 }
 
 /// One listener of the node.
@@ -171,6 +191,10 @@ impl NodeDescription {
                 .high_water_mark_ms
                 .map(|ms| format_time(ms).to_string()),
             last_timestamp_ms: report.last_timestamp_ms,
+            lead_ms: LeadDescription {
+                current: issuer.lead().as_secs_f64() * 1000.0,
+                max: issuer.stats().max_lead.as_secs_f64() * 1000.0,
+            },
             state_file: report.state_file.as_ref().map(|p| p.display().to_string()),
             coordinator: report
                 .coordinator

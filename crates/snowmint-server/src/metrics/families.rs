@@ -17,6 +17,8 @@ const IDS_ISSUED: &str = "snowmint_ids_issued_total";
 pub(super) const BATCH_SIZE: &str = "snowmint_id_batch_size";
 const EXHAUSTION_WAITS: &str = "snowmint_sequence_exhaustion_waits_total";
 const CLOCK_REGRESSIONS: &str = "snowmint_clock_regressions_total";
+const LEAD: &str = "snowmint_id_lead_ms";
+const LEAD_MAX: &str = "snowmint_id_lead_max_ms";
 const REFUSED: &str = "snowmint_requests_refused_total";
 const GRPC_REQUESTS: &str = "snowmint_grpc_requests_total";
 
@@ -126,6 +128,8 @@ pub(super) struct Issuing {
     pub(super) grpc_requests: Vec<(&'static str, Counter)>,
     pub(super) exhaustion_waits: Counter,
     pub(super) clock_regressions: Counter,
+    pub(super) lead: Gauge,
+    pub(super) lead_max: Gauge,
 }
 
 impl Issuing {
@@ -161,6 +165,14 @@ impl Issuing {
             clock_regressions: r.counter(
                 CLOCK_REGRESSIONS,
                 "Generator calls that found the clock behind the last timestamp used.",
+            ),
+            lead: r.gauge(
+                LEAD,
+                "The lead now: how far the last timestamp used runs ahead of the node's clock, ms, under the borrow clock policy (at most --clock-max; 0 under refuse and wait).",
+            ),
+            lead_max: r.gauge(
+                LEAD_MAX,
+                "The largest lead of any ID issued since the node started: its timestamp ahead of the clock at issue, ms (0 unless the borrow clock policy borrowed).",
             ),
         }
     }

@@ -6,12 +6,22 @@
 //! can be read off the issuer (node state, generator slow paths, the mark)
 //! is read when `/metrics` is scraped.
 //!
+//! The lead (how far an ID's timestamp runs ahead of the clock, issue 36)
+//! is two gauges rather than a histogram: a histogram would count every ID
+//! on the hot path, where almost every lead is zero, while the generator
+//! can give the lead now (its last tick against the clock) and the largest
+//! lead taken (kept only when it borrows) at no cost to the IDs that do not
+//! borrow. The largest lead only grows, so several scrapers read the same
+//! value and a lead that came and went between two scrapes still shows.
+//!
 //! | metric | type | meaning |
 //! |---|---|---|
 //! | `snowmint_ids_issued_total` | counter | IDs handed out |
 //! | `snowmint_id_batch_size` | histogram | IDs per `/v1/ids` request |
 //! | `snowmint_sequence_exhaustion_waits_total` | counter | waits for the next millisecond because 4096 IDs were used |
 //! | `snowmint_clock_regressions_total` | counter | generator calls that found the clock behind the last timestamp |
+//! | `snowmint_id_lead_ms` | gauge | the lead now: under the `borrow` clock policy, how far the last timestamp used runs ahead of the node's clock, in ms (at most `--clock-max`; 0 under `refuse` and `wait`) |
+//! | `snowmint_id_lead_max_ms` | gauge | the largest lead of any ID issued since the node started, measured at issue |
 //! | `snowmint_requests_refused_total{reason}` | counter | 503 answers (and gRPC `UNAVAILABLE` refusals), by error code |
 //! | `snowmint_grpc_requests_total{method}` | counter | gRPC calls, by method (`NextIds`, `StreamIds`, ...); their IDs count in `snowmint_ids_issued_total` |
 //! | `snowmint_node_active` | gauge | 1 while the node holds a claim, else 0 |
@@ -196,6 +206,9 @@ impl Metrics {
         m.issuing
             .clock_regressions
             .absolute(stats.clock_regressions);
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        m.issuing.lead.set(ms(issuer.lead()));
+        m.issuing.lead_max.set(ms(stats.max_lead));
         let report = issuer.report();
         let flag = |on: bool| if on { 1.0 } else { 0.0 };
         m.node.active.set(flag(report.claim.is_some()));

@@ -11,6 +11,7 @@ mod grpc;
 mod grpc_inspect;
 mod grpc_whois;
 mod inspect;
+mod lead;
 mod openapi;
 mod page;
 mod readiness;

@@ -207,6 +207,7 @@ impl<C: Clock> GeneratorBuilder<C> {
             exhaustion_waits: StdAtomicU64::new(0),
             clock_regressions: StdAtomicU64::new(0),
             refusals: StdAtomicU64::new(0),
+            max_lead_ticks: StdAtomicU64::new(0),
         })
     }
 }

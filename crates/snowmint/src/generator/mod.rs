@@ -24,6 +24,7 @@ use std::ops::Deref;
 #[cfg(not(loom))]
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
+use std::time::Duration;
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::Error;
@@ -68,6 +69,12 @@ pub struct GeneratorStats {
     pub clock_regressions: u64,
     /// Calls refused because of a regression.
     pub refusals: u64,
+    /// The largest lead of any ID issued so far: how far its timestamp ran
+    /// ahead of the clock reading it was issued at. Zero unless the
+    /// [`Borrow`](ClockPolicy::Borrow) policy borrowed (waiting for the next
+    /// tick or for the clock never makes a lead); never more than the
+    /// policy's `max_ahead`. See [`Generator::lead`] for the lead now.
+    pub max_lead: Duration,
 }
 
 /// A thread-safe Snowflake ID generator for one node, in any layout that
@@ -135,6 +142,9 @@ pub struct Generator<C = SystemClock, W = OwnWord> {
     exhaustion_waits: StdAtomicU64,
     clock_regressions: StdAtomicU64,
     refusals: StdAtomicU64,
+    /// The largest lead taken, in ticks (moved only when an ID is issued
+    /// ahead of the clock, which only borrowing does).
+    max_lead_ticks: StdAtomicU64,
 }
 
 impl Generator<SystemClock> {
@@ -464,7 +474,15 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
                         Ordering::AcqRel,
                         Ordering::Acquire,
                     ) {
-                        Ok(_) => return Ok((start, end)),
+                        Ok(_) => {
+                            // Ahead of the clock only when borrowed; a
+                            // comparison the common case pays, nothing more.
+                            let tick = start >> self.sequence_bits;
+                            if tick > now {
+                                self.note_lead(tick - now);
+                            }
+                            return Ok((start, end));
+                        }
                         Err(seen) => next = seen,
                     }
                 }
@@ -528,13 +546,74 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
         &self.clock
     }
 
-    /// Counts of waits, regressions and refusals so far.
+    /// Counts of waits, regressions and refusals so far, and the largest
+    /// lead taken.
     pub fn stats(&self) -> GeneratorStats {
         GeneratorStats {
             exhaustion_waits: self.exhaustion_waits.load(Ordering::Relaxed),
             clock_regressions: self.clock_regressions.load(Ordering::Relaxed),
             refusals: self.refusals.load(Ordering::Relaxed),
+            max_lead: self.ticks_to_duration(self.max_lead_ticks.load(Ordering::Relaxed)),
         }
+    }
+
+    /// The lead now: how far the IDs issued now run ahead of the clock.
+    ///
+    /// Under `Borrow` it is how far the last tick used runs ahead of what
+    /// the clock reads now, at most the policy's `max_ahead` (an ID that
+    /// would need more is refused, and the lead stays at the bound until
+    /// the clock comes back within it); it falls back to zero as the clock
+    /// catches up. `Refuse` and `Wait` never issue ahead of the clock: for
+    /// them it is always zero, even while the clock is behind. Read off the
+    /// state word and the clock when asked: the hot path pays nothing for
+    /// it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint::{ClockPolicy, Generator, Layout, ManualClock, Node};
+    ///
+    /// let clock = ManualClock::new(1_700_000_000_000);
+    /// let generator = Generator::builder(Layout::TWITTER, Node::default())
+    ///     .clock(clock.clone())
+    ///     .policy(ClockPolicy::Borrow { max_ahead: Duration::from_millis(50) })
+    ///     .build()?;
+    /// generator.next_id()?;
+    /// assert_eq!(generator.lead(), Duration::ZERO);
+    /// clock.advance(-10); // the clock steps back: the next IDs borrow
+    /// generator.next_id()?;
+    /// assert_eq!(generator.lead(), Duration::from_millis(10));
+    /// assert_eq!(generator.stats().max_lead, Duration::from_millis(10));
+    /// clock.advance(10); // caught up
+    /// assert_eq!(generator.lead(), Duration::ZERO);
+    /// assert_eq!(generator.stats().max_lead, Duration::from_millis(10));
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn lead(&self) -> Duration {
+        let Some(bound) = self.borrow_ticks else {
+            return Duration::ZERO;
+        };
+        // Relaxed: a snapshot for reporting, as `last_timestamp_ms`.
+        let next = self.next.load(Ordering::Relaxed);
+        let now = self.offset(At::Clock);
+        if next == 0 || now > self.max_offset {
+            return Duration::ZERO;
+        }
+        let last = (next - 1) >> self.sequence_bits;
+        self.ticks_to_duration(last.saturating_sub(now).min(bound))
+    }
+
+    /// Records an ID issued `ticks` ahead of the clock.
+    #[cold]
+    #[inline(never)]
+    fn note_lead(&self, ticks: u64) {
+        self.max_lead_ticks.fetch_max(ticks, Ordering::Relaxed);
+    }
+
+    /// `ticks` of the layout's unit as a duration.
+    fn ticks_to_duration(&self, ticks: u64) -> Duration {
+        Duration::from_micros(ticks.saturating_mul(u64::from(self.layout.unit().as_micros())))
     }
 }
 

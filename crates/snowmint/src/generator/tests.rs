@@ -274,3 +274,99 @@ proptest::proptest! {
         proptest::prop_assert!(after > highest, "{after:?} <= {highest:?}");
     }
 }
+
+#[test]
+fn the_lead_is_what_borrowing_runs_ahead_and_never_past_the_bound() {
+    // Sonyflake's 10 ms ticks, 256 IDs each, borrowing up to 35 ms: at most
+    // 3 ticks ahead of the clock's (a 4th would be 40 ms ahead).
+    let clock = ManualClock::new(1_700_000_000_000);
+    let node = Layout::SONYFLAKE.node(&[1]).unwrap();
+    let generator = Generator::builder(Layout::SONYFLAKE, node)
+        .clock(clock.clone())
+        .policy(ClockPolicy::Borrow {
+            max_ahead: Duration::from_millis(35),
+        })
+        .build()
+        .expect("valid generator");
+    assert_eq!(generator.lead(), Duration::ZERO);
+    let mut ids = Vec::new();
+    generator.next_ids(256, &mut ids).expect("a tick's worth");
+    // The tick is used up but the clock has not gone back: exhaustion, which
+    // waits rather than borrows.
+    assert_eq!(
+        generator.try_next_id().unwrap_err().kind(),
+        ErrorKind::SequenceExhausted
+    );
+    assert_eq!(generator.lead(), Duration::ZERO);
+    assert_eq!(generator.stats().max_lead, Duration::ZERO);
+    // Back one tick: every ID from here on is borrowed.
+    clock.set(1_700_000_000_000 - 10);
+    let mut borrowed = Vec::new();
+    let refused = loop {
+        match generator.next_id() {
+            Ok(id) => borrowed.push(id),
+            Err(error) => break error,
+        }
+    };
+    assert_eq!(refused.kind(), ErrorKind::ClockBehind);
+    // 256 each in the two ticks after the one used up, 20 and 30 ms ahead
+    // of the clock's.
+    assert_eq!(borrowed.len(), 2 * 256);
+    let last = Layout::SONYFLAKE.timestamp_ms(*borrowed.last().unwrap());
+    assert_eq!(last, 1_700_000_000_000 + 20);
+    assert_eq!(generator.lead(), Duration::from_millis(30));
+    assert_eq!(generator.stats().max_lead, Duration::from_millis(30));
+    // The clock moves on: the lead now falls, the largest one stays.
+    clock.set(1_700_000_000_015);
+    assert_eq!(generator.lead(), Duration::from_millis(10));
+    clock.set(1_700_000_000_025);
+    assert_eq!(generator.lead(), Duration::ZERO);
+    assert_eq!(generator.stats().max_lead, Duration::from_millis(30));
+}
+
+#[test]
+fn a_lead_in_microsecond_ticks_keeps_its_fraction_of_a_millisecond() {
+    let layout: Layout = "time:44/machine:4/sequence:4@1700000000000,1us"
+        .parse()
+        .unwrap();
+    let clock = ManualClock::new(1_700_000_000_000);
+    let generator = Generator::builder(layout, layout.node(&[3]).unwrap())
+        .clock(clock.clone())
+        .policy(ClockPolicy::Borrow {
+            max_ahead: Duration::from_millis(1),
+        })
+        .build()
+        .expect("valid generator");
+    clock.advance_us(300);
+    generator.next_id().unwrap();
+    clock.advance_us(-250);
+    generator.next_id().unwrap();
+    assert_eq!(generator.lead(), Duration::from_micros(250));
+    assert_eq!(generator.stats().max_lead, Duration::from_micros(250));
+}
+
+#[test]
+fn refusing_and_waiting_never_lead() {
+    let wait = ClockPolicy::Wait {
+        max: Duration::from_millis(5),
+    };
+    for policy in [ClockPolicy::Refuse, wait] {
+        let clock = ManualClock::new(1_700_000_000_000);
+        let generator = Generator::builder(Layout::TWITTER, Node::default())
+            .clock(clock.clone())
+            .policy(policy)
+            .build()
+            .expect("valid generator");
+        generator.next_ids(4096, &mut Vec::new()).unwrap();
+        clock.set(1_700_000_000_000 - 10);
+        assert_eq!(
+            generator.try_next_id().unwrap_err().kind(),
+            ErrorKind::ClockBehind
+        );
+        assert_eq!(generator.lead(), Duration::ZERO, "{policy:?}");
+        clock.set(1_700_000_000_001);
+        generator.next_ids(4096, &mut Vec::new()).unwrap();
+        assert_eq!(generator.lead(), Duration::ZERO, "{policy:?}");
+        assert_eq!(generator.stats().max_lead, Duration::ZERO, "{policy:?}");
+    }
+}

@@ -1,0 +1,392 @@
+//! Tail latency of one node's three front ends at a fixed rate, measured
+//! without coordinated omission (issue 36, item 3).
+//!
+//! ```text
+//! bench/latency.sh                         # builds the release binaries, runs this
+//! target/release/latency SNOWMINT [SECONDS]   # default 10 s per measurement
+//! CONNECTIONS=8 RATES=10000,50000 WARMUP=1 target/release/latency SNOWMINT
+//! ```
+//!
+//! Starts one `snowmint serve` (release binary `SNOWMINT`, node 0/1, a
+//! fresh state directory, default settings) with HTTP, gRPC and memcached
+//! on free loopback ports, and measures, at each rate, one front end after
+//! the other: HTTP/1.1 `GET /v1/id` on keep-alive connections, gRPC
+//! `NextIds(count = 1)` (one HTTP/2 connection per client connection) and
+//! memcached `get k`. Each measurement runs `CONNECTIONS` connections,
+//! one thread and one request in flight each, sharing the rate on
+//! staggered fixed timelines ([`Schedule::spread`]): the first `WARMUP`
+//! seconds are not recorded, the next `SECONDS` are. Every request is timed
+//! from when it was due, not from when it was sent
+//! ([`snowmint_bench::latency`]), so a stall of the node (or of the
+//! client) counts in full. Every answer is read whole and checked (an ID).
+//! Prints two markdown tables: p50, p99, p99.9 and max by rate, the front
+//! ends side by side; and the rate each run achieved, with the largest
+//! lag of a send behind its due time (a client or node that cannot keep
+//! up shows there).
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use snowmint_bench::latency::{RealTimeline, Recorded, Schedule, quantiles_us, run};
+use snowmint_client::proto::NextIdsRequest;
+use snowmint_client::proto::id_service_client::IdServiceClient;
+use tonic::transport::Channel;
+
+/// A running `snowmint serve`, killed on drop.
+struct Node {
+    child: Child,
+    http: SocketAddr,
+    grpc: String,
+    memcached: SocketAddr,
+    _state: tempfile::TempDir,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(binary: &str) -> Node {
+    let state = tempfile::tempdir().expect("a temporary directory");
+    let memcached = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port");
+    let mut child = Command::new(binary)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--grpc-listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--datacenter", "0", "--machine", "1"])
+        .arg("--memcached-listen")
+        .arg(memcached.to_string())
+        .arg("--state-dir")
+        .arg(state.path())
+        .env("SNOWMINT_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("running snowmint serve");
+    let stdout = child.stdout.take().unwrap();
+    let (mut http, mut grpc) = (None, None);
+    for line in BufReader::new(stdout).lines() {
+        let line = line.expect("reading snowmint serve's output");
+        if let Some(address) = line.strip_prefix("gRPC listening on ") {
+            grpc = Some(address.to_owned());
+        } else if let Some(address) = line.strip_prefix("listening on http://") {
+            http = Some(address.parse().expect("an address"));
+            break;
+        }
+    }
+    Node {
+        child,
+        http: http.expect("snowmint serve ended before listening"),
+        grpc: grpc.expect("no gRPC address"),
+        memcached,
+        _state: state,
+    }
+}
+
+/// The front ends measured, in the order of the table's columns.
+#[derive(Debug, Clone, Copy)]
+enum FrontEnd {
+    Http,
+    Grpc,
+    Memcached,
+}
+
+impl FrontEnd {
+    const ALL: [FrontEnd; 3] = [FrontEnd::Http, FrontEnd::Grpc, FrontEnd::Memcached];
+
+    fn title(self) -> &'static str {
+        match self {
+            FrontEnd::Http => "HTTP/1.1 `GET /v1/id`",
+            FrontEnd::Grpc => "gRPC `NextIds(1)`",
+            FrontEnd::Memcached => "memcached `get`",
+        }
+    }
+}
+
+/// One connection of one front end: sends a request, reads its whole
+/// answer, checks it.
+enum Client {
+    Http {
+        stream: TcpStream,
+        reader: BufReader<TcpStream>,
+        line: String,
+        body: Vec<u8>,
+    },
+    Grpc {
+        runtime: tokio::runtime::Runtime,
+        client: IdServiceClient<Channel>,
+    },
+    Memcached {
+        stream: TcpStream,
+        reader: BufReader<TcpStream>,
+        line: String,
+    },
+}
+
+fn bad(what: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, what)
+}
+
+impl Client {
+    fn connect(node: &Node, front: FrontEnd) -> io::Result<Client> {
+        let tcp = |address: SocketAddr| -> io::Result<(TcpStream, BufReader<TcpStream>)> {
+            let stream = TcpStream::connect(address)?;
+            stream.set_nodelay(true)?;
+            let reader = BufReader::new(stream.try_clone()?);
+            Ok((stream, reader))
+        };
+        Ok(match front {
+            FrontEnd::Http => {
+                let (stream, reader) = tcp(node.http)?;
+                Client::Http {
+                    stream,
+                    reader,
+                    line: String::new(),
+                    body: Vec::new(),
+                }
+            }
+            FrontEnd::Memcached => {
+                let (stream, reader) = tcp(node.memcached)?;
+                Client::Memcached {
+                    stream,
+                    reader,
+                    line: String::new(),
+                }
+            }
+            FrontEnd::Grpc => {
+                // A runtime of this thread alone, driven only while a call
+                // is in flight: the connection's tasks run on the thread
+                // that waits for the answer, as the blocking clients' do.
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
+                let endpoint = Channel::from_shared(node.grpc.clone()).map_err(io::Error::other)?;
+                let channel = runtime
+                    .block_on(endpoint.tcp_nodelay(true).connect())
+                    .map_err(io::Error::other)?;
+                Client::Grpc {
+                    runtime,
+                    client: IdServiceClient::new(channel),
+                }
+            }
+        })
+    }
+
+    fn request(&mut self) -> io::Result<()> {
+        match self {
+            Client::Http {
+                stream,
+                reader,
+                line,
+                body,
+            } => {
+                stream.write_all(b"GET /v1/id HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")?;
+                line.clear();
+                reader.read_line(line)?;
+                if !line.starts_with("HTTP/1.1 200 ") {
+                    return Err(bad(format!("not 200: {line:?}")));
+                }
+                let mut length = None;
+                loop {
+                    line.clear();
+                    if reader.read_line(line)? == 0 {
+                        return Err(bad("the connection closed".to_owned()));
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                    if let Some((name, value)) = line.split_once(':')
+                        && name.eq_ignore_ascii_case("content-length")
+                    {
+                        length = value.trim().parse::<usize>().ok();
+                    }
+                }
+                let length = length.ok_or_else(|| bad("no Content-Length".to_owned()))?;
+                body.resize(length, 0);
+                reader.read_exact(body)?;
+                if !body.starts_with(b"{\"id\":\"") {
+                    return Err(bad(format!(
+                        "not an ID: {:?}",
+                        String::from_utf8_lossy(body)
+                    )));
+                }
+                Ok(())
+            }
+            Client::Memcached {
+                stream,
+                reader,
+                line,
+            } => {
+                stream.write_all(b"get k\r\n")?;
+                line.clear();
+                reader.read_line(line)?;
+                if !line.starts_with("VALUE ") {
+                    return Err(bad(format!("not an answer: {line:?}")));
+                }
+                line.clear();
+                reader.read_line(line)?;
+                if line.trim_end().parse::<u64>().is_err() {
+                    return Err(bad(format!("not an ID: {line:?}")));
+                }
+                line.clear();
+                reader.read_line(line)?;
+                if line != "END\r\n" {
+                    return Err(bad(format!("not the end: {line:?}")));
+                }
+                Ok(())
+            }
+            Client::Grpc { runtime, client } => {
+                let batch = runtime
+                    .block_on(client.next_ids(NextIdsRequest { count: 1 }))
+                    .map_err(io::Error::other)?
+                    .into_inner();
+                if batch.ids.len() != 1 {
+                    return Err(bad(format!("{} IDs, not 1", batch.ids.len())));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One measurement: `front` at `rate` requests a second over
+/// `connections`, `warmup` then `length`; what all connections recorded.
+fn measure(
+    node: &Node,
+    front: FrontEnd,
+    rate: u64,
+    connections: u64,
+    warmup: Duration,
+    length: Duration,
+) -> Recorded {
+    let per_connection = |d: Duration| (rate as f64 * d.as_secs_f64() / connections as f64) as u64;
+    let (warmup_count, count) = (per_connection(warmup), per_connection(length));
+    let clients: Vec<Client> = (0..connections)
+        .map(|_| Client::connect(node, front).expect("connecting"))
+        .collect();
+    // Everyone's timeline starts at the same instant, once all are up.
+    let start = Instant::now() + Duration::from_millis(50);
+    let threads: Vec<_> = clients
+        .into_iter()
+        .enumerate()
+        .map(|(index, mut client)| {
+            let schedule = Schedule::spread(rate, connections, index as u64);
+            thread::spawn(move || {
+                let mut timeline = RealTimeline { start };
+                let mut record = Recorded::new();
+                run(
+                    &mut timeline,
+                    schedule,
+                    warmup_count,
+                    count,
+                    &mut record,
+                    |_| client.request(),
+                )
+                .unwrap_or_else(|error| panic!("{}: {error}", front.title()));
+                record
+            })
+        })
+        .collect();
+    let mut all = Recorded::new();
+    for thread in threads {
+        all.merge(&thread.join().expect("a connection's thread"));
+    }
+    all
+}
+
+fn show(us: f64) -> String {
+    if us < 1000.0 {
+        format!("{us:.0} µs")
+    } else {
+        format!("{:.2} ms", us / 1000.0)
+    }
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    match std::env::var(name) {
+        Ok(value) => value
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={value:?} is not a valid value")),
+        Err(_) => default,
+    }
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let Some(binary) = args.next() else {
+        eprintln!("usage: latency SNOWMINT_BINARY [SECONDS]");
+        return ExitCode::from(2);
+    };
+    let seconds: f64 = args
+        .next()
+        .map_or(10.0, |s| s.parse().expect("SECONDS: a number"));
+    let connections: u64 = env_or("CONNECTIONS", 8);
+    let warmup = Duration::from_secs_f64(env_or("WARMUP", 1.0));
+    let rates: Vec<u64> = env_or("RATES", "10000,50000".to_owned())
+        .split(',')
+        .map(|r| r.trim().parse().expect("RATES: numbers, comma-separated"))
+        .collect();
+    let length = Duration::from_secs_f64(seconds);
+    let node = start(&binary);
+    // What each measurement got, by rate then front end.
+    let mut results: Vec<(u64, Vec<Recorded>)> = Vec::new();
+    for &rate in &rates {
+        let mut row = Vec::new();
+        for front in FrontEnd::ALL {
+            eprintln!("{} at {rate}/s ...", front.title());
+            row.push(measure(&node, front, rate, connections, warmup, length));
+            thread::sleep(Duration::from_millis(500));
+        }
+        results.push((rate, row));
+    }
+
+    println!(
+        "Latency from each request's scheduled send to its whole answer; {connections} connections, \
+         one request in flight each, {seconds} s per measurement after {} s of warm-up.",
+        warmup.as_secs_f64()
+    );
+    println!();
+    print!("| rate | quantile |");
+    for front in FrontEnd::ALL {
+        print!(" {} |", front.title());
+    }
+    println!();
+    println!("|---|---|---:|---:|---:|");
+    for (rate, row) in &results {
+        let quantiles: Vec<[f64; 4]> = row.iter().map(|r| quantiles_us(&r.latency)).collect();
+        for (q, name) in ["p50", "p99", "p99.9", "max"].iter().enumerate() {
+            print!("| {rate} req/s | {name} |");
+            for values in &quantiles {
+                print!(" {} |", show(values[q]));
+            }
+            println!();
+        }
+    }
+    println!();
+    println!("| rate | front end | requests | achieved rate | largest send lag |");
+    println!("|---|---|---:|---:|---:|");
+    for (rate, row) in &results {
+        for (front, record) in FrontEnd::ALL.iter().zip(row) {
+            let measured = record.finished.saturating_sub(warmup).as_secs_f64();
+            println!(
+                "| {rate} req/s | {} | {} | {:.0} req/s | {} |",
+                front.title(),
+                record.latency.len(),
+                record.latency.len() as f64 / measured,
+                show(record.max_send_lag.as_secs_f64() * 1e6),
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}
