@@ -423,12 +423,16 @@ async fn every_family_is_offered_and_read_by_its_fields() {
     let sonyflake_id = ((29_047_040_000u64 << 24) | (3 << 16) | 513).to_string();
     page.choose("#layout", "sonyflake").await;
     page.fill("#decode-id", &sonyflake_id).await;
-    page.wait_text("#decode-timestamp-ms", "1700000000000").await;
+    page.wait_text("#decode-timestamp-ms", "1700000000000")
+        .await;
     assert_eq!(page.text("#decode-utc").await, "2023-11-14T22:13:20.00Z");
     assert_eq!(page.text("#decode-machine").await, "513");
     assert_eq!(page.text("#decode-sequence").await, "3");
-    page.wait_text("#decode-bits .bit-field.machine .digits", &format!("{:016b}", 513))
-        .await;
+    page.wait_text(
+        "#decode-bits .bit-field.machine .digits",
+        &format!("{:016b}", 513),
+    )
+    .await;
     let widths = page
         .js("return [...document.querySelectorAll('#decode-bits .bit-field')].map(e => e.dataset.field + ':' + e.querySelector('.digits').textContent.length)")
         .await;
