@@ -31,7 +31,7 @@ Examples:
 
   $ snowmint page --export calculator
   ? 2
-  error: calculator is not empty: give a new or empty directory, or --force to overwrite the page's files in it
+  error: calculator is not empty: give a new or empty directory, or --force
   ...
 
   $ snowmint page --export calculator --force
@@ -56,7 +56,7 @@ pub fn run(args: PageArgs) -> anyhow::Result<ExitCode> {
     let dir = &args.export;
     if dir.exists() && !args.force && !is_empty_dir(dir)? {
         return Err(Failure::bad_input(format!(
-            "{} is not empty: give a new or empty directory, or --force to overwrite the page's files in it",
+            "{} is not empty: give a new or empty directory, or --force",
             dir.display()
         ))
         .into());

@@ -563,6 +563,21 @@ async function setLayout(layout) {
 
 // ---------------------------------------------------------------- start
 
+/** The layout of the node that serves the page (no layout asked for), or null from disk or when it does not say. */
+async function nodeLayout() {
+  if (!HAS_NODE) return null;
+  try {
+    const response = await fetch('/v1/layout', { headers: { Accept: 'application/json' } });
+    const name = response.ok ? (await response.json()).layout : null;
+    if (typeof name !== 'string' || !name) return null;
+    // A layout that is no preset (a node's layout text) gets its own choice.
+    if (![...$('layout').options].some((o) => o.value === name)) $('layout').add(new Option(name, name));
+    return name;
+  } catch {
+    return null;
+  }
+}
+
 function start() {
   // A shared link's state wins over what this browser remembers.
   const shared = readShared();
@@ -574,6 +589,8 @@ function start() {
   setLanguage(initialLanguage(shared.lang ?? recall('lang')));
   const layout = shared.layout ?? recall('layout');
   state.layout = [...$('layout').options].some((o) => o.value === layout) ? layout : 'twitter';
+  // Nothing chosen: the node's own layout, once it has said which.
+  if (!layout) nodeLayout().then((name) => { if (name && state.layout === 'twitter') setLayout(name); });
   if (shared.text !== undefined) $('decode-id').value = shared.text;
 
   $('lang').addEventListener('change', () => {

@@ -89,7 +89,11 @@ function mask(bits) {
 
 // ---------------------------------------------------------------- layouts
 
-/** The layout a request asks for: a preset's name or a layout's text. */
+/**
+ * The layout a request asks for: a preset's name or a layout's text. The
+ * page always names one; with none this is Twitter's (a node would use its
+ * own), and `epoch=`, which the page never sends, is refused.
+ */
 function layoutOf(params) {
   if (params.epoch !== undefined) {
     throw refuse('epoch', 'invalid_parameter', 'this page reads layouts without epoch=; give the layout as text (NAME@EPOCH)');

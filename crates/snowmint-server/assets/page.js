@@ -3638,6 +3638,18 @@
     range2();
     share();
   }
+  async function nodeLayout() {
+    if (!HAS_NODE) return null;
+    try {
+      const response = await fetch("/v1/layout", { headers: { Accept: "application/json" } });
+      const name = response.ok ? (await response.json()).layout : null;
+      if (typeof name !== "string" || !name) return null;
+      if (![...$2("layout").options].some((o) => o.value === name)) $2("layout").add(new Option(name, name));
+      return name;
+    } catch {
+      return null;
+    }
+  }
   function start() {
     const shared = readShared();
     setupExplore({
@@ -3648,6 +3660,9 @@
     setLanguage(initialLanguage(shared.lang ?? recall("lang")));
     const layout2 = shared.layout ?? recall("layout");
     state2.layout = [...$2("layout").options].some((o) => o.value === layout2) ? layout2 : "twitter";
+    if (!layout2) nodeLayout().then((name) => {
+      if (name && state2.layout === "twitter") setLayout(name);
+    });
     if (shared.text !== void 0) $2("decode-id").value = shared.text;
     $2("lang").addEventListener("change", () => {
       remember("lang", $2("lang").value);

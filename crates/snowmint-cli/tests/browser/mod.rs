@@ -48,6 +48,8 @@ pub struct Options {
     /// Whether the service requires bearer tokens (`--auth-token-file`,
     /// scope `issue`), which the page does not send.
     pub tokens: bool,
+    /// The node's `--layout` (default: Twitter's).
+    pub layout: Option<&'static str>,
 }
 
 impl Default for Options {
@@ -57,6 +59,7 @@ impl Default for Options {
             time_zone: "Europe/Madrid",
             window: (1280, 900),
             tokens: false,
+            layout: None,
         }
     }
 }
@@ -97,6 +100,9 @@ impl Browser {
         ];
         if options.tokens {
             args.extend(["--auth-token-file", &tokens]);
+        }
+        if let Some(layout) = options.layout {
+            args.extend(["--layout", layout]);
         }
         let service = Service::start(env!("CARGO_BIN_EXE_snowmint"), home.path(), &args, &[]);
         let base = format!("http://{}", service.address);
