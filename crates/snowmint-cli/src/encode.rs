@@ -77,13 +77,7 @@ pub fn run(args: EncodeArgs, global: &Global) -> anyhow::Result<ExitCode> {
         ("machine", &args.machine),
         ("sequence", &args.sequence),
     ];
-    let mut given: Vec<(String, String)> = legacy
-        .into_iter()
-        .filter_map(|(name, text)| Some((name.to_owned(), text.clone()?)))
-        .collect();
-    for text in &args.fields {
-        given.push(values::name_value("field", text)?);
-    }
+    let given = values::given_fields(&legacy, &args.fields)?;
     let named = values::named_values(&layout, &given)?;
     let id = layout
         .encode_named(time_us, &values::as_pairs(&named))

@@ -194,13 +194,7 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
 /// layout's own names. Every node field must be given.
 fn node(layout: &Layout, args: &GenerateArgs) -> Result<Node, Failure> {
     let legacy = [("datacenter", &args.datacenter), ("machine", &args.machine)];
-    let mut given: Vec<(String, String)> = legacy
-        .into_iter()
-        .filter_map(|(name, text)| Some((name.to_owned(), text.clone()?)))
-        .collect();
-    for text in &args.fields {
-        given.push(values::name_value("field", text)?);
-    }
+    let given = values::given_fields(&legacy, &args.fields)?;
     let named = values::named_values(layout, &given)?;
     layout
         .node_named(&values::as_pairs(&named))

@@ -115,6 +115,23 @@ pub fn name_value(option: &str, text: &str) -> Result<(String, String), Failure>
     }
 }
 
+/// The values given by name on a command line: the Twitter-era flags
+/// (`--datacenter`, `--machine`, `--sequence`) that were given, then each
+/// `--field NAME=VALUE`, as (name, text) pairs for [`named_values`].
+pub fn given_fields(
+    legacy: &[(&str, &Option<String>)],
+    fields: &[String],
+) -> Result<Vec<(String, String)>, Failure> {
+    let mut given: Vec<(String, String)> = legacy
+        .iter()
+        .filter_map(|(name, text)| Some(((*name).to_owned(), text.as_ref()?.clone())))
+        .collect();
+    for text in fields {
+        given.push(name_value("field", text)?);
+    }
+    Ok(given)
+}
+
 /// Reads values given by name (a field's own name, or `datacenter`,
 /// `machine`, `sequence`: see `Layout::parse_named`) in their ranges.
 pub fn named_values(
@@ -203,7 +220,7 @@ mod tests {
     #[test]
     fn numbers_name_the_range() {
         let layout = Layout::TWITTER;
-        let message = |text| {
+        let message = |text: &str| {
             named_values(&layout, &[("datacenter".to_owned(), text.to_owned())])
                 .unwrap_err()
                 .to_string()

@@ -2,6 +2,8 @@
 //! defaults, identities, bad values, and a clean stop on SIGTERM.
 
 use snowmint_test_support::binary::{Service, run_to_end};
+
+use crate::ids;
 use snowmint_test_support::temp::temp_dir;
 
 /// The `snowmint` binary under test.
@@ -68,17 +70,6 @@ fn flags_beat_environment_beat_file() {
         &env,
     );
     assert_eq!(node_of(&service).2, "twitter");
-}
-
-/// The IDs of `/v1/ids?count=N`, as numbers.
-fn ids(service: &Service, count: usize) -> Vec<u64> {
-    let body = service.json(&format!("/v1/ids?count={count}"));
-    body["ids"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|id| id.as_str().unwrap().parse().unwrap())
-        .collect()
 }
 
 /// Other families serve by their layout's node fields: `--machine` is

@@ -10,23 +10,14 @@ use std::process::Stdio;
 use snowmint_test_support::binary::{Service, command, run_to_end};
 use snowmint_test_support::temp::temp_dir;
 
+use crate::ids;
+
 const SNOWMINT: &str = env!("CARGO_BIN_EXE_snowmint");
 
 /// The fields an ID was issued by: (datacenter, machine) in the Twitter
 /// layout, the ten bits above the sequence.
 fn node_of(id: u64) -> (u64, u64) {
     ((id >> 17) & 0x1f, (id >> 12) & 0x1f)
-}
-
-/// `count` IDs from `service`.
-fn ids(service: &Service, count: usize) -> Vec<u64> {
-    let body = service.json(&format!("/v1/ids?count={count}"));
-    body["ids"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|id| id.as_str().unwrap().parse().unwrap())
-        .collect()
 }
 
 /// A second process on the node refuses to start while the first serves,

@@ -21,3 +21,14 @@ mod restart;
 /// The identity of a test's node when the test is about something else:
 /// datacenter 0, machine 0, given (a node told none does not start).
 const ZERO: [&str; 4] = ["--datacenter", "0", "--machine", "0"];
+
+/// `count` IDs from `service` (`/v1/ids?count=N`), as numbers.
+fn ids(service: &snowmint_test_support::binary::Service, count: usize) -> Vec<u64> {
+    let body = service.json(&format!("/v1/ids?count={count}"));
+    body["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap().parse().unwrap())
+        .collect()
+}
