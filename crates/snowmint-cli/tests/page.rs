@@ -6,6 +6,10 @@
 //! 1288834974657; 41/5/5/12 bits) and the seed's worked example, never from
 //! the program. Each test saves screenshots under `target/screenshots/`.
 
+#[allow(
+    dead_code,
+    reason = "the browser module serves several test files; this one uses part of it"
+)]
 mod browser;
 
 use browser::{Browser, DATACENTER, MACHINE, Options};
