@@ -29,6 +29,7 @@ mod inspect;
 mod layout;
 mod lines;
 mod manpages;
+mod page;
 mod probe;
 mod range;
 mod records;
@@ -194,6 +195,8 @@ enum Command {
     Audit(audit::AuditArgs),
     /// Ask a running service whether it is ready (for health checks).
     Probe(probe::ProbeArgs),
+    /// Write the calculator page as files that work from disk, no node.
+    Page(page::PageArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
     /// Write the manual pages of snowmint and its commands (for packagers).
@@ -215,6 +218,7 @@ impl Command {
             Command::Whois(_) => "whois",
             Command::Audit(_) => "audit",
             Command::Probe(_) => "probe",
+            Command::Page(_) => "page",
             Command::Completions(_) => "completions",
             Command::Manpages(_) => "manpages",
         }
@@ -232,7 +236,10 @@ impl Command {
             Command::Serve(args) => Some(&mut args.global),
             Command::Whois(args) => Some(&mut args.global),
             Command::Audit(args) => Some(&mut args.global),
-            Command::Probe(_) | Command::Completions(_) | Command::Manpages(_) => None,
+            Command::Probe(_)
+            | Command::Page(_)
+            | Command::Completions(_)
+            | Command::Manpages(_) => None,
         }
     }
 }
@@ -282,6 +289,7 @@ fn main() -> ExitCode {
             audit::run(args, &global)
         }
         Command::Probe(args) => probe::run(args),
+        Command::Page(args) => page::run(args),
         Command::Completions(args) => completions::run(args, Cli::command()),
         Command::Manpages(args) => manpages::run(args, Cli::command()),
     };

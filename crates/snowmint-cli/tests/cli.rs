@@ -1472,6 +1472,7 @@ fn help_for_every_command_has_examples() {
         &["generate"],
         &["range"],
         &["layout"],
+        &["page"],
         &["completions"],
     ] {
         let mut args = command.to_vec();
@@ -1484,9 +1485,9 @@ fn help_for_every_command_has_examples() {
             out.stdout
         );
         // --layout is the commands' that read or make IDs, not the
-        // top level's or completions' (the top level's examples show it
-        // on `decode`).
-        let reads_ids = !matches!(command, [] | ["completions"]);
+        // top level's, page's or completions' (the top level's examples
+        // show it on `decode`).
+        let reads_ids = !matches!(command, [] | ["completions"] | ["page"]);
         assert_eq!(out.stdout.contains("--layout <"), reads_ids, "{args:?}");
     }
 }
@@ -1512,11 +1513,11 @@ fn completions() {
 }
 
 /// `--layout` and `--epoch` belong to the commands that read or make IDs:
-/// `probe` and `completions` neither list them nor take them, and the
-/// others do, after their name.
+/// `probe`, `page` and `completions` neither list them nor take them, and
+/// the others do, after their name.
 #[test]
 fn only_the_commands_that_read_or_make_ids_take_a_layout() {
-    for command in ["probe", "completions"] {
+    for command in ["probe", "page", "completions"] {
         let help = run(&[command, "--help"]);
         help.assert_ok();
         for flag in ["--layout", "--epoch"] {

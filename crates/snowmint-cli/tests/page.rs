@@ -6,6 +6,10 @@
 //! 1288834974657; 41/5/5/12 bits) and the seed's worked example, never from
 //! the program. Each test saves screenshots under `target/screenshots/`.
 
+#[allow(
+    dead_code,
+    reason = "the browser module serves several test files; this one uses part of it"
+)]
 mod browser;
 
 use browser::{Browser, DATACENTER, MACHINE, Options};
@@ -383,6 +387,47 @@ async fn layout_selector_is_shared_and_remembered() {
         ),
     )
     .await;
+    page.close().await;
+}
+
+/// A first visit uses the node's own layout; a choice made afterwards is
+/// remembered over it.
+#[tokio::test]
+async fn starts_in_the_nodes_own_layout() {
+    let page = Browser::open(
+        "node-layout",
+        Options {
+            layout: Some("discord"),
+            ..Options::default()
+        },
+    )
+    .await;
+    page.wait_until(
+        "the node's layout chosen",
+        "return document.getElementById('layout').value === 'discord'",
+    )
+    .await;
+    page.wait_until(
+        "Discord's facts",
+        "return document.getElementById('facts-layout').textContent.startsWith('discord')",
+    )
+    .await;
+    // The example read with Discord's epoch and names.
+    let discord_ms = (EXAMPLE_ID.parse::<u64>().unwrap() >> 22) + DISCORD_EPOCH;
+    page.wait_text("#decode-timestamp-ms", &discord_ms.to_string())
+        .await;
+    page.choose("#layout", "sonyflake").await;
+    page.client.refresh().await.expect("reloading");
+    page.wait_until(
+        "the remembered layout",
+        "return document.getElementById('facts-layout').textContent.startsWith('sonyflake')",
+    )
+    .await;
+    assert_eq!(
+        page.js("return document.getElementById('layout').value")
+            .await,
+        "sonyflake"
+    );
     page.close().await;
 }
 

@@ -1,11 +1,18 @@
-// The calculator page. Every number about an ID comes from this server's
-// /v1 API: IDs stay strings here from end to end, and the page never does
-// arithmetic on them (a JavaScript Number is exact only up to 2^53).
+// The calculator page. Every number about an ID comes from the npm
+// package (js/), through local.js, which answers as the node's /v1 API
+// would: IDs stay strings here from end to end, and the page never does
+// arithmetic on them (a JavaScript Number is exact only up to 2^53). Only
+// new IDs come from a node: opened from disk (`snowmint page --export`)
+// the page has none, and the Generate card says so.
+//
+// The page's scripts are one classic script, assets/page.js, bundled by
+// esbuild (js/build-page.mjs), since a module does not run from file://.
 
 import {
   currentZone, exploreText, readShared, renderExplore, setupExplore, writeShared,
 } from './explore.js';
 import { errorMessage, initialLanguage, t, translatePage } from './i18n.js';
+import { LocalError, answer } from './local.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -35,7 +42,18 @@ class ApiError extends Error {
   }
 }
 
+/** Whether a node serves the page: not when it is opened from disk. */
+const HAS_NODE = location.protocol !== 'file:';
+
 async function api(path, params = {}) {
+  // The calculator's answers are worked out here; only a node makes IDs.
+  try {
+    const local = answer(path, params);
+    if (local) return local;
+  } catch (error) {
+    if (error instanceof LocalError) throw new ApiError(error.detail);
+    throw error;
+  }
   const query = new URLSearchParams(
     Object.entries(params).filter(([, value]) => value !== undefined && value !== ''),
   ).toString();
@@ -391,6 +409,8 @@ function renderEncode() {
 const GENERATE_INPUTS = { count: 'generate-count' };
 
 async function generate() {
+  // Opened from disk: no node to ask (the card says so).
+  if (!HAS_NODE) return;
   try {
     const count = $('generate-count').value.trim();
     const [ids, node] = await Promise.all([api('/v1/ids', { count }), api('/v1/node')]);
@@ -404,9 +424,11 @@ async function generate() {
 }
 
 function renderGenerate() {
+  $('generate-nodeless').hidden = HAS_NODE;
+  $('generate-form').querySelector('button[type=submit]').disabled = !HAS_NODE;
   const generated = state.generated;
   $('generate-result').hidden = !generated;
-  $('generate-empty').hidden = Boolean(generated);
+  $('generate-empty').hidden = Boolean(generated) || !HAS_NODE;
   if (!generated) return;
   const { node } = generated;
   $('generate-node').textContent = node.datacenter === null
@@ -541,6 +563,21 @@ async function setLayout(layout) {
 
 // ---------------------------------------------------------------- start
 
+/** The layout of the node that serves the page (no layout asked for), or null from disk or when it does not say. */
+async function nodeLayout() {
+  if (!HAS_NODE) return null;
+  try {
+    const response = await fetch('/v1/layout', { headers: { Accept: 'application/json' } });
+    const name = response.ok ? (await response.json()).layout : null;
+    if (typeof name !== 'string' || !name) return null;
+    // A layout that is no preset (a node's layout text) gets its own choice.
+    if (![...$('layout').options].some((o) => o.value === name)) $('layout').add(new Option(name, name));
+    return name;
+  } catch {
+    return null;
+  }
+}
+
 function start() {
   // A shared link's state wins over what this browser remembers.
   const shared = readShared();
@@ -552,6 +589,8 @@ function start() {
   setLanguage(initialLanguage(shared.lang ?? recall('lang')));
   const layout = shared.layout ?? recall('layout');
   state.layout = [...$('layout').options].some((o) => o.value === layout) ? layout : 'twitter';
+  // Nothing chosen: the node's own layout, once it has said which.
+  if (!layout) nodeLayout().then((name) => { if (name && state.layout === 'twitter') setLayout(name); });
   if (shared.text !== undefined) $('decode-id').value = shared.text;
 
   $('lang').addEventListener('change', () => {
@@ -603,6 +642,8 @@ function start() {
   setLayout(state.layout);
   exploreText($('decode-id').value);
   $('share-link').addEventListener('click', share, { capture: true });
+  // From disk there is no server whose API the footer could name.
+  document.querySelector('footer').hidden = !HAS_NODE;
 }
 
 start();

@@ -1,8 +1,10 @@
 // What the page knows about reading pasted text, without the DOM: asking
 // for a text's readings, and the arithmetic on their times (exact, in
 // BigInt nanoseconds). The page's views (explore.js) use only these
-// exports, so that another reader (the npm package's own inspect) can take
-// the place of `readText` without touching them.
+// exports. The readings are the npm package's own (through local.js, as
+// `POST /v1/inspect` answers), so that they need no node.
+
+import { LocalError, answer } from './local.js';
 
 /** The most a text may hold, in bytes and in tokens (the API's bounds). */
 export const MAX_TEXT_BYTES = 1 << 20;
@@ -18,35 +20,23 @@ export class ReadError extends Error {
 
 /**
  * The tokens of `text` and their readings, most plausible first, as
- * `POST /v1/inspect` answers: `{ now, tokens: [{ input, context, start,
+ * `POST /v1/inspect` would answer: `{ now, tokens: [{ input, context, start,
  * end, candidates: [{ family, time, <fields>, plausibility, why }] }] }`.
  * `layout` reads integers as that layout alone; `now` (Unix ms) judges
  * times in the future; `top` keeps that many readings of each token, the
  * most plausible (a batch needs one).
  */
 export async function readText(text, { layout, now, top } = {}) {
-  const query = new URLSearchParams();
-  if (layout) query.set('layout', layout);
-  if (now !== undefined) query.set('now', String(now));
-  if (top !== undefined) query.set('top', String(top));
-  let response;
+  const params = {};
+  if (layout) params.layout = layout;
+  if (now !== undefined) params.now = String(now);
+  if (top !== undefined) params.top = String(top);
   try {
-    response = await fetch(`/v1/inspect${query.size ? `?${query}` : ''}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'text/plain; charset=utf-8', Accept: 'application/json' },
-      body: text,
-    });
-  } catch (cause) {
-    throw new ReadError({ code: 'network', message: String(cause?.message ?? cause) });
+    return answer('/v1/inspect', params, String(text));
+  } catch (error) {
+    if (error instanceof LocalError) throw new ReadError(error.detail);
+    throw error;
   }
-  let body = null;
-  try {
-    body = await response.json();
-  } catch {
-    // Handled below.
-  }
-  if (response.ok && body) return body;
-  throw new ReadError(body?.error ?? { code: 'answer', status: response.status, message: `HTTP ${response.status}` });
 }
 
 const NS_PER_MS = 1_000_000n;

@@ -45,23 +45,16 @@ macro_rules! asset {
     }};
 }
 
-/// Every file of the page.
-pub static ASSETS: [Asset; 7] = [
+/// Every file of the page. `page.js` is the page's scripts (`app.js` and
+/// the modules it imports, in `assets/` too) and the npm package's reader,
+/// bundled by `js/build-page.mjs` into one classic script, which also runs
+/// from disk (`snowmint page --export`); it is committed, so that building
+/// this crate needs no npm.
+pub static ASSETS: [Asset; 4] = [
     asset!("/", "index.html", "text/html; charset=utf-8"),
-    asset!("/assets/app.js", "app.js", "text/javascript; charset=utf-8"),
     asset!(
-        "/assets/i18n.js",
-        "i18n.js",
-        "text/javascript; charset=utf-8"
-    ),
-    asset!(
-        "/assets/explore.js",
-        "explore.js",
-        "text/javascript; charset=utf-8"
-    ),
-    asset!(
-        "/assets/inspect.js",
-        "inspect.js",
+        "/assets/page.js",
+        "page.js",
         "text/javascript; charset=utf-8"
     ),
     asset!("/assets/style.css", "style.css", "text/css; charset=utf-8"),
@@ -69,8 +62,10 @@ pub static ASSETS: [Asset; 7] = [
 ];
 
 /// Only this origin, and no inline code: the page needs nothing else.
+/// (`blob:` lets it read back the files it makes itself, such as a
+/// batch's CSV; a blob URL belongs to the origin that made it.)
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
-     connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+     connect-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// The routes of the page's files, for any router state.
 pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {

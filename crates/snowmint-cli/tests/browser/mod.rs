@@ -2,7 +2,9 @@
 //!
 //! [`Browser::open`] starts `snowmint serve` on a free loopback port,
 //! chromedriver on another, and a headless Chromium session through it
-//! (fantoccini speaks WebDriver). Every process is stopped when the
+//! (fantoccini speaks WebDriver). [`Browser::open_export`] starts no node:
+//! it writes the page with `snowmint page --export` and opens it from disk
+//! (`file://`). Every process is stopped when the
 //! [`Browser`] is dropped, also when a test fails halfway: chromedriver and
 //! the Chromium it started share a process group that is killed as a whole.
 //!
@@ -46,6 +48,8 @@ pub struct Options {
     /// Whether the service requires bearer tokens (`--auth-token-file`,
     /// scope `issue`), which the page does not send.
     pub tokens: bool,
+    /// The node's `--layout` (default: Twitter's).
+    pub layout: Option<&'static str>,
 }
 
 impl Default for Options {
@@ -55,6 +59,7 @@ impl Default for Options {
             time_zone: "Europe/Madrid",
             window: (1280, 900),
             tokens: false,
+            layout: None,
         }
     }
 }
@@ -62,13 +67,15 @@ impl Default for Options {
 /// A headless Chromium session on the page of a running `snowmint serve`.
 pub struct Browser {
     pub client: Client,
-    /// `http://127.0.0.1:PORT`, the service.
+    /// `http://127.0.0.1:PORT`, the service; or `file:///DIR`, the
+    /// exported page's directory. The page is at `{base}/` or
+    /// `{base}/index.html`.
     pub base: String,
     name: String,
     // Dropped in this order: the browser, then the service.
     driver: Process,
     _profile: TempDir,
-    _service: Service,
+    _service: Option<Service>,
     _home: TempDir,
 }
 
@@ -94,7 +101,66 @@ impl Browser {
         if options.tokens {
             args.extend(["--auth-token-file", &tokens]);
         }
+        if let Some(layout) = options.layout {
+            args.extend(["--layout", layout]);
+        }
         let service = Service::start(env!("CARGO_BIN_EXE_snowmint"), home.path(), &args, &[]);
+        let base = format!("http://{}", service.address);
+        let browser = Browser::start(name, &options, base, Some(service), home).await;
+        browser
+            .client
+            .goto(&format!("{}/", browser.base))
+            .await
+            .expect("opening the page");
+        browser
+            .wait_until(
+                "the layout facts to load",
+                "return document.getElementById('facts-epoch').textContent !== ''",
+            )
+            .await;
+        browser
+    }
+
+    /// Writes the page with `snowmint page --export DIR` and opens
+    /// `DIR/index.html` from disk: no node runs.
+    pub async fn open_export(name: &str, options: Options) -> Browser {
+        let home = temp_dir(&format!("page-{name}"));
+        let dir = home.path().join("page");
+        let out = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+            .arg("page")
+            .arg("--export")
+            .arg(&dir)
+            .output()
+            .expect("running snowmint page --export");
+        assert!(
+            out.status.success(),
+            "snowmint page --export: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let base = format!("file://{}", dir.display());
+        let browser = Browser::start(name, &options, base, None, home).await;
+        browser
+            .client
+            .goto(&format!("{}/index.html", browser.base))
+            .await
+            .expect("opening the page");
+        browser
+            .wait_until(
+                "the layout facts to load",
+                "return document.getElementById('facts-epoch').textContent !== ''",
+            )
+            .await;
+        browser
+    }
+
+    /// Starts chromedriver and a browser session on nothing yet.
+    async fn start(
+        name: &str,
+        options: &Options,
+        base: String,
+        service: Option<Service>,
+        home: TempDir,
+    ) -> Browser {
         let chromium = find_program(&["/usr/bin/chromium", "chromium"]);
         let chromedriver = find_program(&["/usr/bin/chromedriver", "chromedriver"]);
         let profile = temp_dir(&format!("page-{name}-chromium"));
@@ -145,27 +211,15 @@ impl Browser {
             .unwrap_or_else(|e| {
                 panic!("starting a Chromium session through chromedriver: {e}; {INSTALL_HINT}")
             });
-        let browser = Browser {
+        Browser {
             client,
-            base: format!("http://{}", service.address),
+            base,
             name: name.to_owned(),
             driver,
             _profile: profile,
             _service: service,
             _home: home,
-        };
-        browser
-            .client
-            .goto(&format!("{}/", browser.base))
-            .await
-            .expect("opening the page");
-        browser
-            .wait_until(
-                "the layout facts to load",
-                "return document.getElementById('facts-epoch').textContent !== ''",
-            )
-            .await;
-        browser
+        }
     }
 
     /// Ends the session cleanly (Chromium quits), then stops the processes.
