@@ -1726,11 +1726,11 @@
     }
     if (text.startsWith("0x") || text.startsWith("0X")) {
       const hex2 = text.slice(2);
-      if (hex2.length >= 1 && hex2.length <= 16) {
-        const value = parseRadix(hex2, 16);
-        if (value !== void 0) shapes.push({ kind: "integer", value, written: "hex" });
+      const value = hex2.length >= 1 && hex2.length <= 16 ? parseRadix(hex2, 16) : void 0;
+      if (value !== void 0) {
+        shapes.push({ kind: "integer", value, written: "hex" });
+        return shapes;
       }
-      return shapes;
     }
     const push = (family) => {
       const id = tryText(family, text);
