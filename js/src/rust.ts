@@ -1,8 +1,8 @@
 // How the Rust core quotes values in its messages, so that an error here
-// reads as the same error there: a string cut after about 64 characters
+// reads as the same error there: a string cut after about 40 characters
 // and shown with Rust's `{:?}`, a character with its quotes.
 
-const ECHO_LIMIT = 64;
+const ECHO_LIMIT = 40;
 
 function escapeChar(c: string): string {
   switch (c) {
@@ -24,7 +24,7 @@ function escapeChar(c: string): string {
   }
 }
 
-/** `input` as the core echoes outside text: cut after 64 shown characters, with `...`. */
+/** `input` as the core echoes outside text: cut after 40 shown characters, with `...`. */
 export function cut(input: string): string {
   let shown = 0;
   let at = 0;

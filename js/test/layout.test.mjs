@@ -251,6 +251,9 @@ test("every error of decode is the core's, as the binary words it", () => {
     [["twitter", "8000000000000", "base32"], "OutOfRange"],
     [["discord", "G000000000000", "base32"], "OutOfRange"],
     [["twitter", "U", "base32"], "InvalidText"],
+    // Long text is echoed cut, as the core cuts it.
+    [["twitter", "x".repeat(100)], "InvalidText"],
+    [["twitter", '"'.repeat(30) + "x".repeat(30)], "InvalidText"],
   ];
   for (const [[name, text, encoding = "decimal"], kind] of cases) {
     const args = ["decode", "--layout", name, "--input", encoding, "--format", "json", "--", text];

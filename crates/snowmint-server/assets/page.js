@@ -354,7 +354,7 @@
   }
 
   // js/src/rust.ts
-  var ECHO_LIMIT2 = 64;
+  var ECHO_LIMIT2 = 40;
   function escapeChar(c) {
     switch (c) {
       case "\\":
