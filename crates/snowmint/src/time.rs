@@ -426,26 +426,8 @@ impl Rfc3339 {
     pub fn write_to<'b>(&self, buf: &'b mut [u8; Rfc3339::MAX_LEN]) -> &'b str {
         let days = self.ms.div_euclid(MS_PER_DAY);
         let ms_of_day = self.ms.rem_euclid(MS_PER_DAY) as u64;
-        let (year, month, day) = civil_from_days(days);
-        let mut text = Ascii { buf, len: 0 };
-        if (0..=9999).contains(&year) {
-            text.digits(year as u64, 4);
-        } else {
-            // ISO 8601 extended years: a sign and at least 6 digits.
-            text.byte(if year < 0 { b'-' } else { b'+' });
-            let magnitude = year.unsigned_abs();
-            text.digits(magnitude, decimal_width(magnitude).max(6));
-        }
-        text.byte(b'-');
-        text.digits(month as u64, 2);
-        text.byte(b'-');
-        text.digits(day as u64, 2);
-        text.byte(b'T');
-        text.digits(ms_of_day / 3_600_000, 2);
-        text.byte(b':');
-        text.digits(ms_of_day / 60_000 % 60, 2);
-        text.byte(b':');
-        text.digits(ms_of_day / 1000 % 60, 2);
+        let mut text = Ascii::new(buf);
+        text.date_time(days, ms_of_day / 1000);
         if self.digits > 0 {
             text.byte(b'.');
             let fraction = ms_of_day % 1000 * 1000 + u64::from(self.micros);
@@ -466,20 +448,49 @@ impl fmt::Display for Rfc3339 {
     }
 }
 
-/// A cursor that writes ASCII into a fixed buffer.
-struct Ascii<'b> {
-    buf: &'b mut [u8; Rfc3339::MAX_LEN],
-    len: usize,
+/// A cursor that writes ASCII into a fixed buffer: the calendar part of an
+/// RFC 3339 time, for [`Rfc3339`] and the inspector's times.
+pub(crate) struct Ascii<'b> {
+    buf: &'b mut [u8],
+    pub(crate) len: usize,
 }
 
-impl Ascii<'_> {
-    fn byte(&mut self, b: u8) {
+impl<'b> Ascii<'b> {
+    pub(crate) fn new(buf: &'b mut [u8]) -> Ascii<'b> {
+        Ascii { buf, len: 0 }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS` of the day `days` since 1970-01-01 and the
+    /// second `second_of_day` of it; a year outside 0..=9999 in ISO 8601's
+    /// extended form (a sign and at least 6 digits).
+    pub(crate) fn date_time(&mut self, days: i64, second_of_day: u64) {
+        let (year, month, day) = civil_from_days(days);
+        if (0..=9999).contains(&year) {
+            self.digits(year as u64, 4);
+        } else {
+            self.byte(if year < 0 { b'-' } else { b'+' });
+            let magnitude = year.unsigned_abs();
+            self.digits(magnitude, decimal_width(magnitude).max(6));
+        }
+        self.byte(b'-');
+        self.digits(month as u64, 2);
+        self.byte(b'-');
+        self.digits(day as u64, 2);
+        self.byte(b'T');
+        self.digits(second_of_day / 3600, 2);
+        self.byte(b':');
+        self.digits(second_of_day / 60 % 60, 2);
+        self.byte(b':');
+        self.digits(second_of_day % 60, 2);
+    }
+
+    pub(crate) fn byte(&mut self, b: u8) {
         self.buf[self.len] = b;
         self.len += 1;
     }
 
     /// `value` in exactly `width` decimal digits (zero-padded).
-    fn digits(&mut self, mut value: u64, width: usize) {
+    pub(crate) fn digits(&mut self, mut value: u64, width: usize) {
         for at in (self.len..self.len + width).rev() {
             self.buf[at] = b'0' + (value % 10) as u8;
             value /= 10;

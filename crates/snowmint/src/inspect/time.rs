@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::time::{civil_from_days, decimal_width};
+use crate::time::Ascii;
 
 /// A nanosecond.
 pub const NANOSECOND: u64 = 1;
@@ -159,27 +159,8 @@ impl Time {
         };
         // The calendar is the core's (as `format_time` writes it), with the
         // fraction at the unit.
-        let (year, month, day) = civil_from_days(second.div_euclid(86_400));
-        let of_day = second.rem_euclid(86_400) as u64;
-        let mut text = Cursor { buf, len: 0 };
-        if (0..=9999).contains(&year) {
-            text.digits(year as u64, 4);
-        } else {
-            // ISO 8601 extended years: a sign and at least 6 digits.
-            text.byte(if year < 0 { b'-' } else { b'+' });
-            let magnitude = year.unsigned_abs();
-            text.digits(magnitude, decimal_width(magnitude).max(6));
-        }
-        text.byte(b'-');
-        text.digits(month as u64, 2);
-        text.byte(b'-');
-        text.digits(day as u64, 2);
-        text.byte(b'T');
-        text.digits(of_day / 3600, 2);
-        text.byte(b':');
-        text.digits(of_day / 60 % 60, 2);
-        text.byte(b':');
-        text.digits(of_day % 60, 2);
+        let mut text = Ascii::new(buf);
+        text.date_time(second.div_euclid(86_400), second.rem_euclid(86_400) as u64);
         let digits = self.fraction_digits() as usize;
         if digits > 0 {
             text.byte(b'.');
@@ -189,28 +170,6 @@ impl Time {
         let len = text.len;
         // Only ASCII digits and separators were written.
         std::str::from_utf8(&buf[..len]).unwrap_or_default()
-    }
-}
-
-/// A cursor that writes ASCII into a time's buffer.
-struct Cursor<'b> {
-    buf: &'b mut [u8; Time::MAX_LEN],
-    len: usize,
-}
-
-impl Cursor<'_> {
-    fn byte(&mut self, b: u8) {
-        self.buf[self.len] = b;
-        self.len += 1;
-    }
-
-    /// `value` in exactly `width` decimal digits (zero-padded).
-    fn digits(&mut self, mut value: u64, width: usize) {
-        for at in (self.len..self.len + width).rev() {
-            self.buf[at] = b'0' + (value % 10) as u8;
-            value /= 10;
-        }
-        self.len += width;
     }
 }
 
