@@ -227,6 +227,7 @@ impl<B: Backend> Coordinator<B> {
             slots: shared.config.slots(),
             state,
             slot: inner.claim.map(|held| held.slot),
+            slots_per_node: shared.config.slots_per_node(),
             session_kind: B::SESSION_NAME,
             session_id: inner.session.as_ref().map(|live| live.id.clone()),
             ttl: inner
@@ -338,7 +339,7 @@ impl<B: Backend> SlotSource for Coordinator<B> {
                 (inner.session.take(), inner.end_claim(Instant::now()))
             };
             if let Some(live) = live {
-                let key = held.map(|held| self.shared.paths.slot(held.slot));
+                let keys = held.map_or_else(Vec::new, |held| self.shared.block_keys(held.slot));
                 let limit = Timing { ttl: live.ttl }.step_limit();
                 if let Some(held) = held {
                     // Taken after the claim ended: a reservation in flight
@@ -350,7 +351,7 @@ impl<B: Backend> SlotSource for Coordinator<B> {
                 }
                 let released = tokio::time::timeout(
                     limit,
-                    self.shared.backend.release(&live.session, key.as_deref()),
+                    self.shared.backend.release(&live.session, &keys),
                 )
                 .await;
                 let failure = match released {

@@ -66,6 +66,7 @@ impl StaticSource {
     ) -> StaticSource {
         let claim = Claim {
             slot,
+            slots: 1,
             node,
             generation: 1,
             valid_until: None,

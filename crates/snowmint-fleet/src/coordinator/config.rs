@@ -65,6 +65,15 @@ pub enum ConfigError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The number of slots per node is not a power of two, or the slot
+    /// range holds no aligned block of that many.
+    #[error("slots per node {value} is invalid: {reason}")]
+    SlotsPerNode {
+        /// The count as given.
+        value: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The claim TTL is not a duration, or is outside
     /// [`MIN_TTL`]..=[`MAX_TTL`].
     #[error(transparent)]
@@ -190,6 +199,9 @@ pub struct CoordinatorConfig {
     pub(crate) fleet: String,
     /// The slots this node may claim.
     pub(crate) slots: SlotRange,
+    /// How many slots the node holds at once: an aligned block of them
+    /// (a power of two; 1 by default).
+    pub(crate) slots_per_node: u64,
     /// How long a claim outlives the node's last word (lease TTL, session
     /// timeout).
     pub(crate) ttl: Duration,
@@ -282,6 +294,7 @@ impl CoordinatorConfig {
         Ok(CoordinatorConfig {
             fleet: fleet.into_string(),
             slots: slots.check(layout)?,
+            slots_per_node: 1,
             ttl,
             holder,
             layout,
@@ -411,6 +424,54 @@ impl CoordinatorConfig {
         self.slots
     }
 
+    /// The same settings, with the node holding `count` slots at once:
+    /// an aligned block of `count` free slots of the range (its first slot
+    /// a multiple of `count`), claimed, kept, fenced and released as one,
+    /// its high-water mark raised on every slot of it. The node issues
+    /// from all of them (the core's `GeneratorBuilder::slots`).
+    ///
+    /// # Errors
+    ///
+    /// A count that is 0 or not a power of two, a range that holds no
+    /// aligned block of `count` slots, or a block the layout cannot issue
+    /// from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint::Layout;
+    /// use snowmint_fleet::{CoordinatorConfig, SlotRange};
+    ///
+    /// let config = |range: &str| {
+    ///     let slots: SlotRange = range.parse().unwrap();
+    ///     CoordinatorConfig::new("ids", slots, Duration::from_secs(10), "web-1".into(), Layout::TWITTER).unwrap()
+    /// };
+    /// assert_eq!(config("0-1023").with_slots_per_node(4)?.slots_per_node(), 4);
+    /// assert_eq!(
+    ///     config("0-1023").with_slots_per_node(3).unwrap_err().to_string(),
+    ///     "slots per node 3 is invalid: it must be a power of two (1, 2, 4, 8, ...)"
+    /// );
+    /// assert_eq!(
+    ///     config("5-10").with_slots_per_node(4).unwrap_err().to_string(),
+    ///     "slots per node 4 is invalid: the slots 5-10 hold no aligned block of 4 \
+    ///      (a block's first slot is a multiple of 4)"
+    /// );
+    /// # Ok::<(), snowmint_fleet::ConfigError>(())
+    /// ```
+    pub fn with_slots_per_node(self, count: u64) -> Result<CoordinatorConfig, ConfigError> {
+        check_block_size(self.slots, count, self.layout)?;
+        Ok(CoordinatorConfig {
+            slots_per_node: count,
+            ..self
+        })
+    }
+
+    /// How many slots the node holds at once (1 unless set).
+    pub fn slots_per_node(&self) -> u64 {
+        self.slots_per_node
+    }
+
     /// The requested claim TTL (the coordinator may grant a longer one).
     pub fn ttl(&self) -> Duration {
         self.ttl
@@ -425,6 +486,44 @@ impl CoordinatorConfig {
     pub fn layout(&self) -> Layout {
         self.layout
     }
+}
+
+/// Checks that `range` holds an aligned block of `count` slots, `count`
+/// a power of two, and that `layout` can issue from such a block.
+pub(crate) fn check_block_size(
+    range: SlotRange,
+    count: u64,
+    layout: Layout,
+) -> Result<(), ConfigError> {
+    let invalid = |reason: String| ConfigError::SlotsPerNode {
+        value: count,
+        reason,
+    };
+    if !count.is_power_of_two() {
+        return Err(invalid(
+            "it must be a power of two (1, 2, 4, 8, ...)".to_owned(),
+        ));
+    }
+    let Some(first) = range.blocks(count).next() else {
+        return Err(invalid(format!(
+            "the slots {range} hold no aligned block of {count} \
+             (a block's first slot is a multiple of {count})"
+        )));
+    };
+    check_layout_block(layout, first, count).map_err(|err| invalid(err.to_string()))
+}
+
+/// Whether `layout` can issue from the block of `count` slots from
+/// `first`.
+// TODO(core): `Layout::check_slot_block` once it lands in main.
+pub(crate) fn check_layout_block(
+    layout: Layout,
+    first: u64,
+    count: u64,
+) -> Result<(), snowmint::Error> {
+    layout.node_from_slot(first)?;
+    layout.node_from_slot(first.saturating_add(count - 1))?;
+    Ok(())
 }
 
 #[cfg(test)]
