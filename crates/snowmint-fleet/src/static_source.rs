@@ -41,7 +41,48 @@ impl StaticSource {
     /// The node given explicitly; checked against the layout.
     pub fn new(layout: Layout, node: Node) -> Result<StaticSource, FleetError> {
         let slot = layout.slot_of(node)?;
-        Ok(StaticSource::active("static", slot, node, BTreeMap::new()))
+        Ok(StaticSource::active("static", (slot, 1), node, BTreeMap::new()))
+    }
+
+    /// A node given explicitly that holds `count` slots: from the slot of
+    /// `node` on (`slot .. slot + count`), `count` a power of two. Like
+    /// any fixed node, it is kept apart from the other processes on its
+    /// host by the lock of each slot's state file: a range that overlaps
+    /// another running node's is refused, naming the slot held.
+    ///
+    /// # Errors
+    ///
+    /// A node outside the layout, a count that is 0 or not a power of
+    /// two, or a block past the layout's last slot
+    /// ([`FleetError::Config`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Layout, Node};
+    /// use snowmint_fleet::{SlotSource, StaticSource};
+    ///
+    /// let source = StaticSource::with_slots(Layout::TWITTER, Node::from_slot(8), 4)?;
+    /// let state = source.state().borrow().clone();
+    /// let claim = state.claim_at(std::time::Instant::now()).unwrap();
+    /// assert_eq!((claim.slot, claim.slots), (8, 4));
+    /// assert_eq!(claim.details["slots_held"], "8-11");
+    /// let err = StaticSource::with_slots(Layout::TWITTER, Node::from_slot(8), 3).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "slots per node 3 is invalid: it must be a power of two (1, 2, 4, 8, ...)"
+    /// );
+    /// assert!(StaticSource::with_slots(Layout::TWITTER, Node::from_slot(1022), 4).is_err());
+    /// # Ok::<(), snowmint_fleet::FleetError>(())
+    /// ```
+    pub fn with_slots(layout: Layout, node: Node, count: u64) -> Result<StaticSource, FleetError> {
+        let slot = layout.slot_of(node)?;
+        check_fixed_block(layout, slot, count)?;
+        let mut details = BTreeMap::new();
+        if count > 1 {
+            details.insert("slots_held".to_owned(), format!("{slot}-{}", slot + count - 1));
+        }
+        Ok(StaticSource::active("static", (slot, count), node, details))
     }
 
     /// The node whose slot is the hostname's ordinal (`ids-12` -> slot 12),
@@ -55,18 +96,18 @@ impl StaticSource {
                 reason: error.to_string(),
             })?;
         let details = BTreeMap::from([("hostname".to_owned(), hostname.to_owned())]);
-        Ok(StaticSource::active("hostname", slot, node, details))
+        Ok(StaticSource::active("hostname", (slot, 1), node, details))
     }
 
     fn active(
         kind: &'static str,
-        slot: u64,
+        (slot, slots): (u64, u64),
         node: Node,
         details: BTreeMap<String, String>,
     ) -> StaticSource {
         let claim = Claim {
             slot,
-            slots: 1,
+            slots,
             node,
             generation: 1,
             valid_until: None,
@@ -78,6 +119,23 @@ impl StaticSource {
             state: watch::Sender::new(NodeState::Active(claim)),
         }
     }
+}
+
+/// Checks a fixed node's block of `count` slots from `first`.
+fn check_fixed_block(layout: Layout, first: u64, count: u64) -> Result<(), FleetError> {
+    let invalid = |reason: String| {
+        FleetError::from(crate::ConfigError::SlotsPerNode {
+            value: count,
+            reason,
+        })
+    };
+    if !count.is_power_of_two() {
+        return Err(invalid(
+            "it must be a power of two (1, 2, 4, 8, ...)".to_owned(),
+        ));
+    }
+    crate::coordinator::check_layout_block(layout, first, count)
+        .map_err(|err| invalid(format!("slots {first}..{}: {err}", first.saturating_add(count))))
 }
 
 impl SlotSource for StaticSource {

@@ -67,9 +67,11 @@ impl SlotPicker {
             .range(first * count..(last + 1) * count)
             .map(|slot| slot / count)
             .collect();
+        // A preferred slot names its block (the state file written last
+        // may be any slot of it).
+        let preferred = preferred.map(|slot| slot - slot % count);
         if let Some(slot) = preferred.filter(|slot| {
-            slot % count == 0
-                && (first..=last).contains(&(slot / count))
+            (first..=last).contains(&(slot / count))
                 && !taken_blocks.contains(&(slot / count))
         }) {
             return Some(slot);
@@ -174,9 +176,10 @@ mod tests {
             seen.insert(picker.pick(range(2, 21), 4, &taken, None).unwrap());
         }
         assert_eq!(seen, BTreeSet::from([4, 12, 16]));
-        // The preferred block when it is a free block's first slot only.
+        // The preferred slot's block, when it is free.
         assert_eq!(picker.pick(range(2, 21), 4, &taken, Some(12)), Some(12));
-        for preferred in [8, 13, 20] {
+        assert_eq!(picker.pick(range(2, 21), 4, &taken, Some(14)), Some(12));
+        for preferred in [8, 11, 20] {
             let slot = picker.pick(range(2, 21), 4, &taken, Some(preferred)).unwrap();
             assert!([4, 12, 16].contains(&slot), "{slot}");
         }
