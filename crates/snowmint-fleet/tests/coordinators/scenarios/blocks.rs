@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use snowmint::Layout;
-use snowmint_fleet::{Backend, CoordinatorConfig, SlotRange};
+use snowmint_fleet::{Backend, CoordinatorConfig, SlotRange, WhoisAnswer};
 use snowmint_test_support::servers::CoordinatorServer;
 use snowmint_test_support::servers::proxy::Proxy;
 
@@ -20,6 +20,43 @@ pub async fn a_node_holds_a_block_of_slots<S: CoordinatorServer>() {
     for per_node in [2, 4] {
         block_of::<S>(&server, per_node).await;
     }
+}
+
+/// The backend's primitives over several keys: created in one atomic
+/// step (with one key held by another session, none is created), each
+/// checked by a keep-alive, all released together.
+pub async fn several_keys_are_created_together_or_not_at_all<S: CoordinatorServer>() {
+    let server = S::start().await;
+    let backend = server.backend(server.client_addr());
+    let dirs = ["/snowmint/atomic/slots".to_owned()];
+    let a = backend.open_session(TTL, &dirs).await.unwrap();
+    let b = backend.open_session(TTL, &dirs).await.unwrap();
+    let key = |slot: u64| format!("/snowmint/atomic/slots/{slot}");
+    let block: Vec<String> = (0..4).map(key).collect();
+    assert!(backend.create_if_absent(&a.session, &[key(3)], b"a").await.unwrap());
+    assert!(
+        !backend.create_if_absent(&b.session, &block, b"b").await.unwrap(),
+        "a block with a key held elsewhere was created"
+    );
+    assert_eq!(
+        server.slot_holders("atomic").await,
+        BTreeMap::from([(3, "a".into())]),
+        "a refused block left some of its keys behind"
+    );
+    assert!(backend.keep_alive(&b.session, &block).await.unwrap_err().is_lost());
+
+    backend.release(&a.session, &[key(3)]).await.unwrap();
+    assert!(backend.create_if_absent(&b.session, &block, b"b").await.unwrap());
+    let all_b: BTreeMap<u64, String> = (0..4).map(|slot| (slot, "b".into())).collect();
+    assert_eq!(server.slot_holders("atomic").await, all_b);
+    backend.keep_alive(&b.session, &block).await.unwrap();
+    // One key of the block gone: the keep-alive of the block says lost.
+    server.delete_slot("atomic", 2).await;
+    let lost = backend.keep_alive(&b.session, &block).await.unwrap_err();
+    assert!(lost.is_lost(), "{lost}");
+    assert!(lost.reason().contains('2'), "{lost}");
+    backend.release(&b.session, &block).await.unwrap();
+    assert!(server.slot_holders("atomic").await.is_empty());
 }
 
 /// The fleet's range is two aligned blocks of `k`: `0..k` and `k..2k`.
@@ -64,6 +101,17 @@ async fn block_of<S: CoordinatorServer>(server: &S, k: u64) {
     assert_eq!(server.slot_holders(fleet).await[&1], "low");
     node.wait_issued(0, 20).await;
     assert_marks_cover(server, fleet, k..2 * k, &node).await;
+    // Whois of an ID of any slot of the block, at a time the node issued,
+    // names the node: each slot's history holds the claim's record.
+    let issued_ms = node.with_log(|log| Layout::TWITTER.timestamp_ms(log.issued[0].id));
+    for slot in k..2 * k {
+        let id = Layout::TWITTER
+            .encode_pair(issued_ms, slot / 32, slot % 32, 0)
+            .unwrap();
+        let found = node.engine.whois(id).await.unwrap();
+        assert_eq!(found.answer, WhoisAnswer::Covered, "slot {slot}: {}", found.message());
+        assert_eq!(found.claims[0].holder, "wide", "slot {slot}");
+    }
 
     // One of its keys deleted by hand: the whole claim ends (one key lost
     // is the block lost), and the node claims its block again.
