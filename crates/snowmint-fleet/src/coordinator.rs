@@ -149,7 +149,6 @@ pub use clock_check::{
     ClockCheck, ClockReading, ClockSample, ClockSource, ClockVerdict, MIN_CLOCK_RATE, PEERS,
     PeerClock, RateReading, parse_clock_check_every, parse_max_clock_skew,
 };
-pub(crate) use config::check_layout_block;
 pub use config::{
     ConfigError, CoordinatorConfig, Holder, MAX_FLEET_NAME, MAX_TTL, MIN_TTL, parse_claim_ttl,
 };

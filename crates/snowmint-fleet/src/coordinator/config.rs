@@ -432,9 +432,10 @@ impl CoordinatorConfig {
     ///
     /// # Errors
     ///
-    /// A count that is 0 or not a power of two, a range that holds no
-    /// aligned block of `count` slots, or a block the layout cannot issue
-    /// from.
+    /// A count the layout refuses ([`snowmint::Layout::check_slot_block`]:
+    /// 0, not a power of two, more than the layout's slots, node fields
+    /// not side by side), or a range that holds no aligned block of
+    /// `count` slots.
     ///
     /// # Examples
     ///
@@ -450,7 +451,8 @@ impl CoordinatorConfig {
     /// assert_eq!(config("0-1023").with_slots_per_node(4)?.slots_per_node(), 4);
     /// assert_eq!(
     ///     config("0-1023").with_slots_per_node(3).unwrap_err().to_string(),
-    ///     "slots per node 3 is invalid: it must be a power of two (1, 2, 4, 8, ...)"
+    ///     "slots per node 3 is not valid: a node holds a power of two of slots, \
+    ///      1 to 1024 in this layout (1, 2, 4, 8, ...)"
     /// );
     /// assert_eq!(
     ///     config("5-10").with_slots_per_node(4).unwrap_err().to_string(),
@@ -488,41 +490,22 @@ impl CoordinatorConfig {
     }
 }
 
-/// Checks that `range` holds an aligned block of `count` slots, `count`
-/// a power of two, and that `layout` can issue from such a block.
-pub(crate) fn check_block_size(
-    range: SlotRange,
-    count: u64,
-    layout: Layout,
-) -> Result<(), ConfigError> {
-    let invalid = |reason: String| ConfigError::SlotsPerNode {
-        value: count,
-        reason,
-    };
-    if !count.is_power_of_two() {
-        return Err(invalid(
-            "it must be a power of two (1, 2, 4, 8, ...)".to_owned(),
-        ));
+/// Checks that `layout` lets a node hold `count` slots (a power of two,
+/// node fields side by side below the time) and that `range` holds an
+/// aligned block of them.
+fn check_block_size(range: SlotRange, count: u64, layout: Layout) -> Result<(), ConfigError> {
+    layout
+        .check_slot_block(0, count)
+        .map_err(ConfigError::Value)?;
+    if range.blocks(count).next().is_none() {
+        return Err(ConfigError::SlotsPerNode {
+            value: count,
+            reason: format!(
+                "the slots {range} hold no aligned block of {count} \
+                 (a block's first slot is a multiple of {count})"
+            ),
+        });
     }
-    let Some(first) = range.blocks(count).next() else {
-        return Err(invalid(format!(
-            "the slots {range} hold no aligned block of {count} \
-             (a block's first slot is a multiple of {count})"
-        )));
-    };
-    check_layout_block(layout, first, count).map_err(|err| invalid(err.to_string()))
-}
-
-/// Whether `layout` can issue from the block of `count` slots from
-/// `first`.
-// TODO(core): `Layout::check_slot_block` once it lands in main.
-pub(crate) fn check_layout_block(
-    layout: Layout,
-    first: u64,
-    count: u64,
-) -> Result<(), snowmint::Error> {
-    layout.node_from_slot(first)?;
-    layout.node_from_slot(first.saturating_add(count - 1))?;
     Ok(())
 }
 

@@ -269,6 +269,7 @@ impl Inner {
             other => other,
         };
         let mut builder = Generator::builder(options.layout, claim.node)
+            .slots(claim.slots)
             .clock(Arc::clone(&options.clock))
             .policy(policy);
         if let Some(mark) = resumed_after {
