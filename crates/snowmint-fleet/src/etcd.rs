@@ -422,11 +422,7 @@ impl Backend for EtcdBackend {
         Ok(None)
     }
 
-    async fn release(
-        &self,
-        session: &EtcdSession,
-        _held: &[String],
-    ) -> Result<(), BackendError> {
+    async fn release(&self, session: &EtcdSession, _held: &[String]) -> Result<(), BackendError> {
         let lease = session.lease;
         match session
             .members

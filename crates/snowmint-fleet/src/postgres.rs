@@ -256,9 +256,10 @@ impl Backend for PostgresBackend {
             // Some of the slots were held by another session: the
             // statement failed on purpose and nothing was claimed (see
             // `schema.rs`); a deadlock between two claims likewise.
-            Err(error) if sql_state(&error).is_some_and(|code| {
-                *code == SqlState::DIVISION_BY_ZERO || *code == SqlState::T_R_DEADLOCK_DETECTED
-            }) =>
+            Err(error)
+                if sql_state(&error).is_some_and(|code| {
+                    *code == SqlState::DIVISION_BY_ZERO || *code == SqlState::T_R_DEADLOCK_DETECTED
+                }) =>
             {
                 Ok(false)
             }

@@ -365,15 +365,17 @@ impl Reservation {
             // Every slot's file: a later holder of any of them resumes
             // after this mark.
             let files: Vec<MarkFile> = self.mark.files().cloned().collect();
-            tokio::task::spawn_blocking(move || files.iter().try_for_each(|file| file.write(target)))
-                .await
-                .map_err(|join| FleetError::Io {
-                    context: format!(
-                        "cannot write the state file {}",
-                        self.mark.file.path().display()
-                    ),
-                    error: std::io::Error::other(join.to_string()),
-                })??;
+            tokio::task::spawn_blocking(move || {
+                files.iter().try_for_each(|file| file.write(target))
+            })
+            .await
+            .map_err(|join| FleetError::Io {
+                context: format!(
+                    "cannot write the state file {}",
+                    self.mark.file.path().display()
+                ),
+                error: std::io::Error::other(join.to_string()),
+            })??;
             *recorded = Some(target);
             self.mark.recorded_view.store(target, Ordering::Relaxed);
         }

@@ -41,7 +41,12 @@ impl StaticSource {
     /// The node given explicitly; checked against the layout.
     pub fn new(layout: Layout, node: Node) -> Result<StaticSource, FleetError> {
         let slot = layout.slot_of(node)?;
-        Ok(StaticSource::active("static", (slot, 1), node, BTreeMap::new()))
+        Ok(StaticSource::active(
+            "static",
+            (slot, 1),
+            node,
+            BTreeMap::new(),
+        ))
     }
 
     /// A node given explicitly that holds `count` slots: from the slot of
@@ -78,7 +83,10 @@ impl StaticSource {
         layout.check_slot_block(slot, count)?;
         let mut details = BTreeMap::new();
         if count > 1 {
-            details.insert("slots_held".to_owned(), format!("{slot}-{}", slot + count - 1));
+            details.insert(
+                "slots_held".to_owned(),
+                format!("{slot}-{}", slot + count - 1),
+            );
         }
         Ok(StaticSource::active("static", (slot, count), node, details))
     }

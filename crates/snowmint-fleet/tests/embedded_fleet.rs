@@ -588,7 +588,10 @@ async fn an_issuer_of_several_slots_mints_from_every_one<C: CoordinatorServer>()
         })
         .await
         .unwrap();
-        assert!(ids.windows(2).all(|w| w[0] < w[1]), "not strictly increasing");
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "not strictly increasing"
+        );
         let layout = Layout::TWITTER;
         let slot_of = |id: SnowflakeId| layout.slot_of(layout.node_of(id)).unwrap();
         let first = slot_of(ids[0]);

@@ -90,7 +90,11 @@ fn every_slot_keeps_the_mark_and_a_later_holder_of_one_resumes_after_it() {
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
     let slots: std::collections::BTreeSet<u64> = ids
         .iter()
-        .map(|id| Layout::TWITTER.slot_of(Layout::TWITTER.node_of(*id)).unwrap())
+        .map(|id| {
+            Layout::TWITTER
+                .slot_of(Layout::TWITTER.node_of(*id))
+                .unwrap()
+        })
         .collect();
     assert_eq!(slots, (4..8).collect());
     let last = ids
@@ -145,7 +149,10 @@ fn the_highest_mark_of_the_slots_is_the_floor() {
     assert!(Layout::TWITTER.timestamp_ms(id) > ahead);
     wide.shutdown();
     for slot in 4..8 {
-        assert!(mark_of(&dir, slot).is_some_and(|mark| mark > ahead), "slot {slot}");
+        assert!(
+            mark_of(&dir, slot).is_some_and(|mark| mark > ahead),
+            "slot {slot}"
+        );
     }
 }
 

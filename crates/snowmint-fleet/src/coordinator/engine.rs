@@ -300,9 +300,7 @@ impl<B: Backend> Shared<B> {
                 return error;
             }
             let limit = (deadline - now).min(timing.renew_every());
-            match tokio::time::timeout(limit, self.backend.keep_alive(&live.session, &keys))
-                .await
-            {
+            match tokio::time::timeout(limit, self.backend.keep_alive(&live.session, &keys)).await {
                 Ok(Ok(ttl)) => {
                     confirmed = (now, ttl);
                     next = now + timing.renew_every();
@@ -492,7 +490,9 @@ impl<B: Backend> Shared<B> {
 
     /// The slot keys of the block that starts at `first`, lowest first.
     pub(super) fn block_keys(&self, first: u64) -> Vec<String> {
-        self.block(first).map(|slot| self.paths.slot(slot)).collect()
+        self.block(first)
+            .map(|slot| self.paths.slot(slot))
+            .collect()
     }
 
     fn claim_view(&self, inner: &Inner<B::Session>, live: &Live<B::Session>, held: Held) -> Claim {

@@ -28,6 +28,10 @@
 //!   newest record always stays (it numbers the next generation). Records
 //!   of a slot are numbered without gaps, so a reader can tell that older
 //!   ones were pruned.
+//! - A node of several slots writes its claim's record into the history
+//!   of each, and its release ends each; the record's floor is the
+//!   claim's (the highest mark of the block), and the record it takes over
+//!   in a slot ends at that slot's own mark.
 //! - A value that cannot be read (edited by hand) is not allowed to stop
 //!   claims: it is logged, with its text, and started anew.
 

@@ -12,6 +12,10 @@
 //! - A lost guard ends the claim at once: fenced, counted as a loss, and
 //!   the engine claims anew.
 //!
+//! A node of several slots keeps a mark on each: a reservation raises
+//! every one of them (each guarded by its own slot key), and is covered
+//! only once all are.
+//!
 //! (The node's own state file is [`MarkFile`](crate::MarkFile); this is
 //! the copy under `/snowmint/<fleet>/hwm/<slot>` that outlives holders.)
 
@@ -259,16 +263,22 @@ impl<B: Backend> Shared<B> {
                 continue;
             }
             let written = self
-                .write_mark(&live, slot, left, (mark_ms, marks.version(index)), |stored| {
-                    // The slot key was found still this session's, so the
-                    // mark read may count as cover.
-                    marks.set(index, stored);
-                    if marks.covers_slot(generation, index, mark_ms) {
-                        ControlFlow::Break(())
-                    } else {
-                        ControlFlow::Continue((mark_ms, marks.version(index)))
-                    }
-                })
+                .write_mark(
+                    &live,
+                    slot,
+                    left,
+                    (mark_ms, marks.version(index)),
+                    |stored| {
+                        // The slot key was found still this session's, so the
+                        // mark read may count as cover.
+                        marks.set(index, stored);
+                        if marks.covers_slot(generation, index, mark_ms) {
+                            ControlFlow::Break(())
+                        } else {
+                            ControlFlow::Continue((mark_ms, marks.version(index)))
+                        }
+                    },
+                )
                 .await?;
             match written {
                 MarkWrite::Written { mark, version } => marks.set(index, Some((mark, version))),

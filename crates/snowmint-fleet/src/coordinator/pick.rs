@@ -71,8 +71,7 @@ impl SlotPicker {
         // may be any slot of it).
         let preferred = preferred.map(|slot| slot - slot % count);
         if let Some(slot) = preferred.filter(|slot| {
-            (first..=last).contains(&(slot / count))
-                && !taken_blocks.contains(&(slot / count))
+            (first..=last).contains(&(slot / count)) && !taken_blocks.contains(&(slot / count))
         }) {
             return Some(slot);
         }
@@ -180,7 +179,9 @@ mod tests {
         assert_eq!(picker.pick(range(2, 21), 4, &taken, Some(12)), Some(12));
         assert_eq!(picker.pick(range(2, 21), 4, &taken, Some(14)), Some(12));
         for preferred in [8, 11, 20] {
-            let slot = picker.pick(range(2, 21), 4, &taken, Some(preferred)).unwrap();
+            let slot = picker
+                .pick(range(2, 21), 4, &taken, Some(preferred))
+                .unwrap();
             assert!([4, 12, 16].contains(&slot), "{slot}");
         }
         let full: BTreeSet<u64> = [5, 10, 15, 19].into();

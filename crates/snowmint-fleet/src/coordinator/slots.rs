@@ -119,7 +119,9 @@ impl SlotRange {
         let start = first.div_ceil(count).checked_mul(count);
         start
             .into_iter()
-            .flat_map(move |start| (start..=last).step_by(usize::try_from(count).unwrap_or(usize::MAX)))
+            .flat_map(move |start| {
+                (start..=last).step_by(usize::try_from(count).unwrap_or(usize::MAX))
+            })
             .take_while(move |block| block.checked_add(count - 1).is_some_and(|end| end <= last))
     }
 }

@@ -292,7 +292,11 @@ impl Inner {
         let (dir, layout) = (&self.options.state_dir, self.options.layout);
         let mut files = vec![MarkFile::for_node(dir, layout, claim.node)];
         for slot in claim.slot + 1..claim.slot + claim.slots {
-            files.push(MarkFile::for_node(dir, layout, layout.node_from_slot(slot)?));
+            files.push(MarkFile::for_node(
+                dir,
+                layout,
+                layout.node_from_slot(slot)?,
+            ));
         }
         let held = self
             .held

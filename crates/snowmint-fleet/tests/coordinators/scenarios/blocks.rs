@@ -33,9 +33,17 @@ pub async fn several_keys_are_created_together_or_not_at_all<S: CoordinatorServe
     let b = backend.open_session(TTL, &dirs).await.unwrap();
     let key = |slot: u64| format!("/snowmint/atomic/slots/{slot}");
     let block: Vec<String> = (0..4).map(key).collect();
-    assert!(backend.create_if_absent(&a.session, &[key(3)], b"a").await.unwrap());
     assert!(
-        !backend.create_if_absent(&b.session, &block, b"b").await.unwrap(),
+        backend
+            .create_if_absent(&a.session, &[key(3)], b"a")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !backend
+            .create_if_absent(&b.session, &block, b"b")
+            .await
+            .unwrap(),
         "a block with a key held elsewhere was created"
     );
     assert_eq!(
@@ -43,10 +51,21 @@ pub async fn several_keys_are_created_together_or_not_at_all<S: CoordinatorServe
         BTreeMap::from([(3, "a".into())]),
         "a refused block left some of its keys behind"
     );
-    assert!(backend.keep_alive(&b.session, &block).await.unwrap_err().is_lost());
+    assert!(
+        backend
+            .keep_alive(&b.session, &block)
+            .await
+            .unwrap_err()
+            .is_lost()
+    );
 
     backend.release(&a.session, &[key(3)]).await.unwrap();
-    assert!(backend.create_if_absent(&b.session, &block, b"b").await.unwrap());
+    assert!(
+        backend
+            .create_if_absent(&b.session, &block, b"b")
+            .await
+            .unwrap()
+    );
     let all_b: BTreeMap<u64, String> = (0..4).map(|slot| (slot, "b".into())).collect();
     assert_eq!(server.slot_holders("atomic").await, all_b);
     backend.keep_alive(&b.session, &block).await.unwrap();
@@ -82,7 +101,8 @@ async fn block_of<S: CoordinatorServer>(server: &S, k: u64) {
     low.wait_active(1).await;
     high.wait_active(1).await;
     let node = wide("wide", direct());
-    let all_taken = format!("all 2 blocks of {k} slots of fleet {fleet} in {range} have a slot taken");
+    let all_taken =
+        format!("all 2 blocks of {k} slots of fleet {fleet} in {range} have a slot taken");
     assert_eq!(node.wait_fenced(&all_taken).await, all_taken);
     assert_eq!(
         server.slot_holders(fleet).await,
@@ -97,7 +117,10 @@ async fn block_of<S: CoordinatorServer>(server: &S, k: u64) {
     let claim = node.wait_active(1).await;
     assert_eq!((claim.slot, claim.slots), (k, k));
     assert_eq!(claim.details["slots_held"], format!("{k}-{last}"));
-    assert_eq!(holders_of(server, fleet, "wide").await, (k..2 * k).collect::<Vec<_>>());
+    assert_eq!(
+        holders_of(server, fleet, "wide").await,
+        (k..2 * k).collect::<Vec<_>>()
+    );
     assert_eq!(server.slot_holders(fleet).await[&1], "low");
     node.wait_issued(0, 20).await;
     assert_marks_cover(server, fleet, k..2 * k, &node).await;
@@ -109,7 +132,12 @@ async fn block_of<S: CoordinatorServer>(server: &S, k: u64) {
             .encode_pair(issued_ms, slot / 32, slot % 32, 0)
             .unwrap();
         let found = node.engine.whois(id).await.unwrap();
-        assert_eq!(found.answer, WhoisAnswer::Covered, "slot {slot}: {}", found.message());
+        assert_eq!(
+            found.answer,
+            WhoisAnswer::Covered,
+            "slot {slot}: {}",
+            found.message()
+        );
         assert_eq!(found.claims[0].holder, "wide", "slot {slot}");
     }
 
@@ -122,7 +150,10 @@ async fn block_of<S: CoordinatorServer>(server: &S, k: u64) {
     assert_eq!((again.slot, again.slots), (k, k));
     let after = node.engine.status();
     assert_eq!(after.losses, 1);
-    assert!(again.floor_ms.is_some(), "the new claim starts above the old marks");
+    assert!(
+        again.floor_ms.is_some(),
+        "the new claim starts above the old marks"
+    );
     let count = node.issued_count();
     node.wait_issued(count, 20).await;
 
