@@ -178,7 +178,11 @@ async fn block_of<S: CoordinatorServer>(server: &S, k: u64) {
     assert_eq!((claim.slot, claim.slots), (k, k));
     assert!(claim.floor_ms.is_some(), "the block's marks were not read");
     crashing.wait_issued(0, 50).await;
+    // Cut off, its session can no longer be confirmed: the node fences
+    // itself (the whole block: one claim), before its keys expire.
     proxy.cut();
+    crashing.wait_fenced("").await;
+    assert!(crashing.claim().is_none());
     let crashing = crashing.crash();
     let marks = assert_marks_cover_finished(server, fleet, k..2 * k, &crashing).await;
     let taken = k + k / 2;
