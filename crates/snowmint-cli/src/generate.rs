@@ -75,7 +75,9 @@ must be given.
 IDs are strictly increasing. One node makes at most one sequence's worth of
 IDs per tick: 4096 per millisecond in the default layout, so a million IDs
 take about a quarter of a second; 256 per 10 ms in Sonyflake's, so a
-million take about 39 seconds.
+million take about 39 seconds. --slots-per-node K makes the node hold its
+slot and the K - 1 after it, for K times as many: each tick holds every ID
+of all K slots, still in increasing order.
 
 Each run holds the node's lock in the state directory while it mints, and
 records there a high-water mark that the next run resumes after, as
@@ -101,6 +103,15 @@ pub struct GenerateArgs {
         allow_negative_numbers = true
     )]
     fields: Vec<String>,
+    /// How many slots this node holds, from its own (a power of two): 2
+    /// makes it the node given and the next one, with twice the ceiling.
+    #[arg(
+        long,
+        value_name = "K",
+        default_value = "1",
+        allow_negative_numbers = true
+    )]
+    slots_per_node: String,
     /// How many IDs to make.
     #[arg(
         long,
@@ -139,6 +150,10 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
     // matter of the arguments, said before anything else.
     layout.check_mintable().map_err(Failure::from)?;
     let node = node(&layout, &args)?;
+    let slots = values::count("slots-per-node", &args.slots_per_node, u64::MAX)?;
+    layout
+        .check_slot_block(node.slot(), slots)
+        .map_err(Failure::from)?;
     let count = values::count("count", &args.count, u64::MAX)?;
     let lock_wait = snowmint::value::parse_duration(
         "lock-wait",
@@ -157,7 +172,10 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
             layout.describe(node)
         );
         Source::Bare(Box::new(
-            Generator::new(layout, node).map_err(Failure::from)?,
+            Generator::builder(layout, node)
+                .slots(slots)
+                .build()
+                .map_err(Failure::from)?,
         ))
     } else {
         // The issuer takes the node as two numbers (see
@@ -165,6 +183,7 @@ pub fn run(args: GenerateArgs, global: &Global) -> anyhow::Result<ExitCode> {
         let (upper, lowest) = layout.pair_of(node);
         let mut builder = EmbeddedIssuer::builder()
             .node(upper, lowest)
+            .slots_per_node(slots)
             .layout(layout)
             .mark_step(MARK_STEP)
             .lock_wait(lock_wait);

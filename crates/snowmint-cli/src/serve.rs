@@ -233,16 +233,25 @@ fn print_listening(serving: &snowmint_server::Serving) {
 /// For a fixed identity, the error that another process holds the node's
 /// lock in the state directory, if one does (see `snowmint_fleet::NodeLock`).
 fn node_in_use(config: &Config) -> Option<FleetError> {
-    let Identity::Static(node) = config.identity else {
-        return None;
+    let (node, slots) = match config.identity {
+        Identity::Static(node) => (node, 1),
+        Identity::StaticSlots { node, slots } => (node, slots),
+        _ => return None,
     };
-    let mark = MarkFile::for_node(&config.state_dir, config.layout, node);
-    match NodeLock::acquire(&mark) {
-        Err(error @ FleetError::NodeLocked { .. }) => Some(error),
-        // Free (the lock goes again at once), or not to be had for some
-        // other reason, which serving would report.
-        Ok(_) | Err(_) => None,
-    }
+    // Every slot of a fixed block: the first one held by another process.
+    (node.slot()..node.slot() + slots).find_map(|slot| {
+        let mark = MarkFile::for_node(
+            &config.state_dir,
+            config.layout,
+            snowmint::Node::from_slot(slot),
+        );
+        match NodeLock::acquire(&mark) {
+            Err(error @ FleetError::NodeLocked { .. }) => Some(error),
+            // Free (the lock goes again at once), or not to be had for some
+            // other reason, which serving would report.
+            Ok(_) | Err(_) => None,
+        }
+    })
 }
 
 /// The settings given as flags: `serve`'s own and the global ones.

@@ -730,6 +730,73 @@ fn generate_defaults_and_options() {
     assert_eq!(out.stdout, "");
 }
 
+/// A Sonyflake node of eight slots (machines 8 to 15) fills each 10 ms
+/// tick with 8 × 256 IDs, eight times one slot's ceiling: each sequence
+/// number in every machine, lowest first, before the next; no ID twice.
+#[test]
+fn a_sonyflake_node_of_eight_slots_fills_its_ticks_eight_times_over() {
+    let out = run(&[
+        "generate",
+        "--layout",
+        "sonyflake",
+        "--machine",
+        "8",
+        "--slots-per-node",
+        "8",
+        "--count",
+        "20000",
+    ]);
+    out.assert_ok();
+    let ids: Vec<u64> = out.stdout.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(ids.len(), 20_000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "strictly increasing");
+    // Sonyflake: time above bit 24, the sequence in bits 16..24, the
+    // machine in the low 16 bits.
+    let order: Vec<(u64, u64)> = (0..256)
+        .flat_map(|sequence| (8..16).map(move |machine| (sequence, machine)))
+        .collect();
+    let mut per_tick = std::collections::BTreeMap::<u64, Vec<(u64, u64)>>::new();
+    for &id in &ids {
+        per_tick
+            .entry(id >> 24)
+            .or_default()
+            .push(((id >> 16) & 0xff, id & 0xffff));
+    }
+    for (tick, pairs) in &per_tick {
+        assert_eq!(pairs[..], order[..pairs.len()], "tick {tick}");
+    }
+    // A tick the run spent whole is full: 2048, where one slot holds 256.
+    let full = per_tick.values().filter(|p| p.len() == 2048).count();
+    assert!(
+        full >= 1,
+        "ticks: {:?}",
+        per_tick.values().map(Vec::len).collect::<Vec<_>>()
+    );
+
+    run(&[
+        "generate",
+        "--layout",
+        "sonyflake",
+        "--machine",
+        "8",
+        "--slots-per-node",
+        "3",
+    ])
+    .assert_bad_input(&[
+        "slots per node 3 is not valid: a node holds a power of two of slots, 1 to 65536",
+    ]);
+    run(&[
+        "generate",
+        "--layout",
+        "sonyflake",
+        "--machine",
+        "65534",
+        "--slots-per-node",
+        "4",
+    ])
+    .assert_bad_input(&["slots 65534..=65537 run past the last slot 65535"]);
+}
+
 /// Other families mint by their own field names: Sonyflake's one node
 /// field is `machine` (16 bits, in the low bits), its time counts 10 ms
 /// ticks since 2014-09-01 and its sequence holds 256 IDs a tick

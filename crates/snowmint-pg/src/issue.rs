@@ -145,10 +145,9 @@ fn static_issuer(settings: &Settings) -> Result<&'static StaticIssuer, ErrorRepo
         // left to the generator, which refuses with both times.
         wait::clock_past(mark_ms, || Ok(()))?;
     }
-    let mut builder =
-        Generator::builder(settings.layout, node)
-            .slots(settings.slots)
-            .policy(wait::plain_policy(settings.policy));
+    let mut builder = Generator::builder(settings.layout, node)
+        .slots(settings.slots)
+        .policy(wait::plain_policy(settings.policy));
     if let Some(mark_ms) = start_mark {
         builder = builder.resume_after(mark_ms);
     }

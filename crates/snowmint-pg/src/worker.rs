@@ -127,6 +127,9 @@ async fn run(
         settings.layout,
     )
     .map_err(|error| error.to_string())?
+    // `snowmint.slots_per_node`: a block of that many, claimed together.
+    .with_slots_per_node(settings.slots)
+    .map_err(|error| format!("snowmint.slots_per_node: {error}"))?
     // A restarted server tries the slot it held first, so that it tends to
     // get it back.
     .with_preferred_slot(last_written_slot(&state_dir, settings.layout));
@@ -339,7 +342,7 @@ impl Publisher {
             ));
             return false;
         }
-        let mut builder = Generator::builder(self.layout, claim.node);
+        let mut builder = Generator::builder(self.layout, claim.node).slots(claim.slots);
         if let Some(resume) = view.resumed_after {
             builder = builder.resume_after(resume);
         }

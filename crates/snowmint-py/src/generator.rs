@@ -119,6 +119,11 @@ enum Mode {
 /// lock, so that other Python threads run. Every node generating at the
 /// same time needs its own (datacenter, machine) pair.
 ///
+/// ``slots_per_node=K`` (a power of two) makes the node hold its slot and
+/// the ``K - 1`` after it (claimed: an aligned block of ``K``, claimed and
+/// released together), for ``K`` times the IDs per millisecond; its IDs
+/// still increase.
+///
 /// Three ways to run, by what keeps IDs unique beyond one process:
 ///
 /// - ``Generator(datacenter=, machine=)``: nothing but the caller. Two
@@ -167,6 +172,8 @@ struct Settings {
     layout: Layout,
     policy: ClockPolicy,
     clock: Option<ManualClock>,
+    /// How many slots the node holds (`slots_per_node=`).
+    slots: u64,
 }
 
 impl Settings {
@@ -176,7 +183,20 @@ impl Settings {
         policy: Option<&Bound<'_, PyAny>>,
         max: Option<&Bound<'_, PyAny>>,
         clock: Option<Bound<'_, PyManualClock>>,
+        slots_per_node: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Settings> {
+        // Any positive int here; the core says which the layout takes
+        // (a power of two, as many as it has room for).
+        let slots = match slots_per_node {
+            Some(value) => values::field(py, "slots_per_node", u64::MAX, value)?,
+            None => 1,
+        };
+        if slots_per_node.is_some() {
+            layout
+                .0
+                .check_slot_block(0, slots)
+                .or_raise(py, slots_per_node)?;
+        }
         let bound = match max {
             Some(max) => values::duration(py, max, Duration::ZERO..=MAX_BOUND)?,
             None => Duration::from_secs(2),
@@ -192,6 +212,7 @@ impl Settings {
             layout: layout.0,
             policy,
             clock: clock.map(|clock| clock.get().0.clone()),
+            slots,
         })
     }
 
@@ -199,7 +220,8 @@ impl Settings {
     fn builder(&self) -> IssuerBuilder {
         let builder = EmbeddedIssuer::builder()
             .layout(self.layout)
-            .clock_policy(self.policy);
+            .clock_policy(self.policy)
+            .slots_per_node(self.slots);
         match &self.clock {
             Some(clock) => builder.clock(clock.clone()),
             None => builder,
@@ -304,7 +326,9 @@ impl PyGenerator {
     }
 
     fn plain(py: Python<'_>, node: Node, settings: Settings) -> PyResult<Mode> {
-        let builder = Generator::builder(settings.layout, node).policy(settings.policy);
+        let builder = Generator::builder(settings.layout, node)
+            .policy(settings.policy)
+            .slots(settings.slots);
         let inner = match settings.clock {
             Some(clock) => Inner::Manual(builder.clock(clock).build().or_raise(py, None)?),
             None => Inner::System(builder.build().or_raise(py, None)?),
@@ -403,7 +427,7 @@ fn slot_range(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<std::ops::Ra
 #[pymethods]
 impl PyGenerator {
     #[new]
-    #[pyo3(signature = (*, datacenter = None, machine = None, layout = PyLayout(Layout::TWITTER), policy = None, max = None, clock = None, state_dir = None, coordinator = None, fleet = None, slots = None, claim_ttl = None, wait = None))]
+    #[pyo3(signature = (*, datacenter = None, machine = None, layout = PyLayout(Layout::TWITTER), policy = None, max = None, clock = None, state_dir = None, coordinator = None, fleet = None, slots = None, claim_ttl = None, wait = None, slots_per_node = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -419,6 +443,7 @@ impl PyGenerator {
         slots: Option<&Bound<'_, PyAny>>,
         claim_ttl: Option<&Bound<'_, PyAny>>,
         wait: Option<&Bound<'_, PyAny>>,
+        slots_per_node: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyGenerator> {
         // In a layout with one node field (Sonyflake's machine), machine=
         // alone names the node: there is no datacenter part, only 0 fits.
@@ -455,7 +480,7 @@ impl PyGenerator {
                 None
             }
         };
-        let settings = Settings::read(py, layout, policy, max, clock)?;
+        let settings = Settings::read(py, layout, policy, max, clock, slots_per_node)?;
         PyGenerator::make(py, node, settings, state_dir, fleet, wait)
     }
 
@@ -481,7 +506,7 @@ impl PyGenerator {
     /// - After ``os.fork()`` the child claims a slot of its own on its first
     ///   call; the parent keeps its slot.
     #[staticmethod]
-    #[pyo3(signature = (coordinator, *, fleet = None, slots = None, state_dir = None, claim_ttl = None, wait = None, layout = PyLayout(Layout::TWITTER), policy = None, max = None))]
+    #[pyo3(signature = (coordinator, *, fleet = None, slots = None, state_dir = None, claim_ttl = None, wait = None, layout = PyLayout(Layout::TWITTER), policy = None, max = None, slots_per_node = None))]
     #[allow(clippy::too_many_arguments)]
     fn claim(
         py: Python<'_>,
@@ -494,8 +519,9 @@ impl PyGenerator {
         layout: PyLayout,
         policy: Option<&Bound<'_, PyAny>>,
         max: Option<&Bound<'_, PyAny>>,
+        slots_per_node: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyGenerator> {
-        let settings = Settings::read(py, layout, policy, max, None)?;
+        let settings = Settings::read(py, layout, policy, max, None, slots_per_node)?;
         let fleet = Fleet {
             coordinator,
             fleet,
@@ -599,7 +625,8 @@ impl PyGenerator {
     /// ``"fenced"``, ``"closed"``, or ``"forked"`` for a claimed generator
     /// in a child that has not claimed yet), ``reason`` (why not active),
     /// ``source`` (``"plain"``, ``"static"``, ``"etcd"``, ``"zookeeper"``,
-    /// ``"postgres"``), ``slot``, ``datacenter``, ``machine``,
+    /// ``"postgres"``), ``slot``, ``slots`` (how many the node holds, from
+    /// ``slot``), ``datacenter``, ``machine``,
     /// ``generation`` (counts claims), ``valid_for_s`` (how long the claim
     /// is known to hold), ``state_file`` and ``high_water_mark_ms``.
     ///
@@ -621,6 +648,7 @@ impl PyGenerator {
                 )?;
                 dict.set_item("source", "plain")?;
                 dict.set_item("slot", on!(inner, g => g.layout()).slot_of(node).ok())?;
+                dict.set_item("slots", on!(inner, g => g.slots()))?;
                 let (datacenter, machine) = on!(inner, g => g.layout()).pair_of(node);
                 dict.set_item("datacenter", datacenter)?;
                 dict.set_item("machine", machine)?;

@@ -224,13 +224,14 @@ impl Issued {
 
     /// The node's state as a dict: `state` ("active", "fenced", "closed"
     /// or "forked": this process has not claimed yet), `reason`, `slot`,
-    /// `datacenter`, `machine`, `generation`, `valid_for_s`, `source`,
+    /// `slots` (how many the node holds, from `slot`), `datacenter`, `machine`, `generation`, `valid_for_s`, `source`,
     /// `state_file`, `high_water_mark_ms`.
     pub fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
         for key in [
             "reason",
             "slot",
+            "slots",
             "datacenter",
             "machine",
             "generation",
@@ -260,6 +261,7 @@ impl Issued {
             Some(claim) if report.readiness.is_ok() => {
                 dict.set_item("state", "active")?;
                 dict.set_item("slot", claim.slot)?;
+                dict.set_item("slots", claim.slots)?;
                 let (datacenter, machine) = self.layout.pair_of(claim.node);
                 dict.set_item("datacenter", datacenter)?;
                 dict.set_item("machine", machine)?;

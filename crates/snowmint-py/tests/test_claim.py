@@ -37,6 +37,37 @@ def test_a_claimed_generator_holds_a_slot_and_releases_it(etcd, tmp_path):  # no
     assert int(finish(other)) > ids[-1]
 
 
+def test_a_claimed_generator_of_two_slots_holds_an_aligned_block(etcd, tmp_path):  # noqa: F811
+    """slots_per_node=2 in slots 4-7: the claim is a block of two, 4-5 or
+    6-7, held and released together; its IDs carry only those machines,
+    and a second generator takes the other block, never a slot of the
+    first."""
+    first = Generator.claim(etcd.url, fleet="pairs", slots="4-7", slots_per_node=2,
+                            state_dir=tmp_path / "a")
+    second = Generator.claim(etcd.url, fleet="pairs", slots="4-7", slots_per_node=2,
+                             state_dir=tmp_path / "b")
+    blocks = []
+    for generator in (first, second):
+        state = generator.state
+        assert state["slots"] == 2 and state["slot"] in (4, 6), state
+        blocks.append(state["slot"])
+        machines = {Layout.TWITTER.decode(i).machine for i in generator.next_ids(20000)}
+        assert machines <= {state["slot"], state["slot"] + 1}, machines
+    assert sorted(blocks) == [4, 6]
+    # No block is left: a third waits, and is refused after its wait.
+    with pytest.raises(FencedError):
+        Generator.claim(etcd.url, fleet="pairs", slots="4-7", slots_per_node=2,
+                        state_dir=tmp_path / "c", wait="1s")
+    first.close()
+    third = Generator.claim(etcd.url, fleet="pairs", slots="4-7", slots_per_node=2,
+                            state_dir=tmp_path / "c", wait="5s")
+    assert third.state["slot"] == blocks[0]
+    third.close()
+    second.close()
+    with pytest.raises(InvalidValueError, match="no aligned block of 4"):
+        Generator.claim(etcd.url, fleet="pairs", slots="4-6", slots_per_node=4, wait="1s")
+
+
 def test_a_second_generator_waits_for_a_free_slot_and_says_why(etcd, tmp_path):  # noqa: F811
     first = Generator.claim(etcd.url, fleet="full", slots="1-1", state_dir=tmp_path / "a")
     with pytest.raises(FencedError) as refused:

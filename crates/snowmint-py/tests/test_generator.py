@@ -93,6 +93,54 @@ def test_sonyflake_counts_256_a_tick_of_10_ms_and_machine_alone_names_the_node(t
         Generator(machine=65536, layout=sonyflake)
 
 
+def test_a_node_of_several_slots_issues_all_of_them_each_tick_in_order():
+    """slots_per_node=K: the node holds slots node .. node+K, and each
+    tick holds every ID of all K, increasing (Twitter: slot 6's sequence,
+    then slot 7's; Sonyflake: each sequence number across the machines)."""
+    clock = ManualClock(T)
+    twitter = Generator(datacenter=0, machine=6, slots_per_node=2, clock=clock)
+    ids = twitter.next_ids(8192)
+    parts = [Layout.TWITTER.decode(i) for i in ids]
+    assert ids == sorted(set(ids))
+    assert {p.timestamp_ms for p in parts} == {T}
+    assert [(p.machine, p.sequence) for p in parts] == [
+        (machine, sequence) for machine in (6, 7) for sequence in range(4096)
+    ]
+    assert twitter.state["slots"] == 2 and twitter.state["slot"] == 6
+    clock.advance(1)
+    first = Layout.TWITTER.decode(twitter.next_id())
+    assert (first.timestamp_ms, first.machine, first.sequence) == (T + 1, 6, 0)
+
+    sonyflake = Layout.parse("sonyflake")
+    eight = Generator(machine=8, layout=sonyflake, slots_per_node=8, clock=ManualClock(T))
+    ids = eight.next_ids(2048)
+    tick = (T - 1409529600000) // 10
+    assert ids == [(tick << 24) | (sequence << 16) | machine
+                   for sequence in range(256) for machine in range(8, 16)]
+
+    with pytest.raises(Exception, match=r"slots per node 3 is not valid: a node holds a power of two of slots, 1 to 1024"):
+        Generator(datacenter=0, machine=0, slots_per_node=3)
+    with pytest.raises(Exception, match=r"slots 1022\.\.=1025 run past the last slot 1023"):
+        Generator(datacenter=31, machine=30, slots_per_node=4)
+    with pytest.raises(Exception, match="slots_per_node"):
+        Generator(datacenter=0, machine=0, slots_per_node=-1)
+
+
+def test_a_durable_node_of_two_slots_locks_and_marks_both(tmp_path):
+    """With a state directory the node of slots 6-7 holds both slots'
+    locks and writes both marks; a node on slot 7 alone is refused while it
+    runs, and resumes after its mark once it is closed."""
+    with Generator(datacenter=0, machine=6, slots_per_node=2, state_dir=tmp_path) as pair:
+        assert pair.state["slots"] == 2
+        ids = pair.next_ids(20000)
+        assert {Layout.TWITTER.decode(i).machine for i in ids} <= {6, 7}
+        with pytest.raises(Exception, match="slot 7|machine 7|dc0-m7"):
+            Generator(datacenter=0, machine=7, state_dir=tmp_path)
+    assert sorted(p.name for p in tmp_path.glob("*.mark")) == ["node-dc0-m6.mark", "node-dc0-m7.mark"]
+    with Generator(datacenter=0, machine=7, state_dir=tmp_path) as single:
+        assert Layout.TWITTER.decode(single.next_id()).timestamp_ms > Layout.TWITTER.decode(ids[-1]).timestamp_ms
+
+
 def test_refuse_until_the_clock_catches_up():
     clock = ManualClock(T)
     generator = Generator(datacenter=0, machine=0, clock=clock)

@@ -55,6 +55,14 @@ macro_rules! every_fleet_scenario {
             )
             .await;
         }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_fleet_of_two_slot_nodes_claims_aligned_blocks() {
+            crate::scenarios::a_fleet_of_two_slot_nodes_claims_aligned_blocks::<$server>(
+                crate::SNOWMINT,
+            )
+            .await;
+        }
     };
 }
 

@@ -604,3 +604,44 @@ pub async fn a_sonyflake_fleet_claims_slots_past_twitters<S: CoordinatorServer>(
     let all: Vec<&[u64]> = runs.iter().map(Vec::as_slice).collect();
     assert_unique(&all);
 }
+
+/// Two `snowmint serve` nodes of two slots each (`--slots-per-node 2`) in
+/// Sonyflake slots 65532-65535: each claims an aligned block (65532-65533
+/// and 65534-65535), the coordinator holds all four keys, and each node
+/// issues from both machines of its block, increasing, none twice.
+pub async fn a_fleet_of_two_slot_nodes_claims_aligned_blocks<S: CoordinatorServer>(binary: &str) {
+    let server = S::start().await;
+    let fleet = Fleet::new(binary, &server, "pairs");
+    let args = [
+        "--layout",
+        "sonyflake",
+        "--slots",
+        "65532-65535",
+        "--slots-per-node",
+        "2",
+    ];
+    let nodes: Vec<Service> = (0..2).map(|n| fleet.start(&n.to_string(), &args)).collect();
+    let mut firsts = Vec::new();
+    for node in &nodes {
+        firsts.push(held(node).await);
+    }
+    let blocks: BTreeSet<u64> = firsts.iter().copied().collect();
+    assert_eq!(blocks, BTreeSet::from([65_532, 65_534]));
+    let holders = fleet.holders().await;
+    assert_eq!(
+        holders.keys().copied().collect::<BTreeSet<u64>>(),
+        BTreeSet::from([65_532, 65_533, 65_534, 65_535]),
+        "{holders:?}"
+    );
+    let mut runs = Vec::new();
+    for (node, &first) in nodes.iter().zip(&firsts) {
+        let ids = take(node, 2);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "strictly increasing");
+        let machines: BTreeSet<u64> = ids.iter().map(|id| id & 0xffff).collect();
+        // 8192 IDs at 512 a tick: every tick uses both machines.
+        assert_eq!(machines, BTreeSet::from([first, first + 1]));
+        runs.push(ids);
+    }
+    let all: Vec<&[u64]> = runs.iter().map(Vec::as_slice).collect();
+    assert_unique(&all);
+}

@@ -141,3 +141,61 @@ fn processes_on_different_nodes_share_a_directory() {
         assert!(state.join(name).is_file(), "{name} is missing");
     }
 }
+
+/// A fixed node of several slots (`--slots-per-node`) locks every one of
+/// them: while machines 6 and 7 serve as one node, a node on machine 7
+/// alone, or a block 4-7 over them, refuses to start naming the slot held
+/// and the holder; a block beside it (8-9) serves. In Sonyflake's layout
+/// (256 IDs a 10 ms tick) a batch of 512 takes every sequence number in
+/// both machines, in increasing order.
+#[test]
+fn a_fixed_node_of_two_slots_locks_both_and_issues_from_both() {
+    let home = temp_dir("lock-two-slots");
+    let state = home.path().join("state");
+    let state_arg = state.to_str().unwrap();
+    let node = |machine: &'static str, slots: &'static str| {
+        vec![
+            "--layout",
+            "sonyflake",
+            "--machine",
+            machine,
+            "--slots-per-node",
+            slots,
+            "--state-dir",
+            state_arg,
+        ]
+    };
+    let pair = Service::start(SNOWMINT, home.path(), &node("6", "2"), &[]);
+    let batch = ids(&pair, 512);
+    assert!(batch.windows(2).all(|w| w[0] < w[1]), "increasing");
+    let machines: HashSet<u64> = batch.iter().map(|id| id & 0xffff).collect();
+    assert_eq!(machines, HashSet::from([6, 7]));
+    // The first tick of the batch: sequence 0 in machine 6, then in 7...
+    let first_tick: Vec<(u64, u64)> = batch
+        .iter()
+        .take_while(|&&id| id >> 24 == batch[0] >> 24)
+        .map(|id| ((id >> 16) & 0xff, id & 0xffff))
+        .collect();
+    let order: Vec<(u64, u64)> = (0..256)
+        .flat_map(|sequence| [(sequence, 6), (sequence, 7)])
+        .collect();
+    let start = order.iter().position(|p| *p == first_tick[0]).unwrap();
+    assert_eq!(first_tick[..], order[start..start + first_tick.len()]);
+
+    // Refused at the first slot held: 7 for machine 7 alone, 6 for 4-7.
+    for (machine, slots, held) in [("7", "1", "machine 7"), ("4", "4", "machine 6")] {
+        let (status, _, stderr) = run_to_end(SNOWMINT, home.path(), &node(machine, slots), &[]);
+        assert_eq!(status.code(), Some(1), "{stderr}");
+        for part in [held, &format!("process {}", pair.pid())] {
+            assert!(stderr.contains(part), "{part:?} is missing:\n{stderr}");
+        }
+    }
+    let beside = Service::start(SNOWMINT, home.path(), &node("8", "2"), &[]);
+    let theirs: HashSet<u64> = ids(&beside, 512).iter().map(|id| id & 0xffff).collect();
+    assert_eq!(theirs, HashSet::from([8, 9]));
+    assert!(
+        ids(&pair, 10)
+            .iter()
+            .all(|id| [6, 7].contains(&(id & 0xffff)))
+    );
+}

@@ -267,8 +267,24 @@ async fn a_server_of_two_slots_issues_from_both_in_order() {
     assert_eq!(most, Some(32), "{per_second:?}");
 
     for (slots, slot, words) in [
-        ("3", "6", &["snowmint.slots_per_node", "slots per node 3", "power of two"][..]),
-        ("4", "1022", &["snowmint.slots_per_node", "slots 1022..=1025", "last slot 1023"][..]),
+        (
+            "3",
+            "6",
+            &[
+                "snowmint.slots_per_node",
+                "slots per node 3",
+                "power of two",
+            ][..],
+        ),
+        (
+            "4",
+            "1022",
+            &[
+                "snowmint.slots_per_node",
+                "slots 1022..=1025",
+                "last slot 1023",
+            ][..],
+        ),
     ] {
         let (_server, client) =
             server(&[("snowmint.slot", slot), ("snowmint.slots_per_node", slots)]).await;

@@ -120,6 +120,7 @@ class Generator:
         slots: Union[str, range, None] = None,
         claim_ttl: Union[timedelta, str, None] = None,
         wait: Union[timedelta, str, None] = None,
+        slots_per_node: Optional[int] = None,
     ) -> Generator: ...
     @staticmethod
     def claim(
@@ -133,6 +134,7 @@ class Generator:
         layout: Layout = ...,
         policy: Optional[str] = None,
         max: Union[timedelta, str, None] = None,
+        slots_per_node: Optional[int] = None,
     ) -> Generator: ...
     @property
     def layout(self) -> Layout: ...

@@ -221,7 +221,9 @@ impl Config {
     pub fn require_identity(&self) -> Result<(), ConfigError> {
         let given = |setting| !matches!(self.origin(setting), Origin::Default);
         match self.identity {
-            Identity::Static(_) if !given(Setting::Datacenter) && !given(Setting::Machine) => {
+            Identity::Static(_) | Identity::StaticSlots { .. }
+                if !given(Setting::Datacenter) && !given(Setting::Machine) =>
+            {
                 Err(ConfigError::NoIdentity)
             }
             _ => Ok(()),

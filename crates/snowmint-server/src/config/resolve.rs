@@ -295,6 +295,21 @@ fn identity(l: &mut Lookup<'_>, layout: Layout) -> Result<Identity, ConfigError>
         Ok::<_, std::convert::Infallible>(s.to_owned())
     })?;
     let coordinated = coordinator(l, layout)?;
+    // Both were read within their ranges.
+    let node = layout
+        .node_from_pair(datacenter, machine)
+        .unwrap_or_default();
+    // A fixed node's block starts at its own slot; a claimed one's is
+    // wherever the claim lands, checked here for its size only.
+    let first = if coordinated.is_none() && !from_hostname {
+        node.slot()
+    } else {
+        0
+    };
+    let slots = l.required(Setting::SlotsPerNode, |s| {
+        let count = snowmint::value::parse_bounded("slots_per_node", s, 1..=1 << 30)?;
+        layout.check_slot_block(first, count).map(|()| count)
+    })?;
 
     let explicit = l.given(&[Setting::Datacenter, Setting::Machine]);
     let one_place = |first: String, others: &[String]| {
@@ -309,11 +324,28 @@ fn identity(l: &mut Lookup<'_>, layout: Layout) -> Result<Identity, ConfigError>
         if !clash.is_empty() {
             return Err(one_place(l.named(Setting::Coordinator), &clash));
         }
+        let config = config
+            .with_slots_per_node(slots)
+            .map_err(|source| ConfigError::Fleet {
+                origin: [Setting::Slots, Setting::SlotsPerNode]
+                    .map(|setting| format!("{} {}", setting.key(), l.named(setting)))
+                    .join(", "),
+                source,
+            })?;
         return Ok(Identity::Coordinator { url, config });
     }
     if from_hostname {
         if !explicit.is_empty() {
             return Err(one_place(l.named(Setting::MachineFromHostname), &explicit));
+        }
+        if slots > 1 {
+            return Err(ConfigError::Conflict(format!(
+                "{} does not apply with {}: a pod's ordinal names one slot. Give the pods \
+                 --coordinator to claim blocks of {slots}, or fixed nodes --datacenter and \
+                 --machine, each the first slot of its own block",
+                l.named(Setting::SlotsPerNode),
+                l.named(Setting::MachineFromHostname)
+            )));
         }
         return Ok(Identity::Hostname(hostname));
     }
@@ -323,11 +355,11 @@ fn identity(l: &mut Lookup<'_>, layout: Layout) -> Result<Identity, ConfigError>
             l.named(Setting::Hostname)
         )));
     }
-    // Both were read within their ranges.
-    let node = layout
-        .node_from_pair(datacenter, machine)
-        .unwrap_or_default();
-    Ok(Identity::Static(node))
+    Ok(if slots == 1 {
+        Identity::Static(node)
+    } else {
+        Identity::StaticSlots { node, slots }
+    })
 }
 
 /// What each client is allowed (see [`Limits`]).

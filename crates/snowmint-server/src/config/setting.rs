@@ -119,6 +119,16 @@ settings! {
         .help("This node's machine id, a fixed node's with --datacenter (see --datacenter)")
         .default("0")
         .described("the layout's: 0..=31 in twitter");
+    /// How many slots the node holds.
+    SlotsPerNode = Spec::number("slots_per_node", "K")
+        .help(
+            "How many slots this node holds, a power of two: K times one slot's IDs per tick, \
+             every ID still stamped with the clock's own time. A fixed node holds its own slot \
+             and the K - 1 after it; a coordinated one claims an aligned block of K together. \
+             Costs K slots of the layout's",
+        )
+        .default("1")
+        .integers(1, 1 << 30);
     /// Take the slot from the hostname's ordinal.
     MachineFromHostname = Spec::switch("machine_from_hostname")
         .help(
