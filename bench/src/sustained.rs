@@ -431,3 +431,51 @@ impl Drop for Busy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::lead;
+    use crate::contenders::{SNOWMINT, SONYFLAKE};
+
+    /// Twitter's epoch, 2010-11-04T01:42:54.657Z, in Unix ms.
+    const TWITTER_EPOCH_MS: u64 = 1_288_834_974_657;
+    /// Sonyflake's default start time, 2014-09-01T00:00:00Z, in Unix ms.
+    const SONYFLAKE_EPOCH_MS: u64 = 1_409_529_600_000;
+
+    /// An ID whose millisecond starts 0.25 ms after the reading has a lead
+    /// of 0.25 ms; one whose millisecond started 0.4 ms before it has none.
+    /// Only every `lead_every`-th ID is read.
+    #[test]
+    fn the_lead_counts_only_units_that_start_after_the_reading() {
+        // Millisecond 1000 after the epoch, sequence 7.
+        let id = (1000 << 22) | 7;
+        let start_ns = (TWITTER_EPOCH_MS + 1000) * 1_000_000;
+        let ids = vec![u64::MAX, id, u64::MAX, id];
+        let clocks = vec![start_ns - 250_000, start_ns + 400_000];
+        let lead = lead(&SNOWMINT, &[ids], &[clocks], 2);
+        assert_eq!(lead.samples(), 2);
+        assert_eq!(lead.share_ahead(), 0.5);
+        assert!(
+            lead.ns.equivalent(lead.ns.max(), 250_000),
+            "{}",
+            lead.ns.max()
+        );
+        assert_eq!(lead.ns.value_at_quantile(0.5), 0);
+        assert_eq!(lead.max_lag_ns, 0);
+    }
+
+    /// Sonyflake's unit is 10 ms: a reading 4 ms into it is no lead and no
+    /// lag; one 12 ms after its start is 2 ms after its end.
+    #[test]
+    fn units_longer_than_a_millisecond_count_whole() {
+        // Tick 500 (5 s after the start time), sequence 3, machine 33.
+        let id = (500 << 24) | (3 << 16) | 33;
+        let start_ns = (SONYFLAKE_EPOCH_MS + 5000) * 1_000_000;
+        let ids = vec![id, id];
+        let clocks = vec![start_ns + 4_000_000, start_ns + 12_000_000];
+        let lead = lead(&SONYFLAKE, &[ids], &[clocks], 1);
+        assert_eq!(lead.samples(), 2);
+        assert_eq!(lead.share_ahead(), 0.0);
+        assert_eq!(lead.max_lag_ns, 2_000_000);
+    }
+}
