@@ -243,6 +243,7 @@ fn main() -> ExitCode {
         shared(&contenders::SNOWFLAKED, contenders::snowflaked),
         unshared(&contenders::RS_SNOWFLAKE, contenders::rs_snowflake),
         shared(&contenders::SONYFLAKE, contenders::sonyflake),
+        unshared(&contenders::YITTER, contenders::yitter),
         shared(
             &contenders::FERROID_MONOTONIC,
             contenders::ferroid_monotonic,
