@@ -20,7 +20,11 @@
 //! 4. the client's `next_id` (one node, `max_age` 100 ms, batch 4096):
 //!    ns per ID from a warm buffer, and amortized over a run as fast as it
 //!    goes, refills included (bounded by what one node makes);
-//! 5. a cold `NextIds(count = 1)` round trip, one at a time: p50, p99.
+//! 5. a cold `NextIds(count = 1)` round trip, one at a time: p50, p99;
+//! 6. `StreamIds` from a third node that holds two slots
+//!    (`--slots-per-node 2`, machines 4 and 5) against one of one slot,
+//!    measured one after the other in rounds, and the lead (how far the
+//!    node's IDs ran ahead of its clock) that `/v1/node` reports after.
 //!
 //! Prints a markdown table; nothing here is a test.
 
@@ -55,6 +59,11 @@ impl Drop for Node {
 }
 
 fn start(binary: &str, machine: u32) -> Node {
+    start_with(binary, machine, 1)
+}
+
+/// A node holding `slots` slots from machine `machine`.
+fn start_with(binary: &str, machine: u32, slots: u32) -> Node {
     let state = tempfile::tempdir().expect("a temporary directory");
     let mut child = Command::new(binary)
         .args([
@@ -65,6 +74,7 @@ fn start(binary: &str, machine: u32) -> Node {
             "127.0.0.1:0",
         ])
         .args(["--datacenter", "0", "--machine", &machine.to_string()])
+        .args(["--slots-per-node", &slots.to_string()])
         .arg("--state-dir")
         .arg(state.path())
         .env("SNOWMINT_LOG", "warn")
@@ -212,6 +222,32 @@ async fn http_rate(node: &Node, length: Duration) -> f64 {
     ids as f64 / started.elapsed().as_secs_f64()
 }
 
+/// The largest lead the node has issued with since it started, from
+/// `/v1/node` (`lead_ms.max`).
+async fn lead_max_ms(node: &Node) -> f64 {
+    let mut stream = TcpStream::connect(&node.http)
+        .await
+        .expect("connecting over HTTP");
+    let request = format!(
+        "GET /v1/node HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        node.http
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    // `"lead_ms":{"current":0,"max":N}`: the digits after its "max":.
+    let lead = answer
+        .split("\"lead_ms\"")
+        .nth(1)
+        .and_then(|rest| rest.split("\"max\":").nth(1))
+        .expect("lead_ms.max in /v1/node");
+    lead.chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect::<String>()
+        .parse()
+        .expect("lead_ms.max is a number")
+}
+
 /// ns per `next_id`: from a warm buffer (2000 calls at a time, each run
 /// started only when the buffer holds more than that), and amortized over
 /// a long run that includes waiting for refills; the client's counters of
@@ -300,6 +336,7 @@ fn main() -> ExitCode {
         .build()
         .unwrap();
     let (a, b) = (start(&binary, 1), start(&binary, 2));
+    let two_slots = start_with(&binary, 4, 2);
     runtime.block_on(async {
         // The nodes wait out their fresh high-water marks; let them settle.
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -308,6 +345,19 @@ fn main() -> ExitCode {
         let http = http_rate(&a, length).await;
         let (warm, amortized, stats) = next_id_cost(&a, length).await;
         let (p50, p99) = round_trip(&a, 20_000).await;
+        // One slot against two, in alternating rounds, so that the
+        // machine's load falls on both alike.
+        let (mut k1, mut k2) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            k1.push(streams(&[&a], length).await);
+            k2.push(streams(&[&two_slots], length).await);
+        }
+        let median = |rates: &mut Vec<f64>| {
+            rates.sort_by(f64::total_cmp);
+            rates[rates.len() / 2]
+        };
+        let (k1, k2) = (median(&mut k1), median(&mut k2));
+        let (lead_k1, lead_k2) = (lead_max_ms(&a).await, lead_max_ms(&two_slots).await);
         println!("| measurement | figure | ratio |");
         println!("|---|---|---|");
         println!(
@@ -331,6 +381,15 @@ fn main() -> ExitCode {
             stats.stale_dropped
         );
         println!("| NextIds(count=1) round trip | p50 {p50:.0} us, p99 {p99:.0} us | 20,000 calls in a row |");
+        println!(
+            "| StreamIds, one node of 1 slot (median of 3 rounds) | {k1:.0} IDs/s | {:.1}% of 4,096,000; lead max {lead_k1} ms |",
+            100.0 * k1 / CEILING
+        );
+        println!(
+            "| StreamIds, one node of 2 slots (median of 3 rounds) | {k2:.0} IDs/s | **{:.2}x** 1 slot, {:.1}% of 8,192,000; lead max {lead_k2} ms |",
+            k2 / k1,
+            100.0 * k2 / (2.0 * CEILING)
+        );
     });
     ExitCode::SUCCESS
 }

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo build --release -p snowmint-bench --bin issuer
-//! target/release/issuer [--rounds R] [--sustained-rounds N] [--seconds S]
+//! target/release/issuer [--rounds R] [--sustained-rounds N] [--seconds S] [--slot-rounds M]
 //! ```
 //!
 //! - Bursts: after the clock ticks, 4096 calls; `R` rounds (default 40) of
@@ -14,6 +14,12 @@
 //!   (default 5) by 1 thread and by 2 threads sharing it, `N` rounds
 //!   (default 3), every ID kept and checked; the rate of IDs over the whole
 //!   milliseconds, as a ratio to the format's ceiling of 4,096,000 IDs/s.
+//!
+//! - Slots: `M` rounds (default 3) of `S` seconds, 2 threads each, of an
+//!   issuer of one slot and one of two slots (`slots_per_node(2)`,
+//!   machines 2 and 3), alternating; IDs per second as a ratio to one
+//!   slot's ceiling, and the median round of two slots over the median
+//!   round of one.
 //!
 //! The issuer is on a node given explicitly (datacenter 1, machine 1) with
 //! its own runtime thread and a state directory in a temporary directory:
@@ -32,6 +38,8 @@ use snowmint_bench::sustained::{self, Buffers, Sustained};
 use snowmint_fleet::EmbeddedIssuer;
 
 const NODE: Node = Node::from_slot(33);
+/// The first slot of the issuer of two slots (34 and 35).
+const WIDE: Node = Node::from_slot(34);
 
 /// Calls in a burst: one millisecond's IDs.
 const BURST: usize = 4096;
@@ -40,6 +48,7 @@ struct Options {
     rounds: usize,
     sustained_rounds: usize,
     seconds: f64,
+    slot_rounds: usize,
 }
 
 fn options() -> Result<Options, String> {
@@ -47,6 +56,7 @@ fn options() -> Result<Options, String> {
         rounds: 40,
         sustained_rounds: 3,
         seconds: 5.0,
+        slot_rounds: 3,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -62,6 +72,7 @@ fn options() -> Result<Options, String> {
             "--rounds" => options.rounds = number(1.0..=1000.0)? as usize,
             "--sustained-rounds" => options.sustained_rounds = number(0.0..=100.0)? as usize,
             "--seconds" => options.seconds = number(0.5..=60.0)?,
+            "--slot-rounds" => options.slot_rounds = number(0.0..=100.0)? as usize,
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -83,11 +94,17 @@ fn dyn_generator() -> Generator<Arc<dyn Clock>> {
 }
 
 fn issuer(dir: &std::path::Path) -> EmbeddedIssuer {
+    issuer_of(dir, NODE, 1)
+}
+
+/// An issuer of `slots` slots from `node`'s.
+fn issuer_of(dir: &std::path::Path, node: Node, slots: u64) -> EmbeddedIssuer {
     EmbeddedIssuer::builder()
         .node(
-            Layout::TWITTER.pair_of(NODE).0,
-            Layout::TWITTER.pair_of(NODE).1,
+            Layout::TWITTER.pair_of(node).0,
+            Layout::TWITTER.pair_of(node).1,
         )
+        .slots_per_node(slots)
         .state_dir(dir)
         .start_blocking()
         .expect("the issuer starts on a fresh state directory")
@@ -146,8 +163,10 @@ fn main() -> ExitCode {
     // Sustained, round by round.
     let duration = Duration::from_secs_f64(options.seconds);
     let capacity = (options.seconds * 4_096_000.0 * 1.05) as usize + 65_536;
+    // Two threads of a node of two slots make up to twice one slot's IDs.
+    let slots_factor = if options.slot_rounds > 0 { 2 } else { 1 };
     // No lead samples here (the generator bench measures the lead).
-    let mut buffers = Buffers::new(2, capacity, usize::MAX);
+    let mut buffers = Buffers::new(2, capacity * slots_factor, usize::MAX);
     let spec = &SNOWMINT;
     let mut runs: Vec<[Vec<Sustained>; 2]> = vec![Default::default(), Default::default()];
     for _ in 0..options.sustained_rounds {
@@ -167,6 +186,20 @@ fn main() -> ExitCode {
             }));
         }
     }
+    // One slot against two, 2 threads each, alternating round by round.
+    let wide = issuer_of(dir.path(), WIDE, 2);
+    let mut slot_runs: [Vec<Sustained>; 2] = Default::default();
+    for _ in 0..options.slot_rounds {
+        for (index, subject) in [&embedded, &wide].into_iter().enumerate() {
+            let nexts = (0..2)
+                .map(|_| || subject.next_id().expect("issued").as_u64())
+                .collect();
+            slot_runs[index].push(sustained::run(spec, nexts, duration, &mut buffers, || {
+                spec.timestamp_now()
+            }));
+        }
+    }
+    wide.shutdown();
     embedded.shutdown();
 
     println!(
@@ -191,25 +224,59 @@ fn main() -> ExitCode {
             summary.median / summaries[0].median
         );
     }
-    if options.sustained_rounds == 0 {
-        return ExitCode::SUCCESS;
-    }
-    println!();
-    println!(
-        "Sustained: {} rounds of {} s, 1 and 2 threads; ratio to the ceiling of 4,096,000 IDs/s.",
-        options.sustained_rounds, options.seconds
-    );
-    println!();
-    println!(
-        "| call | threads | best round (median round) | every round | duplicates, out of order, off the clock |"
-    );
-    println!("|---|--:|--:|---|---|");
     let mut failed = false;
-    for (label, per_threads) in ["`Generator::next_id`", "`EmbeddedIssuer::next_id`"]
-        .iter()
-        .zip(&runs)
-    {
-        for (threads, rounds) in [1, 2].iter().zip(per_threads) {
+    if options.sustained_rounds > 0 {
+        println!();
+        println!(
+            "Sustained: {} rounds of {} s, 1 and 2 threads; ratio to the ceiling of 4,096,000 IDs/s.",
+            options.sustained_rounds, options.seconds
+        );
+        println!();
+        println!(
+            "| call | threads | best round (median round) | every round | duplicates, out of order, off the clock |"
+        );
+        println!("|---|--:|--:|---|---|");
+        for (label, per_threads) in ["`Generator::next_id`", "`EmbeddedIssuer::next_id`"]
+            .iter()
+            .zip(&runs)
+        {
+            for (threads, rounds) in [1, 2].iter().zip(per_threads) {
+                let mut ratios: Vec<f64> = rounds.iter().map(|run| run.ratio(spec)).collect();
+                let every = ratios
+                    .iter()
+                    .map(|r| format!("{r:.4}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                ratios.sort_by(f64::total_cmp);
+                let (dups, order, off) = rounds.iter().fold((0, 0, 0), |(d, o, f), run| {
+                    (
+                        d + run.duplicates,
+                        o + run.order_violations,
+                        f + run.off_clock,
+                    )
+                });
+                failed |= dups + order > 0 || rounds.iter().any(|run| run.failure.is_some());
+                println!(
+                    "| {label} | {threads} | {:.4} ({:.4}) | {every} | {dups}, {order}, {off} |",
+                    ratios[ratios.len() - 1],
+                    ratios[ratios.len() / 2],
+                );
+            }
+        }
+    }
+    if options.slot_rounds > 0 {
+        println!();
+        println!(
+            "Slots: {} rounds of {} s, 2 threads, one slot and two alternating; ratio to one slot's ceiling of 4,096,000 IDs/s.",
+            options.slot_rounds, options.seconds
+        );
+        println!();
+        println!(
+            "| call | slots | threads | best round (median round) | every round | duplicates, out of order, off the clock |"
+        );
+        println!("|---|--:|--:|--:|---|---|");
+        let mut medians = Vec::new();
+        for (slots, rounds) in [1, 2].iter().zip(&slot_runs) {
             let mut ratios: Vec<f64> = rounds.iter().map(|run| run.ratio(spec)).collect();
             let every = ratios
                 .iter()
@@ -225,12 +292,18 @@ fn main() -> ExitCode {
                 )
             });
             failed |= dups + order > 0 || rounds.iter().any(|run| run.failure.is_some());
+            medians.push(ratios[ratios.len() / 2]);
             println!(
-                "| {label} | {threads} | {:.4} ({:.4}) | {every} | {dups}, {order}, {off} |",
+                "| `EmbeddedIssuer::next_id` | {slots} | 2 | {:.4} ({:.4}) | {every} | {dups}, {order}, {off} |",
                 ratios[ratios.len() - 1],
                 ratios[ratios.len() / 2],
             );
         }
+        println!();
+        println!(
+            "Two slots over one, median rounds: {:.3}x",
+            medians[1] / medians[0]
+        );
     }
     if failed {
         eprintln!("error: a run issued an ID twice, out of order, or failed");

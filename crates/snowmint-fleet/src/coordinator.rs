@@ -33,6 +33,19 @@
 //!   range, and a storm of n nodes costs a few attempts per node, not
 //!   n²/2 in all. None left: fenced with "all N slots of fleet F in A-B
 //!   are taken", retried with backoff.
+//! - Several slots per node ([`CoordinatorConfig::with_slots_per_node`]):
+//!   the same over aligned blocks of K slots (the first a multiple of K,
+//!   all inside the range); a block with any slot taken or passed over is
+//!   not free. The block's K slot keys are created in one atomic step
+//!   ([`Backend::create_if_absent`] of them all) or not at all, and from
+//!   then on the K slots are one claim: each keep-alive checks every key,
+//!   one key lost (a keep-alive, a mark write) ends the claim, and the
+//!   release frees them all. The mark is read, raised and (where the guard
+//!   cannot prove ownership) written back on every slot, each guarded by
+//!   its own key; the claim's floor is the highest. Each slot's history
+//!   gets the claim's record, so `whois` of any of them names the node.
+//!   None free: fenced with "all N blocks of K slots of fleet F in A-B have
+//!   a slot taken".
 //! - Deadline: the node may issue until `sent + TTL - margin`, where `sent`
 //!   is when the last *confirmed* keep-alive was sent. The coordinator
 //!   cannot have counted the TTL from any earlier instant, so the node stops
@@ -227,6 +240,7 @@ impl<B: Backend> Coordinator<B> {
             slots: shared.config.slots(),
             state,
             slot: inner.claim.map(|held| held.slot),
+            slots_per_node: shared.config.slots_per_node(),
             session_kind: B::SESSION_NAME,
             session_id: inner.session.as_ref().map(|live| live.id.clone()),
             ttl: inner
@@ -338,7 +352,7 @@ impl<B: Backend> SlotSource for Coordinator<B> {
                 (inner.session.take(), inner.end_claim(Instant::now()))
             };
             if let Some(live) = live {
-                let key = held.map(|held| self.shared.paths.slot(held.slot));
+                let keys = held.map_or_else(Vec::new, |held| self.shared.block_keys(held.slot));
                 let limit = Timing { ttl: live.ttl }.step_limit();
                 if let Some(held) = held {
                     // Taken after the claim ended: a reservation in flight
@@ -348,11 +362,9 @@ impl<B: Backend> SlotSource for Coordinator<B> {
                         .record_release(&live, held, last_ms, limit)
                         .await;
                 }
-                let released = tokio::time::timeout(
-                    limit,
-                    self.shared.backend.release(&live.session, key.as_deref()),
-                )
-                .await;
+                let released =
+                    tokio::time::timeout(limit, self.shared.backend.release(&live.session, &keys))
+                        .await;
                 let failure = match released {
                     Ok(Ok(())) => None,
                     Ok(Err(cause)) => Some(ClaimError::from_backend(

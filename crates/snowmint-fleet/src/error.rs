@@ -137,6 +137,12 @@ pub enum SettingError {
         "slots and claim_ttl apply to a coordinated node only: call .coordinator(url, fleet) too, or leave them out"
     )]
     ClaimSettingsWithoutCoordinator,
+    /// Several slots per node for a node whose slot is a hostname's
+    /// ordinal or a source given as it is.
+    #[error(
+        "slots_per_node applies to .node(datacenter, machine) (the node's slots from its own on) and .coordinator(url, fleet) only"
+    )]
+    SlotsPerNodeWithoutBlock,
     /// A mark step longer than the start-up wait.
     #[error(
         "mark_step {} is longer than mark_wait_max {}: a node killed and restarted at once would refuse to start",

@@ -289,15 +289,24 @@ impl Backend for EtcdBackend {
     async fn create_if_absent(
         &self,
         session: &EtcdSession,
-        path: &str,
+        paths: &[String],
         value: &[u8],
     ) -> Result<bool, BackendError> {
+        // One transaction: every key absent, then every key put under the
+        // session's lease; a node's several slots are won together or not
+        // at all.
+        let Some(first) = paths.first() else {
+            return Ok(true);
+        };
         let txn = TxnRequest {
-            compare: vec![absent(path)],
-            success: vec![put(path, value, session.lease)],
+            compare: paths.iter().map(|path| absent(path)).collect(),
+            success: paths
+                .iter()
+                .map(|path| put(path, value, session.lease))
+                .collect(),
             failure: Vec::new(),
         };
-        let done = session.members.txn(Need::ReadWrite(path), txn).await?;
+        let done = session.members.txn(Need::ReadWrite(first), txn).await?;
         Ok(done.succeeded)
     }
 
@@ -331,14 +340,14 @@ impl Backend for EtcdBackend {
     async fn keep_alive(
         &self,
         session: &EtcdSession,
-        held: Option<&str>,
+        held: &[String],
     ) -> Result<Duration, BackendError> {
         let mut attempt = Attempt::new(&session.members);
         let renewed = renew_lease(session, &attempt).await;
         attempt.finished = !moves_on(&renewed);
         drop(attempt);
         let ttl = renewed?;
-        if let Some(key) = held {
+        for key in held {
             // The lease alone does not prove the key: an operator may have
             // deleted it, and someone else may hold it now.
             let found = session.members.range(Need::Read(key), get(key)).await?;
@@ -413,11 +422,7 @@ impl Backend for EtcdBackend {
         Ok(None)
     }
 
-    async fn release(
-        &self,
-        session: &EtcdSession,
-        _held: Option<&str>,
-    ) -> Result<(), BackendError> {
+    async fn release(&self, session: &EtcdSession, _held: &[String]) -> Result<(), BackendError> {
         let lease = session.lease;
         match session
             .members

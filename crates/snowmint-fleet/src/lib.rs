@@ -142,9 +142,14 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// The right to issue IDs as one node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
-    /// The slot held.
+    /// The slot held: with several slots per node, the first (lowest) of
+    /// the block held.
     pub slot: u64,
-    /// The (datacenter, machine) pair of that slot.
+    /// How many slots the claim holds: `slot .. slot + slots`, an aligned
+    /// block (1 for a node of one slot). They are claimed, kept, fenced and
+    /// released together, and the node issues from all of them.
+    pub slots: u64,
+    /// The (datacenter, machine) pair of `slot`.
     pub node: Node,
     /// Counts claims made by this source (starting at 1), so that a holder
     /// can tell a renewed claim from a new one: when it changes, the

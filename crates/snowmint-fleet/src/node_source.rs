@@ -43,6 +43,14 @@ use crate::{
 pub enum NodeSource {
     /// Given explicitly (flags, environment, configuration).
     Static(Node),
+    /// Given explicitly, holding `slots` slots from the node's own on (a
+    /// power of two): see [`StaticSource::with_slots`].
+    StaticSlots {
+        /// The node of the block's first slot.
+        node: Node,
+        /// How many slots it holds.
+        slots: u64,
+    },
     /// The ordinal of a hostname (`ids-12` -> slot 12); `None` reads the
     /// system's.
     Hostname(Option<String>),
@@ -81,6 +89,9 @@ impl NodeSource {
     ) -> Result<Arc<dyn SlotSource>, FleetError> {
         match self {
             NodeSource::Static(node) => Ok(Arc::new(StaticSource::new(layout, *node)?)),
+            NodeSource::StaticSlots { node, slots } => {
+                Ok(Arc::new(StaticSource::with_slots(layout, *node, *slots)?))
+            }
             NodeSource::Hostname(name) => {
                 let hostname = match name {
                     Some(name) => name.clone(),
@@ -112,7 +123,7 @@ impl NodeSource {
     /// The node, when it is given explicitly.
     pub fn node(&self) -> Option<Node> {
         match self {
-            NodeSource::Static(node) => Some(*node),
+            NodeSource::Static(node) | NodeSource::StaticSlots { node, .. } => Some(*node),
             _ => None,
         }
     }

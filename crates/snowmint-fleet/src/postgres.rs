@@ -238,20 +238,33 @@ impl Backend for PostgresBackend {
     async fn create_if_absent(
         &self,
         session: &PostgresSession,
-        path: &str,
+        paths: &[String],
         value: &[u8],
     ) -> Result<bool, BackendError> {
-        let (fleet, slot) = Key::slot(path)?;
+        let (fleet, slots) = slot_keys(paths)?;
         let holder = String::from_utf8_lossy(value);
         let holder: &str = &holder;
-        let rows = self
+        let claimed = self
             .query(
                 session,
                 |c| &c.statements.claim,
-                &[&fleet, &slot, &holder, &session.id, &session.ttl_ms()],
+                &[&fleet, &slots, &holder, &session.id, &session.ttl_ms()],
             )
-            .await?;
-        Ok(!rows.is_empty())
+            .await;
+        match claimed {
+            Ok(rows) => Ok(!rows.is_empty()),
+            // Some of the slots were held by another session: the
+            // statement failed on purpose and nothing was claimed (see
+            // `schema.rs`); a deadlock between two claims likewise.
+            Err(error)
+                if sql_state(&error).is_some_and(|code| {
+                    *code == SqlState::DIVISION_BY_ZERO || *code == SqlState::T_R_DEADLOCK_DETECTED
+                }) =>
+            {
+                Ok(false)
+            }
+            Err(error) => Err(error),
+        }
     }
 
     async fn create_record(
@@ -282,21 +295,22 @@ impl Backend for PostgresBackend {
     async fn keep_alive(
         &self,
         session: &PostgresSession,
-        held: Option<&str>,
+        held: &[String],
     ) -> Result<Duration, BackendError> {
-        let Some(path) = held else {
+        if held.is_empty() {
             self.query(session, |c| &c.statements.ping, &[]).await?;
             return Ok(session.ttl);
-        };
-        let (fleet, slot) = Key::slot(path)?;
+        }
+        let (fleet, slots) = slot_keys(held)?;
         let rows = self
             .query(
                 session,
                 |c| &c.statements.keep,
-                &[&fleet, &slot, &session.id, &session.ttl_ms()],
+                &[&fleet, &slots, &session.id, &session.ttl_ms()],
             )
             .await?;
-        if rows.is_empty() {
+        let kept: Vec<i64> = rows.iter().map(|row| row.get(0)).collect();
+        if let Some(slot) = slots.iter().find(|slot| !kept.contains(slot)) {
             return Err(BackendError::lost(format!(
                 "slot {slot} of fleet {fleet} is no longer held by session {}",
                 session.id
@@ -445,16 +459,37 @@ impl Backend for PostgresBackend {
     async fn release(
         &self,
         session: &PostgresSession,
-        held: Option<&str>,
+        held: &[String],
     ) -> Result<(), BackendError> {
-        let Some(path) = held else { return Ok(()) };
-        let (fleet, slot) = Key::slot(path)?;
+        if held.is_empty() {
+            return Ok(());
+        }
+        let (fleet, slots) = slot_keys(held)?;
         self.query(
             session,
             |c| &c.statements.release,
-            &[&fleet, &slot, &session.id],
+            &[&fleet, &slots, &session.id],
         )
         .await?;
         Ok(())
     }
+}
+
+/// The fleet and the slots of slot keys (all of one fleet).
+fn slot_keys(paths: &[String]) -> Result<(&str, Vec<i64>), BackendError> {
+    let mut fleet = "";
+    let mut slots = Vec::with_capacity(paths.len());
+    for path in paths {
+        let (its_fleet, slot) = Key::slot(path)?;
+        fleet = its_fleet;
+        slots.push(slot);
+    }
+    Ok((fleet, slots))
+}
+
+/// The SQLSTATE of a backend error the database answered with.
+fn sql_state(error: &BackendError) -> Option<&SqlState> {
+    std::error::Error::source(error)?
+        .downcast_ref::<tokio_postgres::Error>()?
+        .code()
 }

@@ -42,6 +42,11 @@ fn due_for_refresh(covered: &AtomicI64, step_ms: i64, ts_ms: i64) -> bool {
 /// The durable mark of one node: its state file, what it holds, and the
 /// lock that keeps other processes from issuing as the node meanwhile.
 ///
+/// A node that holds several slots ([`open_block`](NodeMark::open_block))
+/// has a state file and a lock per slot: it locks them all, resumes after
+/// the highest mark among them, and writes every mark, so that a later
+/// holder of any one slot of the block resumes after it.
+///
 /// - [`open`](NodeMark::open) locks the node, then reads its file.
 /// - Every write of the mark first checks that the lock is still held
 ///   (and that its file was not deleted; see [`NodeLock::confirm`]).
@@ -69,10 +74,15 @@ fn due_for_refresh(covered: &AtomicI64, step_ms: i64, ts_ms: i64) -> bool {
 /// ```
 #[derive(Debug)]
 pub struct NodeMark {
+    /// The state file of the node's (first) slot.
     file: MarkFile,
-    /// The node's lock; `None` once given up. Taken (std mutex, never held
-    /// across an await) under `recorded`, so that no write runs unlocked.
-    lock: std::sync::Mutex<Option<NodeLock>>,
+    /// The state files of the block's other slots, lowest first (none for
+    /// a node of one slot).
+    others: Vec<MarkFile>,
+    /// The node's locks, one per slot; `None` once given up. Taken (std
+    /// mutex, never held across an await) under `recorded`, so that no
+    /// write runs unlocked.
+    lock: std::sync::Mutex<Option<Vec<NodeLock>>>,
     /// Serializes writers; holds what the file says. Reservations also take
     /// it to retire, so that a retired claim can never write again.
     recorded: Mutex<Option<i64>>,
@@ -93,21 +103,55 @@ impl NodeMark {
     /// in this one) holds the node; the errors of [`NodeLock::acquire`] and
     /// [`MarkFile::read`].
     pub fn open(file: MarkFile) -> Result<Arc<NodeMark>, FleetError> {
-        // Locked first: the mark read must be one no other holder moves.
-        let lock = NodeLock::acquire(&file)?;
-        let recorded = file.read()?;
+        NodeMark::open_block(vec![file])
+    }
+
+    /// Locks every slot of a node that holds several (`files`: the state
+    /// file of each, lowest slot first) and reads their marks: the node's
+    /// mark is the highest. All are locked or none: a slot held by another
+    /// process refuses the whole block, naming that slot's node and holder.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](NodeMark::open), for any of the files; no files at all
+    /// is an [`FleetError::Io`].
+    pub fn open_block(files: Vec<MarkFile>) -> Result<Arc<NodeMark>, FleetError> {
+        let mut files = files.into_iter();
+        let Some(file) = files.next() else {
+            return Err(FleetError::Io {
+                context: "a node's block of slots".to_owned(),
+                error: std::io::Error::other("no state file given"),
+            });
+        };
+        let others: Vec<MarkFile> = files.collect();
+        // Locked first: the marks read must be ones no other holder moves.
+        // A lock not taken drops those taken before it.
+        let locks = std::iter::once(&file)
+            .chain(&others)
+            .map(NodeLock::acquire)
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut recorded = file.read()?;
+        for other in &others {
+            recorded = recorded.max(other.read()?);
+        }
         Ok(Arc::new(NodeMark {
             file,
-            lock: std::sync::Mutex::new(Some(lock)),
+            others,
+            lock: std::sync::Mutex::new(Some(locks)),
             recorded: Mutex::new(recorded),
             recorded_view: AtomicI64::new(recorded.unwrap_or(NONE)),
             failure: std::sync::Mutex::new(None),
         }))
     }
 
-    /// The state file.
+    /// The state file (of the node's first slot).
     pub fn file(&self) -> &MarkFile {
         &self.file
+    }
+
+    /// The state files of every slot the node holds, lowest first.
+    pub fn files(&self) -> impl Iterator<Item = &MarkFile> {
+        std::iter::once(&self.file).chain(&self.others)
     }
 
     /// The mark on disk (Unix ms), if any.
@@ -139,7 +183,7 @@ impl NodeMark {
             .clone()
     }
 
-    fn lock_guard(&self) -> std::sync::MutexGuard<'_, Option<NodeLock>> {
+    fn lock_guard(&self) -> std::sync::MutexGuard<'_, Option<Vec<NodeLock>>> {
         self.lock.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -156,7 +200,7 @@ impl NodeMark {
     /// Checks, before a write, that this mark still holds the node's lock.
     fn confirm_lock(&self) -> Result<(), FleetError> {
         match self.lock_guard().as_mut() {
-            Some(lock) => lock.confirm(),
+            Some(locks) => locks.iter_mut().try_for_each(NodeLock::confirm),
             None => Err(FleetError::Fenced {
                 reason: format!(
                     "the node's lock {} was given up",
@@ -318,16 +362,20 @@ impl Reservation {
     async fn write(&self, recorded: &mut Option<i64>, target: i64) -> Result<(), FleetError> {
         self.mark.confirm_lock()?;
         if recorded.is_none_or(|r| target > r) {
-            let file = self.mark.file.clone();
-            tokio::task::spawn_blocking(move || file.write(target))
-                .await
-                .map_err(|join| FleetError::Io {
-                    context: format!(
-                        "cannot write the state file {}",
-                        self.mark.file.path().display()
-                    ),
-                    error: std::io::Error::other(join.to_string()),
-                })??;
+            // Every slot's file: a later holder of any of them resumes
+            // after this mark.
+            let files: Vec<MarkFile> = self.mark.files().cloned().collect();
+            tokio::task::spawn_blocking(move || {
+                files.iter().try_for_each(|file| file.write(target))
+            })
+            .await
+            .map_err(|join| FleetError::Io {
+                context: format!(
+                    "cannot write the state file {}",
+                    self.mark.file.path().display()
+                ),
+                error: std::io::Error::other(join.to_string()),
+            })??;
             *recorded = Some(target);
             self.mark.recorded_view.store(target, Ordering::Relaxed);
         }

@@ -41,7 +41,54 @@ impl StaticSource {
     /// The node given explicitly; checked against the layout.
     pub fn new(layout: Layout, node: Node) -> Result<StaticSource, FleetError> {
         let slot = layout.slot_of(node)?;
-        Ok(StaticSource::active("static", slot, node, BTreeMap::new()))
+        Ok(StaticSource::active(
+            "static",
+            (slot, 1),
+            node,
+            BTreeMap::new(),
+        ))
+    }
+
+    /// A node given explicitly that holds `count` slots: from the slot of
+    /// `node` on (`slot .. slot + count`), `count` a power of two. Like
+    /// any fixed node, it is kept apart from the other processes on its
+    /// host by the lock of each slot's state file: a range that overlaps
+    /// another running node's is refused, naming the slot held.
+    ///
+    /// # Errors
+    ///
+    /// A node outside the layout, or a block the layout refuses
+    /// ([`Layout::check_slot_block`]: a count that is 0 or not a power of
+    /// two, a block past the layout's last slot, node fields not side by
+    /// side).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Layout, Node};
+    /// use snowmint_fleet::{SlotSource, StaticSource};
+    ///
+    /// let source = StaticSource::with_slots(Layout::TWITTER, Node::from_slot(8), 4)?;
+    /// let state = source.state().borrow().clone();
+    /// let claim = state.claim_at(std::time::Instant::now()).unwrap();
+    /// assert_eq!((claim.slot, claim.slots), (8, 4));
+    /// assert_eq!(claim.details["slots_held"], "8-11");
+    /// let err = StaticSource::with_slots(Layout::TWITTER, Node::from_slot(8), 3).unwrap_err();
+    /// assert!(err.to_string().starts_with("slots per node 3 is not valid"), "{err}");
+    /// assert!(StaticSource::with_slots(Layout::TWITTER, Node::from_slot(1022), 4).is_err());
+    /// # Ok::<(), snowmint_fleet::FleetError>(())
+    /// ```
+    pub fn with_slots(layout: Layout, node: Node, count: u64) -> Result<StaticSource, FleetError> {
+        let slot = layout.slot_of(node)?;
+        layout.check_slot_block(slot, count)?;
+        let mut details = BTreeMap::new();
+        if count > 1 {
+            details.insert(
+                "slots_held".to_owned(),
+                format!("{slot}-{}", slot + count - 1),
+            );
+        }
+        Ok(StaticSource::active("static", (slot, count), node, details))
     }
 
     /// The node whose slot is the hostname's ordinal (`ids-12` -> slot 12),
@@ -55,17 +102,18 @@ impl StaticSource {
                 reason: error.to_string(),
             })?;
         let details = BTreeMap::from([("hostname".to_owned(), hostname.to_owned())]);
-        Ok(StaticSource::active("hostname", slot, node, details))
+        Ok(StaticSource::active("hostname", (slot, 1), node, details))
     }
 
     fn active(
         kind: &'static str,
-        slot: u64,
+        (slot, slots): (u64, u64),
         node: Node,
         details: BTreeMap<String, String>,
     ) -> StaticSource {
         let claim = Claim {
             slot,
+            slots,
             node,
             generation: 1,
             valid_until: None,

@@ -197,14 +197,16 @@ impl<const PROVES_OWNER: bool> Backend for MemoryBackend<PROVES_OWNER> {
     async fn create_if_absent(
         &self,
         session: &u64,
-        path: &str,
+        paths: &[String],
         value: &[u8],
     ) -> Result<bool, BackendError> {
         let mut store = self.store();
-        if store.keys.contains_key(path) {
+        if paths.iter().any(|path| store.keys.contains_key(path)) {
             return Ok(false);
         }
-        store.write(path, value, Some(*session));
+        for path in paths {
+            store.write(path, value, Some(*session));
+        }
         Ok(true)
     }
 
@@ -222,16 +224,13 @@ impl<const PROVES_OWNER: bool> Backend for MemoryBackend<PROVES_OWNER> {
         Ok(None)
     }
 
-    async fn keep_alive(
-        &self,
-        session: &u64,
-        held: Option<&str>,
-    ) -> Result<Duration, BackendError> {
-        match held {
-            Some(key) if !self.store().owns(*session, key) => Err(BackendError::lost(format!(
+    async fn keep_alive(&self, session: &u64, held: &[String]) -> Result<Duration, BackendError> {
+        let store = self.store();
+        match held.iter().find(|key| !store.owns(*session, key)) {
+            Some(key) => Err(BackendError::lost(format!(
                 "key {key} is no longer held by session {session}"
             ))),
-            _ => Ok(Duration::from_secs(10)),
+            None => Ok(Duration::from_secs(10)),
         }
     }
 
@@ -290,7 +289,7 @@ impl<const PROVES_OWNER: bool> Backend for MemoryBackend<PROVES_OWNER> {
         Ok(None)
     }
 
-    async fn release(&self, session: &u64, _held: Option<&str>) -> Result<(), BackendError> {
+    async fn release(&self, session: &u64, _held: &[String]) -> Result<(), BackendError> {
         // Every key tied to the session goes with it.
         self.store()
             .keys

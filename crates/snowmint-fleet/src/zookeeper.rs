@@ -44,7 +44,7 @@
 
 use std::time::Duration;
 
-use zookeeper_client::{CheckWriteError, Client, Error, MultiWriteResult};
+use zookeeper_client::{CheckWriteError, Client, Error, MultiWriteError, MultiWriteResult};
 
 use crate::coordinator::{
     Backend, BackendError, CoordinatorTls, CoordinatorUrl, Credentials, GuardedWrite, Login,
@@ -295,17 +295,36 @@ impl Backend for ZooKeeperBackend {
     async fn create_if_absent(
         &self,
         session: &ZooKeeperSession,
-        path: &str,
+        paths: &[String],
         value: &[u8],
     ) -> Result<bool, BackendError> {
-        match session
-            .client
-            .create(path, value, &self.acls.ephemeral())
-            .await
-        {
+        let ephemeral = self.acls.ephemeral();
+        if let [path] = paths {
+            return match session.client.create(path, value, &ephemeral).await {
+                Ok(_) => Ok(true),
+                Err(Error::NodeExists) => Ok(false),
+                Err(err) => Err(self.classify(err, Op::Create(path))),
+            };
+        }
+        // Several slots: one multi-op, so that the ephemeral znodes are
+        // created together or not at all.
+        let mut writer = session.client.new_multi_writer();
+        for path in paths {
+            writer
+                .add_create(path, value, &ephemeral)
+                .map_err(|err| BackendError::unavailable(format!("cannot create {path}: {err}")))?;
+        }
+        match writer.commit().await {
             Ok(_) => Ok(true),
-            Err(Error::NodeExists) => Ok(false),
-            Err(err) => Err(self.classify(err, Op::Create(path))),
+            Err(MultiWriteError::OperationFailed {
+                source: Error::NodeExists,
+                ..
+            }) => Ok(false),
+            Err(MultiWriteError::OperationFailed { index, source }) => {
+                let path = paths.get(index).map_or("", String::as_str);
+                Err(self.classify(source, Op::Create(path)))
+            }
+            Err(MultiWriteError::RequestFailed { source }) => Err(classify(source)),
         }
     }
 
@@ -334,23 +353,30 @@ impl Backend for ZooKeeperBackend {
     async fn keep_alive(
         &self,
         session: &ZooKeeperSession,
-        held: Option<&str>,
+        held: &[String],
     ) -> Result<Duration, BackendError> {
-        let path = held.unwrap_or("/");
+        // One sync brings the server up to the leader for every read after.
+        let path = held.first().map_or("/", String::as_str);
         match session.client.sync(path).await {
             // A missing slot znode is reported by the stat below.
             Ok(()) | Err(Error::NoNode) => {}
             Err(err) => return Err(classify(err)),
         }
-        let stat = session.client.check_stat(path).await.map_err(classify)?;
-        match (held, stat) {
-            (None, _) => Ok(session.client.session_timeout()),
-            (Some(_), Some(stat)) if session.owns(&stat) => Ok(session.client.session_timeout()),
-            (Some(path), _) => Err(BackendError::lost(format!(
-                "znode {path} is no longer held by session {}",
-                session.client.session_id()
-            ))),
+        if held.is_empty() {
+            session.client.check_stat(path).await.map_err(classify)?;
         }
+        for path in held {
+            match session.client.check_stat(path).await.map_err(classify)? {
+                Some(stat) if session.owns(&stat) => {}
+                _ => {
+                    return Err(BackendError::lost(format!(
+                        "znode {path} is no longer held by session {}",
+                        session.client.session_id()
+                    )));
+                }
+            }
+        }
+        Ok(session.client.session_timeout())
     }
 
     async fn read(
@@ -464,18 +490,19 @@ impl Backend for ZooKeeperBackend {
     async fn release(
         &self,
         session: &ZooKeeperSession,
-        held: Option<&str>,
+        held: &[String],
     ) -> Result<(), BackendError> {
-        let Some(path) = held else { return Ok(()) };
-        match session.client.check_stat(path).await.map_err(classify)? {
-            Some(stat) if session.owns(&stat) => {
+        for path in held {
+            if let Some(stat) = session.client.check_stat(path).await.map_err(classify)?
+                && session.owns(&stat)
+            {
                 match session.client.delete(path, Some(stat.version)).await {
-                    Ok(()) | Err(Error::NoNode) => Ok(()),
-                    Err(err) => Err(self.classify(err, Op::Delete(path))),
+                    Ok(()) | Err(Error::NoNode) => {}
+                    Err(err) => return Err(self.classify(err, Op::Delete(path))),
                 }
             }
-            _ => Ok(()),
         }
+        Ok(())
     }
 }
 

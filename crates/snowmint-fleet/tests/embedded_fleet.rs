@@ -551,6 +551,72 @@ async fn a_slot_locked_on_the_host_is_passed_over<C: CoordinatorServer>() {
     check_run(&[minted], (1, 1023));
 }
 
+/// An issuer of 2, then 4 slots claims an aligned block of the range and
+/// mints from every slot of it: within one tick (the clock held still)
+/// K x 4,096 IDs, strictly increasing, the first 4,096 from the block's
+/// first slot, the next from the second, and so on; the next tick starts
+/// again at the first slot. Every slot's key names it, and its shutdown
+/// frees them all.
+async fn an_issuer_of_several_slots_mints_from_every_one<C: CoordinatorServer>() {
+    let cluster = C::start().await;
+    let url = cluster.url_at(cluster.client_addr());
+    for per_node in [2u64, 4] {
+        let fleet = format!("wide{per_node}");
+        let dir = temp_dir(&format!("embedded-wide-{per_node}"));
+        let clock = snowmint::ManualClock::new(SystemClock.now_ms());
+        let issuer = EmbeddedIssuer::builder()
+            .coordinator(&url, &fleet)
+            .slots(0..=7)
+            .slots_per_node(per_node)
+            .claim_ttl(TTL)
+            .state_dir(dir.path())
+            .holder("wide")
+            .clock(clock.clone())
+            .start()
+            .await
+            .unwrap_or_else(|err| panic!("the issuer of {per_node} slots did not start: {err}"));
+        let issuer = Arc::new(issuer);
+        let ids = tokio::task::spawn_blocking({
+            let issuer = issuer.clone();
+            move || {
+                let mut ids = Vec::new();
+                for _ in 0..per_node {
+                    ids.extend(issuer.next_ids(4096).unwrap());
+                }
+                ids
+            }
+        })
+        .await
+        .unwrap();
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "not strictly increasing"
+        );
+        let layout = Layout::TWITTER;
+        let slot_of = |id: SnowflakeId| layout.slot_of(layout.node_of(id)).unwrap();
+        let first = slot_of(ids[0]);
+        assert_eq!(first % per_node, 0, "the block starts at slot {first}");
+        let in_order: Vec<u64> = ids.chunks(4096).map(|chunk| slot_of(chunk[0])).collect();
+        assert_eq!(in_order, (first..first + per_node).collect::<Vec<_>>());
+        for chunk in ids.chunks(4096) {
+            assert!(chunk.iter().all(|id| slot_of(*id) == slot_of(chunk[0])));
+        }
+        let tick = layout.timestamp_ms(ids[0]);
+        assert!(ids.iter().all(|id| layout.timestamp_ms(*id) == tick));
+        clock.advance(1);
+        let next = issuer.next_id().unwrap();
+        assert_eq!(slot_of(next), first);
+        assert!(next > *ids.last().unwrap());
+        let wide: BTreeMap<u64, String> = (first..first + per_node)
+            .map(|slot| (slot, "wide".to_owned()))
+            .collect();
+        assert_eq!(cluster.slot_holders(&fleet).await, wide);
+        let issuer = Arc::into_inner(issuer).expect("the minting task kept the issuer");
+        issuer.shutdown_async().await;
+        assert!(cluster.slot_holders(&fleet).await.is_empty());
+    }
+}
+
 /// Declares every scenario as a test against one coordinator.
 macro_rules! scenarios {
     ($name:ident, $cluster:ty) => {
@@ -590,6 +656,11 @@ macro_rules! scenarios {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn a_slot_locked_on_the_host_is_passed_over() {
                 super::a_slot_locked_on_the_host_is_passed_over::<$cluster>().await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn an_issuer_of_several_slots_mints_from_every_one() {
+                super::an_issuer_of_several_slots_mints_from_every_one::<$cluster>().await;
             }
         }
     };

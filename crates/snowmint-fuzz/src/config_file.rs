@@ -50,7 +50,7 @@ pub fn check(input: (&str, Vec<(u8, String)>)) {
     assert!(config.clock_offset_ms.unsigned_abs() <= 366 * 86_400_000);
     assert!(config.layout.last_instant_ms() >= config.layout.epoch_ms());
     match &config.identity {
-        Identity::Static(node) => {
+        Identity::Static(node) | Identity::StaticSlots { node, .. } => {
             assert!(config.layout.slot_of(*node).is_ok());
             // A node that validates can be set up.
             snowmint_server::slot_source(&config).expect("the configured node is usable");

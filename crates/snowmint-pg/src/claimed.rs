@@ -102,6 +102,7 @@ fn minting(claim: ClaimWord, settings: &Settings) -> Result<Rc<Minting>, ErrorRe
         ));
     }
     let mut builder = Generator::builder(settings.layout, record.node())
+        .slots(settings.slots)
         .policy(wait::plain_policy(settings.policy));
     if let Some(resume) = ClaimRecord::ms(record.resumed_after_ms) {
         // The worker raised the word already; this only makes the

@@ -146,7 +146,9 @@ fn static_issuer(settings: &Settings) -> Result<&'static StaticIssuer, ErrorRepo
         wait::clock_past(mark_ms, || Ok(()))?;
     }
     let mut builder =
-        Generator::builder(settings.layout, node).policy(wait::plain_policy(settings.policy));
+        Generator::builder(settings.layout, node)
+            .slots(settings.slots)
+            .policy(wait::plain_policy(settings.policy));
     if let Some(mark_ms) = start_mark {
         builder = builder.resume_after(mark_ms);
     }

@@ -5,6 +5,7 @@
 //! | `snowmint.datacenter` | unset | this server's datacenter (with `snowmint.machine`) |
 //! | `snowmint.machine` | unset | this server's machine |
 //! | `snowmint.slot` | unset | or both at once: `datacenter * 2^machine_bits + machine` |
+//! | `snowmint.slots_per_node` | `1` | how many slots the server holds, from its node's (a power of two): K times the IDs per tick |
 //! | `snowmint.layout` | `twitter` | `twitter`, `discord` or `T/D/M/S@EPOCH` |
 //! | `snowmint.clock_policy` | `refuse` | clock behind: `refuse`, `wait` or `borrow` |
 //! | `snowmint.clock_wait_max` | `1s` | the bound of `wait` and `borrow` |
@@ -36,6 +37,7 @@ const UNSET: i32 = -1;
 static DATACENTER: GucSetting<i32> = GucSetting::<i32>::new(UNSET);
 static MACHINE: GucSetting<i32> = GucSetting::<i32>::new(UNSET);
 static SLOT: GucSetting<i32> = GucSetting::<i32>::new(UNSET);
+static SLOTS_PER_NODE: GucSetting<i32> = GucSetting::<i32>::new(1);
 static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"twitter"));
 static CLOCK_POLICY: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(Some(c"refuse"));
@@ -74,6 +76,16 @@ pub fn register() {
         c"snowmint.slot",
         c"This server's node as one number (datacenter * 2^machine_bits + machine), instead of snowmint.datacenter and snowmint.machine.",
         &SLOT,
+    );
+    GucRegistry::define_int_guc(
+        c"snowmint.slots_per_node",
+        c"How many slots this server holds, from its node's (or claims together from the fleet's coordinator): a power of two.",
+        c"Each tick then holds every ID of all of them, still increasing: K times one slot's IDs per tick.",
+        &SLOTS_PER_NODE,
+        1,
+        i32::MAX,
+        GucContext::Postmaster,
+        GucFlags::default(),
     );
     GucRegistry::define_string_guc(
         c"snowmint.layout",
@@ -159,8 +171,10 @@ pub fn startup_conflict() -> Option<String> {
 pub struct Settings {
     /// The layout of issued IDs.
     pub layout: Layout,
-    /// This server's node, if set.
+    /// This server's node, if set (with several slots, the first).
     pub node: Option<Node>,
+    /// How many slots the server holds (`snowmint.slots_per_node`).
+    pub slots: u64,
     /// What to do when the clock is behind.
     pub policy: ClockPolicy,
     /// How far ahead the mark is reserved.
@@ -188,9 +202,15 @@ impl Settings {
                 mark_wait_max.as_millis()
             )));
         }
+        let node = node(layout)?;
+        let slots = u64::try_from(SLOTS_PER_NODE.get()).unwrap_or(1);
+        layout
+            .check_slot_block(node.map_or(0, Node::slot), slots)
+            .map_err(|error| errors::from_core_about(Some("snowmint.slots_per_node"), error))?;
         Ok(Settings {
             layout,
-            node: node(layout)?,
+            node,
+            slots,
             policy,
             mark_step,
             mark_wait_max,

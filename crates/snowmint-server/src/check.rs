@@ -411,14 +411,22 @@ fn from(config: &Config, setting: Setting) -> String {
 fn identity(config: &Config) -> Result<(&'static str, String, Option<Node>), ServeError> {
     let layout = config.layout;
     Ok(match &config.identity {
-        Identity::Static(node) => {
+        Identity::Static(node) | Identity::StaticSlots { node, .. } => {
+            let count = match &config.identity {
+                Identity::StaticSlots { slots, .. } => *slots,
+                _ => 1,
+            };
             // The same check a start makes first.
-            StaticSource::new(layout, *node)?;
+            StaticSource::with_slots(layout, *node, count)?;
             let slot = layout.slot_of(*node).map_err(FleetError::from)?;
+            let slots = match count {
+                1 => format!("slot {slot}"),
+                _ => format!("slots {slot}-{}", slot + count - 1),
+            };
             (
                 "static",
                 format!(
-                    "static: slot {slot} (datacenter {}{}, machine {}{})",
+                    "static: {slots} (datacenter {}{}, machine {}{})",
                     layout.pair_of(*node).0,
                     from(config, Setting::Datacenter),
                     layout.pair_of(*node).1,

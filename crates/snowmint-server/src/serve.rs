@@ -488,6 +488,13 @@ pub fn startup_line(config: &Config, address: SocketAddr) -> String {
             config.layout.pair_of(*node).1,
             config.origin_note(Setting::Machine)
         ),
+        Identity::StaticSlots { node, slots } => format!(
+            "as {slots} slots from datacenter {} {} machine {} {}",
+            config.layout.pair_of(*node).0,
+            config.origin_note(Setting::Datacenter),
+            config.layout.pair_of(*node).1,
+            config.origin_note(Setting::Machine)
+        ),
         Identity::Hostname(Some(name)) => format!("with the slot of hostname {name:?}"),
         Identity::Hostname(None) => "with the slot of this machine's hostname".to_owned(),
         Identity::Coordinator {

@@ -267,6 +267,15 @@ pub(crate) enum Repr {
     /// A slot number beyond the layout's node count.
     #[error("slot {slot} is out of range (0..={max})")]
     SlotOutOfRange { slot: u64, max: u64 },
+    /// A number of slots per node that is not a power of two, or more than
+    /// the layout can give one node.
+    #[error(
+        "slots per node {count} is not valid: a node holds a power of two of slots, 1 to {max} in this layout (1, 2, 4, 8, ...)"
+    )]
+    SlotsPerNode { count: u64, max: u64 },
+    /// A block of slots that runs past the layout's last slot.
+    #[error("slots {first}..={last} run past the last slot {max} (slots are 0..={max})")]
+    SlotBlockOutOfRange { first: u64, last: u64, max: u64 },
     /// A time window whose start lies after its end.
     #[error("time window is empty: from {from_ms} is after to {to_ms}")]
     EmptyWindow { from_ms: i64, to_ms: i64 },

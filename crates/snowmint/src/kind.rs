@@ -128,7 +128,9 @@ impl Error {
             | Repr::IdOutOfLayout { .. }
             | Repr::NumberOutOfRange { .. }
             | Repr::DurationOutOfRange { .. }
-            | Repr::SlotOutOfRange { .. } => ErrorKind::OutOfRange,
+            | Repr::SlotOutOfRange { .. }
+            | Repr::SlotsPerNode { .. }
+            | Repr::SlotBlockOutOfRange { .. } => ErrorKind::OutOfRange,
             Repr::InvalidId { kind, .. } => match kind {
                 InvalidIdKind::OutOfRange => ErrorKind::OutOfRange,
                 InvalidIdKind::Empty | InvalidIdKind::InvalidDigit { .. } => ErrorKind::InvalidText,
@@ -182,7 +184,8 @@ impl Error {
             }
             Repr::UnknownEncoding { .. } => Some("encoding"),
             Repr::UnknownClockPolicy { .. } => Some("policy"),
-            Repr::SlotOutOfRange { .. } => Some("slot"),
+            Repr::SlotOutOfRange { .. } | Repr::SlotBlockOutOfRange { .. } => Some("slot"),
+            Repr::SlotsPerNode { .. } => Some("slots_per_node"),
             Repr::EmptyWindow { .. } => Some("from"),
             Repr::ClockBehind { .. } | Repr::SequenceExhausted { .. } => None,
         }
@@ -215,6 +218,8 @@ impl Error {
             | Repr::UnknownEncoding { name }
             | Repr::UnknownClockPolicy { name } => Some(name.clone()),
             Repr::SlotOutOfRange { slot, .. } => Some(slot.to_string()),
+            Repr::SlotBlockOutOfRange { last, .. } => Some(last.to_string()),
+            Repr::SlotsPerNode { count, .. } => Some(count.to_string()),
             Repr::EmptyWindow { from_ms, .. } => Some(from_ms.to_string()),
             Repr::FieldTwice { second, .. } => Some(second.clone()),
             Repr::InvalidLayout { .. }
@@ -241,6 +246,7 @@ impl Error {
         match &*self.0 {
             Repr::FieldOutOfRange { max, .. }
             | Repr::SlotOutOfRange { max, .. }
+            | Repr::SlotBlockOutOfRange { max, .. }
             | Repr::IdOutOfLayout { max, .. }
             | Repr::MissingField { max, .. } => integers(0, i128::from(*max)),
             Repr::TimestampBeforeEpoch {
@@ -259,6 +265,7 @@ impl Error {
             Repr::DurationOutOfRange { min, max, .. } => {
                 (Some(Limit::Duration(*min)), Some(Limit::Duration(*max)))
             }
+            Repr::SlotsPerNode { max, .. } => integers(1, i128::from(*max)),
             Repr::EmptyWindow { to_ms, .. } => (None, Some(Limit::Integer(i128::from(*to_ms)))),
             Repr::InvalidTime { .. }
             | Repr::InvalidDuration { .. }
@@ -316,6 +323,8 @@ impl Error {
             | Repr::InvalidDuration { .. }
             | Repr::DurationOutOfRange { .. }
             | Repr::SlotOutOfRange { .. }
+            | Repr::SlotsPerNode { .. }
+            | Repr::SlotBlockOutOfRange { .. }
             | Repr::EmptyWindow { .. } => None,
         }
     }

@@ -196,12 +196,15 @@ pub trait Backend: Send + Sync + 'static {
         dir: &str,
     ) -> impl Future<Output = Result<Vec<String>, BackendError>> + Send;
 
-    /// Creates `path` with `value`, tied to the session (deleted when the
-    /// session ends), only if `path` does not exist. `Ok(false)`: it exists.
+    /// Creates every key of `paths` with `value`, tied to the session
+    /// (deleted when the session ends), in one atomic step and only if none
+    /// of them exists: all are created or none. `Ok(false)`: one exists.
+    /// (A node that holds several slots claims their keys together; one
+    /// slot is a single key.)
     fn create_if_absent(
         &self,
         session: &Self::Session,
-        path: &str,
+        paths: &[String],
         value: &[u8],
     ) -> impl Future<Output = Result<bool, BackendError>> + Send;
 
@@ -217,14 +220,15 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Tells the service the session is alive and returns the TTL now in
     /// force, as the service answered it: the engine counts that TTL from
-    /// the moment it made the call. With `held`, also checks that this
-    /// session still holds that key (`Lost` if not). The answer must come
+    /// the moment it made the call. Also checks that this session still
+    /// holds every key of `held` (`Lost` if one is not; empty while no
+    /// claim is held). The answer must come
     /// from the service's current state (a server cut off from the rest
     /// must not confirm a session that the others have expired).
     fn keep_alive(
         &self,
         session: &Self::Session,
-        held: Option<&str>,
+        held: &[String],
     ) -> impl Future<Output = Result<Duration, BackendError>> + Send;
 
     /// Reads `path` (not tied to any session), seeing every write that
@@ -259,11 +263,11 @@ pub trait Backend: Send + Sync + 'static {
         path: &str,
     ) -> impl Future<Output = Result<Option<i64>, BackendError>> + Send;
 
-    /// Ends the session so that what it holds frees at once; `held` is the
-    /// key it holds, if any.
+    /// Ends the session so that what it holds frees at once; `held` are
+    /// the keys it holds (none, one, or a node's several slots).
     fn release(
         &self,
         session: &Self::Session,
-        held: Option<&str>,
+        held: &[String],
     ) -> impl Future<Output = Result<(), BackendError>> + Send;
 }

@@ -65,6 +65,15 @@ pub enum ConfigError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The number of slots per node is not a power of two, or the slot
+    /// range holds no aligned block of that many.
+    #[error("slots per node {value} is invalid: {reason}")]
+    SlotsPerNode {
+        /// The count as given.
+        value: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The claim TTL is not a duration, or is outside
     /// [`MIN_TTL`]..=[`MAX_TTL`].
     #[error(transparent)]
@@ -190,6 +199,9 @@ pub struct CoordinatorConfig {
     pub(crate) fleet: String,
     /// The slots this node may claim.
     pub(crate) slots: SlotRange,
+    /// How many slots the node holds at once: an aligned block of them
+    /// (a power of two; 1 by default).
+    pub(crate) slots_per_node: u64,
     /// How long a claim outlives the node's last word (lease TTL, session
     /// timeout).
     pub(crate) ttl: Duration,
@@ -282,6 +294,7 @@ impl CoordinatorConfig {
         Ok(CoordinatorConfig {
             fleet: fleet.into_string(),
             slots: slots.check(layout)?,
+            slots_per_node: 1,
             ttl,
             holder,
             layout,
@@ -411,6 +424,56 @@ impl CoordinatorConfig {
         self.slots
     }
 
+    /// The same settings, with the node holding `count` slots at once:
+    /// an aligned block of `count` free slots of the range (its first slot
+    /// a multiple of `count`), claimed, kept, fenced and released as one,
+    /// its high-water mark raised on every slot of it. The node issues
+    /// from all of them (the core's `GeneratorBuilder::slots`).
+    ///
+    /// # Errors
+    ///
+    /// A count the layout refuses ([`snowmint::Layout::check_slot_block`]:
+    /// 0, not a power of two, more than the layout's slots, node fields
+    /// not side by side), or a range that holds no aligned block of
+    /// `count` slots.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint::Layout;
+    /// use snowmint_fleet::{CoordinatorConfig, SlotRange};
+    ///
+    /// let config = |range: &str| {
+    ///     let slots: SlotRange = range.parse().unwrap();
+    ///     CoordinatorConfig::new("ids", slots, Duration::from_secs(10), "web-1".into(), Layout::TWITTER).unwrap()
+    /// };
+    /// assert_eq!(config("0-1023").with_slots_per_node(4)?.slots_per_node(), 4);
+    /// assert_eq!(
+    ///     config("0-1023").with_slots_per_node(3).unwrap_err().to_string(),
+    ///     "slots per node 3 is not valid: a node holds a power of two of slots, \
+    ///      1 to 1024 in this layout (1, 2, 4, 8, ...)"
+    /// );
+    /// assert_eq!(
+    ///     config("5-10").with_slots_per_node(4).unwrap_err().to_string(),
+    ///     "slots per node 4 is invalid: the slots 5-10 hold no aligned block of 4 \
+    ///      (a block's first slot is a multiple of 4)"
+    /// );
+    /// # Ok::<(), snowmint_fleet::ConfigError>(())
+    /// ```
+    pub fn with_slots_per_node(self, count: u64) -> Result<CoordinatorConfig, ConfigError> {
+        check_block_size(self.slots, count, self.layout)?;
+        Ok(CoordinatorConfig {
+            slots_per_node: count,
+            ..self
+        })
+    }
+
+    /// How many slots the node holds at once (1 unless set).
+    pub fn slots_per_node(&self) -> u64 {
+        self.slots_per_node
+    }
+
     /// The requested claim TTL (the coordinator may grant a longer one).
     pub fn ttl(&self) -> Duration {
         self.ttl
@@ -425,6 +488,25 @@ impl CoordinatorConfig {
     pub fn layout(&self) -> Layout {
         self.layout
     }
+}
+
+/// Checks that `layout` lets a node hold `count` slots (a power of two,
+/// node fields side by side below the time) and that `range` holds an
+/// aligned block of them.
+fn check_block_size(range: SlotRange, count: u64, layout: Layout) -> Result<(), ConfigError> {
+    layout
+        .check_slot_block(0, count)
+        .map_err(ConfigError::Value)?;
+    if range.blocks(count).next().is_none() {
+        return Err(ConfigError::SlotsPerNode {
+            value: count,
+            reason: format!(
+                "the slots {range} hold no aligned block of {count} \
+                 (a block's first slot is a multiple of {count})"
+            ),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

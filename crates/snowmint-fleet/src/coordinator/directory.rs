@@ -54,6 +54,6 @@ pub(crate) async fn read_with<B: Backend>(
     }
     .await;
     // The session holds nothing; ending it only saves the service work.
-    let _ = backend.release(&session, None).await;
+    let _ = backend.release(&session, &[]).await;
     read.map_err(failed)
 }

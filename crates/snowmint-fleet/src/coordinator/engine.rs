@@ -108,9 +108,9 @@ impl<B: Backend> Shared<B> {
     /// a whole TTL. The claim itself ended long before (fenced); releasing
     /// only deletes a key that is still the old session's.
     async fn release_late(&self, old: &Unreleased<B::Session>) {
-        let Unreleased { live, key } = old;
+        let Unreleased { live, keys } = old;
         let limit = Timing { ttl: live.ttl }.step_limit();
-        let release = self.backend.release(&live.session, key.as_deref());
+        let release = self.backend.release(&live.session, keys);
         // Otherwise it expires by itself in the end.
         if let Ok(Ok(())) = tokio::time::timeout(limit, release).await {
             tracing::info!(
@@ -174,7 +174,7 @@ impl<B: Backend> Shared<B> {
                         self.fence(format!("{verdict}; retrying"));
                         tokio::time::sleep(backoff.next().min(every)).await;
                         if let Err(reason) = self
-                            .confirm_if_stale(live, timing, &mut confirmed, None)
+                            .confirm_if_stale(live, timing, &mut confirmed, &[])
                             .await
                         {
                             return reason;
@@ -194,7 +194,7 @@ impl<B: Backend> Shared<B> {
                     match self
                         .step(
                             timing.step_limit(),
-                            self.backend.keep_alive(&live.session, None),
+                            self.backend.keep_alive(&live.session, &[]),
                         )
                         .await
                     {
@@ -205,9 +205,9 @@ impl<B: Backend> Shared<B> {
                 Ok(Free::Won(slot, claimed_at, start_ms)) => {
                     // A claim that took a while starts with a fresh TTL,
                     // not with what is left of the session's first one.
-                    let key = self.paths.slot(slot);
+                    let keys = self.block_keys(slot);
                     if let Err(reason) = self
-                        .confirm_if_stale(live, timing, &mut confirmed, Some(&key))
+                        .confirm_if_stale(live, timing, &mut confirmed, &keys)
                         .await
                     {
                         return reason;
@@ -238,7 +238,7 @@ impl<B: Backend> Shared<B> {
         mut confirmed: (Instant, Duration),
         timing: Timing,
     ) -> ClaimError {
-        let key = self.paths.slot(slot);
+        let keys = self.block_keys(slot);
         let mut next = confirmed.0 + timing.renew_every();
         // Why the latest keep-alive failed, if it did.
         let mut trouble: Option<ClaimError> = None;
@@ -277,7 +277,9 @@ impl<B: Backend> Shared<B> {
                     match inner.pass_over.take() {
                         Some((wanted, reason)) if wanted == generation => {
                             let until = Instant::now() + PASS_OVER_FOR.max(confirmed.1 * 6);
-                            inner.passed_over.insert(slot, (reason.clone(), until));
+                            for passed in self.block(slot) {
+                                inner.passed_over.insert(passed, (reason.clone(), until));
+                            }
                             drop(inner);
                             tracing::warn!(coordinator = %self.url, slot, %reason, "giving the slot up, for another: this process cannot issue as its node");
                             return ClaimError::PassedOver { slot, reason };
@@ -298,9 +300,7 @@ impl<B: Backend> Shared<B> {
                 return error;
             }
             let limit = (deadline - now).min(timing.renew_every());
-            match tokio::time::timeout(limit, self.backend.keep_alive(&live.session, Some(&key)))
-                .await
-            {
+            match tokio::time::timeout(limit, self.backend.keep_alive(&live.session, &keys)).await {
                 Ok(Ok(ttl)) => {
                     confirmed = (now, ttl);
                     next = now + timing.renew_every();
@@ -438,14 +438,13 @@ impl<B: Backend> Shared<B> {
             inner.claim.map(|held| held.slot).or(inner.last_slot)
         };
         self.lose(reason);
-        let key = slot.map(|slot| self.paths.slot(slot));
+        let keys = slot.map_or_else(Vec::new, |slot| self.block_keys(slot));
         let limit = Timing { ttl: live.ttl }.step_limit();
-        match tokio::time::timeout(limit, self.backend.release(&live.session, key.as_deref())).await
-        {
+        match tokio::time::timeout(limit, self.backend.release(&live.session, &keys)).await {
             Ok(Ok(())) => None,
             Ok(Err(_)) | Err(_) => Some(Unreleased {
                 live: Arc::clone(live),
-                key,
+                keys,
             }),
         }
     }
@@ -479,11 +478,25 @@ impl<B: Backend> Shared<B> {
         ClaimError::AllTaken {
             fleet: self.config.fleet().to_owned(),
             slots: self.config.slots(),
+            per_node: self.config.slots_per_node(),
         }
     }
 
+    /// The slots of the block that starts at `first`: as many as the node
+    /// holds at once.
+    pub(super) fn block(&self, first: u64) -> std::ops::Range<u64> {
+        first..first + self.config.slots_per_node()
+    }
+
+    /// The slot keys of the block that starts at `first`, lowest first.
+    pub(super) fn block_keys(&self, first: u64) -> Vec<String> {
+        self.block(first)
+            .map(|slot| self.paths.slot(slot))
+            .collect()
+    }
+
     fn claim_view(&self, inner: &Inner<B::Session>, live: &Live<B::Session>, held: Held) -> Claim {
-        let details = BTreeMap::from([
+        let mut details = BTreeMap::from([
             ("coordinator".to_owned(), self.url.clone()),
             ("fleet".to_owned(), self.config.fleet().to_owned()),
             ("slots".to_owned(), self.config.slots().to_string()),
@@ -499,8 +512,16 @@ impl<B: Backend> Shared<B> {
             ("claims".to_owned(), inner.generation.to_string()),
             ("losses".to_owned(), inner.losses.to_string()),
         ]);
+        if held.slots > 1 {
+            // The block held; `slot` stays its first.
+            details.insert(
+                "slots_held".to_owned(),
+                format!("{}-{}", held.slot, held.slot + held.slots - 1),
+            );
+        }
         Claim {
             slot: held.slot,
+            slots: held.slots,
             node: held.node,
             generation: held.generation,
             valid_until: Some(held.deadline),

@@ -65,13 +65,16 @@ pub enum ClaimError {
         /// How long the engine waited.
         limit: Duration,
     },
-    /// Every slot of the range is held by another node.
-    #[error("{}", all_taken(fleet, slots))]
+    /// Every slot of the range is held by another node (with several
+    /// slots per node: every aligned block of the range has a slot held).
+    #[error("{}", all_taken(fleet, slots, *per_node))]
     AllTaken {
         /// The fleet's name.
         fleet: String,
         /// The slots this node may claim.
         slots: SlotRange,
+        /// How many slots the node holds at once.
+        per_node: u64,
     },
     /// A slot was won, but reading its mark took so long that the claim
     /// could not be used before its deadline.
@@ -231,7 +234,17 @@ impl ClaimError {
 
 /// "all N slots of fleet F in A-B are taken", or, for a range of one slot,
 /// "the only slot of fleet F (A-A) is taken".
-fn all_taken(fleet: &str, slots: &SlotRange) -> String {
+fn all_taken(fleet: &str, slots: &SlotRange, per_node: u64) -> String {
+    if per_node > 1 {
+        return match slots.blocks(per_node).count() {
+            1 => format!(
+                "the only block of {per_node} slots of fleet {fleet} in {slots} has a slot taken"
+            ),
+            n => format!(
+                "all {n} blocks of {per_node} slots of fleet {fleet} in {slots} have a slot taken"
+            ),
+        };
+    }
     match slots.len() {
         1 => format!("the only slot of fleet {fleet} ({slots}) is taken"),
         n => format!("all {n} slots of fleet {fleet} in {slots} are taken"),

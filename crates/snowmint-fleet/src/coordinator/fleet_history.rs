@@ -236,7 +236,7 @@ pub(crate) async fn read_on<B: Backend>(
     }
     .await;
     // The session holds nothing; ending it only saves the service work.
-    let _ = backend.release(&session, None).await;
+    let _ = backend.release(&session, &[]).await;
     read
 }
 

@@ -28,6 +28,10 @@
 //!   newest record always stays (it numbers the next generation). Records
 //!   of a slot are numbered without gaps, so a reader can tell that older
 //!   ones were pruned.
+//! - A node of several slots writes its claim's record into the history
+//!   of each, and its release ends each; the record's floor is the
+//!   claim's (the highest mark of the block), and the record it takes over
+//!   in a slot ends at that slot's own mark.
 //! - A value that cannot be read (edited by hand) is not allowed to stop
 //!   claims: it is logged, with its text, and started anew.
 
@@ -362,18 +366,22 @@ impl<B: Backend> Shared<B> {
     /// one it takes over) and returns its generation; `None` when the
     /// history is off.
     ///
-    /// `start_ms` is this node's clock when it asked for the slot,
-    /// `floor_ms` the mark it read; `read` is the history read with the
+    /// `start_ms` is this node's clock when it asked for the slot;
+    /// `marks` are the claim's floor (the highest mark of its block, which
+    /// no ID of the claim is at or below) and the mark read on this slot
+    /// (which bounds the IDs of the record it takes over); with one slot
+    /// per node they are the same. `read` is the history read with the
     /// mark, if it was.
     pub(super) async fn record_claim(
         &self,
         live: &Live<B::Session>,
         slot: u64,
         start_ms: i64,
-        floor_ms: Option<i64>,
+        marks: (Option<i64>, Option<i64>),
         limit: Duration,
         read: Option<Result<Stored, ClaimError>>,
     ) -> Result<Option<u64>, ClaimError> {
+        let (floor_ms, slot_mark) = marks;
         let retention = self.config.ops.history;
         if retention.keep == 0 {
             return Ok(None);
@@ -393,7 +401,7 @@ impl<B: Backend> Shared<B> {
         };
         self.change_history(live, slot, limit, stored, |history| {
             let generation = history.next_generation();
-            history.add_claim(entry(generation), now_ms, floor_ms, retention);
+            history.add_claim(entry(generation), now_ms, slot_mark, retention);
             Some(generation)
         })
         .await
@@ -413,9 +421,10 @@ impl<B: Backend> Shared<B> {
         Some(self.read_history(live, slot, limit).await)
     }
 
-    /// Ends this node's record of `held` as released, with its IDs bounded
-    /// by `last_ms` (the last mark it stored). Best effort: a failure is
-    /// logged, and the next claim of the slot ends the record instead.
+    /// Ends this node's record of `held` as released, in the history of
+    /// every slot of its block, with its IDs bounded by `last_ms` (the
+    /// last mark it stored). Best effort: a failure is logged, and the
+    /// next claim of the slot ends the record instead.
     pub(super) async fn record_release(
         &self,
         live: &Live<B::Session>,
@@ -427,13 +436,29 @@ impl<B: Backend> Shared<B> {
             return;
         };
         let now_ms = self.config.ops.clock.now_ms();
-        let ended = self
-            .change_history(live, held.slot, limit, None, |history| {
-                history.release(generation, now_ms, last_ms).then_some(())
-            })
-            .await;
-        if let Err(error) = ended {
-            tracing::warn!(%error, slot = held.slot, generation, "could not end the claim's record in the history; the next claim of the slot ends it");
+        let session = format!("{} {}", B::SESSION_NAME, live.id);
+        for slot in self.block(held.slot) {
+            let ended = self
+                .change_history(live, slot, limit, None, |history| {
+                    if slot == held.slot {
+                        history.release(generation, now_ms, last_ms).then_some(())
+                    } else {
+                        // The block's other slots number their records on
+                        // their own: this claim's is the open one of its
+                        // session and start.
+                        let found = history.records.iter().find(|record| {
+                            record.ended.is_none()
+                                && record.session == session
+                                && record.start_ms == held.start_ms
+                        })?;
+                        let generation = found.generation;
+                        history.release(generation, now_ms, last_ms).then_some(())
+                    }
+                })
+                .await;
+            if let Err(error) = ended {
+                tracing::warn!(%error, slot, generation, "could not end the claim's record in the history; the next claim of the slot ends it");
+            }
         }
     }
 }

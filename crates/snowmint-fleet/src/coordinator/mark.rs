@@ -12,6 +12,10 @@
 //! - A lost guard ends the claim at once: fenced, counted as a loss, and
 //!   the engine claims anew.
 //!
+//! A node of several slots keeps a mark on each: a reservation raises
+//! every one of them (each guarded by its own slot key), and is covered
+//! only once all are.
+//!
 //! (The node's own state file is [`MarkFile`](crate::MarkFile); this is
 //! the copy under `/snowmint/<fleet>/hwm/<slot>` that outlives holders.)
 
@@ -42,34 +46,68 @@ enum MarkWrite<T> {
     GuardLost,
 }
 
-/// The last mark stored for a claim, and the version a compare-and-set
-/// must name to replace it.
+/// The last mark stored for a claim on each slot of its block, and the
+/// version a compare-and-set must name to replace it.
 #[derive(Debug, Default)]
 pub(super) struct MarkCache {
     generation: u64,
-    mark_ms: Option<i64>,
-    version: Option<i64>,
+    /// Per slot of the block, lowest first: (mark, version) stored or
+    /// read; `None` while the slot has none.
+    slots: Vec<Option<(i64, i64)>>,
 }
 
 impl MarkCache {
-    /// What `stored` (mark, version), as read for the claim of
-    /// `generation`, says.
-    pub(super) fn read(generation: u64, stored: Option<(i64, i64)>) -> MarkCache {
+    /// What `stored` (per slot of the block: mark, version), as read for
+    /// the claim of `generation`, says.
+    pub(super) fn read(generation: u64, stored: Vec<Option<(i64, i64)>>) -> MarkCache {
         MarkCache {
             generation,
-            mark_ms: stored.map(|(mark, _)| mark),
-            version: stored.map(|(_, version)| version),
+            slots: stored,
         }
     }
 
-    /// The last mark stored (or read) for the claim of `generation`.
+    /// The last mark stored (or read) for the claim of `generation`: the
+    /// highest of its block, which bounds every ID of the claim.
     pub(super) fn stored_ms(&self, generation: u64) -> Option<i64> {
-        self.mark_ms.filter(|_| self.generation == generation)
+        if self.generation != generation {
+            return None;
+        }
+        self.slots.iter().flatten().map(|(mark, _)| *mark).max()
     }
 
-    /// Whether the claim of `generation` has stored `mark_ms` or more.
+    /// Whether the claim of `generation` has stored `mark_ms` or more on
+    /// the block's slot at `index`.
+    fn covers_slot(&self, generation: u64, index: usize, mark_ms: i64) -> bool {
+        self.generation == generation
+            && self
+                .slots
+                .get(index)
+                .copied()
+                .flatten()
+                .is_some_and(|(stored, _)| stored >= mark_ms)
+    }
+
+    /// Whether the claim of `generation` has stored `mark_ms` or more on
+    /// every slot of its block.
     fn covers(&self, generation: u64, mark_ms: i64) -> bool {
-        self.generation == generation && self.mark_ms.is_some_and(|stored| stored >= mark_ms)
+        !self.slots.is_empty()
+            && (0..self.slots.len()).all(|index| self.covers_slot(generation, index, mark_ms))
+    }
+
+    /// The version of the mark on the block's slot at `index`.
+    fn version(&self, index: usize) -> Option<i64> {
+        self.slots
+            .get(index)
+            .copied()
+            .flatten()
+            .map(|(_, version)| version)
+    }
+
+    /// Records (mark, version) as stored on the block's slot at `index`.
+    fn set(&mut self, index: usize, stored: Option<(i64, i64)>) {
+        if let Some(slot) = self.slots.get_mut(index) {
+            *slot = stored;
+        }
     }
 }
 
@@ -210,8 +248,8 @@ impl<B: Backend> Shared<B> {
         }
     }
 
-    /// Raises the slot's mark to `mark_ms` under the claim of
-    /// `generation`, unless it is there already.
+    /// Raises the mark of every slot of the block to `mark_ms` under the
+    /// claim of `generation`, unless it is there already.
     pub(super) async fn reserve(&self, generation: u64, mark_ms: i64) -> Result<(), FleetError> {
         let mut marks = self.marks.lock().await;
         let (live, held) = self.usable(generation)?;
@@ -220,43 +258,53 @@ impl<B: Backend> Shared<B> {
         }
         // No step may outlast the claim.
         let left = || held.deadline.saturating_duration_since(Instant::now());
-        let written = self
-            .write_mark(&live, held.slot, left, (mark_ms, marks.version), |stored| {
-                // The slot key was found still this session's, so the mark
-                // read may count as cover.
-                *marks = MarkCache::read(generation, stored);
-                if marks.covers(generation, mark_ms) {
-                    ControlFlow::Break(())
-                } else {
-                    ControlFlow::Continue((mark_ms, marks.version))
-                }
-            })
-            .await?;
-        match written {
-            MarkWrite::Written { mark, version } => {
-                *marks = MarkCache::read(generation, Some((mark, version)));
-                Ok(())
+        for (index, slot) in self.block(held.slot).enumerate() {
+            if marks.covers_slot(generation, index, mark_ms) {
+                continue;
             }
-            MarkWrite::Stopped(()) => Ok(()),
-            MarkWrite::GuardLost => {
-                // The claim ends now, not at the next keep-alive: no
-                // other request may pass the claim check meanwhile.
-                // Holding `marks`, no new claim can be published in
-                // between, so this ends the claim of `generation`.
-                let error = self.guard_lost_error(held.slot);
-                if self
-                    .lock()
-                    .claim
-                    .is_some_and(|current| current.generation == generation)
-                {
-                    self.lose(&error);
+            let written = self
+                .write_mark(
+                    &live,
+                    slot,
+                    left,
+                    (mark_ms, marks.version(index)),
+                    |stored| {
+                        // The slot key was found still this session's, so the
+                        // mark read may count as cover.
+                        marks.set(index, stored);
+                        if marks.covers_slot(generation, index, mark_ms) {
+                            ControlFlow::Break(())
+                        } else {
+                            ControlFlow::Continue((mark_ms, marks.version(index)))
+                        }
+                    },
+                )
+                .await?;
+            match written {
+                MarkWrite::Written { mark, version } => marks.set(index, Some((mark, version))),
+                MarkWrite::Stopped(()) => {}
+                MarkWrite::GuardLost => {
+                    // The claim ends now, not at the next keep-alive: no
+                    // other request may pass the claim check meanwhile.
+                    // Holding `marks`, no new claim can be published in
+                    // between, so this ends the claim of `generation`
+                    // (every slot of its block: one lost is all lost).
+                    let error = self.guard_lost_error(slot);
+                    if self
+                        .lock()
+                        .claim
+                        .is_some_and(|current| current.generation == generation)
+                    {
+                        self.lose(&error);
+                    }
+                    self.guard_lost.notify_one();
+                    return Err(FleetError::Fenced {
+                        reason: format!("{error}; retrying"),
+                    });
                 }
-                self.guard_lost.notify_one();
-                Err(FleetError::Fenced {
-                    reason: format!("{error}; retrying"),
-                })
             }
         }
+        Ok(())
     }
 }
 
@@ -301,7 +349,7 @@ mod tests {
             .unwrap();
         let created = shared
             .backend
-            .create_if_absent(&opened.session, KEY, b"node-a")
+            .create_if_absent(&opened.session, &[KEY.to_owned()], b"node-a")
             .await
             .unwrap();
         assert!(created);
@@ -323,9 +371,11 @@ mod tests {
     ) {
         let held = Held {
             slot: SLOT,
+            slots: 1,
             node: Layout::TWITTER.node_from_slot(SLOT).unwrap(),
             generation: 1,
             claimed_at: Instant::now(),
+            start_ms: 0,
             deadline,
             floor_ms: stored.map(|(mark, _)| mark),
             history_generation: None,
@@ -334,7 +384,7 @@ mod tests {
         inner.session = Some(std::sync::Arc::new(live));
         inner.generation = 1;
         inner.claim = Some(held);
-        *shared.marks.try_lock().unwrap() = MarkCache::read(1, stored);
+        *shared.marks.try_lock().unwrap() = MarkCache::read(1, vec![stored]);
     }
 
     /// The mark as another writer stores it, with its version.
@@ -524,7 +574,7 @@ mod tests {
         let (text, version) = stored(&shared).unwrap();
         assert_eq!(text, "300");
         assert_eq!(writes(&shared), 2);
-        assert_eq!(shared.marks.lock().await.version, Some(version));
+        assert_eq!(shared.marks.lock().await.version(0), Some(version));
         // The version cached is the one written: no conflict next time.
         shared.reserve(1, 350).await.unwrap();
         assert_eq!(stored(&shared).unwrap().0, "350");

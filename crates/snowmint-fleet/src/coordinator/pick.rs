@@ -46,30 +46,50 @@ impl SlotPicker {
     /// The slot to try among the free slots of `range` (those not in
     /// `taken`): `preferred` if it is free, else a free slot drawn at
     /// random; `None` when every slot is taken.
+    ///
+    /// With `count` above 1 (a node that holds several slots), the same
+    /// over the aligned blocks of `count` slots inside the range: the
+    /// first slot of a block none of whose slots is taken.
     pub(super) fn pick(
         &mut self,
         range: SlotRange,
+        count: u64,
         taken: &BTreeSet<u64>,
         preferred: Option<u64>,
     ) -> Option<u64> {
-        if let Some(slot) = preferred.filter(|slot| range.contains(*slot) && !taken.contains(slot))
-        {
+        let count = count.max(1);
+        // Blocks numbered by their first slot over `count`: with one slot
+        // per node, a block is a slot.
+        let mut blocks = range.blocks(count);
+        let first = blocks.next()? / count;
+        let last = blocks.last().map_or(first, |block| block / count);
+        let taken_blocks: BTreeSet<u64> = taken
+            .range(first * count..(last + 1) * count)
+            .map(|slot| slot / count)
+            .collect();
+        // A preferred slot names its block (the state file written last
+        // may be any slot of it).
+        let preferred = preferred.map(|slot| slot - slot % count);
+        if let Some(slot) = preferred.filter(|slot| {
+            (first..=last).contains(&(slot / count)) && !taken_blocks.contains(&(slot / count))
+        }) {
             return Some(slot);
         }
-        let taken_in_range = taken.range(range.first()..=range.last()).count() as u64;
-        let free = range.len().checked_sub(taken_in_range).filter(|&n| n > 0)?;
-        // The k-th free slot, counting up from the range's first, without
-        // building the list of free slots: skip every taken slot at or
+        let free = (last - first + 1)
+            .checked_sub(taken_blocks.len() as u64)
+            .filter(|&n| n > 0)?;
+        // The k-th free block, counting up from the range's first, without
+        // building the list of free blocks: skip every taken block at or
         // below the candidate.
-        let mut slot = range.first() + self.next() % free;
-        for &used in taken.range(range.first()..=range.last()) {
-            if used <= slot {
-                slot += 1;
+        let mut block = first + self.next() % free;
+        for &used in &taken_blocks {
+            if used <= block {
+                block += 1;
             } else {
                 break;
             }
         }
-        Some(slot)
+        Some(block * count)
     }
 
     /// Mixes fresh randomness into the sequence, after a conflict.
@@ -100,10 +120,10 @@ mod tests {
     fn a_free_preferred_slot_comes_first() {
         let mut picker = SlotPicker::new("host=a pid=1");
         let taken = BTreeSet::from([3, 4]);
-        assert_eq!(picker.pick(range(0, 9), &taken, Some(7)), Some(7));
+        assert_eq!(picker.pick(range(0, 9), 1, &taken, Some(7)), Some(7));
         // Taken, or outside the range: drawn like any other node's.
         for preferred in [Some(3), Some(12)] {
-            let slot = picker.pick(range(0, 9), &taken, preferred).unwrap();
+            let slot = picker.pick(range(0, 9), 1, &taken, preferred).unwrap();
             assert!(
                 range(0, 9).contains(slot) && !taken.contains(&slot),
                 "{slot}"
@@ -117,7 +137,7 @@ mod tests {
         let taken: BTreeSet<u64> = [0, 1, 2, 5, 6, 9, 10, 11, 40].into();
         let mut seen = BTreeSet::new();
         for _ in 0..1000 {
-            let slot = picker.pick(range(5, 12), &taken, None).unwrap();
+            let slot = picker.pick(range(5, 12), 1, &taken, None).unwrap();
             assert!(
                 range(5, 12).contains(slot) && !taken.contains(&slot),
                 "{slot}"
@@ -126,13 +146,13 @@ mod tests {
         }
         assert_eq!(seen, BTreeSet::from([7, 8, 12]), "every free slot is drawn");
         let full: BTreeSet<u64> = (5..=12).collect();
-        assert_eq!(picker.pick(range(5, 12), &full, Some(6)), None);
+        assert_eq!(picker.pick(range(5, 12), 1, &full, Some(6)), None);
     }
 
     #[test]
     fn the_first_draw_follows_the_holder() {
         let taken = BTreeSet::new();
-        let first = |holder: &str| SlotPicker::new(holder).pick(range(0, 1023), &taken, None);
+        let first = |holder: &str| SlotPicker::new(holder).pick(range(0, 1023), 1, &taken, None);
         assert_eq!(first("host=web-1 pid=7"), first("host=web-1 pid=7"));
         let spread: BTreeSet<_> = (0..64).map(|n| first(&format!("pid={n}"))).collect();
         assert!(
@@ -140,6 +160,33 @@ mod tests {
             "64 holders drew only {} slots",
             spread.len()
         );
+    }
+
+    /// With several slots per node, only aligned blocks wholly inside the
+    /// range and wholly free are drawn; a block with one slot taken is
+    /// not free.
+    #[test]
+    fn blocks_are_aligned_free_and_inside_the_range() {
+        let mut picker = SlotPicker::new("host=c pid=3");
+        // Blocks of 4 inside 2-21: 4-7, 8-11, 12-15, 16-19; 9 is taken.
+        let taken: BTreeSet<u64> = [9, 22].into();
+        let mut seen = BTreeSet::new();
+        for _ in 0..1000 {
+            seen.insert(picker.pick(range(2, 21), 4, &taken, None).unwrap());
+        }
+        assert_eq!(seen, BTreeSet::from([4, 12, 16]));
+        // The preferred slot's block, when it is free.
+        assert_eq!(picker.pick(range(2, 21), 4, &taken, Some(12)), Some(12));
+        assert_eq!(picker.pick(range(2, 21), 4, &taken, Some(14)), Some(12));
+        for preferred in [8, 11, 20] {
+            let slot = picker
+                .pick(range(2, 21), 4, &taken, Some(preferred))
+                .unwrap();
+            assert!([4, 12, 16].contains(&slot), "{slot}");
+        }
+        let full: BTreeSet<u64> = [5, 10, 15, 19].into();
+        assert_eq!(picker.pick(range(2, 21), 4, &full, None), None);
+        assert_eq!(picker.pick(range(5, 6), 4, &BTreeSet::new(), None), None);
     }
 
     /// A storm simulated in rounds: every node that has no slot lists,
@@ -158,7 +205,7 @@ mod tests {
             let listing = taken.clone();
             let mut lost = Vec::new();
             for n in waiting {
-                let slot = pickers[n].pick(range(0, 1023), &listing, None).unwrap();
+                let slot = pickers[n].pick(range(0, 1023), 1, &listing, None).unwrap();
                 attempts += 1;
                 if !taken.insert(slot) {
                     pickers[n].stir();

@@ -96,6 +96,34 @@ impl SlotRange {
     pub fn iter(&self) -> impl Iterator<Item = u64> + use<> {
         self.first..=self.last
     }
+
+    /// The first slots of the aligned blocks of `count` slots that lie
+    /// wholly inside the range, lowest first: a block's first slot is a
+    /// multiple of `count` (a power of two). With `count` 1, every slot.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_fleet::SlotRange;
+    ///
+    /// let range: SlotRange = "2-13".parse()?;
+    /// assert_eq!(range.blocks(4).collect::<Vec<_>>(), [4, 8]);
+    /// assert_eq!(range.blocks(1).count(), 12);
+    /// assert_eq!(range.blocks(16).count(), 0);
+    /// # Ok::<(), snowmint_fleet::ConfigError>(())
+    /// ```
+    pub fn blocks(&self, count: u64) -> impl Iterator<Item = u64> + use<> {
+        let count = count.max(1);
+        let (first, last) = (self.first, self.last);
+        // The first multiple of `count` at or after the range's first slot.
+        let start = first.div_ceil(count).checked_mul(count);
+        start
+            .into_iter()
+            .flat_map(move |start| {
+                (start..=last).step_by(usize::try_from(count).unwrap_or(usize::MAX))
+            })
+            .take_while(move |block| block.checked_add(count - 1).is_some_and(|end| end <= last))
+    }
 }
 
 impl FromStr for SlotRange {

@@ -18,8 +18,10 @@ pub struct CoordinatorStatus {
     pub slots: SlotRange,
     /// What the engine is doing now.
     pub state: ClaimState,
-    /// The slot held, if any.
+    /// The slot held, if any (the first of its block).
     pub slot: Option<u64>,
+    /// How many slots the node holds at once, from `slot` on.
+    pub slots_per_node: u64,
     /// What the coordinator calls a session: `lease` (etcd), `session`
     /// (ZooKeeper).
     pub session_kind: &'static str,
@@ -120,8 +122,11 @@ impl ClaimState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ClaimRecord {
-    /// The slot claimed.
+    /// The slot claimed (the first of its block).
     pub slot: u64,
+    /// How many slots the claim held, from `slot` on (1 unless the node
+    /// holds several).
+    pub slots: u64,
     /// The claim's generation.
     pub generation: u64,
     /// When the request that won the slot was sent: the slot cannot have

@@ -344,7 +344,7 @@ pub(crate) async fn whois_on<B: Backend>(
     }
     .await;
     // The session holds nothing; ending it only saves the service work.
-    let _ = backend.release(&session, None).await;
+    let _ = backend.release(&session, &[]).await;
     read
 }
 
@@ -400,7 +400,7 @@ impl<B: Backend> Shared<B> {
                 tokio::time::timeout(READER_TTL, async {
                     let opened = self.backend.open_session(READER_TTL, &[]).await?;
                     let answer = look_up(&self.backend, &opened.session, fleet, layout, id).await;
-                    let _ = self.backend.release(&opened.session, None).await;
+                    let _ = self.backend.release(&opened.session, &[]).await;
                     answer
                 })
                 .await

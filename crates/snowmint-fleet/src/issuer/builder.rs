@@ -84,6 +84,7 @@ const DAY: Duration = Duration::from_secs(24 * 3600);
 pub struct IssuerBuilder {
     source: Option<SourceSetting>,
     slots: Option<RangeInclusive<u64>>,
+    slots_per_node: u64,
     claim_ttl: Option<Duration>,
     state_dir: Option<PathBuf>,
     layout: Layout,
@@ -127,6 +128,7 @@ impl std::fmt::Debug for IssuerBuilder {
         f.debug_struct("IssuerBuilder")
             .field("source", &source)
             .field("slots", &self.slots)
+            .field("slots_per_node", &self.slots_per_node)
             .field("claim_ttl", &self.claim_ttl)
             .field("state_dir", &self.state_dir)
             .field("layout", &self.layout)
@@ -151,6 +153,7 @@ impl IssuerBuilder {
         IssuerBuilder {
             source: None,
             slots: None,
+            slots_per_node: 1,
             claim_ttl: None,
             state_dir: None,
             layout: Layout::TWITTER,
@@ -216,6 +219,35 @@ impl IssuerBuilder {
     /// has).
     pub fn slots(mut self, slots: RangeInclusive<u64>) -> Self {
         self.slots = Some(slots);
+        self
+    }
+
+    /// How many slots the node holds at once (a power of two, default 1),
+    /// for K times one slot's rate: within each tick the node issues from
+    /// its slots in ascending order. With [`node`](Self::node), the slots
+    /// from that node's on (`slot .. slot + count`), each locked on this
+    /// host as a node of its own would be, so that a range overlapping
+    /// another running node's is refused; with
+    /// [`coordinator`](Self::coordinator), an aligned block of `count`
+    /// free slots of [`slots`](Self::slots), claimed, kept and released as
+    /// one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    /// use snowmint_fleet::EmbeddedIssuer;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let wide = EmbeddedIssuer::builder().node(0, 4).slots_per_node(4).state_dir(dir.path()).start_blocking()?;
+    /// // Slot 6 is one of the four: another node given it is refused.
+    /// let err = EmbeddedIssuer::builder().node(0, 6).state_dir(dir.path()).start_blocking().unwrap_err();
+    /// assert!(err.to_string().contains("datacenter 0 machine 6"), "{err}");
+    /// wide.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn slots_per_node(mut self, count: u64) -> Self {
+        self.slots_per_node = count;
         self
     }
 
@@ -412,7 +444,16 @@ impl IssuerBuilder {
                 return Err(SettingError::NoNode.into());
             }
             Some(SourceSetting::Node(datacenter, machine)) => {
-                NodeSource::Static(layout.node_from_pair(datacenter, machine)?)
+                let node = layout.node_from_pair(datacenter, machine)?;
+                match self.slots_per_node {
+                    1 => NodeSource::Static(node),
+                    slots => NodeSource::StaticSlots { node, slots },
+                }
+            }
+            Some(SourceSetting::Hostname(_) | SourceSetting::Given(_))
+                if self.slots_per_node != 1 =>
+            {
+                return Err(SettingError::SlotsPerNodeWithoutBlock.into());
             }
             Some(SourceSetting::Hostname(name)) => NodeSource::Hostname(name),
             Some(SourceSetting::Coordinator { url, fleet }) => {
@@ -427,7 +468,8 @@ impl IssuerBuilder {
                     None => SlotRange::all(layout),
                 };
                 let ttl = self.claim_ttl.unwrap_or(DEFAULT_TTL);
-                let config = CoordinatorConfig::new(&fleet, slots, ttl, String::new(), layout)?;
+                let config = CoordinatorConfig::new(&fleet, slots, ttl, String::new(), layout)?
+                    .with_slots_per_node(self.slots_per_node)?;
                 NodeSource::Coordinator { url, config }
             }
             Some(SourceSetting::Given(source)) => source,

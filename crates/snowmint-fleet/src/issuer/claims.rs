@@ -74,6 +74,7 @@ impl Minting {
         // above no recorded mark at all.
         let covered = self.reservation.covered_ms();
         self.claim.node == claim.node
+            && self.claim.slots == claim.slots
             && claim.floor_ms <= covered
             && (Arc::ptr_eq(self.reservation.node_mark(), node_mark)
                 || node_mark.recorded_ms() <= covered)
@@ -268,6 +269,7 @@ impl Inner {
             other => other,
         };
         let mut builder = Generator::builder(options.layout, claim.node)
+            .slots(claim.slots)
             .clock(Arc::clone(&options.clock))
             .policy(policy);
         if let Some(mark) = resumed_after {
@@ -282,24 +284,33 @@ impl Inner {
         })
     }
 
-    /// The state file of the claim's node, locked: the one held already if
-    /// the claim is on the same node; otherwise the held one is unlocked
-    /// (its reservation is retired) and the claim's node is locked and read.
+    /// The state files of the claim's node (one per slot it holds),
+    /// locked: the ones held already if the claim is on the same slots;
+    /// otherwise the held ones are unlocked (their reservation is retired)
+    /// and the claim's are locked and read.
     async fn node_mark(&self, claim: &Claim) -> Result<Arc<NodeMark>, FleetError> {
-        let file = MarkFile::for_node(&self.options.state_dir, self.options.layout, claim.node);
+        let (dir, layout) = (&self.options.state_dir, self.options.layout);
+        let mut files = vec![MarkFile::for_node(dir, layout, claim.node)];
+        for slot in claim.slot + 1..claim.slot + claim.slots {
+            files.push(MarkFile::for_node(
+                dir,
+                layout,
+                layout.node_from_slot(slot)?,
+            ));
+        }
         let held = self
             .held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         if let Some(mark) = held {
-            if *mark.file() == file && mark.is_locked() {
+            if mark.files().eq(files.iter()) && mark.is_locked() {
                 *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&mark));
                 return Ok(mark);
             }
             mark.unlock().await;
         }
-        let mark = self.open_waiting(file).await?;
+        let mark = self.open_waiting(files).await?;
         *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&mark));
         Ok(mark)
     }
@@ -308,10 +319,10 @@ impl Inner {
     /// the node, tries again until `lock_wait_until`, if set, in short
     /// naps (each try costs an open and a non-blocking lock, so that many
     /// processes waiting at once cost little).
-    async fn open_waiting(&self, file: MarkFile) -> Result<Arc<NodeMark>, FleetError> {
+    async fn open_waiting(&self, files: Vec<MarkFile>) -> Result<Arc<NodeMark>, FleetError> {
         let mut nap = Duration::from_millis(1);
         loop {
-            match NodeMark::open(file.clone()) {
+            match NodeMark::open_block(files.clone()) {
                 Err(FleetError::NodeLocked { .. })
                     if self
                         .lock_wait_until

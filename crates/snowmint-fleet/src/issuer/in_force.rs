@@ -106,6 +106,7 @@ mod tests {
     fn claim(slot: u64, generation: u64, floor_ms: Option<i64>) -> Claim {
         Claim {
             slot,
+            slots: 1,
             node: Layout::TWITTER.node_from_slot(slot).unwrap(),
             generation,
             valid_until: Some(Instant::now() + Duration::from_secs(60)),

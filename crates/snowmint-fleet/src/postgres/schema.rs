@@ -78,15 +78,16 @@ pub(super) struct Statements {
     pub(super) list: Statement,
     /// (fleet) -> slot of every claim history.
     pub(super) list_histories: Statement,
-    /// (fleet, slot, holder, session, ttl_ms) -> a row if claimed: the
-    /// slot was free, or its lease had expired.
+    /// (fleet, slots, holder, session, ttl_ms) -> a row per slot if all
+    /// were claimed (each free, or its lease expired); none if none was;
+    /// a division by zero, undoing them, if only some were.
     pub(super) claim: Statement,
-    /// (fleet, slot, session, ttl_ms) -> a row if the lease was still this
-    /// session's and is now extended.
+    /// (fleet, slots, session, ttl_ms) -> a row per slot whose lease was
+    /// still this session's and is now extended.
     pub(super) keep: Statement,
     /// () -> the database's time; proves it answers.
     pub(super) ping: Statement,
-    /// (fleet, slot, session) -> rows deleted.
+    /// (fleet, slots, session) -> rows deleted.
     pub(super) release: Statement,
     /// (fleet, slot) -> holder of a live claim.
     pub(super) read_slot: Statement,
@@ -139,22 +140,32 @@ pub(super) async fn prepare(client: &Client, schema: &str) -> Result<Statements,
         prepare(format!(
             "SELECT slot FROM {s}.slots WHERE fleet = $1::text AND expires_at >= now()"
         )),
+        // Every slot of the array (ascending, so that two claims of one
+        // block lock its rows in the same order) is inserted or taken over
+        // from an expired lease. One statement is one transaction: when
+        // only some could be (another session holds the rest), the
+        // division by zero fails the statement and undoes them all.
         prepare(format!(
-            "INSERT INTO {s}.slots AS held (fleet, slot, holder, session, expires_at) \
-             VALUES ($1::text, $2::bigint, $3::text, $4::text, {ttl}) \
-             ON CONFLICT (fleet, slot) DO UPDATE \
-             SET holder = excluded.holder, session = excluded.session, expires_at = excluded.expires_at \
-             WHERE held.expires_at < now() \
-             RETURNING slot"
+            "WITH claimed AS (\
+               INSERT INTO {s}.slots AS held (fleet, slot, holder, session, expires_at) \
+               SELECT $1::text, wanted.slot, $3::text, $4::text, {ttl} \
+               FROM unnest($2::bigint[]) AS wanted(slot) ORDER BY wanted.slot \
+               ON CONFLICT (fleet, slot) DO UPDATE \
+               SET holder = excluded.holder, session = excluded.session, expires_at = excluded.expires_at \
+               WHERE held.expires_at < now() \
+               RETURNING slot), \
+             won AS (SELECT count(*) AS n FROM claimed) \
+             SELECT claimed.slot FROM claimed, won \
+             WHERE CASE WHEN won.n = cardinality($2::bigint[]) THEN true ELSE won.n / 0 > 0 END"
         )),
         prepare(format!(
             "UPDATE {s}.slots SET expires_at = now() + $4::bigint * interval '1 millisecond' \
-             WHERE fleet = $1::text AND slot = $2::bigint AND session = $3::text AND expires_at >= now() \
+             WHERE fleet = $1::text AND slot = ANY($2::bigint[]) AND session = $3::text AND expires_at >= now() \
              RETURNING slot"
         )),
         prepare("SELECT now()".to_owned()),
         prepare(format!(
-            "DELETE FROM {s}.slots WHERE fleet = $1::text AND slot = $2::bigint AND session = $3::text"
+            "DELETE FROM {s}.slots WHERE fleet = $1::text AND slot = ANY($2::bigint[]) AND session = $3::text"
         )),
     )?;
     let (read_slot, read_mark, read_layout, create_layout, update_mark, create_mark) = tokio::try_join!(

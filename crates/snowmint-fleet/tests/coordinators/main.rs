@@ -67,6 +67,16 @@ macro_rules! every_scenario {
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn several_keys_are_created_together_or_not_at_all() {
+            crate::scenarios::several_keys_are_created_together_or_not_at_all::<$server>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_node_holds_a_block_of_two_then_four_slots() {
+            crate::scenarios::a_node_holds_a_block_of_slots::<$server>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn a_fleet_keeps_the_layout_it_started_with() {
             crate::scenarios::a_fleet_keeps_the_layout_it_started_with::<$server>().await;
         }

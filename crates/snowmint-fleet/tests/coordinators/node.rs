@@ -237,7 +237,9 @@ async fn issue<B: Backend>(
             .as_ref()
             .is_none_or(|(generation, ..)| *generation != claim.generation)
         {
-            let mut builder = Generator::builder(Layout::TWITTER, claim.node).clock(clock.clone());
+            let mut builder = Generator::builder(Layout::TWITTER, claim.node)
+                .slots(claim.slots)
+                .clock(clock.clone());
             if let Some(floor) = claim.floor_ms {
                 builder = builder.resume_after(floor);
             }

@@ -5,11 +5,13 @@
 //! its claim, and every slot handed from one holder to the next only after
 //! the first had stopped.
 
+mod blocks;
 mod checks;
 mod guards;
 mod layout;
 pub mod refusals;
 
+pub use blocks::{a_node_holds_a_block_of_slots, several_keys_are_created_together_or_not_at_all};
 pub use checks::check_run;
 pub use guards::{
     a_mark_write_that_finds_the_key_gone_ends_the_claim_at_once,

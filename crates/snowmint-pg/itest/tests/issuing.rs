@@ -218,3 +218,64 @@ async fn the_guides_example_runs() {
         assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (3, 7));
     }
 }
+
+/// `snowmint.slots_per_node = 2` on slot 6: the server issues from slots 6
+/// and 7, each second's IDs (a layout of 1 s ticks and a 4-bit sequence,
+/// 16 IDs per slot) in the order slot 6's sequence then slot 7's, so one
+/// second holds up to 32 where one slot holds 16; a count that is not a
+/// power of two, or a block past the last slot, is refused naming the
+/// setting.
+#[tokio::test]
+async fn a_server_of_two_slots_issues_from_both_in_order() {
+    const LAYOUT: &str = "time:32/datacenter:5/machine:5/sequence:4@1700000000000,1s";
+    let (_server, client) = server(&[
+        ("snowmint.slot", "6"),
+        ("snowmint.slots_per_node", "2"),
+        ("snowmint.layout", LAYOUT),
+    ])
+    .await;
+    let rows = client
+        .query(
+            &format!(
+                "SELECT d.timestamp_ms, d.machine, d.sequence, ids.id FROM \
+                 (SELECT snowmint.next_id() AS id FROM generate_series(1, 40)) AS ids, \
+                 LATERAL snowmint.decode(ids.id, '{LAYOUT}') AS d ORDER BY ids.id"
+            ),
+            &[],
+        )
+        .await
+        .expect("40 IDs");
+    let mut per_second = std::collections::BTreeMap::<i64, Vec<(i32, i32)>>::new();
+    let mut ids = Vec::new();
+    for row in &rows {
+        per_second
+            .entry(row.get::<_, i64>(0))
+            .or_default()
+            .push((row.get(1), row.get(2)));
+        ids.push(row.get::<_, i64>(3));
+    }
+    assert_eq!(ids.len(), 40);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "distinct: {ids:?}");
+    let order: Vec<(i32, i32)> = [6, 7]
+        .into_iter()
+        .flat_map(|machine| (0..16).map(move |sequence| (machine, sequence)))
+        .collect();
+    for (second, pairs) in &per_second {
+        assert_eq!(pairs[..], order[..pairs.len()], "second {second}");
+    }
+    let most = per_second.values().map(Vec::len).max();
+    assert_eq!(most, Some(32), "{per_second:?}");
+
+    for (slots, slot, words) in [
+        ("3", "6", &["snowmint.slots_per_node", "slots per node 3", "power of two"][..]),
+        ("4", "1022", &["snowmint.slots_per_node", "slots 1022..=1025", "last slot 1023"][..]),
+    ] {
+        let (_server, client) =
+            server(&[("snowmint.slot", slot), ("snowmint.slots_per_node", slots)]).await;
+        let (code, message) = failure(&client, "SELECT snowmint.next_id()").await;
+        assert_eq!(code, "22003", "{message}");
+        for word in words {
+            assert!(message.contains(word), "{message:?} lacks {word}");
+        }
+    }
+}

@@ -231,7 +231,7 @@ impl Config {
     /// The node, when it is given explicitly.
     pub fn node(&self) -> Option<Node> {
         match self.identity {
-            Identity::Static(node) => Some(node),
+            Identity::Static(node) | Identity::StaticSlots { node, .. } => Some(node),
             _ => None,
         }
     }

@@ -75,6 +75,7 @@ impl SlotSource for HandSource {
 fn claim(slot: u64, generation: u64) -> Claim {
     Claim {
         slot,
+        slots: 1,
         node: Layout::TWITTER.node_from_slot(slot).unwrap(),
         generation,
         valid_until: None,

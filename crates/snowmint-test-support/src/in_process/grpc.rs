@@ -45,6 +45,7 @@ impl Switch {
         let slot = Layout::TWITTER.slot_of(self.node).expect("a Twitter node");
         self.state.send_replace(NodeState::Active(Claim {
             slot,
+            slots: 1,
             node: self.node,
             generation,
             valid_until: None,

@@ -10,6 +10,7 @@ use loom::sync::atomic::AtomicU64;
 #[cfg(not(loom))]
 use std::sync::atomic::AtomicU64;
 
+use super::slots::SlotBlock;
 use super::ticks::Ticks;
 use super::word::OwnWord;
 use super::{ClockPolicy, Generator};
@@ -41,6 +42,7 @@ use crate::layout::{Layout, Node, mask};
 pub struct GeneratorBuilder<C = SystemClock> {
     layout: Layout,
     node: Node,
+    slots: u64,
     clock: C,
     policy: ClockPolicy,
     resume_after_ms: Option<i64>,
@@ -53,6 +55,7 @@ impl GeneratorBuilder<SystemClock> {
         GeneratorBuilder {
             layout,
             node,
+            slots: 1,
             clock: SystemClock,
             policy: ClockPolicy::default(),
             resume_after_ms: None,
@@ -66,10 +69,57 @@ impl<C: Clock> GeneratorBuilder<C> {
         GeneratorBuilder {
             layout: self.layout,
             node: self.node,
+            slots: self.slots,
             clock,
             policy: self.policy,
             resume_after_ms: self.resume_after_ms,
         }
+    }
+
+    /// Makes the node hold `count` slots, `node.slot() .. node.slot() +
+    /// count`, instead of one: its ceiling is `count` times one slot's.
+    ///
+    /// `count` is a power of two. Within each tick the generator issues
+    /// every ID its slots can make in that tick, in ascending order: each
+    /// slot's sequence in turn, lowest slot first, where the sequence lies
+    /// below the node fields (Twitter); each sequence number in every slot
+    /// in turn where it lies above them (Sonyflake). So its IDs still
+    /// strictly increase. The node fields must sit side by side below the
+    /// time field, as in every preset.
+    ///
+    /// The slots are the node's alone, as one slot is: whoever hands them
+    /// out (a fleet's coordinator, a node's flags) hands out all of them.
+    /// The state word then counts the slots' IDs together, so a word
+    /// shared by [`build_on`](GeneratorBuilder::build_on) must be shared
+    /// only by generators with the same slots.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Generator, Layout, ManualClock, Node};
+    ///
+    /// let clock = ManualClock::new(1_700_000_000_000);
+    /// // Slots 6 and 7 (datacenter 0, machines 6 and 7): 8192 IDs per ms.
+    /// let generator = Generator::builder(Layout::TWITTER, Node::from_slot(6))
+    ///     .slots(2)
+    ///     .clock(clock)
+    ///     .build()?;
+    /// let mut ids = Vec::new();
+    /// generator.next_ids(8192, &mut ids)?;
+    /// assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    /// let machine = |i: usize| Layout::TWITTER.decode(ids[i]).unwrap().get("machine");
+    /// assert_eq!((machine(0), machine(4095), machine(4096), machine(8191)), (Some(6), Some(6), Some(7), Some(7)));
+    /// assert_eq!(Layout::TWITTER.timestamp_ms(ids[8191]), 1_700_000_000_000);
+    ///
+    /// assert_eq!(
+    ///     Generator::builder(Layout::TWITTER, Node::from_slot(0)).slots(3).build().unwrap_err().to_string(),
+    ///     "slots per node 3 is not valid: a node holds a power of two of slots, 1 to 1024 in this layout (1, 2, 4, 8, ...)"
+    /// );
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn slots(mut self, count: u64) -> Self {
+        self.slots = count;
+        self
     }
 
     /// What to do when the clock goes backwards.
@@ -92,7 +142,9 @@ impl<C: Clock> GeneratorBuilder<C> {
     /// # Errors
     ///
     /// A layout that cannot mint ([`Layout::check_mintable`]), a node
-    /// beyond its slots, or a resume point at or past its last instant.
+    /// beyond its slots, a block of [`slots`](GeneratorBuilder::slots) it
+    /// cannot give one node ([`Layout::check_slot_block`]), or a resume
+    /// point at or past its last instant.
     pub fn build(self) -> Result<Generator<C>, Error> {
         let floor = self.floor()?;
         self.assemble(OwnWord::new(floor))
@@ -159,6 +211,7 @@ impl<C: Clock> GeneratorBuilder<C> {
         let layout = self.layout;
         layout.check_mintable()?;
         layout.node_bits(self.node)?;
+        let block = SlotBlock::of(&layout, self.node.slot(), self.slots)?;
         let Some(last_ms) = self.resume_after_ms else {
             return Ok(0);
         };
@@ -171,11 +224,11 @@ impl<C: Clock> GeneratorBuilder<C> {
         }
         let unit = i128::from(layout.unit().as_micros());
         let first_free = (since + unit - 1) / unit;
-        let sequence_bits = layout.sequence_field().map_or(0, |f| f.width());
+        let sequence_bits = layout.sequence_field().map_or(0, |f| f.width()) + block.slot_bits;
         if first_free > i128::from(layout.time_field().max()) {
             return Err(layout.past_end(last_ms.saturating_add(1)));
         }
-        // Below 2^(time width), and time + sequence widths fit 63 bits.
+        // Below 2^(time width), and time + counter widths fit 63 bits.
         Ok((first_free as u64) << sequence_bits)
     }
 
@@ -184,6 +237,25 @@ impl<C: Clock> GeneratorBuilder<C> {
         let layout = self.layout;
         let node_bits = layout.node_bits(self.node)?;
         let sequence = layout.sequence_to_mint()?;
+        let block = SlotBlock::of(&layout, self.node.slot(), self.slots)?;
+        let (s, k) = (sequence.width(), block.slot_bits);
+        let (counter_sequence, counter_index) = if block.slot_major {
+            ((0, mask(s)), (s, mask(k)))
+        } else {
+            ((k, mask(s)), (0, mask(k)))
+        };
+        // Slot-major rows are a slot's sequence, evenly spaced by the
+        // sequence's step; they run on into the next slot when the node
+        // fields sit right above the sequence. Sequence-major rows are one
+        // sequence number across the slots, spaced by the node's step; they
+        // run on only when the slots fill the node fields.
+        let (row_bits, run_step) = if block.slot_major {
+            let runs_on = sequence.shift() + s == block.node_shift;
+            (if runs_on { s + k } else { s }, 1u64 << sequence.shift())
+        } else {
+            let runs_on = block.node_shift + k == sequence.shift();
+            (if runs_on { s + k } else { k }, 1u64 << block.node_shift)
+        };
         let unit_us = u128::from(layout.unit().as_micros());
         let bound = |d: Duration| u64::try_from(d.as_micros() / unit_us).unwrap_or(u64::MAX);
         Ok(Generator {
@@ -192,12 +264,18 @@ impl<C: Clock> GeneratorBuilder<C> {
             epoch_ms: layout.epoch_ms(),
             epoch_us: layout.epoch_us(),
             ticks: Ticks::of(&layout),
-            sequence_bits: sequence.width(),
+            sequence_bits: s + k,
+            counter_sequence,
+            counter_index,
+            node_shift: block.node_shift,
+            row_bits,
+            run_step,
             sequence_shift: sequence.shift(),
             time_shift: layout.time_field().shift(),
             max_offset: mask(layout.time_field().width()),
             layout,
             node: self.node,
+            slots: self.slots,
             clock: self.clock,
             policy: self.policy,
             borrow_ticks: match self.policy {

@@ -35,6 +35,7 @@ mod builder;
 mod plan;
 mod policy;
 mod run;
+mod slots;
 mod ticks;
 mod wait;
 mod word;
@@ -43,6 +44,7 @@ pub use builder::GeneratorBuilder;
 pub(crate) use plan::{Plan, plan, plan_one};
 pub use policy::ClockPolicy;
 pub use run::IdRun;
+pub(crate) use slots::SlotBlock;
 use ticks::{At, Ticks};
 pub use word::OwnWord;
 
@@ -88,6 +90,9 @@ pub struct GeneratorStats {
 ///   before it when the clock can say when it comes, then spinning). No
 ///   sequence number is used twice and none is skipped. The ceiling of one
 ///   node is [`Layout::ids_per_second`].
+/// - A node may hold several slots ([`GeneratorBuilder::slots`]): each
+///   tick then holds every ID of every one of its slots, issued in
+///   ascending order, and the ceiling is that many times one slot's.
 /// - When the clock is behind the last timestamp used, the [`ClockPolicy`]
 ///   decides (by default: refuse, with an error of kind
 ///   [`ClockBehind`](crate::ErrorKind::ClockBehind)).
@@ -119,21 +124,36 @@ pub struct GeneratorStats {
 /// one process or in processes that share memory, issue as one.
 #[derive(Debug)]
 pub struct Generator<C = SystemClock, W = OwnWord> {
-    /// The first unused (tick, sequence) pair, packed. Owned, it sits alone
+    /// The first unused (tick, counter) pair, packed. Owned, it sits alone
     /// on its cache line because every call writes it.
     next: W,
-    /// The node fields, already shifted into place.
+    /// The node fields of the node's first slot, already shifted into place.
     node_bits: u64,
     // The layout's numbers the hot path needs, copied out of it once.
     epoch_ms: i64,
     epoch_us: i64,
     ticks: Ticks,
+    /// The width of the word's counter: the sequence's, plus log2 of the
+    /// slots (see `slots.rs`).
     sequence_bits: u8,
+    /// Where the sequence and the slot index sit in the counter, and their
+    /// masks: `(counter >> shift) & mask`. One slot: the sequence at 0 with
+    /// its own mask, the index masked to 0.
+    counter_sequence: (u8, u64),
+    counter_index: (u8, u64),
+    /// Where a slot index moves the node fields.
+    node_shift: u8,
+    /// A run taken stops at the end of a row of `2^row_bits` pairs.
+    row_bits: u8,
+    /// The distance between two IDs of a row.
+    run_step: u64,
     sequence_shift: u8,
     time_shift: u8,
     max_offset: u64,
     layout: Layout,
     node: Node,
+    /// How many slots the node holds, from `node`'s.
+    slots: u64,
     clock: C,
     policy: ClockPolicy,
     /// The borrow bound in ticks, when the policy borrows.
@@ -293,7 +313,10 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
     }
 
     /// Up to `max` IDs from one tick, taken with one compare-and-swap
-    /// (fewer if the tick has less room left; at least one).
+    /// (fewer if the tick has less room left; at least one). A node of
+    /// several slots ends a run where its IDs stop being evenly spaced: at
+    /// the end of a slot's sequence (Twitter's order), or of one sequence
+    /// number across the slots (Sonyflake's), unless its IDs run on.
     ///
     /// # Errors
     ///
@@ -316,7 +339,7 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
         Ok(IdRun::new(
             self.id_of(start).as_u64(),
             end - start,
-            1u64 << self.sequence_shift,
+            self.run_step,
         ))
     }
 
@@ -460,7 +483,7 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
                 next,
                 now,
                 want,
-                self.sequence_bits,
+                (self.sequence_bits, self.row_bits),
                 self.max_offset,
                 self.borrow_ticks,
             ) {
@@ -493,13 +516,20 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
         }
     }
 
-    /// The ID for a packed (tick, sequence) pair.
+    /// The ID for a packed (tick, counter) pair. The counter is split into
+    /// the sequence and the slot index without a branch: with one slot the
+    /// index is masked to 0.
     #[inline]
     fn id_of(&self, packed: u64) -> SnowflakeId {
         let ticks = packed >> self.sequence_bits;
-        let sequence = packed & ((1u64 << self.sequence_bits) - 1);
+        let (sequence_at, sequence_mask) = self.counter_sequence;
+        let (index_at, index_mask) = self.counter_index;
+        let sequence = (packed >> sequence_at) & sequence_mask;
+        let index = (packed >> index_at) & index_mask;
         SnowflakeId::from_u64(
-            ticks << self.time_shift | sequence << self.sequence_shift | self.node_bits,
+            ticks << self.time_shift
+                | sequence << self.sequence_shift
+                | (self.node_bits + (index << self.node_shift)),
         )
     }
 
@@ -531,9 +561,33 @@ impl<C: Clock, W: Deref<Target = AtomicU64>> Generator<C, W> {
         self.layout
     }
 
-    /// The node.
+    /// The node: with several slots, its first (lowest) slot.
     pub fn node(&self) -> Node {
         self.node
+    }
+
+    /// How many slots the node holds (1 unless built with
+    /// [`slots`](GeneratorBuilder::slots)): it issues from slots
+    /// `node().slot() .. node().slot() + slots()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Generator, Layout, Node};
+    ///
+    /// let generator = Generator::builder(Layout::TWITTER, Node::from_slot(8)).slots(4).build()?;
+    /// assert_eq!(generator.slots(), 4);
+    /// assert_eq!(generator.ids_per_second(), 4 * 4_096_000);
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn slots(&self) -> u64 {
+        self.slots
+    }
+
+    /// The node's ceiling: one slot's
+    /// [`ids_per_second`](Layout::ids_per_second) times its slots.
+    pub fn ids_per_second(&self) -> u64 {
+        self.layout.ids_per_second().saturating_mul(self.slots)
     }
 
     /// The clock-regression policy.

@@ -46,12 +46,16 @@ pub(crate) fn plan_one(next: u64, now: u64, sequence_bits: u8) -> Option<u64> {
 /// `next` is the state word, `now` the clock as ticks since the epoch
 /// (already checked to be in `0..=max_offset`), `want` the most IDs wanted
 /// (at least 1), `borrow` the borrow bound in ticks if the policy borrows.
+/// `sequence_bits` is the width of the word's counter (the sequence's, plus
+/// log2 of the slots of a node that holds several); a run taken stops at
+/// the end of a row of `2^row_bits` pairs (`row_bits <= sequence_bits`),
+/// the most whose IDs are evenly spaced.
 #[inline]
 pub(crate) fn plan(
     next: u64,
     now: u64,
     want: u64,
-    sequence_bits: u8,
+    (sequence_bits, row_bits): (u8, u8),
     max_offset: u64,
     borrow: Option<u64>,
 ) -> Plan {
@@ -73,7 +77,8 @@ pub(crate) fn plan(
     if start >> sequence_bits > max_offset {
         return Plan::PastEnd;
     }
-    let room = sequence_mask + 1 - (start & sequence_mask);
+    let row_mask = (1u64 << row_bits) - 1;
+    let room = row_mask + 1 - (start & row_mask);
     Plan::Take {
         start,
         end: start + want.min(room),
@@ -94,7 +99,7 @@ mod tests {
     #[test]
     fn fresh_state_takes_the_clock_millisecond() {
         assert_eq!(
-            plan(0, 100, 1, S, MAX, None),
+            plan(0, 100, 1, (S, S), MAX, None),
             Plan::Take {
                 start: pack(100, 0),
                 end: pack(100, 1)
@@ -105,7 +110,7 @@ mod tests {
     #[test]
     fn same_millisecond_continues_the_sequence() {
         assert_eq!(
-            plan(pack(100, 7), 100, 1, S, MAX, None),
+            plan(pack(100, 7), 100, 1, (S, S), MAX, None),
             Plan::Take {
                 start: pack(100, 7),
                 end: pack(100, 8)
@@ -116,7 +121,7 @@ mod tests {
     #[test]
     fn a_batch_stops_at_the_end_of_the_millisecond() {
         assert_eq!(
-            plan(pack(100, 4000), 100, 4096, S, MAX, None),
+            plan(pack(100, 4000), 100, 4096, (S, S), MAX, None),
             Plan::Take {
                 start: pack(100, 4000),
                 end: pack(101, 0)
@@ -127,11 +132,11 @@ mod tests {
     #[test]
     fn used_up_millisecond_is_exhaustion_not_regression() {
         assert_eq!(
-            plan(pack(101, 0), 100, 1, S, MAX, None),
+            plan(pack(101, 0), 100, 1, (S, S), MAX, None),
             Plan::Exhausted { until: 101 }
         );
         assert_eq!(
-            plan(pack(101, 0), 100, 1, S, MAX, Some(50)),
+            plan(pack(101, 0), 100, 1, (S, S), MAX, Some(50)),
             Plan::Exhausted { until: 101 }
         );
     }
@@ -139,38 +144,65 @@ mod tests {
     #[test]
     fn regression_is_behind_unless_borrowed_within_bound() {
         assert_eq!(
-            plan(pack(101, 1), 100, 1, S, MAX, None),
+            plan(pack(101, 1), 100, 1, (S, S), MAX, None),
             Plan::Behind { until: 101 }
         );
         assert_eq!(
-            plan(pack(110, 0), 100, 1, S, MAX, None),
+            plan(pack(110, 0), 100, 1, (S, S), MAX, None),
             Plan::Behind { until: 110 }
         );
         assert_eq!(
-            plan(pack(110, 3), 100, 1, S, MAX, Some(10)),
+            plan(pack(110, 3), 100, 1, (S, S), MAX, Some(10)),
             Plan::Take {
                 start: pack(110, 3),
                 end: pack(110, 4)
             }
         );
         assert_eq!(
-            plan(pack(111, 3), 100, 1, S, MAX, Some(10)),
+            plan(pack(111, 3), 100, 1, (S, S), MAX, Some(10)),
             Plan::Behind { until: 111 }
+        );
+    }
+
+    #[test]
+    fn a_batch_stops_at_the_end_of_its_row() {
+        // A counter of 14 bits (4 slots of 12-bit sequences) in rows of 4096.
+        assert_eq!(
+            plan(pack(100, 0) << 2 | 4000, 100, 4096, (S + 2, S), MAX, None),
+            Plan::Take {
+                start: 100 << (S + 2) | 4000,
+                end: 100 << (S + 2) | 4096
+            }
+        );
+        // The last row ends at the next tick.
+        assert_eq!(
+            plan(
+                100 << (S + 2) | 3 << S | 5,
+                100,
+                1 << 20,
+                (S + 2, S),
+                MAX,
+                None
+            ),
+            Plan::Take {
+                start: 100 << (S + 2) | 3 << S | 5,
+                end: 101 << (S + 2)
+            }
         );
     }
 
     #[test]
     fn never_past_the_last_instant() {
         assert_eq!(
-            plan(pack(MAX + 1, 0), MAX, 1, S, MAX, None),
+            plan(pack(MAX + 1, 0), MAX, 1, (S, S), MAX, None),
             Plan::Exhausted { until: MAX + 1 }
         );
         assert_eq!(
-            plan(pack(MAX + 1, 0), MAX - 1, 1, S, MAX, Some(5)),
+            plan(pack(MAX + 1, 0), MAX - 1, 1, (S, S), MAX, Some(5)),
             Plan::PastEnd
         );
         assert_eq!(
-            plan(pack(MAX, 4095), MAX, 1, S, MAX, None),
+            plan(pack(MAX, 4095), MAX, 1, (S, S), MAX, None),
             Plan::Take {
                 start: pack(MAX, 4095),
                 end: pack(MAX + 1, 0)
@@ -198,7 +230,7 @@ mod tests {
             } else {
                 next_offset << sequence_bits | sequence
             };
-            let full = plan(next, now, 1, sequence_bits, MAX, borrow_ms);
+            let full = plan(next, now, 1, (sequence_bits, sequence_bits), MAX, borrow_ms);
             match plan_one(next, now, sequence_bits) {
                 Some(start) => proptest::prop_assert_eq!(
                     full,

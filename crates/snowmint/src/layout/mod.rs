@@ -775,6 +775,48 @@ impl Layout {
         Ok(Node::from_slot(slot))
     }
 
+    /// Checks that one node may hold the `count` slots `first .. first +
+    /// count` of this layout, as
+    /// [`GeneratorBuilder::slots`](crate::GeneratorBuilder::slots) needs:
+    /// the layout can mint, `count` is a power of two it has room for, the
+    /// block ends at or before the last slot, and (for more than one slot)
+    /// the node fields sit side by side below the time field.
+    ///
+    /// # Errors
+    ///
+    /// Of kind [`OutOfRange`](crate::ErrorKind::OutOfRange) for the count
+    /// or the block, [`InvalidLayout`](crate::ErrorKind::InvalidLayout) for
+    /// the layout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    ///
+    /// assert!(Layout::TWITTER.check_slot_block(1020, 4).is_ok());
+    /// assert!(Layout::SONYFLAKE.check_slot_block(0, 8).is_ok());
+    /// assert_eq!(
+    ///     Layout::TWITTER.check_slot_block(1022, 4).unwrap_err().to_string(),
+    ///     "slots 1022..=1025 run past the last slot 1023 (slots are 0..=1023)"
+    /// );
+    /// assert_eq!(
+    ///     Layout::TWITTER.check_slot_block(0, 6).unwrap_err().to_string(),
+    ///     "slots per node 6 is not valid: a node holds a power of two of slots, 1 to 1024 in this layout (1, 2, 4, 8, ...)"
+    /// );
+    /// let apart: Layout = "time:41/datacenter:5/sequence:12/machine:5".parse()?;
+    /// assert!(apart.check_slot_block(0, 1).is_ok());
+    /// assert_eq!(
+    ///     apart.check_slot_block(0, 2).unwrap_err().to_string(),
+    ///     "invalid layout: layout time:41/datacenter:5/sequence:12/machine:5@1288834974657 keeps its node fields \
+    ///      datacenter and machine apart, \
+    ///      so a node cannot hold several slots (its slots would not be consecutive IDs); use one slot per node"
+    /// );
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn check_slot_block(&self, first: u64, count: u64) -> Result<(), Error> {
+        crate::generator::SlotBlock::of(self, first, count).map(drop)
+    }
+
     /// The slot of `node`, checked against the layout.
     ///
     /// # Examples

@@ -19,11 +19,11 @@ pub(in crate::coordinator) struct Live<S> {
     pub(in crate::coordinator) id: String,
 }
 
-/// A session that could not be released when it ended, and the slot key it
-/// held (if it held one).
+/// A session that could not be released when it ended, and the slot keys
+/// it held (none, one, or a block's).
 pub(super) struct Unreleased<S> {
     pub(super) live: Arc<Live<S>>,
-    pub(super) key: Option<String>,
+    pub(super) keys: Vec<String>,
 }
 
 /// What the engine holds, behind one lock.
@@ -40,7 +40,7 @@ pub(in crate::coordinator) struct Inner<S> {
     pub(in crate::coordinator) all_taken: bool,
     /// Set once the claim is given up for good.
     pub(in crate::coordinator) released: bool,
-    /// The slot of the last claim, tried first by the next one.
+    /// The (first) slot of the last claim, tried first by the next one.
     pub(in crate::coordinator) last_slot: Option<u64>,
     /// The claim (generation) the issuer asked to give up, and why.
     pub(in crate::coordinator) pass_over: Option<(u64, String)>,
@@ -119,14 +119,20 @@ pub(super) enum Free {
 /// The claim held now.
 #[derive(Debug, Clone, Copy)]
 pub(in crate::coordinator) struct Held {
+    /// The first slot of the block held.
     pub(in crate::coordinator) slot: u64,
+    /// How many slots the block holds, from `slot` on.
+    pub(in crate::coordinator) slots: u64,
     pub(in crate::coordinator) node: Node,
     pub(in crate::coordinator) generation: u64,
     pub(in crate::coordinator) claimed_at: Instant,
+    /// The node's clock (ms) when it asked for the block, as the claim
+    /// history records it.
+    pub(in crate::coordinator) start_ms: i64,
     pub(in crate::coordinator) deadline: Instant,
     pub(in crate::coordinator) floor_ms: Option<i64>,
-    /// The claim's generation in the slot's history; `None` with the
-    /// history off.
+    /// The claim's generation in the history of its (first) slot; `None`
+    /// with the history off.
     pub(in crate::coordinator) history_generation: Option<u64>,
 }
 
@@ -134,6 +140,7 @@ impl Held {
     pub(in crate::coordinator) fn record(&self) -> ClaimRecord {
         ClaimRecord {
             slot: self.slot,
+            slots: self.slots,
             generation: self.generation,
             claimed_at: self.claimed_at,
             valid_until: self.deadline,

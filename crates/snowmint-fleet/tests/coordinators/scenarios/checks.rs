@@ -1,5 +1,5 @@
 //! Checks of a finished run: no ID issued twice, every ID issued inside
-//! its claim, and every slot handed from one holder to the next only after
+//! its claim (from one of the claim's slots), and every slot handed from one holder to the next only after
 //! the first had stopped.
 
 use std::collections::{BTreeMap, HashSet};
@@ -34,13 +34,6 @@ pub fn check_run(nodes: &[Finished]) -> Vec<Handover> {
                 node.name,
                 issued.id
             );
-            assert_eq!(
-                layout.node_of(issued.id),
-                layout.node_from_slot(issued.slot).unwrap(),
-                "{}: ID {} does not carry its slot's node",
-                node.name,
-                issued.id
-            );
             let claim = node
                 .claims
                 .iter()
@@ -52,6 +45,16 @@ pub fn check_run(nodes: &[Finished]) -> Vec<Handover> {
                     )
                 });
             assert_eq!(claim.slot, issued.slot);
+            // A node of several slots issues from every slot of its block.
+            let slot = layout.slot_of(layout.node_of(issued.id)).unwrap();
+            assert!(
+                (claim.slot..claim.slot + claim.slots).contains(&slot),
+                "{}: ID {} carries slot {slot}, outside its claim's slots {}..{}",
+                node.name,
+                issued.id,
+                claim.slot,
+                claim.slot + claim.slots
+            );
             assert!(
                 claim.claimed_at <= issued.at && issued.at < claim.valid_until,
                 "{}: ID {} issued outside its claim",
@@ -64,10 +67,9 @@ pub fn check_run(nodes: &[Finished]) -> Vec<Handover> {
     let mut by_slot: BTreeMap<u64, Vec<(&str, &snowmint_fleet::ClaimRecord)>> = BTreeMap::new();
     for node in nodes {
         for claim in &node.claims {
-            by_slot
-                .entry(claim.slot)
-                .or_default()
-                .push((&node.name, claim));
+            for slot in claim.slot..claim.slot + claim.slots {
+                by_slot.entry(slot).or_default().push((&node.name, claim));
+            }
         }
     }
     let mut handovers = Vec::new();
