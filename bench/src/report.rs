@@ -5,7 +5,7 @@ use std::fs;
 
 use crate::burst::Summary;
 use crate::contenders::Spec;
-use crate::sustained::Sustained;
+use crate::sustained::{Lead, Sustained};
 
 /// Everything measured about one contender.
 #[derive(Debug, Clone)]
@@ -184,6 +184,76 @@ pub fn findings(rows: &[Row]) -> String {
                 );
             }
         }
+    }
+    out
+}
+
+/// One row of the lead table that is not a sustained contender: a
+/// generator measured for its lead alone (rs-snowflake's `lazy_generate`,
+/// which never reads the clock after it starts and so runs ahead of it).
+#[derive(Debug, Clone)]
+pub struct LeadOnly {
+    /// As the table names it.
+    pub name: &'static str,
+    /// Threads sharing it.
+    pub threads: usize,
+    /// IDs per second by the wall clock.
+    pub ids_per_second: f64,
+    /// Its IDs' lead.
+    pub lead: Lead,
+}
+
+/// Nanoseconds as milliseconds, 3 decimals.
+fn ms(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+fn lead_cells(lead: &Lead) -> String {
+    format!(
+        "{} | {:.4} % | {} | {} | {} | {}",
+        thousands(lead.samples() as f64),
+        lead.share_ahead() * 100.0,
+        ms(lead.ns.value_at_quantile(0.99)),
+        ms(lead.ns.value_at_quantile(0.999)),
+        ms(lead.ns.max()),
+        ms(lead.max_lag_ns),
+    )
+}
+
+/// The lead table of issue 36: per contender and thread count, over all
+/// rounds, how far the sampled IDs' timestamps ran ahead of the clock read
+/// right after each came back; then the rows measured for their lead alone.
+pub fn lead_table(rows: &[Row], lead_only: &[LeadOnly]) -> String {
+    let mut out = String::from(
+        "| contender | threads | IDs sampled, all rounds | share with a lead > 0 \
+         | p99 lead, ms | p99.9 lead, ms | max lead, ms | max lag, ms |\n\
+         |---|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for row in rows {
+        for runs in [&row.one_thread, &row.two_threads] {
+            let Some(first) = runs.first() else { continue };
+            let mut lead = Lead::default();
+            for run in runs {
+                lead.merge(&run.lead);
+            }
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                row.spec.name,
+                first.threads,
+                lead_cells(&lead)
+            );
+        }
+    }
+    for row in lead_only {
+        let _ = writeln!(
+            out,
+            "| {} ({} IDs/s by the wall clock) | {} | {} |",
+            row.name,
+            thousands(row.ids_per_second),
+            row.threads,
+            lead_cells(&row.lead)
+        );
     }
     out
 }

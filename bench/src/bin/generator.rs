@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! cargo run --release -p snowmint-bench --bin generator -- \
-//!     [--seconds S] [--sustained-rounds N] [--busy N] [--rounds R] [--only NAME,...] [--tsv]
+//!     [--seconds S] [--sustained-rounds N] [--busy N] [--rounds R] [--lead-every N] \
+//!     [--only NAME,...] [--tsv]
 //! ```
 //!
 //! `--seconds` is the length of each sustained run (default 5),
@@ -12,7 +13,9 @@
 //! and the median round), `--busy` how many threads keep the cores busy
 //! during the sustained runs (default 0; to see how the generators fare on
 //! a loaded machine), `--rounds` the number of interleaved rounds of
-//! burst samples (default 40, 25 samples per contender each), `--only`
+//! burst samples (default 40, 25 samples per contender each),
+//! `--lead-every` how often a sustained thread reads the clock to measure
+//! the lead of the ID it just got (after every Nth ID, default 16), `--only`
 //! keeps the contenders whose name contains one of the NAMEs (for quick looks; the
 //! published table uses all). `--tsv` prints every measurement as one
 //! tab-separated record per line instead, for `profiles` (which runs this
@@ -26,7 +29,7 @@ use std::time::Duration;
 use snowmint::SnowflakeId;
 use snowmint_bench::burst::{self, Subject, Summary};
 use snowmint_bench::contenders::{self, Shared, Spec, Unshared};
-use snowmint_bench::report::{self, Clocks, Row, label};
+use snowmint_bench::report::{self, Clocks, LeadOnly, Row, label};
 use snowmint_bench::sustained::{self, Buffers, Busy, Sustained};
 
 /// What `--help` prints.
@@ -34,12 +37,15 @@ const USAGE: &str = "\
 Measures snowmint's generator and its peers in one run; prints the markdown
 for BENCHMARKS.md.
 
-Usage: generator [--seconds S] [--sustained-rounds N] [--busy N] [--rounds R] [--only NAME,...] [--tsv]
+Usage: generator [--seconds S] [--sustained-rounds N] [--busy N] [--rounds R] [--lead-every N]
+                 [--only NAME,...] [--tsv]
 
   --seconds S            length of each sustained run (0.1..=60, default 5)
   --sustained-rounds N   sustained runs per contender and thread count (1..=20, default 5)
   --busy N               threads spinning beside the sustained runs (0..=16, default 0)
   --rounds R             interleaved rounds of burst samples (1..=1000, default 40)
+  --lead-every N         in the sustained runs, read the clock after every Nth ID to measure
+                         its lead over the clock (1..=65536, default 16)
   --only NAME,...        only the contenders whose name contains one of the NAMEs
   --tsv                  one tab-separated record per measurement instead of markdown;
                          then --sustained-rounds 0 and --rounds 0 skip that part
@@ -56,6 +62,7 @@ struct Options {
     sustained_rounds: usize,
     busy: usize,
     rounds: usize,
+    lead_every: usize,
     only: Option<String>,
     tsv: bool,
 }
@@ -66,6 +73,7 @@ fn options() -> Result<Options, String> {
         sustained_rounds: 5,
         busy: 0,
         rounds: 40,
+        lead_every: 16,
         only: None,
         tsv: false,
     };
@@ -109,6 +117,16 @@ fn options() -> Result<Options, String> {
                         .ok_or(format!(
                             "--rounds {text}: expected a whole number in 1..=1000 (0 with --tsv)"
                         ))?;
+            }
+            "--lead-every" => {
+                let text = value()?;
+                options.lead_every = text
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=65_536).contains(n))
+                    .ok_or(format!(
+                        "--lead-every {text}: expected a whole number in 1..=65536"
+                    ))?;
             }
             "--only" => options.only = Some(value()?),
             "--tsv" => options.tsv = true,
@@ -225,6 +243,7 @@ fn main() -> ExitCode {
         shared(&contenders::SNOWFLAKED, contenders::snowflaked),
         unshared(&contenders::RS_SNOWFLAKE, contenders::rs_snowflake),
         shared(&contenders::SONYFLAKE, contenders::sonyflake),
+        unshared(&contenders::YITTER, contenders::yitter),
         shared(
             &contenders::FERROID_MONOTONIC,
             contenders::ferroid_monotonic,
@@ -241,7 +260,7 @@ fn main() -> ExitCode {
     // Room for a run at the format's ceiling, with margin; the buffers are
     // touched once here and reused.
     let capacity = (options.seconds * 4_096_000.0 * 1.05) as usize + 65_536;
-    let mut buffers = Buffers::new(2, capacity);
+    let mut buffers = Buffers::new(2, capacity, options.lead_every);
     // Round by round, so that a stretch of load from elsewhere on the
     // machine falls on every contender alike rather than on one; those that
     // leave a thread running behind them come last.
@@ -264,6 +283,40 @@ fn main() -> ExitCode {
                 );
                 runs.push((entry.sustained)(threads, duration, &mut buffers));
             }
+        }
+    }
+    // rs-snowflake's `lazy_generate`, for its lead alone, once per thread
+    // count: its rate is not bounded by the clock, so its IDs are counted
+    // rather than kept.
+    let mut lead_only = Vec::new();
+    let lazy = &contenders::RS_SNOWFLAKE_LAZY;
+    let lazy_wanted = options.only.as_ref().is_none_or(|only| {
+        let name = lazy.name.to_lowercase();
+        only.split(',')
+            .any(|part| name.contains(part.to_lowercase().as_str()))
+    });
+    if lazy_wanted && !options.tsv {
+        for threads in [1, 2] {
+            eprintln!("lead alone: {}, {threads} thread(s)", lazy.name);
+            let (lead, ids_per_second) = if threads == 1 {
+                let mut generator = contenders::rs_snowflake_lazy();
+                sustained::lead_alone(
+                    lazy,
+                    vec![move || generator.next_id()],
+                    duration,
+                    options.lead_every,
+                )
+            } else {
+                let generator = Mutex::new(contenders::rs_snowflake_lazy());
+                let nexts = (0..threads).map(|_| || generator.next_id()).collect();
+                sustained::lead_alone(lazy, nexts, duration, options.lead_every)
+            };
+            lead_only.push(LeadOnly {
+                name: lazy.name,
+                threads,
+                ids_per_second,
+                lead,
+            });
         }
     }
     drop(busy);
@@ -347,6 +400,7 @@ fn main() -> ExitCode {
         &options,
         &load_before,
         &rows,
+        &lead_only,
         &clocks,
         &snowmint_batch,
         &me_batch,
@@ -358,6 +412,7 @@ fn print_report(
     options: &Options,
     load_before: &str,
     rows: &[Row],
+    lead_only: &[LeadOnly],
     clocks: &Clocks,
     snowmint_batch: &Summary,
     me_batch: &Summary,
@@ -407,6 +462,18 @@ fn print_report(
         println!();
         print!("{findings}");
     }
+    println!();
+    println!(
+        "The lead at full load: how far an ID's timestamp runs ahead of the wall clock read \
+         right after the ID came back (the start of the ID's unit, in the contender's own \
+         epoch and unit, minus the reading; 0 if the unit had started), the clock read after \
+         every {}th ID of each thread in every sustained run above, 1 and 2 threads; max lag: \
+         the longest an ID's unit had ended before the reading (a thread taken off the CPU \
+         between the two adds to it):",
+        options.lead_every
+    );
+    println!();
+    print!("{}", report::lead_table(rows, lead_only));
     println!();
     println!("Batch against single calls, 4096 IDs right after a tick, ns per ID (median):");
     println!();

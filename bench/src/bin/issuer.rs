@@ -165,7 +165,8 @@ fn main() -> ExitCode {
     let capacity = (options.seconds * 4_096_000.0 * 1.05) as usize + 65_536;
     // Two threads of a node of two slots make up to twice one slot's IDs.
     let slots_factor = if options.slot_rounds > 0 { 2 } else { 1 };
-    let mut buffers = Buffers::new(2, capacity * slots_factor);
+    // No lead samples here (the generator bench measures the lead).
+    let mut buffers = Buffers::new(2, capacity * slots_factor, usize::MAX);
     let spec = &SNOWMINT;
     let mut runs: Vec<[Vec<Sustained>; 2]> = vec![Default::default(), Default::default()];
     for _ in 0..options.sustained_rounds {

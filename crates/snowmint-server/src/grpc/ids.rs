@@ -462,6 +462,10 @@ fn node_description(n: NodeDescription) -> pb::NodeDescription {
         high_water_mark: n.high_water_mark,
         last_timestamp_ms: n.last_timestamp_ms,
         state_file: n.state_file,
+        lead_ms: Some(pb::Lead {
+            current: n.lead_ms.current,
+            max: n.lead_ms.max,
+        }),
         coordinator: n.coordinator.map(|c| pb::Coordinator {
             url: c.url,
             fleet: c.fleet,

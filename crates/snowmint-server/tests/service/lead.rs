@@ -1,16 +1,22 @@
 //! The lead of issue 36: how far the timestamp of an ID runs ahead of the
 //! node's clock when it is issued, in `/v1/node` (`lead_ms`) and `/metrics`
-//! (`snowmint_id_lead_ms`, `snowmint_id_lead_max_ms`). Zero under full
+//! (`snowmint_id_lead_ms`, `snowmint_id_lead_max_ms`) and gRPC `GetNode`
+//! (`lead_ms`, asked over a real socket of the same node). Zero under full
 //! load with `refuse` and `wait`; under `borrow`, after the clock steps
 //! back, above zero, never past `--clock-max` (an ID that would need more
-//! is refused), and back to zero once the clock catches up.
+//! is refused), and back to zero once the clock catches up. The three
+//! always agree.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use snowmint::{ClockPolicy, ManualClock};
+use snowmint_client::proto::GetNodeRequest;
+use snowmint_client::proto::id_service_client::IdServiceClient;
+use snowmint_server::Listener;
 use snowmint_test_support::in_process::{Options, TestNode, get, node_with};
+use tonic::transport::Channel;
 
 const TWITTER_EPOCH: i64 = 1_288_834_974_657;
 const T: i64 = 1_700_000_000_000;
@@ -30,9 +36,27 @@ fn metric(text: &str, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no metric {name} in:\n{text}"))
 }
 
-/// The lead as `/v1/node` gives it, then as `/metrics` does: (current, max)
-/// from each.
-async fn leads(node: &TestNode) -> ((f64, f64), (f64, f64)) {
+/// A client of a gRPC listener on a free loopback port that serves `node`
+/// (the same state as its HTTP routes); the listener lives as long as the
+/// test's runtime.
+async fn grpc(node: &TestNode) -> IdServiceClient<Channel> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let _serving = node.state.clone().serve(
+        vec![(Listener::Grpc, listener)],
+        std::future::pending::<()>(),
+    );
+    let channel = Channel::from_shared(format!("http://{address}"))
+        .unwrap()
+        .connect()
+        .await
+        .expect("a connection to the node's gRPC listener");
+    IdServiceClient::new(channel)
+}
+
+/// The lead as `/v1/node` gives it, as `/metrics` does and as gRPC
+/// `GetNode` does: (current, max) from each.
+async fn leads(node: &TestNode, grpc: &mut IdServiceClient<Channel>) -> [(f64, f64); 3] {
     let json = get(&node.app, "/v1/node").await.json();
     let lead = &json["lead_ms"];
     let from_node = (
@@ -44,7 +68,13 @@ async fn leads(node: &TestNode) -> ((f64, f64), (f64, f64)) {
         metric(&text, "snowmint_id_lead_ms"),
         metric(&text, "snowmint_id_lead_max_ms"),
     );
-    (from_node, from_metrics)
+    let described = grpc
+        .get_node(GetNodeRequest {})
+        .await
+        .expect("GetNode answers")
+        .into_inner();
+    let lead = described.lead_ms.expect("GetNode carries lead_ms");
+    [from_node, from_metrics, (lead.current, lead.max)]
 }
 
 /// `refuse` and `wait` never issue ahead of the clock: a node driven past
@@ -64,7 +94,8 @@ async fn the_lead_stays_zero_under_full_load_with_refuse_and_wait() {
             ..Options::default()
         })
         .await;
-        assert_eq!(leads(&node).await, ((0.0, 0.0), (0.0, 0.0)));
+        let mut grpc = grpc(&node).await;
+        assert_eq!(leads(&node, &mut grpc).await, [(0.0, 0.0); 3]);
         let started = Instant::now();
         let mut rounds = 0;
         loop {
@@ -87,8 +118,8 @@ async fn the_lead_stays_zero_under_full_load_with_refuse_and_wait() {
             // A lead the generator took shows in the maximum even after
             // the clock moved past it.
             assert_eq!(
-                leads(&node).await,
-                ((0.0, 0.0), (0.0, 0.0)),
+                leads(&node, &mut grpc).await,
+                [(0.0, 0.0); 3],
                 "{policy:?}, round {rounds}"
             );
             let text = get(&node.app, "/metrics").await.body;
@@ -127,15 +158,16 @@ async fn borrowing_makes_a_lead_bounded_by_the_setting_that_falls_back_to_zero()
         ..Options::default()
     })
     .await;
+    let mut grpc = grpc(&node).await;
     let first = get(&node.app, "/v1/id").await.json();
     assert_eq!(timestamp_ms(&first["id"]), T);
-    assert_eq!(leads(&node).await, ((0.0, 0.0), (0.0, 0.0)));
+    assert_eq!(leads(&node, &mut grpc).await, [(0.0, 0.0); 3]);
 
     // The clock steps back 10 ms: the next ID borrows the last millisecond.
     clock.set(T - 10);
     let borrowed = get(&node.app, "/v1/id").await.json();
     assert_eq!(timestamp_ms(&borrowed["id"]), T);
-    assert_eq!(leads(&node).await, ((10.0, 10.0), (10.0, 10.0)));
+    assert_eq!(leads(&node, &mut grpc).await, [(10.0, 10.0); 3]);
 
     // Whole milliseconds' worth: each batch runs into the next millisecond
     // ahead, until a batch would need more than 50 ms of lead.
@@ -160,16 +192,16 @@ async fn borrowing_makes_a_lead_bounded_by_the_setting_that_falls_back_to_zero()
         T - 10 + 50,
         "the IDs went as far as the bound allows"
     );
-    assert_eq!(leads(&node).await, ((50.0, 50.0), (50.0, 50.0)));
+    assert_eq!(leads(&node, &mut grpc).await, [(50.0, 50.0); 3]);
     let node_json = get(&node.app, "/v1/node").await.json();
     assert_eq!(node_json["clock_max_ms"], 50);
 
     // The clock moves on: the lead now falls with it, the maximum stays.
     clock.set(T + 20);
-    assert_eq!(leads(&node).await, ((20.0, 50.0), (20.0, 50.0)));
+    assert_eq!(leads(&node, &mut grpc).await, [(20.0, 50.0); 3]);
     // Past the last millisecond used: IDs are at the clock again.
     clock.set(T + 45);
     let caught_up = get(&node.app, "/v1/id").await.json();
     assert_eq!(timestamp_ms(&caught_up["id"]), T + 45);
-    assert_eq!(leads(&node).await, ((0.0, 50.0), (0.0, 50.0)));
+    assert_eq!(leads(&node, &mut grpc).await, [(0.0, 50.0); 3]);
 }

@@ -439,6 +439,25 @@ pub struct NodeDescription {
     /// The claim engine, for a node that claims its slot from a coordinator.
     #[prost(message, optional, tag = "22")]
     pub coordinator: ::core::option::Option<Coordinator>,
+    /// How far the timestamps of this node's IDs run ahead of its clock, as
+    /// `lead_ms` in `GET /v1/node`. Absent from a node older than the field.
+    #[prost(message, optional, tag = "23")]
+    pub lead_ms: ::core::option::Option<Lead>,
+}
+/// How far the timestamps of a node's IDs run ahead of its clock, in
+/// milliseconds (fractions for layouts with units below a millisecond).
+#[allow(clippy::all)]
+#[derive(Clone, Copy, PartialEq, ::prost::Message)]
+pub struct Lead {
+    /// The lead now: under `borrow`, how far the last timestamp used runs
+    /// ahead of the clock now (at most `clock_max_ms`), 0 once the clock is
+    /// at or past it; always 0 under `refuse` and `wait`.
+    #[prost(double, tag = "1")]
+    pub current: f64,
+    /// The largest lead of any ID issued since the node started, measured
+    /// against the clock when it was issued.
+    #[prost(double, tag = "2")]
+    pub max: f64,
 }
 /// The claim engine of a coordinated node.
 #[allow(clippy::all)]
