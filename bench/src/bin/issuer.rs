@@ -110,6 +110,50 @@ fn issuer_of(dir: &std::path::Path, node: Node, slots: u64) -> EmbeddedIssuer {
         .expect("the issuer starts on a fresh state directory")
 }
 
+/// The rounds of one subject, as a table row tells them: the best and
+/// median ratio to the ceiling, every round's, and what went wrong.
+struct Rounds {
+    best: f64,
+    median: f64,
+    every: String,
+    duplicates: u64,
+    out_of_order: u64,
+    off_clock: u64,
+    /// An ID twice, out of order, or a run that failed.
+    failed: bool,
+}
+
+impl Rounds {
+    fn of(rounds: &[Sustained], spec: &snowmint_bench::contenders::Spec) -> Rounds {
+        let mut ratios: Vec<f64> = rounds.iter().map(|run| run.ratio(spec)).collect();
+        let every = ratios
+            .iter()
+            .map(|r| format!("{r:.4}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        ratios.sort_by(f64::total_cmp);
+        let sum = |count: fn(&Sustained) -> u64| rounds.iter().map(count).sum::<u64>();
+        let (duplicates, out_of_order) = (sum(|r| r.duplicates), sum(|r| r.order_violations));
+        Rounds {
+            best: ratios[ratios.len() - 1],
+            median: ratios[ratios.len() / 2],
+            every,
+            duplicates,
+            out_of_order,
+            off_clock: sum(|r| r.off_clock),
+            failed: duplicates + out_of_order > 0 || rounds.iter().any(|r| r.failure.is_some()),
+        }
+    }
+
+    /// `best (median) | every | duplicates, out of order, off the clock`.
+    fn cells(&self) -> String {
+        format!(
+            "{:.4} ({:.4}) | {} | {}, {}, {}",
+            self.best, self.median, self.every, self.duplicates, self.out_of_order, self.off_clock
+        )
+    }
+}
+
 fn main() -> ExitCode {
     let options = match options() {
         Ok(options) => options,
@@ -241,26 +285,9 @@ fn main() -> ExitCode {
             .zip(&runs)
         {
             for (threads, rounds) in [1, 2].iter().zip(per_threads) {
-                let mut ratios: Vec<f64> = rounds.iter().map(|run| run.ratio(spec)).collect();
-                let every = ratios
-                    .iter()
-                    .map(|r| format!("{r:.4}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                ratios.sort_by(f64::total_cmp);
-                let (dups, order, off) = rounds.iter().fold((0, 0, 0), |(d, o, f), run| {
-                    (
-                        d + run.duplicates,
-                        o + run.order_violations,
-                        f + run.off_clock,
-                    )
-                });
-                failed |= dups + order > 0 || rounds.iter().any(|run| run.failure.is_some());
-                println!(
-                    "| {label} | {threads} | {:.4} ({:.4}) | {every} | {dups}, {order}, {off} |",
-                    ratios[ratios.len() - 1],
-                    ratios[ratios.len() / 2],
-                );
+                let summary = Rounds::of(rounds, spec);
+                failed |= summary.failed;
+                println!("| {label} | {threads} | {} |", summary.cells());
             }
         }
     }
@@ -277,26 +304,12 @@ fn main() -> ExitCode {
         println!("|---|--:|--:|--:|---|---|");
         let mut medians = Vec::new();
         for (slots, rounds) in [1, 2].iter().zip(&slot_runs) {
-            let mut ratios: Vec<f64> = rounds.iter().map(|run| run.ratio(spec)).collect();
-            let every = ratios
-                .iter()
-                .map(|r| format!("{r:.4}"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            ratios.sort_by(f64::total_cmp);
-            let (dups, order, off) = rounds.iter().fold((0, 0, 0), |(d, o, f), run| {
-                (
-                    d + run.duplicates,
-                    o + run.order_violations,
-                    f + run.off_clock,
-                )
-            });
-            failed |= dups + order > 0 || rounds.iter().any(|run| run.failure.is_some());
-            medians.push(ratios[ratios.len() / 2]);
+            let summary = Rounds::of(rounds, spec);
+            failed |= summary.failed;
+            medians.push(summary.median);
             println!(
-                "| `EmbeddedIssuer::next_id` | {slots} | 2 | {:.4} ({:.4}) | {every} | {dups}, {order}, {off} |",
-                ratios[ratios.len() - 1],
-                ratios[ratios.len() / 2],
+                "| `EmbeddedIssuer::next_id` | {slots} | 2 | {} |",
+                summary.cells()
             );
         }
         println!();

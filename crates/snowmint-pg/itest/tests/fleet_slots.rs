@@ -239,7 +239,6 @@ async fn the_guides_fleet_example_runs() {
 /// order, up to 32 in a second.
 #[tokio::test]
 async fn a_claiming_server_of_two_slots_holds_a_block_and_issues_from_both() {
-    const LAYOUT: &str = "time:32/datacenter:5/machine:5/sequence:4@1700000000000,1s";
     let coordinator = PostgresServer::start().await;
     let url = postgres_url(&coordinator);
     let (_server, client) = claimed_server(
@@ -248,7 +247,7 @@ async fn a_claiming_server_of_two_slots_holds_a_block_and_issues_from_both() {
         &[
             ("snowmint.slots", "40-43"),
             ("snowmint.slots_per_node", "2"),
-            ("snowmint.layout", LAYOUT),
+            ("snowmint.layout", common::SECOND_TICKS),
         ],
     )
     .await;
@@ -270,29 +269,8 @@ async fn a_claiming_server_of_two_slots_holds_a_block_and_issues_from_both() {
         .map(|row| row.get::<_, i64>(0))
         .collect::<Vec<_>>();
     assert_eq!(held, [slot, slot + 1]);
-    let rows = client
-        .query(
-            &format!(
-                "SELECT d.timestamp_ms, d.machine, d.sequence, ids.id FROM \
-                 (SELECT snowmint.next_id() AS id FROM generate_series(1, 40)) AS ids, \
-                 LATERAL snowmint.decode(ids.id, '{LAYOUT}') AS d ORDER BY ids.id"
-            ),
-            &[],
-        )
-        .await
-        .unwrap_or_else(|error| panic!("40 IDs: {}", described(&error)));
-    let first = (slot - 32) as i32;
-    let order: Vec<(i32, i32)> = [first, first + 1]
-        .into_iter()
-        .flat_map(|machine| (0..16).map(move |sequence| (machine, sequence)))
-        .collect();
-    let mut per_second = std::collections::BTreeMap::<i64, Vec<(i32, i32)>>::new();
-    for row in &rows {
-        per_second
-            .entry(row.get::<_, i64>(0))
-            .or_default()
-            .push((row.get(1), row.get(2)));
-    }
+    let per_second = common::pairs_per_second(&client, 40).await;
+    let order = common::slot_order((slot - 32) as i32, 2);
     for (second, pairs) in &per_second {
         assert_eq!(pairs[..], order[..pairs.len()], "second {second}");
     }

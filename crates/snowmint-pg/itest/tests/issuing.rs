@@ -4,7 +4,10 @@
 
 mod common;
 
-use common::{bigint, failure, mark_in_file, node_server, require_installed, server};
+use common::{
+    SECOND_TICKS, bigint, failure, mark_in_file, node_server, pairs_per_second, require_installed,
+    server, slot_order,
+};
 use snowmint_test_support::servers::postgres::PostgresServer;
 
 /// Without a node `next_id()` refuses, naming the settings to set, and
@@ -227,39 +230,14 @@ async fn the_guides_example_runs() {
 /// setting.
 #[tokio::test]
 async fn a_server_of_two_slots_issues_from_both_in_order() {
-    const LAYOUT: &str = "time:32/datacenter:5/machine:5/sequence:4@1700000000000,1s";
     let (_server, client) = server(&[
         ("snowmint.slot", "6"),
         ("snowmint.slots_per_node", "2"),
-        ("snowmint.layout", LAYOUT),
+        ("snowmint.layout", SECOND_TICKS),
     ])
     .await;
-    let rows = client
-        .query(
-            &format!(
-                "SELECT d.timestamp_ms, d.machine, d.sequence, ids.id FROM \
-                 (SELECT snowmint.next_id() AS id FROM generate_series(1, 40)) AS ids, \
-                 LATERAL snowmint.decode(ids.id, '{LAYOUT}') AS d ORDER BY ids.id"
-            ),
-            &[],
-        )
-        .await
-        .expect("40 IDs");
-    let mut per_second = std::collections::BTreeMap::<i64, Vec<(i32, i32)>>::new();
-    let mut ids = Vec::new();
-    for row in &rows {
-        per_second
-            .entry(row.get::<_, i64>(0))
-            .or_default()
-            .push((row.get(1), row.get(2)));
-        ids.push(row.get::<_, i64>(3));
-    }
-    assert_eq!(ids.len(), 40);
-    assert!(ids.windows(2).all(|w| w[0] < w[1]), "distinct: {ids:?}");
-    let order: Vec<(i32, i32)> = [6, 7]
-        .into_iter()
-        .flat_map(|machine| (0..16).map(move |sequence| (machine, sequence)))
-        .collect();
+    let per_second = pairs_per_second(&client, 40).await;
+    let order = slot_order(6, 2);
     for (second, pairs) in &per_second {
         assert_eq!(pairs[..], order[..pairs.len()], "second {second}");
     }

@@ -113,4 +113,45 @@ pub fn mark_in_file(server: &PostgresServer) -> Option<i64> {
     })
 }
 
+/// A layout of 1 s ticks and a 4-bit sequence (16 IDs a slot a second),
+/// so that a statement fills a tick of a node of several slots.
+pub const SECOND_TICKS: &str = "time:32/datacenter:5/machine:5/sequence:4@1700000000000,1s";
+
+/// `count` IDs from `next_id()` in one statement, decoded in
+/// [`SECOND_TICKS`]: the (machine, sequence) pairs of each second, in ID
+/// order. Panics if any ID is not above the one before.
+pub async fn pairs_per_second(
+    client: &Client,
+    count: usize,
+) -> std::collections::BTreeMap<i64, Vec<(i32, i32)>> {
+    let sql = format!(
+        "SELECT d.timestamp_ms, d.machine, d.sequence, ids.id FROM \
+         (SELECT snowmint.next_id() AS id FROM generate_series(1, {count})) AS ids, \
+         LATERAL snowmint.decode(ids.id, '{SECOND_TICKS}') AS d ORDER BY ids.id"
+    );
+    let rows = client
+        .query(&sql, &[])
+        .await
+        .unwrap_or_else(|error| panic!("{count} IDs: {}", described(&error)));
+    let ids: Vec<i64> = rows.iter().map(|row| row.get(3)).collect();
+    assert_eq!(ids.len(), count);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "distinct: {ids:?}");
+    let mut per_second = std::collections::BTreeMap::<i64, Vec<(i32, i32)>>::new();
+    for row in &rows {
+        per_second
+            .entry(row.get::<_, i64>(0))
+            .or_default()
+            .push((row.get(1), row.get(2)));
+    }
+    per_second
+}
+
+/// The order a node of the machines `first..first + slots` issues a
+/// [`SECOND_TICKS`] second in: each machine's 16 sequence numbers in turn.
+pub fn slot_order(first: i32, slots: i32) -> Vec<(i32, i32)> {
+    (first..first + slots)
+        .flat_map(|machine| (0..16).map(move |sequence| (machine, sequence)))
+        .collect()
+}
+
 pub mod fleet;
