@@ -45,8 +45,12 @@ fn one_issuer_per_node_and_a_restart_resumes_above_the_mark() {
     first.shutdown();
     // The mark on disk is a step (1 s) ahead of the clock: the restart
     // waits that out (on the real clock, at most mark_wait_max), and the
-    // manual clock, left behind, is refused until it passes the mark.
-    let second = builder(&dir, &clock).start_blocking().unwrap();
+    // manual clock, left behind, is refused until it passes the mark (so
+    // the start does not wait to be ready: it cannot be before that).
+    let second = builder(&dir, &clock)
+        .wait_for_claim(Duration::ZERO)
+        .start_blocking()
+        .unwrap();
     let refusal = second.next_id().unwrap_err();
     assert_eq!(refusal.code(), "clock_behind", "{refusal}");
     assert!(
