@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use snowmint_fleet::{FleetError, MarkFile, NodeLock};
-use snowmint_server::config::{Config, Identity, Layer, Setting};
+use snowmint_server::config::{Config, Layer, Setting};
 use snowmint_server::{Listener, ServeError};
 use tracing_subscriber::EnvFilter;
 
@@ -233,18 +233,9 @@ fn print_listening(serving: &snowmint_server::Serving) {
 /// For a fixed identity, the error that another process holds the node's
 /// lock in the state directory, if one does (see `snowmint_fleet::NodeLock`).
 fn node_in_use(config: &Config) -> Option<FleetError> {
-    let (node, slots) = match config.identity {
-        Identity::Static(node) => (node, 1),
-        Identity::StaticSlots { node, slots } => (node, slots),
-        _ => return None,
-    };
     // Every slot of a fixed block: the first one held by another process.
-    (node.slot()..node.slot() + slots).find_map(|slot| {
-        let mark = MarkFile::for_node(
-            &config.state_dir,
-            config.layout,
-            snowmint::Node::from_slot(slot),
-        );
+    config.fixed_nodes().into_iter().find_map(|node| {
+        let mark = MarkFile::for_node(&config.state_dir, config.layout, node);
         match NodeLock::acquire(&mark) {
             Err(error @ FleetError::NodeLocked { .. }) => Some(error),
             // Free (the lock goes again at once), or not to be had for some

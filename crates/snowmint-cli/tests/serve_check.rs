@@ -700,3 +700,60 @@ fn check_says_what_guards_each_listener() {
     );
     assert!(!out.contains("check-token"), "{out}");
 }
+
+/// A fixed node of four slots (`--slots-per-node 4`, machines 4 to 7):
+/// --check tries every slot's lock, as a start takes them all, and refuses
+/// while a running node holds machine 5, naming its pid; the mark it
+/// reports is the highest of the four slots', the one a start resumes
+/// after.
+#[test]
+fn check_tries_every_slot_of_a_fixed_block() {
+    let home = temp_dir("check-block");
+    let state = home.path().join("state");
+    let state_arg = state.to_str().unwrap();
+    let block = [
+        "--machine",
+        "4",
+        "--slots-per-node",
+        "4",
+        "--state-dir",
+        state_arg,
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    let free = check_live(home.path(), &block, &[]);
+    assert_eq!(free.status.code(), Some(0), "{}", text(&free.stderr));
+    let out = text(&free.stdout);
+    for machine in 4..8 {
+        assert!(out.contains(&format!("node-dc0-m{machine}.lock")), "{out}");
+    }
+
+    let running = binary::Service::start(
+        SNOWMINT,
+        home.path(),
+        &["--machine", "5", "--state-dir", state_arg],
+        &[],
+    );
+    let held = check_live(home.path(), &block, &[]);
+    assert_eq!(held.status.code(), Some(1), "{}", text(&held.stdout));
+    let error = text(&held.stderr);
+    assert!(error.contains("machine 5"), "{error}");
+    assert!(
+        error.contains(&format!("process {}", running.pid())),
+        "{error}"
+    );
+    drop(running);
+
+    // Slot 6's mark, a minute ahead, is the one the start waits out.
+    let ahead = now_ms() + 60_000;
+    MarkFile::for_node(&state, Layout::TWITTER, Node::from_slot(6))
+        .write(ahead)
+        .unwrap();
+    let checked = check(home.path(), &block, &[]);
+    assert_eq!(checked.status.code(), Some(2), "{}", text(&checked.stdout));
+    let refusal = text(&checked.stderr);
+    assert!(
+        refusal.contains(&snowmint::format_time(ahead).to_string()),
+        "{refusal}"
+    );
+}

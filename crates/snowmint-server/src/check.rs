@@ -129,8 +129,8 @@ pub fn check_with_clock(config: &Config, clock: &dyn Clock) -> Result<Plan, Serv
             "not there yet, a start creates it"
         }
     );
-    if let Some(node) = node {
-        state.push_str(&format!("; {}", mark_status(config, node, clock)?));
+    if node.is_some() {
+        state.push_str(&format!("; {}", mark_status(config, clock)?));
     } else if let Some(slot) = snowmint_fleet::last_written_slot(&config.state_dir, layout) {
         state.push_str(&format!("; slot {slot} was held last, and is tried first"));
     }
@@ -336,13 +336,18 @@ fn gate(config: &Config) -> Result<Vec<(&'static str, String)>, ServeError> {
 /// ([`ServeError::Io`], naming it); a coordinator that cannot be reached
 /// in 10 s, or that refuses the login ([`FleetError::Coordinator`]).
 pub async fn probe(config: &Config, plan: &mut Plan) -> Result<(), ServeError> {
-    let lock = match identity(config)?.2 {
-        Some(node) => {
-            let mark = MarkFile::for_node(&config.state_dir, config.layout, node);
-            NodeLock::probe(&mark)?;
-            format!("{}: free", mark.lock_path().display())
-        }
-        None => "taken per slot once one is claimed".to_owned(),
+    identity(config)?;
+    let mut free = Vec::new();
+    // Every slot of a fixed block, as a start locks them all.
+    for node in config.fixed_nodes() {
+        let mark = MarkFile::for_node(&config.state_dir, config.layout, node);
+        NodeLock::probe(&mark)?;
+        free.push(mark.lock_path().display().to_string());
+    }
+    let lock = if free.is_empty() {
+        "taken per slot once one is claimed".to_owned()
+    } else {
+        format!("{}: free", free.join(", "))
     };
     plan.lines.push(("lock", lock));
     let mut bound = Vec::new();
@@ -466,9 +471,18 @@ fn identity(config: &Config) -> Result<(&'static str, String, Option<Node>), Ser
 }
 
 /// What a fixed node's state file says, with the start-up rule applied.
-fn mark_status(config: &Config, node: Node, clock: &dyn Clock) -> Result<String, ServeError> {
-    let file = MarkFile::for_node(&config.state_dir, config.layout, node);
-    let Some(mark_ms) = file.read()? else {
+fn mark_status(config: &Config, clock: &dyn Clock) -> Result<String, ServeError> {
+    // A fixed block resumes after the highest mark of its slots.
+    let mut highest: Option<(i64, MarkFile)> = None;
+    for node in config.fixed_nodes() {
+        let file = MarkFile::for_node(&config.state_dir, config.layout, node);
+        if let Some(mark_ms) = file.read()?
+            && highest.as_ref().is_none_or(|(ms, _)| mark_ms > *ms)
+        {
+            highest = Some((mark_ms, file));
+        }
+    }
+    let Some((mark_ms, file)) = highest else {
         return Ok("no state file for this node yet".to_owned());
     };
     let now_ms = clock.now_ms();

@@ -230,6 +230,33 @@ impl Config {
         }
     }
 
+    /// The nodes of every slot a fixed identity holds, lowest first: its
+    /// own, and with `--slots-per-node K` the K - 1 after it; none when
+    /// the slot is claimed or read from the hostname at start.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Node;
+    /// use snowmint_server::config::{Config, Layer, Setting};
+    ///
+    /// let mut flags = Layer::flags();
+    /// flags.set(Setting::Machine, "6").set(Setting::SlotsPerNode, "2");
+    /// let config = Config::load_with(flags, |_| None)?;
+    /// assert_eq!(config.fixed_nodes(), [Node::from_slot(6), Node::from_slot(7)]);
+    /// # Ok::<(), snowmint_server::config::ConfigError>(())
+    /// ```
+    pub fn fixed_nodes(&self) -> Vec<Node> {
+        let (node, slots) = match self.identity {
+            Identity::Static(node) => (node, 1),
+            Identity::StaticSlots { node, slots } => (node, slots),
+            _ => return Vec::new(),
+        };
+        (node.slot()..node.slot() + slots)
+            .map(Node::from_slot)
+            .collect()
+    }
+
     /// The node, when it is given explicitly.
     pub fn node(&self) -> Option<Node> {
         match self.identity {
