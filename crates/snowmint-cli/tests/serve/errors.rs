@@ -55,9 +55,11 @@ fn no_claim_for_an_unreachable_coordinator_is_a_sentence() {
     let ready = service.connect().get("/readyz").unwrap();
     assert_eq!(ready.status, 503);
     assert!(ready.body.contains(&sentence), "{}", ready.body);
-    // The details are in the log, for the operator.
-    let log = service.log();
-    assert!(log.contains("ConnectionRefused"), "{log}");
+    // The details are in the log, for the operator: written just after the
+    // node is fenced, so a reader may see the reason a moment before them.
+    wait_until("the details in the log", Duration::from_secs(10), || {
+        service.log().contains("ConnectionRefused").then_some(())
+    });
     // Stopped, it says that it held no claim, rather than that it released
     // one.
     let (status, log) = service.terminate();
