@@ -7,6 +7,7 @@
 #
 # Usage: bench/latency.sh [SECONDS]          # default 10 s per measurement
 #   CONNECTIONS=8 RATES=10000,50000 WARMUP=1 bench/latency.sh
+#   FRONTS=http,control-threads bench/latency.sh 5   # some columns only
 # Prints the machine's load before and after, then the markdown tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."

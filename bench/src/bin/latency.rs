@@ -5,6 +5,7 @@
 //! bench/latency.sh                         # builds the release binaries, runs this
 //! target/release/latency SNOWMINT [SECONDS]   # default 10 s per measurement
 //! CONNECTIONS=8 RATES=10000,50000 WARMUP=1 target/release/latency SNOWMINT
+//! FRONTS=http,control-threads target/release/latency SNOWMINT 5
 //! ```
 //!
 //! Starts one `snowmint serve` (release binary `SNOWMINT`, node 0/1, a
@@ -19,6 +20,15 @@
 //! from when it was due, not from when it was sent
 //! ([`snowmint_bench::latency`]), so a stall of the node (or of the
 //! client) counts in full. Every answer is read whole and checked (an ID).
+//! Three controls, measured the same way, show what the client and the
+//! machine cost without snowmint: `control-threads`, a trivial HTTP
+//! server in this process (one thread per connection) that answers every
+//! request with a body of `/v1/id`'s size; `control-tokio`, the same
+//! server on a Tokio runtime of two workers (`CONTROL_WORKERS` sets how
+//! many); `control-nothing`, the
+//! client's timelines with no request at all (its timer and the
+//! machine's scheduling alone). `FRONTS` picks the columns (default: all,
+//! `http,grpc,memcached,control-threads,control-tokio,control-nothing`).
 //! Prints two markdown tables: p50, p99, p99.9 and max by rate, the front
 //! ends side by side; and the rate each run achieved, with the largest
 //! lag of a send behind its due time (a client or node that cannot keep
@@ -41,6 +51,8 @@ struct Node {
     http: SocketAddr,
     grpc: String,
     memcached: SocketAddr,
+    /// The controls' addresses ([`control_threads`], [`control_tokio`]).
+    controls: [SocketAddr; 2],
     _state: tempfile::TempDir,
 }
 
@@ -90,8 +102,96 @@ fn start(binary: &str) -> Node {
         http: http.expect("snowmint serve ended before listening"),
         grpc: grpc.expect("no gRPC address"),
         memcached,
+        controls: [control_threads(), control_tokio()],
         _state: state,
     }
+}
+
+/// What the controls answer to any request: an answer of `/v1/id`'s shape
+/// and size.
+fn control_answer() -> Vec<u8> {
+    let body = "{\"id\":\"1234567890123456789\"}";
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Answers one control connection's requests, each when its head (up to
+/// the blank line) has come.
+fn answer_control(stream: TcpStream, answer: &[u8]) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut writer = stream;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        if line == "\r\n" {
+            writer.write_all(answer)?;
+        }
+    }
+}
+
+/// A control, not snowmint: a trivial HTTP server in this process, one
+/// thread per connection, that answers every request at once. What the
+/// client and the machine cost by themselves.
+fn control_threads() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let address = listener.local_addr().expect("its address");
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            thread::spawn(move || answer_control(stream, &control_answer()));
+        }
+    });
+    address
+}
+
+/// A control, not snowmint: the same trivial server on a Tokio runtime of
+/// two workers, or `CONTROL_WORKERS` (the node's runtime, without its HTTP
+/// stack, layers or issuer).
+fn control_tokio() -> SocketAddr {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let address = listener.local_addr().expect("its address");
+    listener
+        .set_nonblocking(true)
+        .expect("a non-blocking listener");
+    thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(env_or("CONTROL_WORKERS", 2))
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("a listener");
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                tokio::spawn(async move {
+                    let answer = control_answer();
+                    stream.set_nodelay(true)?;
+                    let (reader, mut writer) = stream.into_split();
+                    let mut reader = tokio::io::BufReader::new(reader);
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        if reader.read_line(&mut line).await? == 0 {
+                            return io::Result::Ok(());
+                        }
+                        if line == "\r\n" {
+                            writer.write_all(&answer).await?;
+                        }
+                    }
+                });
+            }
+        });
+    });
+    address
 }
 
 /// The front ends measured, in the order of the table's columns.
@@ -100,16 +200,45 @@ enum FrontEnd {
     Http,
     Grpc,
     Memcached,
+    /// [`control_threads`]: the same requests as `Http`.
+    ControlThreads,
+    /// [`control_tokio`]: the same requests as `Http`.
+    ControlTokio,
+    /// No request at all: the client's own timeline, its timer and the
+    /// machine's scheduling, with nothing sent.
+    ControlNothing,
 }
 
 impl FrontEnd {
-    const ALL: [FrontEnd; 3] = [FrontEnd::Http, FrontEnd::Grpc, FrontEnd::Memcached];
+    const ALL: [FrontEnd; 6] = [
+        FrontEnd::Http,
+        FrontEnd::Grpc,
+        FrontEnd::Memcached,
+        FrontEnd::ControlThreads,
+        FrontEnd::ControlTokio,
+        FrontEnd::ControlNothing,
+    ];
+
+    /// The name `FRONTS` takes.
+    fn name(self) -> &'static str {
+        match self {
+            FrontEnd::Http => "http",
+            FrontEnd::Grpc => "grpc",
+            FrontEnd::Memcached => "memcached",
+            FrontEnd::ControlThreads => "control-threads",
+            FrontEnd::ControlTokio => "control-tokio",
+            FrontEnd::ControlNothing => "control-nothing",
+        }
+    }
 
     fn title(self) -> &'static str {
         match self {
             FrontEnd::Http => "HTTP/1.1 `GET /v1/id`",
             FrontEnd::Grpc => "gRPC `NextIds(1)`",
             FrontEnd::Memcached => "memcached `get`",
+            FrontEnd::ControlThreads => "control: threads",
+            FrontEnd::ControlTokio => "control: Tokio",
+            FrontEnd::ControlNothing => "control: no request",
         }
     }
 }
@@ -132,6 +261,7 @@ enum Client {
         reader: BufReader<TcpStream>,
         line: String,
     },
+    Nothing,
 }
 
 fn bad(what: String) -> io::Error {
@@ -147,8 +277,14 @@ impl Client {
             Ok((stream, reader))
         };
         Ok(match front {
-            FrontEnd::Http => {
-                let (stream, reader) = tcp(node.http)?;
+            FrontEnd::ControlNothing => Client::Nothing,
+            FrontEnd::Http | FrontEnd::ControlThreads | FrontEnd::ControlTokio => {
+                let address = match front {
+                    FrontEnd::ControlThreads => node.controls[0],
+                    FrontEnd::ControlTokio => node.controls[1],
+                    _ => node.http,
+                };
+                let (stream, reader) = tcp(address)?;
                 Client::Http {
                     stream,
                     reader,
@@ -246,6 +382,7 @@ impl Client {
                 }
                 Ok(())
             }
+            Client::Nothing => Ok(()),
             Client::Grpc { runtime, client } => {
                 let batch = runtime
                     .block_on(client.next_ids(NextIdsRequest { count: 1 }))
@@ -337,13 +474,26 @@ fn main() -> ExitCode {
         .split(',')
         .map(|r| r.trim().parse().expect("RATES: numbers, comma-separated"))
         .collect();
+    let fronts: Vec<FrontEnd> = env_or("FRONTS", FrontEnd::ALL.map(FrontEnd::name).join(","))
+        .split(',')
+        .map(|name| {
+            let name = name.trim();
+            FrontEnd::ALL
+                .into_iter()
+                .find(|front| front.name() == name)
+                .unwrap_or_else(|| {
+                    let names = FrontEnd::ALL.map(FrontEnd::name).join(", ");
+                    panic!("FRONTS: {name:?} is not one of {names}")
+                })
+        })
+        .collect();
     let length = Duration::from_secs_f64(seconds);
     let node = start(&binary);
     // What each measurement got, by rate then front end.
     let mut results: Vec<(u64, Vec<Recorded>)> = Vec::new();
     for &rate in &rates {
         let mut row = Vec::new();
-        for front in FrontEnd::ALL {
+        for &front in &fronts {
             eprintln!("{} at {rate}/s ...", front.title());
             row.push(measure(&node, front, rate, connections, warmup, length));
             thread::sleep(Duration::from_millis(500));
@@ -358,11 +508,11 @@ fn main() -> ExitCode {
     );
     println!();
     print!("| rate | quantile |");
-    for front in FrontEnd::ALL {
+    for front in &fronts {
         print!(" {} |", front.title());
     }
     println!();
-    println!("|---|---|---:|---:|---:|");
+    println!("|---|---|{}", "---:|".repeat(fronts.len()));
     for (rate, row) in &results {
         let quantiles: Vec<[f64; 4]> = row.iter().map(|r| quantiles_us(&r.latency)).collect();
         for (q, name) in ["p50", "p99", "p99.9", "max"].iter().enumerate() {
@@ -377,7 +527,7 @@ fn main() -> ExitCode {
     println!("| rate | front end | requests | achieved rate | largest send lag |");
     println!("|---|---|---:|---:|---:|");
     for (rate, row) in &results {
-        for (front, record) in FrontEnd::ALL.iter().zip(row) {
+        for (front, record) in fronts.iter().zip(row) {
             let measured = record.finished.saturating_sub(warmup).as_secs_f64();
             println!(
                 "| {rate} req/s | {} | {} | {:.0} req/s | {} |",
