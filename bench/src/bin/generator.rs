@@ -521,6 +521,10 @@ fn print_report(
 /// - `load\tbefore|after\tONE FIVE FIFTEEN`
 /// - `sustained\tCONTENDER\tTHREADS\tROUND\tRATIO\tIDS_PER_SECOND\tDUPLICATES\tOUT_OF_ORDER\tOFF_CLOCK\tFAILURE`
 ///   (`-` when none)
+/// - `lead\tCONTENDER\tTHREADS\tROUND\tSAMPLED\tSHARE_AHEAD\tP99_NS\tMAX_NS`
+///   after each sustained record: the lead of its sampled IDs (every
+///   `--lead-every`-th), the share of them ahead of the clock, and the 99th
+///   percentile and largest lead in ns
 /// - `sample\tSUBJECT\tNS_PER_CALL`
 fn print_tsv(
     load_before: &str,
@@ -553,6 +557,17 @@ fn print_tsv(
                     run.duplicates,
                     run.order_violations,
                     run.off_clock,
+                )?;
+                writeln!(
+                    out,
+                    "lead\t{}\t{}\t{}\t{}\t{:.6}\t{}\t{}",
+                    spec.name,
+                    run.threads,
+                    round + 1,
+                    run.lead.samples(),
+                    run.lead.share_ahead(),
+                    run.lead.ns.value_at_quantile(0.99),
+                    run.lead.ns.max(),
                 )?;
             }
         }

@@ -176,7 +176,8 @@ fn run(binary: &str, args: &[String], into: &mut Measured) -> Result<(), String>
                 .ok_or_else(bad)
         };
         match fields[0] {
-            "load" => {}
+            // The lead is the generator's own report; profiles compare speed.
+            "load" | "lead" => {}
             "sustained" if fields.len() == 10 => {
                 let threads = count(2)? as u32;
                 into.sustained
