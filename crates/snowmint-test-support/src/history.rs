@@ -308,12 +308,14 @@ pub fn check(history: &History, claims: &FleetHistory) -> Findings {
             (*slot, Slot { records, spans })
         })
         .collect();
-    // Which claim (slot, record index) served each answer, judged by its
-    // IDs; answers whose IDs a claim does not cover are findings.
-    let mut served: Vec<Option<(u64, usize)>> = vec![None; history.receipts.len()];
-    for (index, receipt) in history.receipts.iter().enumerate() {
-        served[index] = claim_of(history, receipt, &claims.layout, &slots, &mut findings);
-    }
+    // Which claims (slot, record index) served each answer, judged by its
+    // IDs: one, or one per slot of a node that holds a block of slots;
+    // answers whose IDs a claim does not cover are findings.
+    let served: Vec<Vec<(u64, usize)>> = history
+        .receipts
+        .iter()
+        .map(|receipt| claims_of(history, receipt, &claims.layout, &slots, &mut findings))
+        .collect();
     overlaps(history, &claims.layout, &slots, &mut findings);
     fencing(history, &served, &slots, &mut findings);
     findings
@@ -396,29 +398,34 @@ fn regressions(history: &History, layout: &Layout, findings: &mut Findings) {
     }
 }
 
-/// Finding 3 for one answer; the claim that served it when one claim,
-/// held by its server, covers all its IDs.
-fn claim_of(
+/// Finding 3 for one answer; the claims that served it when each of its
+/// IDs lies in exactly one claim of its slot, held by the answer's server,
+/// and no two of its IDs lie in different claims of one slot (a node of
+/// several slots answers from one claim in each slot of its block).
+fn claims_of(
     history: &History,
     receipt: &Receipt,
     layout: &Layout,
     slots: &BTreeMap<u64, Slot<'_>>,
     findings: &mut Findings,
-) -> Option<(u64, usize)> {
+) -> Vec<(u64, usize)> {
     let server = &history.servers[receipt.server];
-    let mut claim = None;
+    // At most one claim per slot: a node of several slots answers from
+    // the claims of its block, all of them its own process's (checked for
+    // each ID below), but never from two claims of one slot.
+    let mut claims: Vec<(u64, usize)> = Vec::new();
     for &id in &receipt.ids {
         let Some((slot, timestamp_ms)) = locate(layout, id) else {
             findings.outside.push(format!(
                 "{id} from {server}: not an ID of the fleet's layout"
             ));
-            return None;
+            return Vec::new();
         };
         let Some(kept) = slots.get(&slot) else {
             findings.outside.push(format!(
                 "{id} from {server}: slot {slot} has no claim history at all"
             ));
-            return None;
+            return Vec::new();
         };
         let covering = kept.covering(timestamp_ms);
         let [index] = covering[..] else {
@@ -435,7 +442,7 @@ fn claim_of(
                     format!(": {}", claims.join("; "))
                 }
             ));
-            return None;
+            return Vec::new();
         };
         let holder = Holder::parse(&kept.records[index].holder);
         if holder
@@ -446,18 +453,21 @@ fn claim_of(
                 "{id} (ms {timestamp_ms}) from {server}: covered by {}, another process's",
                 kept.name(slot, index)
             ));
-            return None;
+            return Vec::new();
         }
-        if claim.is_some_and(|known| known != (slot, index)) {
-            findings.outside.push(format!(
-                "an answer of {server} sent at {:.3} s holds IDs of two claims",
-                receipt.sent_us as f64 / 1e6
-            ));
-            return None;
+        match claims.iter().find(|(known, _)| *known == slot) {
+            Some(&(_, known)) if known != index => {
+                findings.outside.push(format!(
+                    "an answer of {server} sent at {:.3} s holds IDs of two claims of slot {slot}",
+                    receipt.sent_us as f64 / 1e6
+                ));
+                return Vec::new();
+            }
+            Some(_) => {}
+            None => claims.push((slot, index)),
         }
-        claim = Some((slot, index));
     }
-    claim
+    claims
 }
 
 /// Finding 4: claims whose spans meet, and the IDs received in both.
@@ -506,20 +516,21 @@ fn overlaps(
 /// answer of a later claim (of another process) had arrived.
 fn fencing(
     history: &History,
-    served: &[Option<(u64, usize)>],
+    served: &[Vec<(u64, usize)>],
     slots: &BTreeMap<u64, Slot<'_>>,
     findings: &mut Findings,
 ) {
     // Per claim: its last request sent, its first answer received.
     let mut times: BTreeMap<(u64, usize), (&Receipt, &Receipt)> = BTreeMap::new();
-    for (receipt, claim) in history.receipts.iter().zip(served) {
-        let Some(claim) = claim else { continue };
-        let entry = times.entry(*claim).or_insert((receipt, receipt));
-        if receipt.sent_us > entry.0.sent_us {
-            entry.0 = receipt;
-        }
-        if receipt.received_us < entry.1.received_us {
-            entry.1 = receipt;
+    for (receipt, claims) in history.receipts.iter().zip(served) {
+        for claim in claims {
+            let entry = times.entry(*claim).or_insert((receipt, receipt));
+            if receipt.sent_us > entry.0.sent_us {
+                entry.0 = receipt;
+            }
+            if receipt.received_us < entry.1.received_us {
+                entry.1 = receipt;
+            }
         }
     }
     for &(slot, index) in times.keys() {
@@ -699,6 +710,69 @@ mod tests {
             "{report}"
         );
         assert!(report.contains("and slot 5 generation 2"), "{report}");
+    }
+
+    /// A node of two slots (5 and 6, one block) answers with IDs of both
+    /// slots, each covered by that slot's claim of the same process: one
+    /// answer, two claims, no finding; both claims count as served, and a
+    /// late answer on either slot breaks the fencing. An ID of another
+    /// process's claim in an answer of the block stays a finding.
+    #[test]
+    fn a_block_of_slots_answers_from_one_claim_per_slot() {
+        let block = |second_floor: i64| -> FleetHistory {
+            let slot = || {
+                vec![
+                    record(1, 1, T, None, None),
+                    record(2, 2, T + 1_200, Some(second_floor), None),
+                ]
+            };
+            let slots = BTreeMap::from([
+                (5, SlotClaims::new(slot(), Some(T + 3_000))),
+                (6, SlotClaims::new(slot(), Some(T + 3_000))),
+            ]);
+            FleetHistory::new("ids", Layout::TWITTER, slots)
+        };
+        let mut history = clean_history();
+        for receipt in &mut history.receipts {
+            let ms = (receipt.ids[0] >> 22) as i64 + EPOCH;
+            receipt.ids = vec![id(ms, 5, 0), id(ms, 5, 1), id(ms, 6, 0)];
+        }
+        let findings = check(&history, &block(T + 1_000));
+        assert!(!findings.failed(), "{}", findings.report(&history));
+        assert_eq!(findings.claims_served[&5], [1, 2]);
+        assert_eq!(findings.claims_served[&6], [1, 2]);
+
+        // Pid 1 answers on slot 6 alone, asked after pid 2's first answer.
+        let mut late = history.clone();
+        late.receipts.push(Receipt {
+            client: 0,
+            server: 0,
+            sent_us: 3_600,
+            received_us: 3_700,
+            ids: vec![id(T + 950, 6, 1)],
+        });
+        let findings = check(&late, &block(T + 1_000));
+        assert!(!findings.unique_failed(), "{}", findings.report(&late));
+        assert_eq!(findings.fencing.len(), 1, "{}", findings.report(&late));
+        assert!(
+            findings.fencing[0].contains("slot 6 generation 1"),
+            "{}",
+            findings.fencing[0]
+        );
+
+        // One answer of pid 2 with an ID of slot 5 from pid 1's time: two
+        // claims of slot 5, and the older one another process's.
+        let mut mixed = history;
+        mixed.receipts[3].ids.insert(0, id(T + 900, 5, 7));
+        let findings = check(&mixed, &block(T + 1_000));
+        assert!(
+            findings
+                .outside
+                .iter()
+                .any(|finding| finding.contains("another process's")),
+            "{:?}",
+            findings.outside
+        );
     }
 
     /// An ID no claim covers (issued past the slot's mark), and a process

@@ -6,7 +6,7 @@
 //! (`snowmint_test_support::history`).
 //!
 //! The scenarios: (a) a node cut off from the coordinator while its
-//! clients still reach it; (b) the same with the node's clock running
+//! clients still reach it, and the same with nodes of two slots; (b) the same with the node's clock running
 //! slow (libfaketime, rates 0.5 and 0.2), which it must notice, and, with
 //! the clock check off, what the mark alone keeps; (c) cuts one way; (d) a
 //! node partitioned with a minority member (the leader) of a 3- or
@@ -43,6 +43,11 @@ macro_rules! every_partition_scenario {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn a_node_cut_off_from_the_coordinator_stops_before_the_next_holder_starts() {
             crate::scenarios::gap_runs::<$placed>(crate::SNOWMINT).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_a_node_of_two_slots_cut_off_stops_on_both_before_the_next_holder_starts() {
+            crate::scenarios::isolated_node_of_two_slots::<$placed>(crate::SNOWMINT).await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -132,6 +132,90 @@ pub async fn isolated_from_the_coordinator<C: Placed>(binary: &'static str) -> O
     Outcome { gap_ms }
 }
 
+/// (a) with nodes of two slots (`--slots-per-node 2` over slots 0-3):
+/// `n0` and `n1` each hold a block, `n2` waits for one. The layout is
+/// Sonyflake's, whose sequence lies above the machine field, so that a
+/// node of two slots issues from both in every tick, not only once the
+/// first slot's sequence runs out. `n0` is cut off from every member while
+/// its clients still reach it; it must stop issuing on both of its slots
+/// before `n2` issues its first ID on either, `n2` must take `n0`'s whole
+/// block, and no ID may repeat.
+pub async fn isolated_node_of_two_slots<C: Placed>(binary: &'static str) {
+    let layout: snowmint::Layout = "sonyflake".parse().expect("the sonyflake preset");
+    let slot_of = |id: u64| -> u64 {
+        layout
+            .slot_of(layout.node_of(id.into()))
+            .expect("a slot of the layout")
+    };
+    let time_ms = |id: u64| -> i64 {
+        layout
+            .decode(id.into())
+            .expect("an ID of the layout")
+            .time_ms()
+    };
+    let mut settings = Settings::new("blocks");
+    settings.slots = "0-3";
+    settings.extra = vec!["--slots-per-node", "2", "--layout", "sonyflake"];
+    let mut run = Run::<C>::new(binary, "a2", 1, &[Clock::Real; 3], settings).await;
+    run.start(1);
+    run.wait_held(1).await;
+    run.start(0);
+    let first = run.wait_held(0).await;
+    assert_eq!(
+        first % 2,
+        0,
+        "a block of two starts at an even slot: {first}"
+    );
+    run.start(2);
+    run.wait_fenced(2, "have a slot taken").await;
+    run.start_clients(1, 0x5eed, Duration::from_millis(2));
+    tokio::time::sleep(TRAFFIC).await;
+    let members: Vec<_> = run.members.iter().collect();
+    run.network.isolate(&run.nodes[0].host, &members);
+    run.wait_fenced(0, "").await;
+    taken_over_then_healed(&run, first).await;
+    let (history, findings) = finish(
+        &mut run,
+        "(a) a node of two slots isolated from the coordinator",
+        Findings::failed,
+    )
+    .await;
+    // Each slot of the block was served by n0 before the cut and by n2
+    // after it, n2's first ID after n0's last.
+    for slot in [first, first + 1] {
+        let times = |node: &str| -> Vec<i64> {
+            history
+                .receipts
+                .iter()
+                .filter(|receipt| history.servers[receipt.server].node == node)
+                .flat_map(|receipt| receipt.ids.iter().copied())
+                .filter(|id| slot_of(*id) == slot)
+                .map(time_ms)
+                .collect()
+        };
+        let (old, new) = (times("n0"), times("n2"));
+        let (Some(last_old), Some(first_new)) = (old.iter().max(), new.iter().min()) else {
+            panic!(
+                "slot {slot} of the block was not served by both n0 ({} IDs) and n2 ({} IDs)\n{}",
+                old.len(),
+                new.len(),
+                findings.report(&history)
+            );
+        };
+        println!(
+            "(a) two slots on {}: slot {slot}: n0 issued {} IDs on it, n2 {}; n0's last ID to n2's first: {} ms",
+            C::NAME,
+            old.len(),
+            new.len(),
+            first_new - last_old
+        );
+        assert!(
+            first_new > last_old,
+            "slot {slot}: n2's first ID ({first_new} ms) is not after n0's last ({last_old} ms)"
+        );
+    }
+}
+
 /// (a), once, or `SNOWMINT_PARTITION_GAP_RUNS` times (the benchmark of
 /// its gap): prints the gaps' minimum, median and maximum.
 pub async fn gap_runs<C: Placed>(binary: &'static str) {
