@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use snowmint_test_support::binary::timestamp_ms;
+use snowmint::Layout;
 use snowmint_test_support::history::{Findings, History};
 
 use crate::coordinator::Placed;
@@ -13,9 +13,11 @@ use crate::fleet::{Clock, Run, Settings};
 /// How long the clients pull before a fault, and after each step.
 const TRAFFIC: Duration = Duration::from_millis(800);
 
-/// The slot of a Twitter-layout ID: datacenter * 32 + machine.
-fn slot_of(id: u64) -> u64 {
-    (id >> 12) & 0x3ff
+/// The slot of an ID of `layout` (Twitter's: datacenter * 32 + machine).
+fn slot_of(layout: &Layout, id: u64) -> u64 {
+    layout
+        .slot_of(layout.node_of(id.into()))
+        .expect("a slot of the layout")
 }
 
 /// What a scenario measured.
@@ -30,15 +32,30 @@ pub struct Outcome {
 /// Starts the three nodes: `n0` and `n1` each hold a slot (`n0`'s is
 /// returned), then `n2` waits for one; then the clients.
 async fn three_nodes<C: Placed>(run: &mut Run<C>) -> u64 {
+    three_nodes_waiting_for(run, "are taken").await
+}
+
+/// [`three_nodes`], `n2` fenced with a reason that says `why` (a node of
+/// several slots waits for a block).
+async fn three_nodes_waiting_for<C: Placed>(run: &mut Run<C>, why: &str) -> u64 {
     run.start(1);
     run.wait_held(1).await;
     run.start(0);
     let slot = run.wait_held(0).await;
     run.start(2);
-    run.wait_fenced(2, "are taken").await;
+    run.wait_fenced(2, why).await;
     run.start_clients(1, 0x5eed, Duration::from_millis(2));
     tokio::time::sleep(TRAFFIC).await;
     slot
+}
+
+/// (a)'s fault: `n0` cut off from every member, both ways; waits until it
+/// is fenced, then until `n2` holds `slot`, and heals.
+async fn isolate_first_node<C: Placed>(run: &Run<C>, slot: u64) {
+    let members: Vec<_> = run.members.iter().collect();
+    run.network.isolate(&run.nodes[0].host, &members);
+    run.wait_fenced(0, "").await;
+    taken_over_then_healed(run, slot).await;
 }
 
 /// Waits until `node` holds `slot`.
@@ -90,21 +107,29 @@ async fn finish<C: Placed>(
     (history, findings)
 }
 
+/// The IDs `node`'s processes issued on `slot` (of `layout`).
+fn ids_on(history: &History, layout: &Layout, node: &str, slot: u64) -> Vec<u64> {
+    history
+        .receipts
+        .iter()
+        .filter(|receipt| history.servers[receipt.server].node == node)
+        .flat_map(|receipt| receipt.ids.iter().copied())
+        .filter(|id| slot_of(layout, *id) == slot)
+        .collect()
+}
+
 /// The isolated node's last ID on `slot` and the new holder's first one,
-/// by their timestamps: the time between them, ms.
-fn gap(history: &History, old: &str, new: &str, slot: u64) -> Option<i64> {
-    let ids_of = |node: &str| -> Vec<u64> {
-        history
-            .receipts
-            .iter()
-            .filter(|receipt| history.servers[receipt.server].node == node)
-            .flat_map(|receipt| receipt.ids.iter().copied())
-            .filter(|id| slot_of(*id) == slot)
-            .collect()
+/// by their timestamps (in `layout`): the time between them, ms.
+fn gap(history: &History, layout: &Layout, old: &str, new: &str, slot: u64) -> Option<i64> {
+    let time_ms = |id: u64| {
+        layout
+            .decode(id.into())
+            .expect("an ID of the layout")
+            .time_ms()
     };
-    let last_old = ids_of(old).into_iter().max()?;
-    let first_new = ids_of(new).into_iter().min()?;
-    Some(timestamp_ms(first_new) - timestamp_ms(last_old))
+    let last_old = ids_on(history, layout, old, slot).into_iter().max()?;
+    let first_new = ids_on(history, layout, new, slot).into_iter().min()?;
+    Some(time_ms(first_new) - time_ms(last_old))
 }
 
 /// (a) `n0` is cut off from every coordinator member, both ways, while its
@@ -114,17 +139,14 @@ fn gap(history: &History, old: &str, new: &str, slot: u64) -> Option<i64> {
 pub async fn isolated_from_the_coordinator<C: Placed>(binary: &'static str) -> Outcome {
     let mut run = Run::<C>::new(binary, "a", 1, &[Clock::Real; 3], Settings::new("isolated")).await;
     let slot = three_nodes(&mut run).await;
-    let members: Vec<_> = run.members.iter().collect();
-    run.network.isolate(&run.nodes[0].host, &members);
-    run.wait_fenced(0, "").await;
-    taken_over_then_healed(&run, slot).await;
+    isolate_first_node(&run, slot).await;
     let (history, _) = finish(
         &mut run,
         "(a) isolated from the coordinator",
         Findings::failed,
     )
     .await;
-    let gap_ms = gap(&history, "n0", "n2", slot);
+    let gap_ms = gap(&history, &Layout::TWITTER, "n0", "n2", slot);
     println!(
         "(a) on {}: the isolated node's last ID to the new holder's first: {gap_ms:?} ms",
         C::NAME
@@ -141,39 +163,18 @@ pub async fn isolated_from_the_coordinator<C: Placed>(binary: &'static str) -> O
 /// before `n2` issues its first ID on either, `n2` must take `n0`'s whole
 /// block, and no ID may repeat.
 pub async fn isolated_node_of_two_slots<C: Placed>(binary: &'static str) {
-    let layout: snowmint::Layout = "sonyflake".parse().expect("the sonyflake preset");
-    let slot_of = |id: u64| -> u64 {
-        layout
-            .slot_of(layout.node_of(id.into()))
-            .expect("a slot of the layout")
-    };
-    let time_ms = |id: u64| -> i64 {
-        layout
-            .decode(id.into())
-            .expect("an ID of the layout")
-            .time_ms()
-    };
+    let layout: Layout = "sonyflake".parse().expect("the sonyflake preset");
     let mut settings = Settings::new("blocks");
     settings.slots = "0-3";
     settings.extra = vec!["--slots-per-node", "2", "--layout", "sonyflake"];
     let mut run = Run::<C>::new(binary, "a2", 1, &[Clock::Real; 3], settings).await;
-    run.start(1);
-    run.wait_held(1).await;
-    run.start(0);
-    let first = run.wait_held(0).await;
+    let first = three_nodes_waiting_for(&mut run, "have a slot taken").await;
     assert_eq!(
         first % 2,
         0,
         "a block of two starts at an even slot: {first}"
     );
-    run.start(2);
-    run.wait_fenced(2, "have a slot taken").await;
-    run.start_clients(1, 0x5eed, Duration::from_millis(2));
-    tokio::time::sleep(TRAFFIC).await;
-    let members: Vec<_> = run.members.iter().collect();
-    run.network.isolate(&run.nodes[0].host, &members);
-    run.wait_fenced(0, "").await;
-    taken_over_then_healed(&run, first).await;
+    isolate_first_node(&run, first).await;
     let (history, findings) = finish(
         &mut run,
         "(a) a node of two slots isolated from the coordinator",
@@ -183,35 +184,23 @@ pub async fn isolated_node_of_two_slots<C: Placed>(binary: &'static str) {
     // Each slot of the block was served by n0 before the cut and by n2
     // after it, n2's first ID after n0's last.
     for slot in [first, first + 1] {
-        let times = |node: &str| -> Vec<i64> {
-            history
-                .receipts
-                .iter()
-                .filter(|receipt| history.servers[receipt.server].node == node)
-                .flat_map(|receipt| receipt.ids.iter().copied())
-                .filter(|id| slot_of(*id) == slot)
-                .map(time_ms)
-                .collect()
-        };
-        let (old, new) = (times("n0"), times("n2"));
-        let (Some(last_old), Some(first_new)) = (old.iter().max(), new.iter().min()) else {
-            panic!(
-                "slot {slot} of the block was not served by both n0 ({} IDs) and n2 ({} IDs)\n{}",
-                old.len(),
-                new.len(),
-                findings.report(&history)
-            );
-        };
+        let counts = [
+            ids_on(&history, &layout, "n0", slot).len(),
+            ids_on(&history, &layout, "n2", slot).len(),
+        ];
+        let gap_ms = gap(&history, &layout, "n0", "n2", slot);
         println!(
-            "(a) two slots on {}: slot {slot}: n0 issued {} IDs on it, n2 {}; n0's last ID to n2's first: {} ms",
+            "(a) two slots on {}: slot {slot}: n0 issued {} IDs on it, n2 {}; n0's last ID to n2's first: {gap_ms:?} ms",
             C::NAME,
-            old.len(),
-            new.len(),
-            first_new - last_old
+            counts[0],
+            counts[1]
         );
         assert!(
-            first_new > last_old,
-            "slot {slot}: n2's first ID ({first_new} ms) is not after n0's last ({last_old} ms)"
+            gap_ms.is_some_and(|gap| gap > 0),
+            "slot {slot}: n0 issued {} IDs on it and n2 {}, n2's first not after n0's last ({gap_ms:?} ms)\n{}",
+            counts[0],
+            counts[1],
+            findings.report(&history)
         );
     }
 }
