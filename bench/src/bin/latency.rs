@@ -32,7 +32,9 @@
 //! Prints two markdown tables: p50, p99, p99.9 and max by rate, the front
 //! ends side by side; and the rate each run achieved, with the largest
 //! lag of a send behind its due time (a client or node that cannot keep
-//! up shows there).
+//! up shows there) and the CPU time per request, warm-up included, of the
+//! node and of this process (the client, and the control's server when a
+//! control is measured), from `/proc/PID/stat` in 10 ms ticks.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -399,6 +401,42 @@ impl Client {
 
 /// One measurement: `front` at `rate` requests a second over
 /// `connections`, `warmup` then `length`; what all connections recorded.
+/// The CPU time (user and system) process `pid` has used, all its
+/// threads, ended ones included: `/proc/PID/stat`'s utime and stime, in
+/// Linux's clock ticks of 10 ms (`USER_HZ`, 100 on every Linux).
+fn cpu_time(pid: &str) -> Duration {
+    let path = format!("/proc/{pid}/stat");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    // The name (the second field) is in parentheses and may hold spaces;
+    // after it, the state is field 3, utime field 14 and stime field 15.
+    let after_name = text.rfind(')').map_or("", |end| &text[end + 1..]);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let field = |number: usize| -> u64 {
+        fields
+            .get(number - 3)
+            .and_then(|f| f.parse().ok())
+            .unwrap_or_else(|| panic!("{path}: no field {number}"))
+    };
+    Duration::from_millis((field(14) + field(15)) * 10)
+}
+
+/// What one measurement cost: the CPU time of the node and of this
+/// process (the client, and the control servers when they are measured),
+/// and the requests sent, warm-up included.
+#[derive(Debug, Clone, Copy)]
+struct Cost {
+    node: Duration,
+    bench: Duration,
+    requests: u64,
+}
+
+impl Cost {
+    /// Microseconds of CPU per request.
+    fn per_request_us(cpu: Duration, requests: u64) -> f64 {
+        cpu.as_secs_f64() * 1e6 / requests.max(1) as f64
+    }
+}
+
 fn measure(
     node: &Node,
     front: FrontEnd,
@@ -406,9 +444,11 @@ fn measure(
     connections: u64,
     warmup: Duration,
     length: Duration,
-) -> Recorded {
+) -> (Recorded, Cost) {
     let per_connection = |d: Duration| (rate as f64 * d.as_secs_f64() / connections as f64) as u64;
     let (warmup_count, count) = (per_connection(warmup), per_connection(length));
+    let node_pid = node.child.id().to_string();
+    let cpu_before = (cpu_time(&node_pid), cpu_time("self"));
     let clients: Vec<Client> = (0..connections)
         .map(|_| Client::connect(node, front).expect("connecting"))
         .collect();
@@ -439,7 +479,12 @@ fn measure(
     for thread in threads {
         all.merge(&thread.join().expect("a connection's thread"));
     }
-    all
+    let cost = Cost {
+        node: cpu_time(&node_pid).saturating_sub(cpu_before.0),
+        bench: cpu_time("self").saturating_sub(cpu_before.1),
+        requests: connections * (warmup_count + count),
+    };
+    (all, cost)
 }
 
 fn show(us: f64) -> String {
@@ -490,7 +535,7 @@ fn main() -> ExitCode {
     let length = Duration::from_secs_f64(seconds);
     let node = start(&binary);
     // What each measurement got, by rate then front end.
-    let mut results: Vec<(u64, Vec<Recorded>)> = Vec::new();
+    let mut results: Vec<(u64, Vec<(Recorded, Cost)>)> = Vec::new();
     for &rate in &rates {
         let mut row = Vec::new();
         for &front in &fronts {
@@ -514,7 +559,7 @@ fn main() -> ExitCode {
     println!();
     println!("|---|---|{}", "---:|".repeat(fronts.len()));
     for (rate, row) in &results {
-        let quantiles: Vec<[f64; 4]> = row.iter().map(|r| quantiles_us(&r.latency)).collect();
+        let quantiles: Vec<[f64; 4]> = row.iter().map(|(r, _)| quantiles_us(&r.latency)).collect();
         for (q, name) in ["p50", "p99", "p99.9", "max"].iter().enumerate() {
             print!("| {rate} req/s | {name} |");
             for values in &quantiles {
@@ -524,17 +569,21 @@ fn main() -> ExitCode {
         }
     }
     println!();
-    println!("| rate | front end | requests | achieved rate | largest send lag |");
-    println!("|---|---|---:|---:|---:|");
+    println!(
+        "| rate | front end | requests | achieved rate | largest send lag | node CPU per request | bench process CPU per request |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
     for (rate, row) in &results {
-        for (front, record) in fronts.iter().zip(row) {
+        for (front, (record, cost)) in fronts.iter().zip(row) {
             let measured = record.finished.saturating_sub(warmup).as_secs_f64();
             println!(
-                "| {rate} req/s | {} | {} | {:.0} req/s | {} |",
+                "| {rate} req/s | {} | {} | {:.0} req/s | {} | {:.1} µs | {:.1} µs |",
                 front.title(),
                 record.latency.len(),
                 record.latency.len() as f64 / measured,
                 show(record.max_send_lag.as_secs_f64() * 1e6),
+                Cost::per_request_us(cost.node, cost.requests),
+                Cost::per_request_us(cost.bench, cost.requests),
             );
         }
     }
