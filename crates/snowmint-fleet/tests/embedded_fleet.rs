@@ -132,15 +132,27 @@ impl Minter {
     }
 
     /// Waits until it holds a claim of generation `generation` or later,
-    /// and has issued under it.
+    /// and has issued under it: the claim is read again after the IDs, and
+    /// the wait goes on while it changed. (A claim the issuer gives up,
+    /// such as a slot whose node another process on the host locks, is
+    /// published before the issuer finds it cannot issue under it.)
     async fn wait_active(&self, generation: u64) -> snowmint_fleet::Claim {
-        let claim = eventually(&format!("{} to hold a claim", self.name), LIMIT, || async {
-            self.claim().filter(|claim| claim.generation >= generation)
-        })
-        .await;
-        let count = self.issued();
-        self.wait_issued(count, 5).await;
-        claim
+        let mut generation = generation;
+        loop {
+            let claim = eventually(&format!("{} to hold a claim", self.name), LIMIT, || async {
+                self.claim().filter(|claim| claim.generation >= generation)
+            })
+            .await;
+            let count = self.issued();
+            self.wait_issued(count, 5).await;
+            if self
+                .claim()
+                .is_some_and(|now| now.generation == claim.generation)
+            {
+                return claim;
+            }
+            generation = claim.generation + 1;
+        }
     }
 
     /// Waits until the issuer is fenced for a reason that contains `part`.
