@@ -192,6 +192,15 @@ impl<C: Placed> Run<C> {
         self.nodes[node].service.is_some()
     }
 
+    /// What `node`'s current process logged so far.
+    pub fn log(&self, node: usize) -> String {
+        self.nodes[node]
+            .service
+            .as_ref()
+            .map(|(_, service)| service.log())
+            .unwrap_or_default()
+    }
+
     /// Starts a process for `node` (killing the one before, if any).
     pub fn start(&mut self, node: usize) {
         self.kill(node);

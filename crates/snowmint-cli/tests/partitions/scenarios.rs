@@ -175,6 +175,14 @@ pub async fn isolated_node_of_two_slots<C: Placed>(binary: &'static str) {
         "a block of two starts at an even slot: {first}"
     );
     isolate_first_node(&run, first).await;
+    // The fence names the whole block: both slots stopped.
+    let block = format!("the claim on slots {first}-{} ", first + 1);
+    let log = run.log(0);
+    assert!(
+        log.lines()
+            .any(|line| line.contains("fenced") && line.contains(&block)),
+        "n0's log has no fence naming {block:?}:\n{log}"
+    );
     let (history, findings) = finish(
         &mut run,
         "(a) a node of two slots isolated from the coordinator",

@@ -282,7 +282,11 @@ impl<B: Backend> Shared<B> {
                             }
                             drop(inner);
                             tracing::warn!(coordinator = %self.url, slot, %reason, "giving the slot up, for another: this process cannot issue as its node");
-                            return ClaimError::PassedOver { slot, reason };
+                            return ClaimError::PassedOver {
+                                slot,
+                                slots: self.config.slots_per_node(),
+                                reason,
+                            };
                         }
                         // For an earlier claim: nothing to do.
                         _ => continue,
@@ -293,6 +297,7 @@ impl<B: Backend> Shared<B> {
             if now >= deadline {
                 let error = ClaimError::Unconfirmed {
                     slot,
+                    slots: self.config.slots_per_node(),
                     ttl: confirmed.1,
                     last: trouble.map(Box::new),
                 };
@@ -308,7 +313,11 @@ impl<B: Backend> Shared<B> {
                     self.renew(live, timing.deadline(now, ttl));
                 }
                 Ok(Err(cause @ BackendError::Lost { .. })) => {
-                    let error = ClaimError::ClaimLost { slot, cause };
+                    let error = ClaimError::ClaimLost {
+                        slot,
+                        slots: self.config.slots_per_node(),
+                        cause,
+                    };
                     self.lose(&error);
                     return error;
                 }
@@ -461,11 +470,14 @@ impl<B: Backend> Shared<B> {
         })
     }
 
-    /// Why a claim ends when a mark write finds its slot key no longer
-    /// held by this session.
+    /// Why a claim ends when a mark write finds the key of `slot` no
+    /// longer held by this session: the claim on the whole block (aligned,
+    /// so the block of `slot` starts at a multiple of its size) ends.
     pub(super) fn guard_lost_error(&self, slot: u64) -> ClaimError {
+        let slots = self.config.slots_per_node();
         ClaimError::ClaimLost {
-            slot,
+            slot: slot - slot % slots,
+            slots,
             cause: BackendError::lost(format!(
                 "a high-water mark write found key {} no longer held by this {}",
                 self.paths.slot(slot),

@@ -95,13 +95,16 @@ pub enum ClaimError {
     },
     /// No keep-alive was confirmed before the claim's deadline.
     #[error(
-        "the claim on slot {slot} could not be confirmed within its TTL of {} ms: {}",
+        "the claim on {} could not be confirmed within its TTL of {} ms: {}",
+        held(*slot, *slots),
         ttl.as_millis(),
         last.as_ref().map_or_else(|| "no keep-alive was answered".to_owned(), ToString::to_string)
     )]
     Unconfirmed {
-        /// The slot held.
+        /// The slot held (the first of a block).
         slot: u64,
+        /// How many slots the claim holds, from `slot` up.
+        slots: u64,
         /// The TTL in force.
         ttl: Duration,
         /// Why the last keep-alive failed, if one was tried.
@@ -109,10 +112,12 @@ pub enum ClaimError {
     },
     /// The coordinator says the claim is gone: the lease or session
     /// expired, or the slot key is no longer this node's.
-    #[error("the claim on slot {slot} is lost: {cause}")]
+    #[error("the claim on {} is lost: {cause}", held(*slot, *slots))]
     ClaimLost {
-        /// The slot held.
+        /// The slot held (the first of a block).
         slot: u64,
+        /// How many slots the claim holds, from `slot` up.
+        slots: u64,
         /// What the backend saw.
         cause: BackendError,
     },
@@ -164,10 +169,12 @@ pub enum ClaimError {
     },
     /// The slot held was given up because this process cannot issue as
     /// its node: another process on this host holds the node's lock.
-    #[error("slot {slot} was given up for another: {reason}")]
+    #[error("{} given up for another: {reason}", given_up(*slot, *slots))]
     PassedOver {
-        /// The slot given up.
+        /// The slot given up (the first of a block).
         slot: u64,
+        /// How many slots were given up, from `slot` up.
+        slots: u64,
         /// Why (the lock's message: the state directory, the holder's pid).
         reason: String,
     },
@@ -193,6 +200,22 @@ pub enum ClaimError {
         /// What it holds.
         text: String,
     },
+}
+
+/// The slots a claim holds, for its errors: "slot 3" for one, "slots
+/// 4-7" for a block.
+fn held(first: u64, count: u64) -> String {
+    if count > 1 {
+        format!("slots {first}-{}", first + (count - 1))
+    } else {
+        format!("slot {first}")
+    }
+}
+
+/// "slot 3 was" or "slots 4-7 were".
+fn given_up(first: u64, count: u64) -> String {
+    let verb = if count > 1 { "were" } else { "was" };
+    format!("{} {verb}", held(first, count))
 }
 
 impl ClaimError {
@@ -315,6 +338,7 @@ mod tests {
     fn unconfirmed_claims_say_why_the_last_keep_alive_failed() {
         let unconfirmed = ClaimError::Unconfirmed {
             slot: 3,
+            slots: 1,
             ttl: Duration::from_secs(2),
             last: Some(Box::new(ClaimError::from_backend(URL, "lease", refused()))),
         };
@@ -329,12 +353,53 @@ mod tests {
         assert_eq!(details.to_string(), "tcp connect error");
         let none = ClaimError::Unconfirmed {
             slot: 3,
+            slots: 1,
             ttl: Duration::from_secs(2),
             last: None,
         };
         assert_eq!(
             none.to_string(),
             "the claim on slot 3 could not be confirmed within its TTL of 2000 ms: no keep-alive was answered"
+        );
+    }
+
+    /// The errors of a claim on a block of slots name the whole block:
+    /// every slot of it stops at once.
+    #[test]
+    fn errors_of_a_block_name_every_slot() {
+        let unconfirmed = ClaimError::Unconfirmed {
+            slot: 4,
+            slots: 4,
+            ttl: Duration::from_secs(2),
+            last: None,
+        };
+        assert_eq!(
+            unconfirmed.to_string(),
+            "the claim on slots 4-7 could not be confirmed within its TTL of 2000 ms: no keep-alive was answered"
+        );
+        let lost = ClaimError::ClaimLost {
+            slot: 6,
+            slots: 2,
+            cause: BackendError::lost(
+                "key /snowmint/ids/slots/7 is no longer attached to lease 7f",
+            ),
+        };
+        assert_eq!(
+            lost.to_string(),
+            "the claim on slots 6-7 is lost: key /snowmint/ids/slots/7 is no longer attached to lease 7f"
+        );
+        let passed = |slots| ClaimError::PassedOver {
+            slot: 8,
+            slots,
+            reason: "node 0/8 is locked by process 41".into(),
+        };
+        assert_eq!(
+            passed(1).to_string(),
+            "slot 8 was given up for another: node 0/8 is locked by process 41"
+        );
+        assert_eq!(
+            passed(8).to_string(),
+            "slots 8-15 were given up for another: node 0/8 is locked by process 41"
         );
     }
 
@@ -347,6 +412,7 @@ mod tests {
         assert!(error.source().is_none(), "the cause is in the message");
         let lost = ClaimError::ClaimLost {
             slot: 0,
+            slots: 1,
             cause: BackendError::lost(
                 "key /snowmint/ids/slots/0 is no longer attached to lease 7f",
             ),
