@@ -176,6 +176,7 @@ pub use history::{
 };
 pub use secret::{HIDDEN, Secret, mask_user_part};
 pub use slots::SlotRange;
+pub(crate) use slots::block_text;
 pub use status::{ClaimRecord, ClaimState, CoordinatorStatus, PassedOver};
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
 pub use tls_files::TlsFiles;

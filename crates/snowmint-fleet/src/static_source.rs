@@ -85,7 +85,7 @@ impl StaticSource {
         if count > 1 {
             details.insert(
                 "slots_held".to_owned(),
-                format!("{slot}-{}", slot + count - 1),
+                crate::coordinator::block_text(slot, count),
             );
         }
         Ok(StaticSource::active("static", (slot, count), node, details))

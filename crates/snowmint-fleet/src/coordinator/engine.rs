@@ -528,7 +528,7 @@ impl<B: Backend> Shared<B> {
             // The block held; `slot` stays its first.
             details.insert(
                 "slots_held".to_owned(),
-                format!("{}-{}", held.slot, held.slot + held.slots - 1),
+                super::slots::block_text(held.slot, held.slots),
             );
         }
         Claim {

@@ -206,7 +206,7 @@ pub enum ClaimError {
 /// 4-7" for a block.
 fn held(first: u64, count: u64) -> String {
     if count > 1 {
-        format!("slots {first}-{}", first + (count - 1))
+        format!("slots {}", super::slots::block_text(first, count))
     } else {
         format!("slot {first}")
     }

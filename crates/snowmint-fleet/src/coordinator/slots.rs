@@ -161,6 +161,12 @@ impl FromStr for SlotRange {
     }
 }
 
+/// The block of `count` slots from `first`, as ranges are written:
+/// "4-7" (`slots_held` in a claim's details, the errors of its claim).
+pub(crate) fn block_text(first: u64, count: u64) -> String {
+    format!("{first}-{}", first + count.saturating_sub(1))
+}
+
 impl fmt::Display for SlotRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}-{}", self.first, self.last)
